@@ -1,0 +1,43 @@
+# murphy_lab — the obvious targets. `make test` and `make demo` set everything up themselves on a fresh machine.
+PY ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+
+.PHONY: install test test-fast demo reproduce lint format clean notebooks
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q torch==2.13.0
+	$(BIN)/python -m pip install -q -e ".[dev,notebooks]"
+	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
+	rm -f $(VENV)/.installed-* && touch $(STAMP)
+
+install: $(STAMP)
+
+## The test command (README): creates .venv if needed, installs, runs pytest.
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -m "not slow"
+
+## The main job on the embedded default: the toy profile of reproduce/main_table.ipynb.
+demo: $(STAMP)
+	mkdir -p reproduce/results/toy
+	$(BIN)/papermill reproduce/main_table.ipynb reproduce/results/toy/main_table.ipynb -p profile toy --cwd reproduce
+
+## The paper profile (8×H100); see README "Reproducing the paper".
+reproduce: $(STAMP)
+	mkdir -p reproduce/results/paper
+	$(BIN)/papermill reproduce/main_table.ipynb reproduce/results/paper/main_table.ipynb -p profile paper --cwd reproduce
+
+lint: $(STAMP)
+	$(BIN)/ruff check murphy_lab tests benchmarks
+
+format: $(STAMP)
+	$(BIN)/ruff format murphy_lab tests benchmarks
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache

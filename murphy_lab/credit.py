@@ -1,0 +1,91 @@
+"""Retrospective credit assignment (MURPHY §3.2): back successes of refinements up to the attempts that led there.
+
+Computed bottom-up, leaves first, so a failed attempt whose feedback enabled a successful refinement is credited:
+
+    leaf:  r~(v) = r(v)
+    MaRS:  r~(v) = max( r(v), max_{u in C(v)} r~(u) )                 (max-reward strategy)
+    MeRS:  r~(v) = ( r(v) + gamma * mean_{u in C(v)} r~(u) ) / Z(v)    (mean-reward strategy)
+
+The paper states Z = 2 for unsolved (expanded) nodes and Z = 1 for terminal nodes in the two-turn setting; our
+default Z(v) = 1 + [v has children] generalises that to any depth and keeps r~ in [0, 1]. Pass `z=` to change it.
+
+`backup_on="pruned"` (default) backs up over kept children only, as in the paper's flowchart (prune, then back
+up); `"full"` backs up over every child, pruned or not. A node all of whose children were pruned is a leaf for
+the pruned backup. Both functions fill `node.credit` on every node (the virtual root included) and return the tree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from murphy_lab.tree import Node, RolloutTree
+
+ZFn = Callable[[Node, list[Node]], float]
+
+
+def default_z(node: Node, children: list[Node]) -> float:
+    """Z(v) = 1 + [v has children]: 2 for an expanded node, 1 for a terminal one (the paper's two-turn values)."""
+    return 1.0 + (1.0 if children else 0.0)
+
+
+def _children(node: Node, backup_on: str) -> list[Node]:
+    if backup_on == "pruned":
+        return node.kept_children()
+    if backup_on == "full":
+        return list(node.children)
+    raise ValueError(f"backup_on must be 'pruned' or 'full', got {backup_on!r}")
+
+
+def _post_order(root: Node) -> list[Node]:
+    order = list(root.walk())  # pre-order; reversed, every child comes before its parent
+    return order[::-1]
+
+
+def mars(tree: RolloutTree, backup_on: str = "pruned") -> RolloutTree:
+    """MaRS: credit every node with the best reward reachable through its refinements.
+
+    >>> t = RolloutTree(Node(children=[Node(reward=0.0, children=[Node(reward=1.0), Node(reward=0.0)])]))
+    >>> [n.credit for n in mars(t).nodes()]
+    [1.0, 1.0, 0.0]
+    """
+    tree.validate()
+    for node in _post_order(tree.root):
+        kids = _children(node, backup_on)
+        best_child = max((c.credit for c in kids), default=node.reward)
+        node.credit = max(node.reward, best_child)  # MaRS: r~(v) = max(r(v), max_{u in C(v)} r~(u))
+    return tree
+
+
+def mers(tree: RolloutTree, gamma: float = 1.0, z: ZFn = default_z, backup_on: str = "pruned") -> RolloutTree:
+    """MeRS: credit every node with its own reward plus the discounted mean credit of its refinements, over Z(v).
+
+    `gamma` is the paper's γ (0.9 or 1.0 in its ablations); `z(node, children) -> float > 0` is Z(v).
+    """
+    if not isinstance(gamma, (int, float)) or not 0.0 <= gamma <= 1.0:
+        raise ValueError(f"gamma must lie in [0, 1], got {gamma!r}")
+    tree.validate()
+    for node in _post_order(tree.root):
+        kids = _children(node, backup_on)
+        if not kids:
+            node.credit = node.reward  # leaf: r~(v) = r(v)
+            continue
+        zv = z(node, kids)
+        if not zv > 0:
+            raise ValueError(f"z must return a positive normaliser, got {zv!r}")
+        mean_child = sum(c.credit for c in kids) / len(kids)
+        node.credit = (node.reward + gamma * mean_child) / zv  # MeRS: (r(v) + γ·mean_{u∈C(v)} r~(u)) / Z(v)
+    return tree
+
+
+def assign_credit(tree: RolloutTree, rule: str = "mars", gamma: float = 1.0, backup_on: str = "pruned") -> RolloutTree:
+    """Dispatch by name: `rule` is 'mars', 'mers' or 'none' (credit = immediate reward, i.e. no backup)."""
+    if rule == "mars":
+        return mars(tree, backup_on=backup_on)
+    if rule == "mers":
+        return mers(tree, gamma=gamma, backup_on=backup_on)
+    if rule == "none":
+        tree.validate()
+        for node in tree.root.walk():
+            node.credit = node.reward
+        return tree
+    raise ValueError(f"credit rule must be 'mars', 'mers' or 'none', got {rule!r}")

@@ -1,0 +1,71 @@
+"""The executor's vocabulary: test kinds and results. Stands on nothing; task loaders import it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Union
+
+
+@dataclass(frozen=True)
+class IOTest:
+    """A stdin/stdout test: feed `input` on stdin, compare stdout with `output` (trailing whitespace normalized)."""
+
+    input: str
+    output: str
+
+
+# One test is an assert statement (str, may span lines) or an IOTest.
+Test = Union[str, IOTest]
+
+
+@dataclass(frozen=True)
+class TestSuite:
+    """A list of tests plus optional `setup` code (imports, helpers) run before the program's tests.
+
+    A plain list of tests is accepted wherever a TestSuite is; it means `TestSuite(cases=tuple(list))`.
+    """
+
+    cases: tuple[Test, ...] = ()
+    setup: str = ""
+
+    @classmethod
+    def of(cls, tests: TestSuite | Sequence[Test]) -> TestSuite:
+        if isinstance(tests, TestSuite):
+            return tests
+        if isinstance(tests, (str, IOTest)):
+            raise TypeError("tests must be a list of tests (assert strings or IOTest), not a single test")
+        return cls(cases=tuple(tests))
+
+    def __len__(self) -> int:
+        return len(self.cases)
+
+
+@dataclass
+class TestOutcome:
+    """What happened to one test: `status` is one of passed/failed/error/timeout/memory/exit/crashed."""
+
+    test: Test
+    status: str
+    detail: str = ""  # actual value, exception text, or what stopped the test
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "passed"
+
+
+@dataclass
+class ExecutionResult:
+    """The verdict for one (program, tests) job. `reward` = passed / total, the paper's r(v)."""
+
+    reward: float
+    passed: int
+    total: int
+    status: str  # passed | failed | error | timeout | memory | exit | crashed | syntax
+    feedback: str = ""  # the text quoted in the next turn's refinement prompt, f(v)
+    outcomes: list[TestOutcome] = field(default_factory=list)
+    runtime_s: float = 0.0
+
+    @property
+    def solved(self) -> bool:
+        return self.total > 0 and self.passed == self.total

@@ -1,0 +1,119 @@
+"""Group-relative advantages and the GRPO loss, in plain torch (the teaching version the TRL trainer agrees with).
+
+MURPHY applies GRPO inside every kept response group of the tree (§3.4):
+
+    Â(u) = ( r~(u) - mean_{g} r~ ) / ( std_{g} r~ + eps )          std with Bessel's correction, eps = 1e-4
+
+where g is u's group (its siblings, pruned ones left out) and r~ the credit (falling back to the immediate reward
+r when no credit was computed, which is plain GRPO). A group of identical credits gets zero advantages.
+
+The loss, per completion token t of sequence i (ratio ρ = π_θ / π_old, token level):
+
+    L_it = - min( ρ_it Â_i , clip(ρ_it, 1 - ε, 1 + ε) Â_i ) + β · KL_it
+    KL_it = exp(ref_it - logp_it) - (ref_it - logp_it) - 1        (k3 estimator, >= 0)
+
+aggregated as TRL does for its `loss_type` (default "dapo"/"bnpo": a token-level mean over the batch).
+Paper values: ε = 0.2, β = 0.04 (TRL >= 0.19 defaults to β = 0: set it), AdamW lr 1e-6.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from murphy_lab.tree import RolloutTree
+
+EPS = 1e-4  # TRL's epsilon in (r - mean) / (std + eps)
+
+
+def normalize(values: list[float], eps: float = EPS, scale: bool = True) -> list[float]:
+    """(x - mean) / (std + eps) with Bessel's correction; `scale=False` only centres (Dr. GRPO style)."""
+    if len(values) < 2:
+        raise ValueError(f"a group needs at least 2 members for a group-relative advantage, got {len(values)}")
+    mean = sum(values) / len(values)
+    if not scale:
+        return [v - mean for v in values]
+    std = math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))  # Bessel's correction
+    return [(v - mean) / (std + eps) for v in values]  # Â = (r~ - mean_g) / (std_g + eps)
+
+
+def group_advantages(tree: RolloutTree, eps: float = EPS, scale: bool = True) -> RolloutTree:
+    """Fill `node.advantage` for every kept non-root node, group by group; pruned nodes get `None`.
+
+    Uses `node.credit` where credit was assigned, else `node.reward` (plain GRPO). Returns the tree.
+    """
+    tree.validate()
+    for n in tree.nodes():
+        n.advantage = None
+    for parent, members in tree.groups(kept_only=True):
+        values = [u.reward if u.credit is None else u.credit for u in members]
+        if len(values) < 2:
+            raise ValueError(
+                f"a kept group of size {len(values)} under a turn-{parent.turn} node of tree {tree.task_id!r}: "
+                "group-relative advantages need at least 2 members (check g1/g2 and b_traj)"
+            )
+        for u, a in zip(members, normalize(values, eps=eps, scale=scale)):
+            u.advantage = a
+    return tree
+
+
+def k3_kl(logps: torch.Tensor, ref_logps: torch.Tensor) -> torch.Tensor:
+    """Per-token k3 estimator of KL(π_θ || π_ref): exp(ref - logp) - (ref - logp) - 1. Shapes (B, T) -> (B, T)."""
+    d = ref_logps - logps
+    return torch.exp(d) - d - 1
+
+
+def grpo_loss(
+    logps: torch.Tensor,  # (B, T) log π_θ of each completion token
+    advantages: torch.Tensor,  # (B,) one advantage per sequence
+    mask: torch.Tensor,  # (B, T) 1 for completion tokens, 0 for padding
+    old_logps: torch.Tensor | None = None,  # (B, T) log π_old; None = on-policy (ratio 1, clipping inactive)
+    ref_logps: torch.Tensor | None = None,  # (B, T) log π_ref; needed when beta > 0
+    epsilon: float = 0.2,  # ε, clip range (paper: 0.2)
+    epsilon_high: float | None = None,  # upper clip (DAPO); defaults to epsilon
+    beta: float = 0.04,  # β, KL coefficient (paper: 0.04)
+    loss_type: str = "dapo",
+    num_items_in_batch: int | None = None,  # tokens in the whole generation batch (dapo); default mask.sum()
+    bias_correction_kl: bool = False,  # TRL's use_bias_correction_kl: multiply the KL by the ratio
+) -> torch.Tensor:
+    """The token-level clipped GRPO surrogate with a k3 KL penalty; returns a scalar loss to minimise.
+
+    `loss_type` aggregates as TRL 1.16 does: "grpo" (mean over each sequence's tokens, then over sequences),
+    "bnpo" (sum over tokens / tokens in this batch), "dapo" (sum / `num_items_in_batch`), "dr_grpo"
+    (sum / (B * T)).
+    """
+    if logps.shape != mask.shape:
+        raise ValueError(f"logps {tuple(logps.shape)} and mask {tuple(mask.shape)} must have the same (B, T) shape")
+    if advantages.shape != logps.shape[:1]:
+        raise ValueError(f"advantages must have shape (B,) = {tuple(logps.shape[:1])}, got {tuple(advantages.shape)}")
+    if beta < 0:
+        raise ValueError(f"beta must be >= 0, got {beta}")
+    if beta > 0 and ref_logps is None:
+        raise ValueError("ref_logps is required when beta > 0")
+    mask = mask.to(logps.dtype)
+    old = logps.detach() if old_logps is None else old_logps
+    ratio = torch.exp(logps - old)  # ρ = π_θ / π_old, (B, T)
+    clipped = torch.clamp(ratio, 1 - epsilon, 1 + (epsilon if epsilon_high is None else epsilon_high))
+    adv = advantages.unsqueeze(1)  # (B, 1)
+    per_token = -torch.min(ratio * adv, clipped * adv)  # -min(ρÂ, clip(ρ)Â), (B, T)
+    if beta > 0:
+        kl = k3_kl(logps, ref_logps)  # (B, T)
+        if bias_correction_kl:
+            kl = kl * ratio
+        per_token = per_token + beta * kl
+    if loss_type == "grpo":
+        return ((per_token * mask).sum(-1) / mask.sum(-1).clamp(min=1.0)).mean()
+    if loss_type == "bnpo":
+        return (per_token * mask).sum() / mask.sum().clamp(min=1.0)
+    if loss_type == "dapo":
+        n = mask.sum() if num_items_in_batch is None else torch.as_tensor(float(num_items_in_batch))
+        return (per_token * mask).sum() / n.clamp(min=1.0)
+    if loss_type == "dr_grpo":
+        return (per_token * mask).sum() / (mask.shape[0] * mask.shape[1])
+    raise ValueError(f"loss_type must be one of grpo, bnpo, dapo, dr_grpo; got {loss_type!r}")
+
+
+def training_pairs(tree: RolloutTree) -> list[tuple[object, str, float]]:
+    """The (prompt, completion, advantage) triples the loss trains on: every kept non-root node with an advantage."""
+    return [(n.prompt, n.completion, n.advantage) for n in tree.nodes(kept_only=True) if n.advantage is not None]

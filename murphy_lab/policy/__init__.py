@@ -1,0 +1,1 @@
+"""Policies: one `sample(prompts, n)` protocol, transformers / vLLM / scripted backends."""
