@@ -1,0 +1,31 @@
+"""`Task`: the one shape every benchmark, training set and the toy world is loaded into."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from murphy_lab.executor.types import TestSuite
+
+
+@dataclass
+class Task:
+    """One programming task.
+
+    The split between *visible* tests (their results are the feedback quoted in refinement prompts) and *hidden*
+    tests (they decide success in evaluation) is explicit: the multi-turn evaluation is only honest if the model
+    never sees the hidden tests. In training, rewards come from `train_tests` (the hidden tests by default).
+    """
+
+    task_id: str
+    prompt: str  # q(1): the task statement shown to the model at turn 1
+    visible_tests: TestSuite = field(default_factory=TestSuite)
+    hidden_tests: TestSuite = field(default_factory=TestSuite)
+    entry_point: str | None = None  # function name; None for stdin/stdout programs
+    reference: str | None = None  # a complete reference program, where the benchmark ships one
+    difficulty: str = "all"  # e.g. easy / medium / hard for LiveCodeBench
+    source: str = ""  # humaneval, mbpp, livecodebench, kodcode, toy, ...
+    metadata: dict = field(default_factory=dict)  # e.g. contest date, original row id
+
+    def __post_init__(self) -> None:
+        self.visible_tests = TestSuite.of(self.visible_tests)
+        self.hidden_tests = TestSuite.of(self.hidden_tests)
