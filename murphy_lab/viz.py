@@ -1,0 +1,441 @@
+"""Figures of rollout trees and credit flow (networkx + matplotlib). Reads trees only; computes nothing of MURPHY.
+
+- `draw_tree(tree, color_by="reward" | "credit" | "advantage")`: the tree in layers by turn (virtual root at the top,
+  every response group C(v) contiguous under its parent), nodes colored by r(v), r~(v) or Â(v) with a colorbar,
+  pruned nodes faded, candidates that pass every test ringed, labels "r -> r~", and each group's edge bundle
+  annotated with the feedback f(v) its prompt quoted.
+- `draw_credit_flow(tree, node)`: where a node's MaRS credit came from — the argmax path
+  v -> argmax_{u in C(v)} r~(u) -> ... down to the node whose own reward r(u) = r~(v)  (MaRS, §3.2).
+- `plot_turn_histograms(trees)`, `plot_group_advantages(tree)`, `plot_curves(runs)`: small summary plots.
+
+Every function returns the matplotlib Figure (and draws into `ax` when one is given), so the same calls make static
+figures for papermill and printed notes, and the widgets in `murphy_lab.widgets` redraw them live.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Callable, Iterable, Mapping, Sequence
+
+import matplotlib.pyplot as plt
+import networkx as nx
+from matplotlib import colors as mcolors
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import FancyBboxPatch
+
+from murphy_lab.tree import SOLVED, Node, RolloutTree
+
+COLOR_BY = ("reward", "credit", "advantage")
+_CBAR_LABEL = {"reward": "reward r(v)", "credit": "credit r̃(v)", "advantage": "advantage Â(v)"}
+PASS_RING = "#d62728"  # ring around candidates that pass every test
+FLOW = "#e6550d"  # the credit path in draw_credit_flow
+MISSING = "#bdbdbd"  # nodes without a value (the root; advantage of a pruned node)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Layout and graph
+# ---------------------------------------------------------------------------------------------------------------
+def tree_layout(tree: RolloutTree, group_gap: float = 0.8) -> dict[Node, tuple[float, float]]:
+    """Layered positions: y = -turn, leaves one slot apart in pre-order, a parent centred over its group.
+
+    Consecutive groups at the same turn are separated by `group_gap` extra slots, so every group C(v) is a
+    contiguous run of slots under its parent.
+    """
+    pos: dict[Node, tuple[float, float]] = {}
+    cursor = 0.0
+
+    def place(node: Node) -> float:
+        nonlocal cursor
+        if not node.children:
+            x = cursor
+            cursor += 1.0
+        else:
+            xs = [place(c) for c in node.children]
+            x = sum(xs) / len(xs)
+            if node is not tree.root:
+                cursor += group_gap  # a gap after every group closes
+        pos[node] = (x, -float(node.turn or 0))
+        return x
+
+    # recursion depth = number of turns (2-5 in practice), so plain recursion is fine
+    place(tree.root)
+    return pos
+
+
+def to_networkx(tree: RolloutTree) -> nx.DiGraph:
+    """The tree as a networkx DiGraph: node ids are pre-order indices (0 = virtual root), attributes from Node."""
+    g = nx.DiGraph()
+    index = {id(n): i for i, n in enumerate(tree.root.walk())}
+    for n in tree.root.walk():
+        i = index[id(n)]
+        g.add_node(i, node=n, turn=n.turn, reward=n.reward, credit=n.credit, advantage=n.advantage, pruned=n.pruned)
+        for c in n.children:
+            g.add_edge(i, index[id(c)])
+    return g
+
+
+def _value(node: Node, color_by: str) -> float | None:
+    return getattr(node, color_by)
+
+
+def _fmt(x: float | None) -> str:
+    if x is None:
+        return "–"
+    return f"{x:.2f}".rstrip("0").rstrip(".") if abs(x - round(x)) > 1e-9 else f"{x:.0f}"
+
+
+def node_label(node: Node, color_by: str = "reward") -> str:
+    """The default node label: "r→r̃" (reward → credit) when credit is set, "Â" when coloring by advantage."""
+    if color_by == "advantage":
+        return "" if node.advantage is None else f"{node.advantage:+.1f}"
+    if node.credit is None:
+        return _fmt(node.reward)
+    return f"{_fmt(node.reward)}→{_fmt(node.credit)}"
+
+
+def snippet(text: str, width: int = 30) -> str:
+    """The first non-empty line of a feedback text (after "Tests failed:"-style headers), shortened to `width`."""
+    lines = [ln.strip() for ln in str(text).splitlines() if ln.strip()]
+    body = [ln for ln in lines if not ln.endswith(":")] or lines  # skip headers such as "Tests failed:"
+    return textwrap.shorten(body[0], width=width, placeholder="…") if body else ""
+
+
+def _norm_and_cmap(values: list[float], color_by: str, cmap: str | None):
+    if color_by == "advantage":
+        m = max([abs(v) for v in values] + [1e-6])
+        return mcolors.TwoSlopeNorm(vmin=-m, vcenter=0.0, vmax=m), plt.get_cmap(cmap or "RdBu")
+    return mcolors.Normalize(vmin=0.0, vmax=1.0), plt.get_cmap(cmap or "viridis")
+
+
+def _resolve(tree: RolloutTree, node: Node | Sequence[int]) -> Node:
+    """A Node of the tree, given as the Node itself or as a path of child indices from the root ((0,) = first)."""
+    if isinstance(node, Node):
+        if not any(n is node for n in tree.root.walk()):
+            raise ValueError("node is not part of this tree")
+        return node
+    if isinstance(node, (tuple, list)) and all(isinstance(i, int) for i in node):
+        cur = tree.root
+        for depth, i in enumerate(node):
+            if not 0 <= i < len(cur.children):
+                raise ValueError(f"node path {tuple(node)}: index {i} at depth {depth + 1} is out of range "
+                                 f"(that node has {len(cur.children)} children)")
+            cur = cur.children[i]
+        return cur
+    raise TypeError(f"node must be a Node or a tuple of child indices, got {type(node).__name__}")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# draw_tree
+# ---------------------------------------------------------------------------------------------------------------
+def draw_tree(
+    tree: RolloutTree,
+    color_by: str = "reward",
+    ax: plt.Axes | None = None,
+    labels: bool | str = "auto",
+    feedback: bool = True,
+    cmap: str | None = None,
+    title: str | None = None,
+    label_fn: Callable[[Node], str] | None = None,
+    highlight: Iterable[Node] = (),
+    colorbar: bool = True,
+    legend: bool = True,
+    snippet_chars: int = 44,
+    node_size: float | None = None,
+) -> Figure:
+    """Draw a rollout tree in layers by turn, nodes colored by `color_by` ("reward", "credit" or "advantage").
+
+    Pruned nodes (`node.pruned`) are faded, candidates with r(v) = 1 get a red ring, the virtual root is a grey
+    square. `labels` = True / False / "auto" (label when the widest turn has at most 40 nodes; labels turn
+    vertical when slots are narrow); the default label is "r→r̃" (`node_label`), or pass `label_fn(node) -> str`.
+    With `feedback`, the edge bundle of every group C(v) is annotated with a snippet of f(v), the feedback the
+    group's prompt quoted. Nodes in `highlight` get a thick orange outline. Returns the Figure.
+    """
+    if color_by not in COLOR_BY:
+        raise ValueError(f"color_by must be one of {COLOR_BY}, got {color_by!r}")
+    if not isinstance(tree, RolloutTree):
+        raise TypeError(f"tree must be a RolloutTree, got {type(tree).__name__}")
+    nodes = tree.nodes()
+    if not nodes:
+        raise ValueError(f"tree {tree.task_id!r} is empty: its root has no children")
+    if color_by == "credit" and all(n.credit is None for n in nodes):
+        raise ValueError("color_by='credit' but no node has credit: call murphy_lab.credit.mars/mers first")
+    if color_by == "advantage" and all(n.advantage is None for n in nodes):
+        raise ValueError("color_by='advantage' but no node has one: call murphy_lab.grpo.group_advantages first")
+
+    pos = tree_layout(tree)
+    xs = [p[0] for p in pos.values()]
+    n_slots = max(xs) - min(xs) + 1
+    depth = max(tree.depth, 1)
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(min(max(6.0, 0.32 * n_slots + 2.0), 24.0), 1.9 * depth + 1.6))
+    else:
+        fig = ax.figure
+    fig_w = fig.get_size_inches()[0] * ax.get_position().width
+    slot_pt = fig_w * 72 / max(n_slots, 1)  # points per slot
+    size = node_size or float(min(420.0, max(10.0, 0.5 * slot_pt**2)))  # area (pt^2): diameter ≈ 0.7 slot
+    widest = max(sum(1 for n in nodes if n.turn == t) for t in range(1, tree.depth + 1))
+    show_labels = (widest <= 40) if labels == "auto" else bool(labels)
+    radius = size**0.5 / 2  # node radius in points (scatter sizes are areas in points^2)
+
+    g = to_networkx(tree)
+    ids = {id(d["node"]): i for i, d in g.nodes(data=True)}
+    npos = {ids[id(n)]: p for n, p in pos.items()}
+
+    # group boxes: a light band behind every response group C(v)
+    for parent, members in tree.groups():
+        x0, x1 = pos[members[0]][0], pos[members[-1]][0]
+        y = pos[members[0]][1]
+        ax.add_patch(FancyBboxPatch((x0 - 0.42, y - 0.2), x1 - x0 + 0.84, 0.4, boxstyle="round,pad=0.02,rounding_size=0.15",
+                                    facecolor="#f0f0f0", edgecolor="#d0d0d0", linewidth=0.6, zorder=0))
+
+    # edges: solid to kept children, dashed and faint to pruned ones
+    kept_e = [(u, v) for u, v in g.edges if not g.nodes[v]["pruned"]]
+    pruned_e = [(u, v) for u, v in g.edges if g.nodes[v]["pruned"]]
+    nx.draw_networkx_edges(g, npos, edgelist=kept_e, ax=ax, arrows=False, edge_color="#777777", width=0.8)
+    nx.draw_networkx_edges(g, npos, edgelist=pruned_e, ax=ax, arrows=False, edge_color="#bbbbbb", width=0.6,
+                           style="dashed", alpha=0.6)
+
+    values = [v for n in nodes if (v := _value(n, color_by)) is not None]
+    norm, cm = _norm_and_cmap(values, color_by, cmap)
+
+    def face(n: Node):
+        v = _value(n, color_by)
+        return MISSING if v is None else cm(norm(v))
+
+    for pruned, alpha in ((False, 1.0), (True, 0.22)):
+        group = [n for n in nodes if n.pruned == pruned]
+        if group:
+            nx.draw_networkx_nodes(g, npos, nodelist=[ids[id(n)] for n in group], node_color=[face(n) for n in group],
+                                   node_size=size, alpha=alpha, edgecolors="#333333", linewidths=0.6, ax=ax)
+    # the virtual root: the task prompt q(1)
+    nx.draw_networkx_nodes(g, npos, nodelist=[0], node_shape="s", node_color=MISSING, node_size=size * 1.2,
+                           edgecolors="#333333", linewidths=0.8, ax=ax)
+    ax.annotate("task prompt q(1)", pos[tree.root], xytext=(0, 9), textcoords="offset points", ha="center",
+                va="bottom", fontsize=8, color="#333333")
+    passing = [n for n in nodes if n.reward >= SOLVED]
+    if passing:
+        rings = [mcolors.to_rgba(PASS_RING, 0.3 if n.pruned else 1.0) for n in passing]
+        ax.scatter([pos[n][0] for n in passing], [pos[n][1] for n in passing], s=size * 2.1, facecolors="none",
+                   edgecolors=rings, linewidths=1.6, zorder=3)
+    hl = list(highlight)
+    if hl:
+        ax.scatter([pos[n][0] for n in hl], [pos[n][1] for n in hl], s=size * 2.8, facecolors="none",
+                   edgecolors=FLOW, linewidths=2.6, zorder=4)
+
+    if show_labels:
+        fn = label_fn or (lambda n: node_label(n, color_by))
+        texts = {n: fn(n) for n in nodes}
+        longest = max((len(t) for t in texts.values()), default=1)
+        vertical = longest * 6.5 * 0.6 > 0.95 * slot_pt  # estimated label width (7 pt font) vs slot width
+        for n, t in texts.items():
+            if not t:
+                continue
+            style = dict(textcoords="offset points", fontsize=7, alpha=0.45 if n.pruned else 1.0, color="#111111")
+            if n.children:  # edges leave downwards: put the label beside the node
+                ax.annotate(t, pos[n], xytext=(radius + 2, 2), ha="left", va="bottom", **style)
+            else:
+                ax.annotate(t, pos[n], xytext=(0, -radius - 2), ha="center", va="top",
+                            rotation=90 if vertical else 0, **style)
+
+    if feedback:
+        for parent, members in tree.groups():
+            if parent is tree.root or not parent.feedback:
+                continue
+            width_slots = pos[members[-1]][0] - pos[members[0]][0] + 1.2
+            fits = int(width_slots * slot_pt / (6.5 * 0.6))  # monospace characters that fit under the group
+            if fits < 12:
+                continue  # too narrow to say anything legible: widen the figure or zoom into a subtree
+            text = snippet(parent.feedback, min(snippet_chars, 2 * fits))
+            if len(text) > fits:  # wrap onto two lines rather than shrink the font
+                lines = textwrap.wrap(text, width=max(fits, (len(text) + 1) // 2))
+                text = "\n".join(lines[:1] + [textwrap.shorten(" ".join(lines[1:]), fits, placeholder="…")])
+            x, y = pos[parent]
+            ax.text(x, y - 0.5, text, ha="center", va="center", fontsize=6.5, family="monospace", color="#333333",
+                    bbox=dict(boxstyle="round,pad=0.15", facecolor="white", edgecolor="#cccccc", alpha=0.9,
+                              linewidth=0.5), zorder=5)
+
+    if colorbar:
+        sm = plt.cm.ScalarMappable(norm=norm, cmap=cm)
+        cb = fig.colorbar(sm, ax=ax, fraction=0.025 if fig_w > 10 else 0.04, pad=0.01)
+        cb.set_label(_CBAR_LABEL[color_by], fontsize=9)
+        cb.ax.tick_params(labelsize=8)
+    if legend:
+        handles = [
+            Line2D([], [], marker="o", ls="", markerfacecolor="none", markeredgecolor=PASS_RING, markersize=10,
+                   markeredgewidth=1.6, label="passes all tests (r = 1)"),
+            Line2D([], [], marker="o", ls="", markerfacecolor=MISSING, markeredgecolor="#333333", alpha=0.3,
+                   markersize=8, label="pruned"),
+        ]
+        if show_labels and color_by != "advantage":
+            handles.append(Line2D([], [], ls="", label="label: reward → credit"))
+        ax.legend(handles=handles, loc="upper left", fontsize=7.5, frameon=False, handletextpad=0.3)
+
+    turns = range(0, tree.depth + 1)
+    ax.set_yticks([-t for t in turns], ["root"] + [f"turn {t}" for t in turns if t > 0], fontsize=8)
+    ax.tick_params(left=False, bottom=False, labelbottom=False)
+    ax.set_xlim(min(xs) - 1.0, max(xs) + 1.0)
+    ax.set_ylim(-depth - 0.75, 0.55)
+    for side in ("top", "right", "bottom", "left"):
+        ax.spines[side].set_visible(False)
+    kept = len(tree.nodes(kept_only=True))
+    if title is None:
+        name = f"{tree.task_id}: " if tree.task_id else ""
+        title = f"{name}colored by {color_by}  ·  {len(nodes)} trajectories in {len(tree.groups())} groups"
+        if kept < len(nodes):
+            title += f", {kept} kept"
+    ax.set_title(title, fontsize=10)
+    return fig
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# credit flow
+# ---------------------------------------------------------------------------------------------------------------
+def credit_path(tree: RolloutTree, node: Node | Sequence[int], backup_on: str = "pruned", tol: float = 1e-9) -> list[Node]:
+    """The MaRS argmax path from `node` to the descendant whose own reward is its credit.
+
+    MaRS sets r~(v) = max(r(v), max_{u in C(v)} r~(u)); follow v -> the first child u with r~(u) = r~(v) until
+    r(v) = r~(v). Raises ValueError when the credits are not a MaRS backup (e.g. after MeRS).
+    """
+    v = _resolve(tree, node)
+    if any(n.credit is None for n in tree.root.walk()):
+        raise ValueError("the tree has no credit: call murphy_lab.credit.mars(tree) first")
+    if backup_on not in ("pruned", "full"):
+        raise ValueError(f"backup_on must be 'pruned' or 'full', got {backup_on!r}")
+    path = [v]
+    while True:
+        kids = v.kept_children() if backup_on == "pruned" else list(v.children)
+        best = max((c.credit for c in kids), default=v.reward)
+        if abs(v.credit - max(v.reward, best)) > tol:
+            raise ValueError(f"credit {v.credit!r} of a turn-{v.turn} node is not max(r(v), max r~(u)): "
+                             "these credits are not a MaRS backup (call mars(tree) with the same backup_on)")
+        if abs(v.reward - v.credit) <= tol:  # the credit is the node's own reward: the source
+            return path
+        v = next(c for c in kids if abs(c.credit - v.credit) <= tol)
+        path.append(v)
+
+
+def draw_credit_flow(tree: RolloutTree, node: Node | Sequence[int], backup_on: str = "pruned",
+                     ax: plt.Axes | None = None, **kw) -> Figure:
+    """Draw the tree colored by credit with the MaRS argmax path from `node` to its credit's source highlighted.
+
+    `node` is a Node of the tree or a path of child indices ((0,) = first turn-1 candidate). Extra keywords go to
+    `draw_tree`. Returns the Figure.
+    """
+    path = credit_path(tree, node, backup_on=backup_on)
+    v, src = path[0], path[-1]
+    if len(path) == 1:
+        how = "its own reward: nothing to back up"
+    else:
+        how = f"a turn-{src.turn} refinement ({len(path) - 1} step{'s' if len(path) > 2 else ''} below)"
+    title = kw.pop("title", f"MaRS credit flow: r̃ = {_fmt(v.credit)} of the turn-{v.turn} node comes from {how}")
+    fig = draw_tree(tree, color_by="credit", ax=ax, highlight=path, title=title, **kw)
+    ax = ax or fig.axes[0]
+    pos = tree_layout(tree)
+    for a, b in zip(path, path[1:]):
+        ax.annotate("", xy=pos[b], xytext=pos[a], zorder=6,
+                    arrowprops=dict(arrowstyle="-|>", color=FLOW, lw=2.4, shrinkA=7, shrinkB=7))
+    ax.annotate(f"source:\nr = {_fmt(src.reward)}", pos[src], xytext=(0, -32), textcoords="offset points", fontsize=8,
+                ha="center", va="top", color=FLOW, fontweight="bold", zorder=7)
+    return fig
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# summary plots
+# ---------------------------------------------------------------------------------------------------------------
+def _as_trees(trees: RolloutTree | Iterable[RolloutTree]) -> list[RolloutTree]:
+    out = [trees] if isinstance(trees, RolloutTree) else list(trees)
+    if not out or not all(isinstance(t, RolloutTree) for t in out):
+        raise TypeError("trees must be a RolloutTree or a non-empty list of RolloutTree")
+    return out
+
+
+def plot_turn_histograms(trees: RolloutTree | Iterable[RolloutTree], kept_only: bool = False, bins: int = 11) -> Figure:
+    """Histograms of reward r(v) and credit r~(v) per turn, over one tree or many (credit drawn when present)."""
+    ts = _as_trees(trees)
+    nodes = [n for t in ts for n in t.nodes(kept_only=kept_only)]
+    turns = sorted({n.turn for n in nodes})
+    fig, axes = plt.subplots(1, len(turns), figsize=(3.6 * len(turns) + 0.6, 2.9), squeeze=False, sharey=True)
+    edges = [i / (bins - 1) - 0.5 / (bins - 1) for i in range(bins + 1)]  # one bin centred on each k/(bins-1)
+    for ax, turn in zip(axes[0], turns):
+        at = [n for n in nodes if n.turn == turn]
+        ax.hist([n.reward for n in at], bins=edges, alpha=0.6, label="reward r", color="#3182bd")
+        credits = [n.credit for n in at if n.credit is not None]
+        if credits:
+            ax.hist(credits, bins=edges, histtype="step", linewidth=2, label="credit r̃", color="#e6550d")
+        ax.set_title(f"turn {turn} ({len(at)} nodes)", fontsize=9)
+        ax.set_xlabel("value", fontsize=8)
+        ax.tick_params(labelsize=8)
+    axes[0][0].set_ylabel("nodes", fontsize=8)
+    axes[0][-1].legend(fontsize=8, frameon=False)
+    fig.tight_layout()
+    return fig
+
+
+def plot_group_advantages(tree: RolloutTree, ax: plt.Axes | None = None) -> Figure:
+    """Advantages Â(u) of every kept group, one column per group, points colored by credit (or reward)."""
+    groups = tree.groups(kept_only=True)
+    if not any(u.advantage is not None for _, members in groups for u in members):
+        raise ValueError("no node has an advantage: call murphy_lab.grpo.group_advantages(tree) first")
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(max(4.5, 0.55 * len(groups) + 2.0), 3.0))
+    else:
+        fig = ax.figure
+    cm, norm = plt.get_cmap("viridis"), mcolors.Normalize(0.0, 1.0)
+    for gi, (_, members) in enumerate(groups):
+        ys = [u.advantage for u in members]
+        vals = [u.reward if u.credit is None else u.credit for u in members]
+        offs = [(k - (len(members) - 1) / 2) * min(0.6 / max(len(members), 1), 0.12) for k in range(len(members))]
+        ax.scatter([gi + o for o in offs], ys, c=[cm(norm(v)) for v in vals], s=28, edgecolors="#333333",
+                   linewidths=0.4, zorder=3)
+    ax.axhline(0.0, color="#777777", lw=0.8)
+    ax.set_xticks(range(len(groups)), [f"t{m[0].turn}·g{i}" for i, (_, m) in enumerate(groups)], fontsize=7,
+                  rotation=0 if len(groups) <= 12 else 90)
+    ax.set_ylabel("advantage Â", fontsize=9)
+    ax.set_xlabel("kept group (turn · index)", fontsize=9)
+    ax.tick_params(labelsize=8)
+    cb = fig.colorbar(plt.cm.ScalarMappable(norm=norm, cmap=cm), ax=ax, fraction=0.04, pad=0.01)
+    cb.set_label("credit r̃ (reward if none)", fontsize=8)
+    cb.ax.tick_params(labelsize=7)
+    ax.set_title("group-relative advantages: (r̃ − mean) / (std + ε) inside each group", fontsize=9)
+    return fig
+
+
+def plot_curves(runs: Mapping[str, Sequence[Mapping]], y: str | Sequence[str], x: str = "step",
+                smooth: int = 1, ax: plt.Axes | None = None) -> Figure:
+    """Learning curves: `runs` maps a method name to its metrics rows (e.g. the lines of a metrics.jsonl).
+
+    `y` names one metric or several (one panel each); rows missing a metric are skipped. `smooth` is a moving-
+    average window. Returns the Figure.
+    """
+    ys = [y] if isinstance(y, str) else list(y)
+    if not runs:
+        raise ValueError("runs is empty: pass {name: [metric rows]}")
+    if ax is not None and len(ys) != 1:
+        raise ValueError("ax can only be given with a single metric y")
+    if ax is None:
+        fig, axes = plt.subplots(1, len(ys), figsize=(4.2 * len(ys) + 0.5, 3.0), squeeze=False)
+        axes = list(axes[0])
+    else:
+        fig, axes = ax.figure, [ax]
+    for a, metric in zip(axes, ys):
+        found = False
+        for name, rows in runs.items():
+            pts = [(r[x], r[metric]) for r in rows if x in r and r.get(metric) is not None]
+            if not pts:
+                continue
+            found = True
+            px, py = zip(*pts)
+            if smooth > 1:
+                py = [sum(py[max(0, i - smooth + 1): i + 1]) / len(py[max(0, i - smooth + 1): i + 1])
+                      for i in range(len(py))]
+            a.plot(px, py, label=name, lw=1.6)
+        if not found:
+            raise ValueError(f"no run has metric {metric!r} (with {x!r})")
+        a.set_xlabel(x, fontsize=9)
+        a.set_ylabel(metric, fontsize=9)
+        a.tick_params(labelsize=8)
+        a.grid(alpha=0.3)
+    axes[-1].legend(fontsize=8, frameon=False)
+    fig.tight_layout()
+    return fig
