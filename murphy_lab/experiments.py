@@ -1,0 +1,538 @@
+"""One experiment = (profile, model, method, variant, seed) -> train (or skip) -> evaluate, cached by its config.
+
+This is the single place that maps a row of a paper table to library calls. `reproduce/*.ipynb` only plan
+experiments, call `run_all`, and hand the results to `murphy_lab.tables`.
+
+Layout on disk (paths relative to the notebook's working directory, `reproduce/` under `make demo`):
+
+    results/<profile>/runs/<run_key>/     small and committed-friendly: config.json, eval.csv, metrics.jsonl, done.json
+    results/<profile>/*.csv|md|tex|png    the tables and figures (`murphy_lab.tables`)
+    cache/<profile>/checkpoints/<train_key>/   trained models (large; git-ignored)
+    cache/<profile>/base/                 the base policy (the toy world builds its own)
+
+`run_key` hashes the whole resolved config (model, method, variant, training data, benchmarks, scaffold, Iter-k,
+evaluation runs, seed) plus the code version (`murphy_lab.__version__` and the git commit when there is one);
+`train_key` hashes only what training depends on, so other scaffolds (cross_scaffold) reuse the same checkpoint.
+A run whose `done.json` exists is never recomputed; `collect` rebuilds every table from those files alone.
+
+Train, evaluate and base-model construction are injectable callables (`train_fn`, `evaluate_fn`, `base_model_fn`),
+so tests and notebooks can swap in fast stand-ins; a stand-in run is labelled `backend="stand-in"` in its config
+(hence a different key) and every table built from it says so.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import json
+import shutil
+import subprocess
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+import murphy_lab
+
+# Methods we can train/evaluate today, and the main-table columns that are not implemented yet (shown as "–").
+TRAINABLE = ("grpo", "grpo_mt", "murphy")
+METHODS = ("base",) + TRAINABLE
+UNAVAILABLE = {
+    "mucode": "µCode (learned verifier + expert iteration) is not implemented in murphy_lab yet",
+    "reveal": "ReVeal (generation/verification turns, TAPO) is not implemented in murphy_lab yet",
+}
+# Trainer mode per method (murphy_lab.config: murphy | grpo_mt | grpo).
+MODE = {"grpo": "grpo", "grpo_mt": "grpo_mt", "murphy": "murphy"}
+PAPER_MODEL_IDS = {  # Hugging Face ids for the paper profile; override with `model_paths=` where they differ
+    "Qwen3-1.7B": "Qwen/Qwen3-1.7B",
+    "Qwen3-4B": "Qwen/Qwen3-4B",
+    "OLMo-2-7B": "allenai/OLMo-2-1124-7B-Instruct",
+}
+EVAL_COLUMNS = ("difficulty", "k", "pass@1", "std", "n_tasks")  # what `murphy_lab.evaluate.evaluate` returns
+
+
+@dataclass(frozen=True)
+class Profile:
+    """Defaults of one run profile (SPEC §8). Every field can be overridden from a notebook's parameters."""
+
+    name: str
+    models: tuple[str, ...]
+    """Model keys the tables are built for (paper names for `paper`, our own built models otherwise)."""
+    benchmarks: tuple[str, ...]
+    """Evaluation benchmarks; "LCB-v6" results carry Easy/Medium/Hard in their `difficulty` column."""
+    seeds: tuple[int, ...]
+    """Training seeds; tables show mean ± std over them (with one seed: ± over evaluation runs)."""
+    iters: tuple[int, ...] = (1, 3, 5)
+    """k of Iter-k: attempts allowed by the refinement scaffold (the paper reports 1, 3, 5)."""
+    runs: int = 3
+    """Sampling repeats per evaluation (the paper: mean ± std over 3 runs)."""
+    train_data: str = "toy"
+    """Training set: "toy" (the synthetic world) or "kodcode-1k" (the paper: 1,000 KodCode tasks)."""
+    n_eval_tasks: int | None = None
+    """Evaluation tasks per benchmark; None = the whole benchmark."""
+    needs_gpu: bool = False
+    """The paper profile refuses to start without CUDA rather than fail hours in."""
+
+
+PROFILES = {
+    "smoke": Profile("smoke", models=("tiny",), benchmarks=("toy",), seeds=(0,), iters=(1, 2), runs=1, n_eval_tasks=4),
+    "toy": Profile("toy", models=("toy",), benchmarks=("toy",), seeds=(0, 1), iters=(1, 3, 5), runs=1, n_eval_tasks=200),
+    "paper": Profile(
+        "paper",
+        models=("OLMo-2-7B", "Qwen3-1.7B", "Qwen3-4B"),
+        benchmarks=("HumanEval", "MBPP", "LCB-v6"),
+        seeds=(0, 1, 2),
+        runs=3,
+        train_data="kodcode-1k",
+        needs_gpu=True,
+    ),
+}
+
+
+def profile(name: str) -> Profile:
+    """The `Profile` called `name` (smoke | toy | paper)."""
+    if name not in PROFILES:
+        raise ValueError(f"profile must be one of {sorted(PROFILES)}, got {name!r}")
+    return PROFILES[name]
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """One cell-producing unit of work: a model trained with one method and seed, evaluated on some benchmarks."""
+
+    profile: str
+    model: str
+    method: str
+    seed: int = 0
+    credit: str = "mars"
+    """MURPHY's retrospective credit: "mars" (max, Eq. 3) or "mers" (discounted mean)."""
+    gamma: float = 1.0
+    """MeRS discount γ (ignored by MaRS)."""
+    pruning: str = "none"
+    """"none", "intrap" (keep b_traj per group) or "interp" (keep b_grp groups per turn)."""
+    benchmarks: tuple[str, ...] = ("toy",)
+    scaffold: str = "reflexion"
+    iters: tuple[int, ...] = (1, 3, 5)
+    runs: int = 3
+    train_data: str = "toy"
+    n_eval_tasks: int | None = None
+    backend: str = "real"
+    """"real", or "stand-in" when fast fake train/evaluate functions produced the numbers (tests, previews)."""
+    overrides: tuple[tuple[str, object], ...] = ()
+    """Extra trainer-config fields, e.g. (("max_steps", 2),); part of both keys."""
+
+    def __post_init__(self) -> None:
+        profile(self.profile)
+        if self.method in UNAVAILABLE:
+            raise NotImplementedError(UNAVAILABLE[self.method])
+        if self.method not in METHODS:
+            raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
+        if self.credit not in ("mars", "mers"):
+            raise ValueError(f"credit must be 'mars' or 'mers', got {self.credit!r}")
+        if self.pruning not in ("none", "intrap", "interp"):
+            raise ValueError(f"pruning must be 'none', 'intrap' or 'interp', got {self.pruning!r}")
+        if not self.benchmarks:
+            raise ValueError("benchmarks must name at least one benchmark")
+
+    @property
+    def variant(self) -> str:
+        """The ablation label: "mars", "mers_0.9", ... plus "+intrap"/"+interp" when pruned (MURPHY only)."""
+        if self.method != "murphy":
+            return "-"
+        label = "mars" if self.credit == "mars" else "mers_" + (f"{self.gamma:g}" if self.gamma % 1 else f"{self.gamma:.1f}")
+        return label if self.pruning == "none" else f"{label}+{self.pruning}"
+
+    def train_config(self) -> dict:
+        """What training depends on (None-free, JSON-able); hashed into `train_key`."""
+        cfg = dict(profile=self.profile, model=self.model, method=self.method, seed=self.seed,
+                   train_data=self.train_data, backend=self.backend, overrides=[list(kv) for kv in self.overrides])  # fmt: skip
+        if self.method == "murphy":
+            cfg.update(credit=self.credit, gamma=float(self.gamma), pruning=self.pruning)
+        return cfg
+
+    def resolved(self) -> dict:
+        """The whole config (training + evaluation), as saved to `config.json` beside every result."""
+        cfg = self.train_config()
+        cfg.update(benchmarks=list(self.benchmarks), scaffold=self.scaffold, iters=list(self.iters), runs=self.runs,
+                   n_eval_tasks=self.n_eval_tasks, variant=self.variant)  # fmt: skip
+        return cfg
+
+
+@functools.lru_cache(maxsize=1)
+def code_version() -> str:
+    """`murphy_lab.__version__`, plus `+g<commit>` when the package lives in a git checkout."""
+    version = murphy_lab.__version__
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=Path(murphy_lab.__file__).parent,
+                             capture_output=True, text=True, timeout=10)  # fmt: skip
+        if out.returncode == 0 and out.stdout.strip():
+            version += "+g" + out.stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return version
+
+
+def _hash(obj: dict) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def train_key(exp: Experiment, version: str | None = None) -> str | None:
+    """Hash of what the checkpoint depends on; None for the base model (nothing is trained)."""
+    if exp.method == "base":
+        return None
+    return _hash(dict(exp.train_config(), code_version=version or code_version()))
+
+
+def run_key(exp: Experiment, version: str | None = None) -> str:
+    """Hash of the whole resolved config and the code version: the name of the run's folder."""
+    return _hash(dict(exp.resolved(), code_version=version or code_version()))
+
+
+def plan(
+    profile_name: str,
+    methods: Sequence[str] = METHODS,
+    models: Sequence[str] | None = None,
+    seeds: Sequence[int] | None = None,
+    benchmarks: Sequence[str] | None = None,
+    variants: Sequence[dict] = ({},),
+    **fields,
+) -> list[Experiment]:
+    """Experiments for every (model, method, variant, seed), with the profile's defaults for what is not given.
+
+    `variants` are dicts of Experiment fields (e.g. `{"credit": "mers", "gamma": 0.9}`), applied to MURPHY only;
+    methods listed in `UNAVAILABLE` are skipped here (their table column shows "–" with a note).
+    """
+    prof = profile(profile_name)
+    defaults = dict(benchmarks=tuple(benchmarks or prof.benchmarks), iters=prof.iters, runs=prof.runs,
+                    train_data=prof.train_data, n_eval_tasks=prof.n_eval_tasks)  # fmt: skip
+    defaults.update(fields)
+    out = []
+    for model in models or prof.models:
+        for method in methods:
+            if method in UNAVAILABLE:
+                continue
+            for variant in variants if method == "murphy" else ({},):
+                for seed in seeds if seeds is not None else prof.seeds:
+                    out.append(Experiment(profile_name, model, method, seed=seed, **{**defaults, **variant}))
+    return list(dict.fromkeys(out))  # drop duplicates, keep order
+
+
+def require_resources(profile_name: str) -> None:
+    """Fail early, with the reason, when the machine cannot run this profile (the paper profile needs CUDA)."""
+    if not profile(profile_name).needs_gpu:
+        return
+    import torch
+
+    if not torch.cuda.is_available():
+        raise RuntimeError(
+            f"profile={profile_name!r} trains 1.7B–7B models and needs CUDA GPUs (the paper used 8×H100: 2 for vLLM "
+            "rollouts, 6 for training; see docs/reproduce.md). This machine has none. Use profile='toy' on a CPU, "
+            "or pass train=False with checkpoints trained elsewhere (evaluation still needs a GPU)."
+        )
+
+
+@dataclass
+class RunResult:
+    """What one finished experiment left on disk, loaded back."""
+
+    experiment: Experiment
+    key: str
+    path: Path
+    results: pd.DataFrame  # one row per (benchmark, difficulty, k): pass@1, std, n_tasks
+    metrics: pd.DataFrame | None = None  # the trainer's metrics.jsonl, one row per step (None for base)
+    cached: bool = False
+    info: dict = field(default_factory=dict)  # done.json: timings, checkpoint, code version
+
+
+TrainFn = Callable[[Experiment, str, Path], Path]  # (experiment, base model, output dir) -> trained model dir
+EvaluateFn = Callable[[Experiment, str, str], pd.DataFrame]  # (experiment, model dir, benchmark) -> Iter-k table
+BaseModelFn = Callable[[Experiment, Path], str]  # (experiment, cache dir) -> base model path or hub id
+
+
+def run_experiment(
+    exp: Experiment,
+    results_dir: str | Path,
+    cache_dir: str | Path | None = None,
+    *,
+    train: bool = True,
+    force: bool = False,
+    train_fn: TrainFn | None = None,
+    evaluate_fn: EvaluateFn | None = None,
+    base_model_fn: BaseModelFn | None = None,
+    model_paths: dict[str, str] | None = None,
+) -> RunResult:
+    """Train (unless cached or `train=False`) and evaluate one experiment; skip both when its run is cached.
+
+    `results_dir` is `results/<profile>`, `cache_dir` holds checkpoints (default: `<results_dir>/../../cache/<profile>`
+    when `results_dir` sits under a `results/` folder, else `<results_dir>/cache`). With `train=False` a missing
+    checkpoint is an error naming where it was looked for. `model_paths` maps a model key (or "<model>/<method>") to an
+    existing base model or checkpoint, which then replaces building/training it.
+    """
+    stand_in = any(fn in _STAND_IN_FNS for fn in (train_fn, evaluate_fn, base_model_fn))
+    if stand_in != (exp.backend == "stand-in"):
+        raise ValueError(f"stand-in functions need backend='stand-in' and real ones backend='real' ({exp})")
+    results_dir, key = Path(results_dir), run_key(exp)
+    run_dir = results_dir / "runs" / key
+    if (run_dir / "done.json").exists() and not force:
+        return load_run(run_dir)
+    cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir(results_dir)
+    train_fn, evaluate_fn = train_fn or default_train, evaluate_fn or default_evaluate
+    base_model_fn = base_model_fn or default_base_model
+    model_paths = model_paths or {}
+    info: dict = dict(code_version=code_version(), run_key=key, train_key=train_key(exp))
+
+    t0 = time.perf_counter()
+    base = model_paths.get(exp.model) or base_model_fn(exp, cache_dir)
+    model_dir, metrics_path = str(base), None
+    if exp.method != "base":
+        given = model_paths.get(f"{exp.model}/{exp.method}")
+        ckpt = Path(given) if given else cache_dir / "checkpoints" / info["train_key"]
+        if given or (ckpt / "DONE").exists():
+            info["trained"] = "reused"
+        elif not train:
+            raise FileNotFoundError(
+                f"train=False but no checkpoint for {exp.model}/{exp.method} (seed {exp.seed}, variant {exp.variant}) "
+                f"at {ckpt}; run with train=True or pass model_paths={{'{exp.model}/{exp.method}': '<dir>'}}"
+            )
+        else:
+            if ckpt.exists():  # an interrupted run: start clean
+                shutil.rmtree(ckpt)
+            ckpt.mkdir(parents=True)
+            t1 = time.perf_counter()
+            ckpt = Path(train_fn(exp, str(base), ckpt))
+            info.update(trained="now", train_s=round(time.perf_counter() - t1, 2))
+            (cache_dir / "checkpoints" / info["train_key"] / "DONE").write_text(str(ckpt))
+        model_dir = str(ckpt)
+        metrics_path = _find_metrics(Path(model_dir), cache_dir / "checkpoints" / info["train_key"])
+
+    t2 = time.perf_counter()
+    frames = []
+    for bench in exp.benchmarks:
+        df = pd.DataFrame(evaluate_fn(exp, model_dir, bench))
+        missing = [c for c in ("k", "pass@1") if c not in df.columns]
+        if missing:
+            raise ValueError(f"evaluate_fn returned no column(s) {missing} for benchmark {bench!r}")
+        frames.append(df.assign(benchmark=bench))
+    info.update(eval_s=round(time.perf_counter() - t2, 2), total_s=round(time.perf_counter() - t0, 2),
+                model_dir=model_dir, finished_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))  # fmt: skip
+
+    tmp = run_dir.with_name(key + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    (tmp / "config.json").write_text(json.dumps(dict(exp.resolved(), code_version=info["code_version"]), indent=1))
+    pd.concat(frames, ignore_index=True).to_csv(tmp / "eval.csv", index=False)
+    if metrics_path is not None:
+        shutil.copy(metrics_path, tmp / "metrics.jsonl")
+    (tmp / "done.json").write_text(json.dumps(info, indent=1))
+    shutil.rmtree(run_dir, ignore_errors=True)
+    tmp.rename(run_dir)  # a run folder either is complete or does not exist
+    result = load_run(run_dir)
+    result.cached = False
+    return result
+
+
+def _find_metrics(model_dir: Path, ckpt_root: Path) -> Path | None:
+    for d in (model_dir, model_dir.parent, ckpt_root):
+        if (d / "metrics.jsonl").exists():
+            return d / "metrics.jsonl"
+    return None
+
+
+def default_cache_dir(results_dir: Path) -> Path:
+    """`reproduce/cache/<profile>` for `reproduce/results/<profile>`; else `<results_dir>/cache`."""
+    results_dir = Path(results_dir)
+    if results_dir.parent.name == "results":
+        return results_dir.parent.parent / "cache" / results_dir.name
+    return results_dir / "cache"
+
+
+def load_run(run_dir: str | Path) -> RunResult:
+    """A finished run folder read back (config.json, eval.csv, metrics.jsonl, done.json)."""
+    run_dir = Path(run_dir)
+    if not (run_dir / "done.json").exists():
+        raise FileNotFoundError(f"{run_dir} is not a finished run (no done.json)")
+    cfg = json.loads((run_dir / "config.json").read_text())
+    fields_ = {f.name for f in dataclasses.fields(Experiment)}
+    kwargs = {k: v for k, v in cfg.items() if k in fields_ and k not in ("overrides",)}
+    for k in ("benchmarks", "iters"):
+        kwargs[k] = tuple(kwargs[k])
+    kwargs["overrides"] = tuple(tuple(kv) for kv in cfg.get("overrides", []))
+    exp = Experiment(**kwargs)
+    metrics = None
+    if (run_dir / "metrics.jsonl").exists():
+        metrics = pd.read_json(run_dir / "metrics.jsonl", lines=True)
+    info = json.loads((run_dir / "done.json").read_text())
+    return RunResult(exp, run_dir.name, run_dir, pd.read_csv(run_dir / "eval.csv"), metrics, cached=True, info=info)
+
+
+def run_all(experiments: Iterable[Experiment], results_dir: str | Path, **kwargs) -> list[RunResult]:
+    """`run_experiment` for each experiment (cached ones are skipped), with a progress bar."""
+    from tqdm.auto import tqdm
+
+    experiments = list(experiments)
+    done = []
+    bar = tqdm(experiments, desc="experiments", unit="run")
+    for exp in bar:
+        bar.set_postfix_str(f"{exp.model}/{exp.method}/{exp.variant}/seed{exp.seed}")
+        done.append(run_experiment(exp, results_dir, **kwargs))
+    return done
+
+
+def collect(
+    experiments: Iterable[Experiment], results_dir: str | Path, any_code_version: bool = False
+) -> list[RunResult]:
+    """The cached runs of these experiments, without running anything (rebuild tables from cache alone).
+
+    Exact keys first (this code version); with `any_code_version=True` a run of the same config made by another code
+    version is used when there is no exact one (the most recently finished). Experiments with no run are left out.
+    """
+    results_dir = Path(results_dir)
+    found, by_config = [], None
+    for exp in experiments:
+        run_dir = results_dir / "runs" / run_key(exp)
+        if (run_dir / "done.json").exists():
+            found.append(load_run(run_dir))
+            continue
+        if not any_code_version:
+            continue
+        if by_config is None:  # index every finished run by its config without the code version
+            by_config = {}
+            for d in sorted((results_dir / "runs").glob("*/done.json")):
+                run = load_run(d.parent)
+                prev = by_config.get(run.experiment)
+                if prev is None or run.info.get("finished_at", "") >= prev.info.get("finished_at", ""):
+                    by_config[run.experiment] = run
+        if exp in by_config:
+            found.append(by_config[exp])
+    return found
+
+
+def results_frame(runs: Iterable[RunResult]) -> pd.DataFrame:
+    """Long table of evaluation results: config columns + (benchmark, difficulty, k, pass@1, std, n_tasks)."""
+    frames = []
+    for run in runs:
+        e = run.experiment
+        cfg = dict(profile=e.profile, model=e.model, method=e.method, variant=e.variant, credit=e.credit,
+                   gamma=e.gamma, pruning=e.pruning, scaffold=e.scaffold, seed=e.seed, backend=e.backend,
+                   run_key=run.key, code_version=run.info.get("code_version", ""))  # fmt: skip
+        frames.append(run.results.assign(**cfg))
+    if not frames:
+        return pd.DataFrame(columns=["profile", "model", "method", "variant", "seed", "benchmark", "k", "pass@1"])
+    df = pd.concat(frames, ignore_index=True)
+    if "difficulty" not in df.columns:
+        df["difficulty"] = "all"
+    df["difficulty"] = df["difficulty"].fillna("all").astype(str)
+    return df
+
+
+def metrics_frame(runs: Iterable[RunResult]) -> pd.DataFrame:
+    """Per-step training metrics of these runs (from each run's metrics.jsonl), with config columns."""
+    frames = []
+    for run in runs:
+        if run.metrics is None or run.metrics.empty:
+            continue
+        e = run.experiment
+        frames.append(run.metrics.assign(model=e.model, method=e.method, variant=e.variant, pruning=e.pruning,
+                                         credit=e.credit, gamma=e.gamma, seed=e.seed))  # fmt: skip
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+# --- the real pieces (teammates' modules, imported lazily so this module stands on nothing heavy) -----------------
+
+
+def default_base_model(exp: Experiment, cache_dir: Path) -> str:
+    """The base policy: a paper model's hub id, or the toy world's own model built (once) into the cache."""
+    if exp.profile == "paper":
+        if exp.model not in PAPER_MODEL_IDS:
+            raise ValueError(f"unknown paper model {exp.model!r}; known: {sorted(PAPER_MODEL_IDS)} (or pass model_paths)")
+        return PAPER_MODEL_IDS[exp.model]
+    from murphy_lab.toy import build_toy_policy
+
+    size = "tiny" if exp.profile == "smoke" else "small"
+    return str(build_toy_policy(size=size, cache_dir=Path(cache_dir) / "base", seed=0))
+
+
+def default_train(exp: Experiment, base_model: str, output_dir: Path) -> Path:
+    """Train `base_model` with the experiment's method via `murphy_lab.train.train`; returns the model dir."""
+    from murphy_lab.config import make_config
+    from murphy_lab.train import train
+
+    cfg = make_config(exp.profile, mode=MODE[exp.method], model=base_model, seed=exp.seed, credit=exp.credit,
+                      gamma=exp.gamma, pruning=exp.pruning, train_data=exp.train_data, **dict(exp.overrides))  # fmt: skip
+    return Path(train(cfg, output_dir))
+
+
+def default_evaluate(exp: Experiment, model_dir: str, benchmark: str) -> pd.DataFrame:
+    """Iter-k pass@1 of `model_dir` on `benchmark` with the experiment's scaffold, via `murphy_lab.evaluate`."""
+    from murphy_lab.evaluate import evaluate
+    from murphy_lab.executor import Executor
+
+    tasks = load_benchmark(benchmark, exp)
+    policy = make_policy(model_dir, exp)
+    return evaluate(policy, tasks, Executor(), iters=tuple(exp.iters), runs=exp.runs, scaffold=exp.scaffold,
+                    seed=exp.seed)  # fmt: skip
+
+
+def load_benchmark(benchmark: str, exp: Experiment) -> list:
+    """Evaluation tasks: the toy world's held-out split, or a real benchmark through `murphy_lab.tasks`."""
+    n = exp.n_eval_tasks
+    if benchmark == "toy":
+        from murphy_lab.toy import make_tasks
+
+        return make_tasks("test", n=n or 200, seed=1234)
+    from murphy_lab.tasks import load_tasks
+
+    name = {"HumanEval": "humaneval", "MBPP": "mbpp", "LCB-v6": "livecodebench"}.get(benchmark, benchmark)
+    tasks = load_tasks(name)
+    return tasks[:n] if n else tasks
+
+
+def make_policy(model_dir: str, exp: Experiment):
+    """vLLM for the paper profile (GPU), transformers otherwise."""
+    if exp.profile == "paper":
+        from murphy_lab.policy import VLLMPolicy
+
+        return VLLMPolicy(model_dir)
+    from murphy_lab.policy import TransformersPolicy
+
+    return TransformersPolicy(model_dir)
+
+
+# --- stand-ins: fast fakes with the same signatures (tests; a preview of a notebook before the real pieces land) ----
+
+
+def stand_in_base_model(exp: Experiment, cache_dir: Path) -> str:
+    """STAND-IN: no model; a name."""
+    return f"stand-in-base/{exp.model}"
+
+
+def stand_in_train(exp: Experiment, base_model: str, output_dir: Path) -> Path:
+    """STAND-IN trainer: writes a marker and a fake metrics.jsonl (2 steps); trains nothing."""
+    output_dir = Path(output_dir)
+    kept = {"none": 72, "intrap": 36, "interp": 40}[exp.pruning] if exp.method == "murphy" else 8
+    opt = 0.25 * kept / 72
+    with open(output_dir / "metrics.jsonl", "w") as f:
+        for step in (1, 2):
+            row = dict(step=step, trajectories_kept=kept, optimization_s=opt, step_s=opt + 0.5, stand_in=True)
+            f.write(json.dumps(row) + "\n")
+    (output_dir / "STAND_IN").write_text("not a trained model\n")
+    return output_dir
+
+
+def stand_in_evaluate(exp: Experiment, model_dir: str, benchmark: str) -> pd.DataFrame:
+    """STAND-IN evaluation: deterministic made-up pass@1 that grows with k; NOT a measurement."""
+    bump = dict(base=0.0, grpo=3.0, grpo_mt=5.0, murphy=7.0)[exp.method]
+    diffs = ("easy", "medium", "hard") if benchmark.startswith("LCB") else ("all",)
+    rows = []
+    for i, d in enumerate(diffs):
+        for k in exp.iters:
+            mean = 20.0 + bump + 4.0 * k - 6.0 * i + (exp.seed % 3) - (exp.gamma < 1)
+            rows.append({"difficulty": d, "k": k, "pass@1": mean, "std": 0.5, "n_tasks": 10})
+    return pd.DataFrame(rows)
+
+
+STAND_INS = dict(train_fn=stand_in_train, evaluate_fn=stand_in_evaluate, base_model_fn=stand_in_base_model)
+_STAND_IN_FNS = set(STAND_INS.values())
