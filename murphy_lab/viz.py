@@ -183,7 +183,7 @@ def draw_tree(
     npos = {ids[id(n)]: p for n, p in pos.items()}
 
     # group boxes: a light band behind every response group C(v)
-    for parent, members in tree.groups():
+    for _parent, members in tree.groups():
         x0, x1 = pos[members[0]][0], pos[members[-1]][0]
         y = pos[members[0]][1]
         ax.add_patch(FancyBboxPatch((x0 - 0.42, y - 0.2), x1 - x0 + 0.84, 0.4, boxstyle="round,pad=0.02,rounding_size=0.15",
