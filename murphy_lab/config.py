@@ -1,0 +1,371 @@
+"""`MurphyConfig`: every knob of a MURPHY training run, with the paper's values as defaults, plus run profiles.
+
+One small dataclass (a docstring under each field), loadable from YAML, validated *before* any model loads, that
+produces TRL's `GRPOConfig` for the trainer (`to_grpo_config`). Fields that TRL owns and we do not name here can be
+passed through verbatim in `trl:` (any `GRPOConfig` field).
+
+    cfg = MurphyConfig.from_yaml("reproduce/configs/qwen3-1.7b/murphy_mars.yaml")
+    cfg = MurphyConfig.for_profile("smoke", mode="grpo_mt", g2=1)
+
+Profiles (SPEC §8): `smoke` (a tiny random model and a few hand-made tasks: every code path in seconds), `toy` (the
+project's own synthetic world and policy, registered by `murphy_lab.toy`), `paper` (a real model and KodCode on
+GPUs). `PROFILE_BUILDERS[name](config, workdir) -> (model_path, tasks)` turns a profile into a model and tasks;
+other modules register theirs there.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+MODES = ("murphy", "grpo_mt", "grpo")
+CREDITS = ("mars", "mers")
+LOSS_TYPES = ("dapo", "bnpo", "grpo", "dr_grpo")  # row padding (trainer.py) is exact for dapo and bnpo
+
+
+@dataclass
+class MurphyConfig:
+    """A MURPHY / GRPO-MT / GRPO training run. Defaults are the paper's (arXiv 2511.07833, §4 and App.)."""
+
+    # --- what to train ------------------------------------------------------------------------------------------
+    profile: str = "paper"
+    """Run profile: 'smoke' | 'toy' | 'paper' (or any name registered in PROFILE_BUILDERS)."""
+    model: str = ""
+    """Policy checkpoint: a local folder or a hub id (e.g. 'Qwen/Qwen3-1.7B'). Empty: the profile builds one."""
+    tasks: str = ""
+    """Training tasks: a name for murphy_lab.tasks.load_tasks (e.g. 'kodcode') or 'module:function'. Empty: profile's."""
+    task_args: dict = field(default_factory=dict)
+    """Keyword arguments for the task loader (e.g. {n: 1000, seed: 0, source: path-or-hub-id})."""
+    reward_tests: str = "hidden"
+    """Which tests give the training reward r(v) and feedback f(v): 'hidden' (default, Task docstring) or 'visible'."""
+    chat: bool = False
+    """Send prompts as one user message through the tokenizer's chat template (chat models such as Qwen3)."""
+    chat_template_kwargs: dict = field(default_factory=dict)
+    """Extra chat-template arguments, e.g. {enable_thinking: false} for Qwen3."""
+
+    # --- the tree and the credit (MURPHY §3) --------------------------------------------------------------------
+    mode: str = "murphy"
+    """'murphy' (tree + retrospective credit), 'grpo_mt' (G chains, final reward broadcast), 'grpo' (single turn)."""
+    credit: str = "mars"
+    """Retrospective credit: 'mars' (max over refinements, the paper's main rule) or 'mers' (discounted mean)."""
+    gamma: float = 1.0
+    """MeRS discount γ; the paper ablates γ ∈ {0.9, 1.0}."""
+    g1: int = 8
+    """G1: candidates per task at turn 1 (TRL's num_generations). Inferred from the paper's 72 = 8 + 8·8."""
+    g2: int = 8
+    """G2: refinements sampled per failed candidate (must be 1 for grpo_mt: one chain per turn-1 candidate)."""
+    turns: int = 2
+    """S: number of turns (the paper trains with S = 2; must be 1 for mode='grpo')."""
+    b_grp: int | None = None
+    """InterP budget: groups kept per turn s >= 2 (paper: 4, 72 -> 40 trajectories). None = off."""
+    b_traj: int | None = None
+    """IntraP budget: members kept per group (paper: 4, 72 -> 36 trajectories). None = off."""
+    backup_on: str = "pruned"
+    """Credit backup over the 'pruned' tree (the paper's flowchart: prune, then back up) or the 'full' tree."""
+    prune_method: str = "loo"
+    """IntraP ranking: 'loo' (leave-one-out ΔVar, the paper's) or 'exact' (max-variance subset)."""
+
+    # --- GRPO and optimisation (passed to TRL) ------------------------------------------------------------------
+    beta: float = 0.04
+    """KL coefficient β. Paper: 0.04 (TRL >= 0.19 defaults to 0, so we set it)."""
+    learning_rate: float = 1e-6
+    """AdamW learning rate. Paper: 1e-6."""
+    epsilon: float = 0.2
+    """Clip range ε of the ratio (standard GRPO value)."""
+    loss_type: str = "dapo"
+    """TRL loss aggregation: 'dapo' (token mean over the generation batch, TRL's default), 'bnpo', 'grpo', 'dr_grpo'."""
+    temperature: float = 1.0
+    """Sampling temperature for every turn."""
+    max_completion_length: int = 1024
+    """Maximum new tokens per completion (every turn)."""
+    per_device_train_batch_size: int = 8
+    """Dataset rows per device per micro-step; rows are task prompts repeated G1 times, so tasks = this / g1."""
+    gradient_accumulation_steps: int = 1
+    """Micro-steps per optimizer step."""
+    steps_per_generation: int | None = None
+    """Micro-steps fed by one tree-building round (TRL; None = gradient_accumulation_steps)."""
+    num_iterations: int = 1
+    """Optimisation passes per tree-building round (μ in GRPO); > 1 activates clipping against π_old."""
+    max_steps: int = -1
+    """Optimizer steps; -1 = num_train_epochs over the tasks."""
+    num_train_epochs: float = 1.0
+    """Epochs over the training tasks when max_steps = -1."""
+    seed: int = 0
+    """Seed for sampling order, generation and initialisation."""
+    bf16: bool | None = None
+    """bfloat16 training; None = on iff a CUDA GPU is present."""
+    gradient_checkpointing: bool = False
+    """Recompute activations in the backward pass (saves memory on long completions)."""
+    save_steps: int = 50
+    """Checkpoint every this many optimizer steps (resumable with --resume)."""
+    save_total_limit: int | None = 3
+    """Checkpoints kept on disk (None = all)."""
+    logging_steps: int = 1
+    """TRL logging period (metrics.jsonl is written every step regardless)."""
+    report_to: str | list = "none"
+    """TRL/transformers loggers: 'none', 'tensorboard', 'wandb', or a list."""
+
+    # --- generation backend -------------------------------------------------------------------------------------
+    use_vllm: bool = False
+    """Generate with vLLM (needs CUDA and the vllm package) instead of transformers' generate."""
+    vllm_mode: str = "server"
+    """'server' (a separate `trl vllm-serve` on other GPUs, the paper's 2+6 layout) or 'colocate' (one GPU)."""
+
+    # --- execution ----------------------------------------------------------------------------------------------
+    executor: dict = field(default_factory=dict)
+    """Keyword arguments for murphy_lab.executor.Executor (timeout, memory_mb, workers, ...)."""
+
+    # --- anything else TRL takes --------------------------------------------------------------------------------
+    trl: dict = field(default_factory=dict)
+    """Extra GRPOConfig fields passed through verbatim (e.g. vllm_server_host, warmup_ratio, lr_scheduler_type)."""
+
+    # --- construction -------------------------------------------------------------------------------------------
+    @classmethod
+    def for_profile(cls, profile: str, **overrides: Any) -> MurphyConfig:
+        """The profile's preset values (PROFILES[profile]), then `overrides`."""
+        if profile not in PROFILES:
+            raise ValueError(f"profile must be one of {sorted(PROFILES)}, got {profile!r}")
+        return cls.from_dict({**PROFILES[profile], **overrides, "profile": profile})
+
+    @classmethod
+    def from_dict(cls, d: dict) -> MurphyConfig:
+        """Build from a plain dict; an unknown key is an error that names it."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(d) - names)
+        if unknown:
+            raise ValueError(f"unknown config field(s) {unknown}; TRL fields go under 'trl:'. Known: {sorted(names)}")
+        return cls(**d)
+
+    @classmethod
+    def from_yaml(cls, path: str | os.PathLike, profile: str | None = None, **overrides: Any) -> MurphyConfig:
+        """Load a YAML file: the profile's presets (the file's `profile:` or `profile=`), then the file, then overrides."""
+        import yaml
+
+        path = Path(path)
+        if not path.is_file():
+            raise ValueError(f"config: no such file {str(path)!r}")
+        d = yaml.safe_load(path.read_text()) or {}
+        if not isinstance(d, dict):
+            raise ValueError(f"config {str(path)!r} must be a YAML mapping of field: value")
+        profile = profile or d.get("profile", "paper")
+        base = PROFILES.get(profile, {})
+        return cls.from_dict({**base, **d, **overrides, "profile": profile})
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    def to_yaml(self, path: str | os.PathLike) -> None:
+        """Write the resolved config (saved beside every run's results)."""
+        import yaml
+
+        Path(path).write_text(yaml.safe_dump(self.to_dict(), sort_keys=False))
+
+    # --- validation ---------------------------------------------------------------------------------------------
+    def validate(self) -> MurphyConfig:
+        """Check every field before anything heavy happens; raise ValueError naming the field. Returns self."""
+
+        def need(ok: bool, name: str, msg: str) -> None:
+            if not ok:
+                raise ValueError(f"{name}: {msg}, got {getattr(self, name)!r}")
+
+        def is_int(x: object) -> bool:
+            return isinstance(x, int) and not isinstance(x, bool)
+
+        need(self.mode in MODES, "mode", f"must be one of {MODES}")
+        need(self.credit in CREDITS, "credit", f"must be one of {CREDITS}")
+        need(self.backup_on in ("pruned", "full"), "backup_on", "must be 'pruned' or 'full'")
+        need(self.prune_method in ("loo", "exact"), "prune_method", "must be 'loo' or 'exact'")
+        need(self.reward_tests in ("hidden", "visible"), "reward_tests", "must be 'hidden' or 'visible'")
+        need(self.loss_type in LOSS_TYPES, "loss_type", f"must be one of {LOSS_TYPES}")
+        need(self.vllm_mode in ("server", "colocate"), "vllm_mode", "must be 'server' or 'colocate'")
+        need(isinstance(self.gamma, (int, float)) and 0.0 <= self.gamma <= 1.0, "gamma", "must lie in [0, 1]")
+        need(is_int(self.g1) and self.g1 >= 2, "g1", "must be an integer >= 2 (a group needs two members)")
+        need(is_int(self.g2) and self.g2 >= 1, "g2", "must be an integer >= 1")
+        need(is_int(self.turns) and self.turns >= 1, "turns", "must be an integer >= 1")
+        need(isinstance(self.beta, (int, float)) and self.beta >= 0, "beta", "must be >= 0 (the paper uses 0.04)")
+        need(isinstance(self.learning_rate, (int, float)) and self.learning_rate > 0, "learning_rate", "must be > 0")
+        need(isinstance(self.epsilon, (int, float)) and self.epsilon > 0, "epsilon", "must be > 0")
+        need(is_int(self.max_completion_length) and self.max_completion_length > 0, "max_completion_length", "must be > 0")
+        need(is_int(self.num_iterations) and self.num_iterations >= 1, "num_iterations", "must be >= 1")
+        if self.mode == "grpo":
+            need(self.turns == 1, "turns", "must be 1 for mode='grpo' (single-turn GRPO)")
+        if self.mode == "grpo_mt":
+            need(self.g2 == 1, "g2", "must be 1 for mode='grpo_mt' (one refinement per failure: G chains)")
+        if self.mode == "murphy" and self.turns > 1:
+            need(self.g2 >= 2, "g2", "must be >= 2 for mode='murphy' (a refinement group needs two members)")
+        for name in ("b_grp", "b_traj"):
+            b = getattr(self, name)
+            if b is None:
+                continue
+            need(self.mode == "murphy", name, f"pruning only applies to mode='murphy' (mode is {self.mode!r}); use null")
+            need(is_int(b) and b >= 1, name, "must be a positive integer or null")
+        if self.b_traj is not None:
+            smallest = self.g1 if self.turns == 1 else min(self.g1, self.g2)
+            need(2 <= self.b_traj <= smallest, "b_traj", f"must lie in [2, {smallest}] (it is larger than a group)")
+        if self.b_grp is not None:
+            need(self.turns >= 2, "b_grp", "needs turns >= 2 (InterP prunes groups of turns s >= 2)")
+            # a turn-2 group hangs under each failed turn-1 candidate: at most g1 of them per tree
+            need(self.b_grp <= self.g1, "b_grp", f"must be <= g1 = {self.g1} (the most turn-2 groups a tree has)")
+        spg = self.steps_per_generation or self.gradient_accumulation_steps
+        need(
+            is_int(self.per_device_train_batch_size) and (self.per_device_train_batch_size * spg) % self.g1 == 0,
+            "per_device_train_batch_size",
+            f"times steps_per_generation ({spg}) must be a multiple of g1 = {self.g1}, so each device holds whole trees",
+        )
+        if self.model and _looks_local(self.model):
+            need(Path(self.model).expanduser().exists(), "model", "is a local path that does not exist")
+        if self.profile == "paper":
+            need(bool(self.model), "model", "is required for the paper profile (a local folder or a hub id)")
+            need(bool(self.tasks), "tasks", "is required for the paper profile (e.g. 'kodcode')")
+        cuda = _cuda_available()
+        if self.use_vllm:
+            need(cuda, "use_vllm", "needs a CUDA GPU (none found); set use_vllm: false on a CPU")
+        if self.bf16:
+            need(cuda, "bf16", "needs a CUDA GPU here (none found); set bf16: false on a CPU")
+        unknown_trl = sorted(set(self.trl) - _grpo_fields())
+        need(not unknown_trl, "trl", f"holds fields GRPOConfig does not have: {unknown_trl}")
+        return self
+
+    # --- to TRL -------------------------------------------------------------------------------------------------
+    def to_grpo_config(self, output_dir: str | os.PathLike, **extra: Any):
+        """The `trl.GRPOConfig` for this run (validates first). `extra` overrides anything (e.g. resume paths)."""
+        from trl import GRPOConfig
+
+        self.validate()
+        bf16 = _cuda_available() if self.bf16 is None else self.bf16
+        kw = dict(
+            output_dir=str(output_dir),
+            num_generations=self.g1,  # = G1: TRL repeats each task prompt G1 times; the roots are rows[::G1]
+            beta=self.beta,
+            learning_rate=self.learning_rate,
+            epsilon=self.epsilon,
+            loss_type=self.loss_type,
+            temperature=self.temperature,
+            max_completion_length=self.max_completion_length,
+            per_device_train_batch_size=self.per_device_train_batch_size,
+            gradient_accumulation_steps=self.gradient_accumulation_steps,
+            steps_per_generation=self.steps_per_generation,
+            num_iterations=self.num_iterations,
+            max_steps=self.max_steps,
+            num_train_epochs=self.num_train_epochs,
+            seed=self.seed,
+            bf16=bf16,
+            gradient_checkpointing=self.gradient_checkpointing,
+            save_strategy="steps",
+            save_steps=self.save_steps,
+            save_total_limit=self.save_total_limit,
+            logging_steps=self.logging_steps,
+            report_to=self.report_to,
+            use_vllm=self.use_vllm,
+            vllm_mode=self.vllm_mode,
+            chat_template_kwargs=self.chat_template_kwargs or None,
+            # The paper's GRPO (DeepSeekMath form) uses the plain k3 KL; TRL 1.16 multiplies it by the ratio by default.
+            # We turn that off so the loss is the paper's and murphy_lab.grpo.grpo_loss's (bias_correction_kl=False).
+            use_bias_correction_kl=False,
+            remove_unused_columns=False,  # keep `task_id` in the rows
+        )
+        kw.update(self.trl)
+        kw.update(extra)
+        return GRPOConfig(**kw)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Profiles: preset values, and how each profile becomes (model path, tasks)
+# ---------------------------------------------------------------------------------------------------------------
+PROFILES: dict[str, dict] = {
+    # every code path in seconds on a CPU: tiny random model, 4 hand-made tasks, 2 tasks per step
+    "smoke": dict(
+        g1=4, g2=2, turns=2, per_device_train_batch_size=8, max_completion_length=8, max_steps=2,
+        learning_rate=1e-2, save_steps=2, bf16=False, executor={"timeout": 5.0, "workers": 1},
+    ),
+    # the project's synthetic world on a laptop CPU (murphy_lab.toy registers its builder and may refine these)
+    "toy": dict(g1=8, g2=8, turns=2, per_device_train_batch_size=16, max_completion_length=96, max_steps=60,
+                learning_rate=1e-4, save_steps=20, bf16=False),
+    # the paper's values (the dataclass defaults); model and tasks come from the YAML
+    "paper": dict(),
+}
+
+Builder = Callable[[MurphyConfig, Path], tuple[str, list]]
+PROFILE_BUILDERS: dict[str, Builder] = {}
+
+
+def register_profile(name: str, builder: Builder, presets: dict | None = None) -> None:
+    """Register `builder(config, workdir) -> (model_path, tasks)` for profile `name` (the toy world calls this)."""
+    PROFILE_BUILDERS[name] = builder
+    if presets is not None:
+        PROFILES[name] = dict(presets)
+
+
+def resolve(config: MurphyConfig, workdir: str | os.PathLike) -> tuple[str, list]:
+    """Turn a validated config into (model path or hub id, list of Task). Builds local models under `workdir`.
+
+    `config.model` / `config.tasks`, when set, win over what the profile would build.
+    """
+    workdir = Path(workdir)
+    builder = PROFILE_BUILDERS.get(config.profile)
+    if builder is None:
+        try:  # a profile may live in a module of the same name (murphy_lab.toy registers "toy" on import)
+            importlib.import_module(f"murphy_lab.{config.profile}")
+        except ImportError:
+            pass
+        builder = PROFILE_BUILDERS.get(config.profile)
+    model = config.model or None
+    tasks = load_tasks(config.tasks, **config.task_args) if config.tasks else None
+    if model is None or tasks is None:
+        if builder is None:
+            raise ValueError(f"profile: no builder registered for {config.profile!r} and model/tasks not both set")
+        built_model, built_tasks = builder(config, workdir)
+        model, tasks = model or built_model, tasks if tasks is not None else built_tasks
+    if not tasks:
+        raise ValueError(f"tasks: the source {config.tasks or config.profile!r} gave no tasks")
+    return model, list(tasks)
+
+
+def load_tasks(name: str, **kw: Any) -> list:
+    """Tasks by name: 'module:function' (called with kw), or murphy_lab.tasks.load_tasks(name, **kw)."""
+    if ":" in name:
+        module, fn = name.split(":", 1)
+        return list(getattr(importlib.import_module(module), fn)(**kw))
+    if name == "smoke":
+        from murphy_lab.smoke import smoke_tasks
+
+        return smoke_tasks(**kw)
+    tasks_pkg = importlib.import_module("murphy_lab.tasks")
+    if not hasattr(tasks_pkg, "load_tasks"):
+        raise ValueError(f"tasks: murphy_lab.tasks has no load_tasks registry yet; use 'module:function' for {name!r}")
+    return list(tasks_pkg.load_tasks(name, **kw))
+
+
+def _smoke_builder(config: MurphyConfig, workdir: Path) -> tuple[str, list]:
+    from murphy_lab.smoke import build_smoke
+
+    return build_smoke(workdir)
+
+
+PROFILE_BUILDERS["smoke"] = _smoke_builder
+
+
+# ---------------------------------------------------------------------------------------------------------------
+def _looks_local(model: str) -> bool:
+    """A local path rather than a hub id ('owner/name')."""
+    return model.startswith((".", "/", "~")) or model.count("/") > 1
+
+
+def _cuda_available() -> bool:
+    try:
+        import torch
+
+        return torch.cuda.is_available()
+    except ImportError:  # pragma: no cover
+        return False
+
+
+def _grpo_fields() -> set[str]:
+    from trl import GRPOConfig
+
+    return {f.name for f in dataclasses.fields(GRPOConfig)}

@@ -1,0 +1,135 @@
+"""Train with MURPHY (or GRPO-MT / GRPO) from a config: `python -m murphy_lab.train` and `train(...)`.
+
+    python -m murphy_lab.train --profile smoke --output-dir runs/smoke
+    python -m murphy_lab.train --config reproduce/configs/qwen3-1.7b/murphy_mars.yaml --output-dir runs/q17-mars
+    python -m murphy_lab.train --config ... --output-dir runs/q17-mars --resume       # continue a killed run
+    python -m murphy_lab.train --profile smoke --set mode=grpo_mt g2=1                # override any field
+
+Writes under the output directory:
+    config.yaml          the resolved MurphyConfig (model path filled in)
+    checkpoint-N/        TRL checkpoints (model, optimizer, scheduler, RNG state, trainer_state.json)
+    metrics.jsonl        one line per optimizer step (docs/training.md lists every key)
+    trees/step_N.jsonl   the step's rollout trees, one JSON line each (murphy_lab.tree.load_trees reads them)
+    final/               the trained model and tokenizer (returned by `train`)
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+from murphy_lab.config import PROFILES, MurphyConfig, resolve
+
+log = logging.getLogger(__name__)
+
+
+def last_checkpoint(output_dir: str | Path) -> Path | None:
+    """The newest `checkpoint-N` folder under `output_dir`, or None."""
+    ckpts = [p for p in Path(output_dir).glob("checkpoint-*") if p.is_dir() and p.name.split("-")[-1].isdigit()]
+    return max(ckpts, key=lambda p: int(p.name.split("-")[-1])) if ckpts else None
+
+
+def _truncate_metrics(output_dir: Path, step: int) -> None:
+    """Drop metrics.jsonl lines written after `step` (a killed run may have logged past its last checkpoint)."""
+    path = output_dir / "metrics.jsonl"
+    if path.exists():
+        lines = [ln for ln in path.read_text().splitlines() if ln.strip() and json.loads(ln).get("step", 0) <= step]
+        path.write_text("".join(ln + "\n" for ln in lines))
+
+
+def train(
+    config: MurphyConfig | str | Path,
+    output_dir: str | Path,
+    resume: bool = False,
+    *,
+    executor: Any = None,
+    tasks: list | None = None,
+    callbacks: list | None = None,
+) -> Path:
+    """Run one training job and return the folder of the final model.
+
+    Args:
+        config: a MurphyConfig, or the path of a YAML file (MurphyConfig.from_yaml).
+        output_dir: where config.yaml, checkpoints, metrics.jsonl, trees/ and final/ go.
+        resume: continue from the newest checkpoint in `output_dir` (optimizer, scheduler and RNG state restored).
+        executor: an object with `run_many(jobs)`; default murphy_lab.executor.Executor(**config.executor).
+        tasks: Task list to train on instead of the config's source (notebooks, tests).
+        callbacks: extra transformers TrainerCallbacks.
+    """
+    from murphy_lab.trainer import MurphyTrainer
+
+    if not isinstance(config, MurphyConfig):
+        config = MurphyConfig.from_yaml(config)
+    config.validate()  # before anything is built or loaded
+    output_dir = Path(output_dir)
+    checkpoint = last_checkpoint(output_dir) if output_dir.exists() else None
+    if checkpoint is not None and not resume:
+        raise ValueError(f"output_dir {str(output_dir)!r} already holds a run ({checkpoint.name}); "
+                         "pass resume=True (--resume) or choose a new directory")
+    if resume and checkpoint is None:
+        log.warning("resume: no checkpoint under %s, starting from scratch", output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    if checkpoint is None:
+        (output_dir / "metrics.jsonl").unlink(missing_ok=True)
+    else:
+        step = json.loads((checkpoint / "trainer_state.json").read_text())["global_step"]
+        _truncate_metrics(output_dir, step)
+
+    if tasks is None:
+        model, tasks = resolve(config, output_dir)
+    else:  # the caller brings its own tasks; the model still comes from the config or the profile
+        model = config.model or resolve(config, output_dir)[0]
+    resolved = dataclasses.replace(config, model=str(model))
+    resolved.to_yaml(output_dir / "config.yaml")
+    trainer = MurphyTrainer(model=str(model), args=config.to_grpo_config(output_dir), murphy=resolved,
+                            tasks=tasks, executor=executor, callbacks=callbacks)
+    trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint is not None else None)
+    final = output_dir / "final"
+    trainer.save_model(str(final))
+    return final
+
+
+def _parse_sets(items: list[str]) -> dict:
+    import yaml
+
+    out = {}
+    for item in items:
+        if "=" not in item:
+            raise ValueError(f"--set expects field=value, got {item!r}")
+        key, value = item.split("=", 1)
+        out[key.strip()] = yaml.safe_load(value)
+    return out
+
+
+def main(argv: list[str] | None = None) -> Path:
+    p = argparse.ArgumentParser(prog="python -m murphy_lab.train", description=__doc__.split("\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--config", help="YAML file of MurphyConfig fields (reproduce/configs/...)")
+    p.add_argument("--profile", choices=sorted(PROFILES), help="run profile (overrides the file's `profile:`)")
+    p.add_argument("--output-dir", help="run folder (default: runs/<profile>-<mode>)")
+    p.add_argument("--resume", action="store_true", help="continue from the newest checkpoint in --output-dir")
+    p.add_argument("--set", nargs="*", default=[], metavar="FIELD=VALUE", help="override config fields")
+    a = p.parse_args(argv)
+    overrides = _parse_sets(a.set)
+    if a.config:
+        config = MurphyConfig.from_yaml(a.config, profile=a.profile, **overrides)
+    else:
+        config = MurphyConfig.for_profile(a.profile or "smoke", **overrides)
+    output_dir = a.output_dir or f"runs/{config.profile}-{config.mode}"
+    final = train(config, output_dir, resume=a.resume)
+    print(f"final model: {final}")
+    return final
+
+
+if __name__ == "__main__":
+    logging.basicConfig(level=logging.INFO)
+    try:
+        main()
+    except ValueError as e:  # configuration errors: one clear line, no traceback
+        print(f"error: {e}", file=sys.stderr)
+        sys.exit(2)
