@@ -7,6 +7,7 @@ chat models get the same text as a user message (see murphy_lab.policy).
 
 from __future__ import annotations
 
+import ast
 import re
 
 FIRST_TEMPLATE = "{task}\n### Code:\n"
@@ -34,3 +35,172 @@ def extract_code(completion: str) -> str:
     if blocks:
         return max(blocks, key=len) + "\n"
     return text.strip("\n") + "\n" if text.strip() else ""
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Robust extraction (additions; `extract_code` above keeps its contract — see `extract_program` for messy outputs)
+# ---------------------------------------------------------------------------------------------------------------
+_CLOSE_THINK = "</think>"
+_FENCE_LINE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([\w.+#-]*)[^\n`]*$")
+_PY_LANGS = {"", "python", "py", "python3", "py3", "python2"}
+_CODE_START = re.compile(r"^(def |async def |class |import |from [\w.]+ import |@\w|if __name__)")
+
+
+def strip_thinking(text: str) -> str:
+    """Remove reasoning sections: `<think>...</think>` blocks, an unclosed `<think>` to the end, and everything
+    before an orphan `</think>` (chat templates of reasoning models such as Qwen3 may open the block in the prompt)."""
+    text = _THINK.sub("", text)
+    if _CLOSE_THINK in text:
+        text = text[text.rindex(_CLOSE_THINK) + len(_CLOSE_THINK) :]
+    return text
+
+
+def fenced_blocks(text: str) -> list[tuple[str, str]]:
+    """Every fenced block as (language, body), read line by line (``` or ~~~ fences, an unclosed last block runs
+    to the end of the text, as in a truncated generation)."""
+    blocks, lang, fence, body = [], None, "", []
+    for line in text.split("\n"):
+        m = _FENCE_LINE.match(line)
+        if lang is None:
+            if m:
+                fence, lang, body = m.group(1), m.group(2).lower(), []
+        elif m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not m.group(2):
+            blocks.append((lang, "\n".join(body)))
+            lang = None
+        else:
+            body.append(line)
+    if lang is not None:
+        blocks.append((lang, "\n".join(body)))
+    return blocks
+
+
+def parses(code: str) -> bool:
+    """True when `code` is syntactically valid Python."""
+    try:
+        ast.parse(code)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+def extract_program(completion: str) -> str:
+    """The program in a messy model output; a more forgiving superset of `extract_code` for chat models.
+
+    1. thinking sections removed (`strip_thinking`);
+    2. fenced Python blocks (untagged or python/py/python3; blocks in other languages such as ```bash or ```text
+       are ignored): the one that parses, defines a function or class, and is longest wins (ties: the last one);
+    3. no Python fence: the text itself when it parses; else the longest span of lines that starts at a top-level
+       `def`/`class`/`import`/`from`/`@` line and parses (prose before and after dropped);
+    4. else the text unchanged (the executor then reports the syntax error as feedback).
+    Clean code, fenced or not, gives the same program as `extract_code`.
+    """
+    text = strip_thinking(completion)
+    blocks = fenced_blocks(text)
+    python = [body.strip("\n") for lang, body in blocks if lang in _PY_LANGS and body.strip()]
+    if python:
+        best = max(enumerate(python), key=lambda ib: (parses(ib[1]), _defines(ib[1]), len(ib[1]), ib[0]))[1]
+        return best + "\n"
+    if blocks:  # only non-Python blocks (shell commands, sample output): drop them, look at the prose
+        text = _drop_blocks(text)
+    text = text.strip("\n")
+    if not text.strip():
+        return ""
+    if parses(text):
+        return text + "\n"
+    span = _code_span(text.split("\n"))
+    return (span if span is not None else text) + "\n"
+
+
+def _defines(code: str) -> bool:
+    return bool(re.search(r"^\s*(async\s+)?(def|class)\s", code, re.MULTILINE))
+
+
+def _drop_blocks(text: str) -> str:
+    out, inside, fence = [], False, ""
+    for line in text.split("\n"):
+        m = _FENCE_LINE.match(line)
+        if not inside and m:
+            inside, fence = True, m.group(1)[0]
+        elif inside and m and m.group(1)[0] == fence and not m.group(2):
+            inside = False
+        elif not inside:
+            out.append(line)
+    return "\n".join(out)
+
+
+def _code_span(lines: list[str], max_lines: int = 400) -> str | None:
+    """The longest run of lines that starts at a top-level code line and parses (None if there is none)."""
+    lines = lines[:max_lines]
+    best = None
+    for i, line in enumerate(lines):
+        if not _CODE_START.match(line):
+            continue
+        for j in range(len(lines), i, -1):  # longest first
+            if best is not None and j - i <= best[1] - best[0]:
+                break
+            chunk = "\n".join(lines[i:j]).rstrip()
+            if chunk and parses(chunk):
+                best = (i, j)
+                break
+    return None if best is None else "\n".join(lines[best[0] : best[1]]).strip("\n")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Chat messages (chat models get the same plain text as a user message, after a short system message)
+# ---------------------------------------------------------------------------------------------------------------
+SYSTEM_PROMPT = (
+    "You write correct, self-contained Python programs. Answer with the complete program in one ```python block."
+)
+
+
+def first_messages(task_prompt: str, system: str | None = SYSTEM_PROMPT) -> list[dict]:
+    """The turn-1 prompt as chat messages: [system], user = `first_prompt(task_prompt)`."""
+    return _messages(first_prompt(task_prompt), system)
+
+
+def refine_messages(task_prompt: str, code: str, feedback: str, system: str | None = SYSTEM_PROMPT) -> list[dict]:
+    """The refinement prompt q = [task, code, feedback] as chat messages: [system], user = `refine_prompt(...)`."""
+    return _messages(refine_prompt(task_prompt, code, feedback), system)
+
+
+def _messages(user: str, system: str | None) -> list[dict]:
+    return ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": user}]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Prompts of the other refinement scaffolds (murphy_lab.scaffolds): reflection, self-evaluation, guided repair
+# ---------------------------------------------------------------------------------------------------------------
+REFLECT_TEMPLATE = (
+    "{task}\n### Attempt:\n{code}\n### Feedback:\n{feedback}\n"
+    "### In two or three sentences, say why the attempt fails and what to change:\n"
+)
+SELF_EVAL_TEMPLATE = "{task}\n### Candidate:\n{code}\n### Is the candidate correct? Answer with a score from 0 to 10:\n"
+GUIDED_REFINE_TEMPLATE = (
+    "{task}\n### Previous attempt:\n{code}\n### Feedback:\n{feedback}\n### Notes:\n{notes}\n### Fixed code:\n"
+)
+
+
+def reflect_prompt(task_prompt: str, code: str, feedback: str) -> str:
+    """Ask for a short verbal diagnosis of a failed attempt (a "reflection", as in Reflexion/LATS/DoT)."""
+    return REFLECT_TEMPLATE.format(task=task_prompt.rstrip(), code=code.rstrip(), feedback=feedback.rstrip())
+
+
+def self_eval_prompt(task_prompt: str, code: str) -> str:
+    """Ask the model to score a candidate (LATS's self-evaluation term of the node value)."""
+    return SELF_EVAL_TEMPLATE.format(task=task_prompt.rstrip(), code=code.rstrip())
+
+
+def guided_refine_prompt(task_prompt: str, code: str, feedback: str, notes: list[str] | str) -> str:
+    """The refinement prompt with reflections attached as notes; with no notes it equals `refine_prompt`."""
+    notes = "\n".join(f"- {n.strip()}" for n in notes if n.strip()) if not isinstance(notes, str) else notes.strip()
+    if not notes:
+        return refine_prompt(task_prompt, code, feedback)
+    return GUIDED_REFINE_TEMPLATE.format(
+        task=task_prompt.rstrip(), code=code.rstrip(), feedback=feedback.rstrip(), notes=notes
+    )
+
+
+def parse_score(text: str, scale: float = 10.0) -> float | None:
+    """The first number in a self-evaluation answer, divided by `scale` and clipped to [0, 1] (None if none)."""
+    m = re.search(r"-?\d+(?:\.\d+)?", strip_thinking(text))
+    return None if m is None else min(1.0, max(0.0, float(m.group()) / scale))

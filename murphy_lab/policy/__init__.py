@@ -1,1 +1,26 @@
-"""Policies: one `sample(prompts, n)` protocol, transformers / vLLM / scripted backends."""
+"""Policies: one `sample(prompts, n)` protocol, transformers / vLLM / scripted backends.
+
+    from murphy_lab.policy import TransformersPolicy, ScriptedPolicy, VLLMPolicy
+    policy = TransformersPolicy("path/to/checkpoint", max_new_tokens=256)
+    policy.sample(["def add(a, b):"], n=4)      # -> [[c1, c2, c3, c4]]
+
+`VLLMPolicy` imports vLLM only when built; `tiny` builds the local tiny model used by tests and smoke runs.
+"""
+
+from murphy_lab.policy.base import Policy, as_messages, count_tokens, render
+from murphy_lab.policy.hf import TransformersPolicy
+from murphy_lab.policy.scripted import ScriptedPolicy
+from murphy_lab.policy.tiny import build_tiny_model, char_tokenizer
+from murphy_lab.policy.vllm_backend import VLLMPolicy
+
+__all__ = [
+    "Policy",
+    "ScriptedPolicy",
+    "TransformersPolicy",
+    "VLLMPolicy",
+    "as_messages",
+    "build_tiny_model",
+    "char_tokenizer",
+    "count_tokens",
+    "render",
+]

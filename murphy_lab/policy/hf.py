@@ -1,0 +1,170 @@
+"""`TransformersPolicy`: batched sampling with Hugging Face `generate` (CPU here; any device that torch sees).
+
+One `sample(prompts, n)` call runs ONE `generate` per chunk of prompts with `num_return_sequences=n` (the chunk
+holds at most `batch_size` sequences, i.e. `batch_size // n` prompts), left padding, stopping at EOS. With the
+default `batch_size` a turn of a CPU-sized run is one `generate`; `policy.calls` counts them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from murphy_lab.policy.base import check_request, check_sampling, render, truncate_at_stop
+
+
+class TransformersPolicy:
+    """A `Policy` over a causal LM loaded with `AutoModelForCausalLM` (a folder, a hub id, or a model object).
+
+    Args:
+        model_or_path: a `PreTrainedModel`, or a path / hub id for `from_pretrained`.
+        tokenizer: a tokenizer or its path; default: loaded from `model_or_path` (which must then be a path, or a
+            model whose `name_or_path` is one).
+        max_new_tokens, temperature, top_p: sampling defaults (each `sample` call may override them;
+            temperature 0 means greedy decoding).
+        batch_size: most sequences (prompts × n) per `generate` call; larger requests are split into chunks.
+        device: "cpu", "cuda", ...; default: cuda when available, else cpu (a model object keeps its device).
+        dtype: torch dtype or its name; default float32 on CPU, bfloat16 on CUDA.
+        use_chat_template: None = apply the tokenizer's chat template when it has one.
+        chat_template_kwargs: extra keywords for `apply_chat_template` (e.g. `{"enable_thinking": False}` for Qwen3).
+        stop: strings at which completions are cut after decoding (the model still stops only at EOS).
+    """
+
+    def __init__(
+        self,
+        model_or_path: Any,
+        tokenizer: Any = None,
+        max_new_tokens: int = 512,
+        temperature: float = 1.0,
+        top_p: float = 1.0,
+        batch_size: int = 64,
+        device: str | None = None,
+        dtype: Any = None,
+        use_chat_template: bool | None = None,
+        chat_template_kwargs: dict | None = None,
+        stop: Sequence[str] | None = None,
+    ):
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        check_sampling(max_new_tokens, temperature, top_p)
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size must be an integer >= 1, got {batch_size!r}")
+        if isinstance(model_or_path, (str, bytes)) or hasattr(model_or_path, "__fspath__"):
+            path = str(model_or_path)
+            device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+            if dtype is None:
+                dtype = torch.bfloat16 if device.startswith("cuda") else torch.float32
+            dtype = getattr(torch, dtype) if isinstance(dtype, str) else dtype
+            model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype).to(device)
+        else:
+            model, path = model_or_path, getattr(model_or_path, "name_or_path", None)
+            if device is not None:
+                model = model.to(device)
+            if dtype is not None:
+                model = model.to(getattr(torch, dtype) if isinstance(dtype, str) else dtype)
+        if tokenizer is None or isinstance(tokenizer, str):
+            if tokenizer is None and not path:
+                raise ValueError("tokenizer is required when model_or_path is a model without a name_or_path")
+            tokenizer = AutoTokenizer.from_pretrained(tokenizer or path)
+        tokenizer.padding_side = "left"  # generation continues each row at its right end
+        if tokenizer.pad_token is None:
+            tokenizer.pad_token = tokenizer.eos_token
+        model.eval()
+        self.model, self.tokenizer = model, tokenizer
+        self.max_new_tokens, self.temperature, self.top_p = max_new_tokens, temperature, top_p
+        self.batch_size = batch_size
+        self.use_chat_template = use_chat_template
+        self.chat_template_kwargs = dict(chat_template_kwargs or {})
+        self.stop = list(stop or [])
+        self.calls = 0  # number of `generate` calls so far
+        self.usage = {"prompts": 0, "completions": 0, "prompt_tokens": 0, "completion_tokens": 0}
+        self.last_token_counts: list[list[int]] = []  # completion lengths (tokens) of the last `sample` call
+
+    @property
+    def device(self):
+        return next(self.model.parameters()).device
+
+    def render(self, prompt: Any) -> str:
+        """The exact text the model is conditioned on for `prompt` (chat template applied where there is one)."""
+        return render(prompt, self.tokenizer, self.use_chat_template, **self.chat_template_kwargs)
+
+    def num_tokens(self, text: str) -> int:
+        return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def sample(
+        self,
+        prompts: list,
+        n: int,
+        *,
+        max_new_tokens: int | None = None,
+        temperature: float | None = None,
+        top_p: float | None = None,
+        seed: int | None = None,
+    ) -> list[list[str]]:
+        """`n` completions for every prompt, `out[i][j]` = j-th completion of `prompts[i]`."""
+        import torch
+
+        prompts = check_request(prompts, n)
+        max_new_tokens = self.max_new_tokens if max_new_tokens is None else max_new_tokens
+        temperature = self.temperature if temperature is None else temperature
+        top_p = self.top_p if top_p is None else top_p
+        check_sampling(max_new_tokens, temperature, top_p)
+        if seed is not None:
+            torch.manual_seed(seed)  # seeds the global generator (and CUDA's) for a reproducible call
+        texts = [self.render(p) for p in prompts]
+        # Plain text gets the tokenizer's usual special tokens (e.g. BOS); a rendered chat template already has them.
+        add_special = not (self.use_chat_template or (self.use_chat_template is None and self.tokenizer.chat_template))
+        per_call = max(1, self.batch_size // n)  # prompts per generate call
+        out, counts = [], []
+        for start in range(0, len(texts), per_call):
+            chunk_out, chunk_counts = self._generate(
+                texts[start : start + per_call], n, max_new_tokens, temperature, top_p, add_special
+            )
+            out += chunk_out
+            counts += chunk_counts
+        self.last_token_counts = counts
+        return out
+
+    def _generate(self, texts, n, max_new_tokens, temperature, top_p, add_special):
+        import torch
+
+        tok = self.tokenizer
+        enc = tok(texts, return_tensors="pt", padding=True, add_special_tokens=add_special).to(self.device)
+        greedy = temperature == 0
+        kw = dict(do_sample=True, temperature=float(temperature), top_p=float(top_p)) if not greedy else dict(do_sample=False)
+        if greedy and n > 1:  # greedy search cannot return several sequences: repeat the rows instead
+            enc = {k: v.repeat_interleave(n, dim=0) for k, v in enc.items()}
+        with torch.inference_mode():
+            seqs = self.model.generate(  # (B * n, T_prompt + T_new)
+                **enc,
+                max_new_tokens=max_new_tokens,
+                num_return_sequences=1 if greedy else n,
+                pad_token_id=tok.pad_token_id,
+                eos_token_id=tok.eos_token_id,
+                **kw,
+            )
+        self.calls += 1
+        new = seqs[:, enc["input_ids"].shape[1] :]  # (B * n, T_new): the generated part only
+        lengths = _lengths(new, tok.eos_token_id)  # tokens up to and including EOS
+        decoded = tok.batch_decode(new, skip_special_tokens=True)
+        self.usage["prompts"] += len(texts)
+        self.usage["completions"] += len(decoded)
+        self.usage["prompt_tokens"] += int(enc["attention_mask"].sum()) * (1 if greedy else n)
+        self.usage["completion_tokens"] += sum(lengths)
+        out = [[truncate_at_stop(decoded[i * n + j], self.stop) for j in range(n)] for i in range(len(texts))]
+        counts = [[lengths[i * n + j] for j in range(n)] for i in range(len(texts))]
+        return out, counts
+
+
+def _lengths(new, eos_id) -> list[int]:
+    """Generated tokens per row, counting up to and including the first EOS (padding after it is not counted)."""
+    out = []
+    for row in new.tolist():
+        length = len(row)
+        for t, tok_id in enumerate(row):
+            if tok_id == eos_id:
+                length = t + 1
+                break
+        out.append(length)
+    return out

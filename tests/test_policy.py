@@ -1,0 +1,181 @@
+"""Policies: the sample(prompts, n) contract, batching (generate calls), chat templates, the vLLM request shape."""
+
+from __future__ import annotations
+
+import sys
+import types
+
+import pytest
+import torch
+
+from murphy_lab.policy import Policy, ScriptedPolicy, TransformersPolicy, VLLMPolicy, char_tokenizer, render
+from murphy_lab.policy.base import truncate_at_stop
+from murphy_lab.policy.hf import _lengths
+
+TEMPLATE = "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}\n{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}"
+
+
+@pytest.fixture(scope="module")
+def tiny(tiny_model_path):
+    return TransformersPolicy(tiny_model_path, max_new_tokens=6, batch_size=64)
+
+
+def test_scripted_policy_counts_one_call_per_sample():
+    policy = ScriptedPolicy(lambda prompt, n: [prompt.upper()] * n)
+    out = policy.sample(["a", "b"], n=3)
+    assert out == [["A"] * 3, ["B"] * 3] and policy.calls == 1 and policy.prompts_seen == 2
+
+
+def test_scripted_policy_rejects_a_wrong_number_of_completions():
+    with pytest.raises(ValueError, match="list of 2 strings"):
+        ScriptedPolicy(lambda prompt, n: ["x"]).sample(["a"], n=2)
+
+
+def test_a_single_string_is_not_a_prompt_list():
+    with pytest.raises(TypeError, match="prompts must be a list"):
+        ScriptedPolicy(lambda prompt, n: ["x"] * n).sample("abc", n=1)
+
+
+def test_n_must_be_positive():
+    with pytest.raises(ValueError, match="n must be"):
+        ScriptedPolicy(lambda prompt, n: ["x"] * n).sample(["a"], n=0)
+
+
+def test_backends_satisfy_the_protocol(tiny):
+    assert isinstance(tiny, Policy) and isinstance(ScriptedPolicy(lambda p, n: [""] * n), Policy)
+
+
+def test_transformers_policy_returns_n_completions_per_prompt(tiny):
+    out = tiny.sample(["def f(x):", "a longer prompt here", "z"], n=2, seed=0)
+    assert [len(o) for o in out] == [2, 2, 2] and all(isinstance(c, str) for o in out for c in o)
+
+
+def test_transformers_policy_runs_one_generate_per_call(tiny):
+    before = tiny.calls
+    tiny.sample(["p1", "p2", "p3"], n=4, seed=0)
+    assert tiny.calls - before == 1
+
+
+def test_transformers_policy_chunks_to_batch_size(tiny_model_path):
+    policy = TransformersPolicy(tiny_model_path, max_new_tokens=2, batch_size=4)
+    policy.sample(["p1", "p2", "p3"], n=2, seed=0)  # 2 prompts x 2 sequences per generate
+    assert policy.calls == 2
+
+
+def test_transformers_policy_is_reproducible_with_a_seed(tiny):
+    assert tiny.sample(["abc", "de"], n=2, seed=3) == tiny.sample(["abc", "de"], n=2, seed=3)
+
+
+def test_greedy_sampling_repeats_the_same_completion(tiny):
+    (out,) = tiny.sample(["abc"], n=3, temperature=0)
+    assert len(set(out)) == 1
+
+
+def test_generated_token_counts_are_recorded(tiny):
+    tiny.sample(["abc", "x"], n=2, max_new_tokens=5, seed=0)
+    assert [len(row) for row in tiny.last_token_counts] == [2, 2]
+    assert all(1 <= c <= 5 for row in tiny.last_token_counts for c in row)
+
+
+def test_token_counts_stop_at_the_first_eos():
+    eos, pad = 2, 0
+    new = torch.tensor([[5, 6, eos, pad, pad], [5, 6, 7, 8, 9]])  # (B, T_new)
+    assert _lengths(new, eos) == [3, 5]
+
+
+def test_tokenizer_pads_on_the_left(tiny):
+    assert tiny.tokenizer.padding_side == "left"
+
+
+def test_chat_template_wraps_a_plain_prompt_as_user_message():
+    tok = char_tokenizer(chat_template=TEMPLATE)
+    assert render("hi", tok) == "<|user|>hi\n<|assistant|>"
+
+
+def test_chat_messages_pass_through_the_template():
+    tok = char_tokenizer(chat_template=TEMPLATE)
+    msgs = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}]
+    assert render(msgs, tok) == "<|system|>be brief\n<|user|>hi\n<|assistant|>"
+
+
+def test_without_a_template_messages_are_flattened():
+    msgs = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}]
+    assert render(msgs, char_tokenizer()) == "be brief\n\nhi" and render("hi", char_tokenizer()) == "hi"
+
+
+def test_transformers_policy_applies_the_chat_template(tmp_path):
+    from murphy_lab.policy.tiny import build_tiny_model
+
+    path = build_tiny_model(tmp_path / "chat", hidden=16, layers=1, heads=2, chat_template=TEMPLATE)
+    policy = TransformersPolicy(path, max_new_tokens=2)
+    assert policy.render("hi") == "<|user|>hi\n<|assistant|>" and len(policy.sample(["hi"], n=2)[0]) == 2
+
+
+def test_stop_strings_cut_completions():
+    assert truncate_at_stop("def f():\n    pass\n### Feedback:", ["###", "\n\n\n"]) == "def f():\n    pass\n"
+
+
+def test_bad_sampling_arguments_are_rejected(tiny):
+    with pytest.raises(ValueError, match="top_p"):
+        tiny.sample(["a"], n=1, top_p=0.0)
+
+
+# --- vLLM: request shape with a stand-in module (no vLLM here), and a real run on a GPU machine ------------------
+@pytest.fixture
+def fake_vllm(monkeypatch):
+    mod = types.ModuleType("vllm")
+
+    class SamplingParams:
+        def __init__(self, **kw):
+            self.__dict__.update(kw)
+
+    class LLM:
+        built: list = []
+
+        def __init__(self, **kw):
+            LLM.built.append(kw)
+            self.generate_calls = []
+
+        def get_tokenizer(self):
+            return char_tokenizer()
+
+        def generate(self, prompts, params, use_tqdm=False):
+            self.generate_calls.append((prompts, params))
+            out = types.SimpleNamespace
+            return [
+                out(prompt_token_ids=[1] * len(p), outputs=[out(text=f"{p}#{j}", token_ids=[7, 8]) for j in range(sp.n)])
+                for p, sp in zip(prompts, params)
+            ]
+
+    mod.SamplingParams, mod.LLM = SamplingParams, LLM
+    monkeypatch.setitem(sys.modules, "vllm", mod)
+    return mod
+
+
+def test_vllm_policy_turns_on_prefix_caching(fake_vllm):
+    VLLMPolicy("some/model")
+    assert fake_vllm.LLM.built[-1]["enable_prefix_caching"] is True and fake_vllm.LLM.built[-1]["model"] == "some/model"
+
+
+def test_vllm_policy_sends_one_request_per_prompt_in_one_generate(fake_vllm):
+    policy = VLLMPolicy("some/model")
+    out = policy.sample(["a", "b"], n=3, seed=1)
+    (prompts, params), = policy.llm.generate_calls
+    assert prompts == ["a", "b"] and [p.n for p in params] == [3, 3] and out[1] == ["b#0", "b#1", "b#2"]
+    assert policy.calls == 1 and policy.last_token_counts == [[2, 2, 2], [2, 2, 2]]
+
+
+def _has_cuda_and_vllm() -> bool:
+    try:
+        import vllm  # noqa: F401
+    except ImportError:
+        return False
+    return torch.cuda.is_available()
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not _has_cuda_and_vllm(), reason="needs a CUDA GPU and vLLM")
+def test_vllm_policy_samples_from_the_tiny_model(tiny_model_path):
+    policy = VLLMPolicy(tiny_model_path, max_new_tokens=8, gpu_memory_utilization=0.2, enforce_eager=True)
+    out = policy.sample(["def f(x):", "abc"], n=4, seed=0)
+    assert [len(o) for o in out] == [4, 4] and policy.calls == 1

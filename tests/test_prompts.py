@@ -1,0 +1,107 @@
+"""Prompts and code extraction: fixed plain-text formats, messy real-looking model outputs."""
+
+from __future__ import annotations
+
+import pytest
+
+from murphy_lab import prompts as P
+
+SOLUTION = "def add(a, b):\n    return a + b\n"
+
+
+def test_first_prompt_format_is_fixed():
+    assert P.first_prompt("Add two numbers.\n") == "Add two numbers.\n### Code:\n"
+
+
+def test_refine_prompt_quotes_task_code_and_feedback():
+    q = P.refine_prompt("Add.", "def add(a, b): pass\n", "assert add(1, 2) == 3 # output: None\n")
+    assert q == (
+        "Add.\n### Previous attempt:\ndef add(a, b): pass\n### Feedback:\nassert add(1, 2) == 3 # output: None\n"
+        "### Fixed code:\n"
+    )
+
+
+@pytest.mark.parametrize("extract", [P.extract_code, P.extract_program])
+def test_unfenced_code_is_kept_whole(extract):
+    assert extract(SOLUTION) == SOLUTION
+
+
+@pytest.mark.parametrize("extract", [P.extract_code, P.extract_program])
+def test_solution_block_wins_over_usage_example(extract):
+    out = f"Here you go:\n```python\n{SOLUTION}```\nUsage:\n```python\nprint(add(1, 2))\n```\n"
+    assert extract(out) == SOLUTION
+
+
+@pytest.mark.parametrize("extract", [P.extract_code, P.extract_program])
+def test_qwen3_think_block_is_removed(extract):
+    out = f"<think>\nMaybe ```python\ndef add(a, b):\n    return a - b  # wrong idea, a long long draft\n```\n</think>\n\n```python\n{SOLUTION}```"
+    assert extract(out) == SOLUTION
+
+
+@pytest.mark.parametrize("extract", [P.extract_code, P.extract_program])
+def test_truncated_thinking_gives_no_program(extract):
+    assert extract("<think>\nLet me consider the cases one by one") == ""
+
+
+def test_orphan_closing_think_drops_the_reasoning_before_it():
+    out = f"The user wants addition, so I will write it.\n</think>\n\n```python\n{SOLUTION}```"
+    assert P.extract_program(out) == SOLUTION
+
+
+def test_prose_around_unfenced_code_is_dropped():
+    out = f"Sure! Here is the function:\n\n{SOLUTION}\nIt returns the sum of a and b."
+    assert P.extract_program(out) == SOLUTION
+
+
+def test_imports_start_the_program_span():
+    out = "Solution below.\nimport math\n\ndef area(r):\n    return math.pi * r * r\n\nHope this helps!"
+    assert P.extract_program(out) == "import math\n\ndef area(r):\n    return math.pi * r * r\n"
+
+
+def test_shell_block_before_python_block_is_ignored():
+    out = f"Install nothing:\n```bash\npip list\n```\nThen:\n```python\n{SOLUTION}```\n"
+    assert P.extract_program(out) == SOLUTION
+
+
+def test_unclosed_fence_of_a_truncated_generation_is_read_to_the_end():
+    assert P.extract_program(f"```python\n{SOLUTION}") == SOLUTION
+
+
+def test_tilde_fences_are_read():
+    assert P.extract_program(f"~~~python\n{SOLUTION}~~~\n") == SOLUTION
+
+
+def test_block_that_parses_wins_over_a_longer_broken_draft():
+    broken = "def add(a, b):\n    return a +\n    # a long broken draft that does not parse at all\n"
+    assert P.extract_program(f"```python\n{broken}```\nFixed:\n```python\n{SOLUTION}```") == SOLUTION
+
+
+def test_unparseable_text_is_returned_unchanged():
+    assert P.extract_program("this is not code (") == "this is not code (\n"
+
+
+@pytest.mark.parametrize("extract", [P.extract_code, P.extract_program])
+def test_empty_output_gives_empty_program(extract):
+    assert extract("  \n") == ""
+
+
+def test_chat_messages_carry_the_plain_prompt_as_user_message():
+    msgs = P.refine_messages("Add.", "x = 1", "failed")
+    assert msgs[0]["role"] == "system" and msgs[-1] == {"role": "user", "content": P.refine_prompt("Add.", "x = 1", "failed")}
+
+
+def test_first_messages_without_system():
+    assert P.first_messages("Add.", system=None) == [{"role": "user", "content": P.first_prompt("Add.")}]
+
+
+def test_guided_refine_prompt_without_notes_is_the_refine_prompt():
+    assert P.guided_refine_prompt("Add.", "x = 1", "failed", []) == P.refine_prompt("Add.", "x = 1", "failed")
+
+
+def test_guided_refine_prompt_lists_notes():
+    assert "### Notes:\n- use +\n- mind negatives\n" in P.guided_refine_prompt("Add.", "x", "f", ["use +", "mind negatives"])
+
+
+@pytest.mark.parametrize("text,score", [("8", 0.8), ("Score: 10/10", 1.0), ("I'd say 15", 1.0), ("no idea", None)])
+def test_parse_score(text, score):
+    assert P.parse_score(text) == score
