@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import random
 
+from murphy_lab.prompts import first_prompt, refine_prompt
 from murphy_lab.tree import Node, RolloutTree
 
 # --- the informative-failure example ------------------------------------------------------------------------------
@@ -63,6 +64,10 @@ def informative_failure_tree() -> RolloutTree:
     for name, node in zip("ABCD", (a, b, c, d)):
         node.meta["name"] = name
     root = Node(prompt=TAX_PROMPT, feedback="task prompt", children=[a, b, c, d])
+    for v in root.children:  # the prompts each group was sampled from (what the loss conditions on)
+        v.prompt = first_prompt(TAX_PROMPT)
+        for u in v.children:
+            u.prompt = refine_prompt(TAX_PROMPT, v.code, v.feedback)
     return RolloutTree(root=root, task_id="add_tax")
 
 
@@ -138,3 +143,21 @@ class ScriptedTaxPolicy:
     def sample(self, prompts: list, n: int) -> list[list[str]]:
         self.calls += 1
         return [[self._refine(p) if "Feedback" in str(p) else self._first() for _ in range(n)] for p in prompts]
+
+
+# --- exercise checks -----------------------------------------------------------------------------------------------
+def check_answer(name: str, answer, expected, tol: float = 1e-6) -> bool:
+    """The check cell of a notebook exercise: False (and a hint) while `answer` is None, else assert it is right.
+
+    Numbers compare within `tol`; anything else compares with ==. Raises AssertionError on a wrong answer.
+    """
+    if answer is None:
+        print(f"exercise {name}: not answered yet — fill in the cell above and run this one again")
+        return False
+    if isinstance(expected, (int, float)) and not isinstance(expected, bool):
+        ok = isinstance(answer, (int, float)) and abs(answer - expected) <= tol
+    else:
+        ok = answer == expected
+    assert ok, f"exercise {name}: {answer!r} is not right — look again at the equation above the exercise"
+    print(f"exercise {name}: correct ✓")
+    return True

@@ -267,7 +267,7 @@ def draw_tree(
             Line2D([], [], marker="o", ls="", markerfacecolor=MISSING, markeredgecolor="#333333", alpha=0.3,
                    markersize=8, label="pruned"),
         ]
-        if show_labels and color_by != "advantage":
+        if show_labels and color_by != "advantage" and any(n.credit is not None for n in nodes):
             handles.append(Line2D([], [], ls="", label="label: reward → credit"))
         ax.legend(handles=handles, loc="upper left", fontsize=7.5, frameon=False, handletextpad=0.3)
 
@@ -350,8 +350,11 @@ def _as_trees(trees: RolloutTree | Iterable[RolloutTree]) -> list[RolloutTree]:
     return out
 
 
-def plot_turn_histograms(trees: RolloutTree | Iterable[RolloutTree], kept_only: bool = False, bins: int = 11) -> Figure:
-    """Histograms of reward r(v) and credit r~(v) per turn, over one tree or many (credit drawn when present)."""
+def plot_turn_histograms(trees: RolloutTree | Iterable[RolloutTree], kept_only: bool = False, bins: int = 21) -> Figure:
+    """Histograms of reward r(v) and credit r~(v) per turn, over one tree or many (credit drawn when present).
+
+    `bins` bars are centred on 0, 1/(bins-1), ..., 1 (the default 21 puts one on every multiple of 0.05).
+    """
     ts = _as_trees(trees)
     nodes = [n for t in ts for n in t.nodes(kept_only=kept_only)]
     turns = sorted({n.turn for n in nodes})
