@@ -1,0 +1,125 @@
+"""µCode's data collection: multi-turn chains from the current generator, labeled by the hidden tests (the oracle).
+
+Each task gets `rollouts` independent chains (µCode: 15) of up to `turns` attempts (µCode: 3) at temperature 0.7.
+An attempt is run on the task's *visible* tests (µCode's public tests); their feedback builds the next attempt's
+prompt q = [task, previous code, feedback] (`prompts.refine_prompt`, the same prompt MURPHY trains on), and a chain
+stops at the first visible pass. Chains are rollout trees grown with G2 = 1 (`tree.build_trees(g1=rollouts, g2=1)`,
+one `sample` call and one execution batch per turn), so they serialize, plot and load like every other tree.
+
+Afterwards every attempt is run once more on the *hidden* tests (µCode's private tests): `node.meta["oracle"]` is
+the hidden pass fraction and `node.meta["correct"]` whether all pass — the labels the verifier learns from.
+With `include_reference`, the task's reference program (checked by the same hidden tests) is stored in
+`tree.meta["reference"]` as one more candidate, as the official rollout data carries the canonical solution.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from murphy_lab import prompts as P
+from murphy_lab.tree import RolloutTree, build_trees
+
+
+def text_answer(completion: str) -> str:
+    """The program of a text-answer task (murphy_lab.smoke): `ANSWER = '<completion>'`, always valid Python."""
+    return f"ANSWER = {completion!r}\n"
+
+
+def extractor_for(tasks: Sequence[Any]) -> Callable[[str], str]:
+    """completion -> program for these tasks: `text_answer` for text-answer tasks, else `prompts.extract_code`."""
+    kinds = {(getattr(t, "metadata", None) or {}).get("answer") == "text" for t in tasks}
+    if len(kinds) > 1:
+        raise ValueError("tasks mix text-answer (metadata['answer'] == 'text') and code tasks; split them")
+    return text_answer if kinds == {True} else P.extract_code
+
+
+def collect_rollouts(
+    tasks: Sequence[Any],
+    policy: Any,
+    executor: Any,
+    *,
+    rollouts: int = 15,  # chains per task (mucode.sh NUM_ROLLOUTS)
+    turns: int = 3,  # attempts per chain (mucode.sh MAX_STEPS)
+    include_reference: bool = True,
+    seed: int | None = 0,
+    progress: bool = True,
+    **sample_kw: Any,
+) -> list[RolloutTree]:
+    """One tree of `rollouts` chains per task, every attempt labeled by the hidden tests (see the module docstring).
+
+    `sample_kw` (temperature, top_p, max_new_tokens) go to every `policy.sample` call.
+    """
+    tasks = list(tasks)
+    if not tasks:
+        raise ValueError("tasks is empty")
+    for i, t in enumerate(tasks):
+        if not len(t.visible_tests) or not len(t.hidden_tests):
+            raise ValueError(f"tasks[{i}] ({t.task_id!r}) needs visible tests (feedback) and hidden tests (labels)")
+    extract = extractor_for(tasks)
+    firsts = [P.first_prompt(t.prompt) for t in tasks]
+    task_text = dict(zip(firsts, (t.prompt for t in tasks)))
+    calls = [0]
+
+    def sample(prompts: list, n: int) -> list[list[str]]:
+        calls[0] += 1
+        call_seed = None if seed is None else seed * 1000 + calls[0]  # a fresh, reproducible seed per turn
+        return policy.sample(prompts, n, seed=call_seed, **sample_kw)
+
+    def refine(first: str, code: str, feedback: str) -> str:
+        return P.refine_prompt(task_text[first], code, feedback)  # q = [task, code, feedback]
+
+    bar = _bar(turns, progress)
+    trees = build_trees(
+        firsts, [t.visible_tests for t in tasks], sample, executor, g1=rollouts, g2=1, turns=turns,
+        refine=refine, extract=extract, task_ids=[t.task_id for t in tasks],
+        on_turn=lambda turn, nodes: bar.update(1),
+    )  # fmt: skip
+    bar.close()
+    label_with_oracle(trees, tasks, executor, include_reference=include_reference)
+    return trees
+
+
+def label_with_oracle(
+    trees: Sequence[RolloutTree], tasks: Sequence[Any], executor: Any, include_reference: bool = True
+) -> None:
+    """Run every attempt (and each reference) on its task's hidden tests in ONE batch; write the labels in meta."""
+    by_id = {t.task_id: t for t in tasks}
+    jobs, targets = [], []
+    for tree in trees:
+        task = by_id[tree.task_id]
+        for node in tree.nodes():
+            jobs.append((node.code, task.hidden_tests))
+            targets.append(node.meta)
+        if include_reference and task.reference:
+            tree.meta["reference"] = {"completion": task.reference, "code": task.reference}
+            jobs.append((task.reference, task.hidden_tests))
+            targets.append(tree.meta["reference"])
+    run_many = executor.run_many if hasattr(executor, "run_many") else (lambda js: [executor(*j) for j in js])
+    results = run_many(jobs)
+    if len(results) != len(jobs):
+        raise ValueError(f"executor returned {len(results)} results for {len(jobs)} jobs")
+    for meta, res in zip(targets, results):
+        meta["oracle"] = float(res.reward)  # hidden pass fraction
+        meta["correct"] = bool(float(res.reward) >= 1.0 and getattr(res, "total", 1) > 0)
+
+
+def rollout_stats(trees: Sequence[RolloutTree]) -> dict:
+    """Counts for the metrics log: attempts, correct attempts, tasks with a correct attempt, pass rate by turn."""
+    nodes = [n for t in trees for n in t.nodes()]
+    by_turn: dict[int, list[bool]] = {}
+    for n in nodes:
+        by_turn.setdefault(int(n.turn), []).append(bool(n.meta.get("correct")))
+    return {
+        "tasks": len(trees),
+        "attempts": len(nodes),
+        "correct_attempts": sum(bool(n.meta.get("correct")) for n in nodes),
+        "tasks_with_correct_attempt": sum(any(n.meta.get("correct") for n in t.nodes()) for t in trees),
+        "hidden_pass_by_turn": {str(k): sum(v) / len(v) for k, v in sorted(by_turn.items())},
+    }
+
+
+def _bar(total: int, enabled: bool):
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc="µCode rollouts (turns)", disable=not enabled, leave=False)
