@@ -1,0 +1,174 @@
+"""Multi-turn Iter-k pass@1: the paper's evaluation table (SPEC §2), for any refinement scaffold.
+
+For every task and run, a scaffold (default: the Reflexion-style loop) makes up to K = max(iters) attempts, using
+only the task's *visible* tests for feedback and stopping at the first attempt that passes all of them. The program
+held after k attempts (`Episode.held_after(k)`; Reflexion: the latest attempt, or the visible pass that ended the
+loop) is then run on the *hidden* tests:
+
+    solved(task, run, k) = [ the held program passes every hidden test ]
+    Iter-k pass@1 (%)    = 100 · mean over runs r of ( mean over tasks of solved(task, r, k) )
+    std                  = standard deviation over the runs of the per-run percentages (ddof = 0)
+
+Iter-1 is plain single-attempt pass@1 of the first sample. The table has one row per (difficulty, k): "all" for the
+whole set, then one per difficulty present (LiveCodeBench's easy/medium/hard). `calls` and `tokens` are the mean
+model calls and generated tokens per episode spent up to k attempts (budgets for cross-scaffold comparisons).
+Transcripts (one JSON line per episode, with the hidden verdicts) re-derive the table without a model:
+`table_from_transcripts(path)`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from murphy_lab.scaffolds import Scaffold, get_scaffold
+from murphy_lab.scaffolds.base import Episode, execute
+
+COLUMNS = ["difficulty", "k", "pass@1", "std", "n_tasks", "calls", "tokens"]
+
+
+def evaluate(
+    policy: Any,
+    tasks: Sequence[Any],
+    executor: Any,
+    iters: Sequence[int] = (1, 3, 5),
+    runs: int = 3,
+    scaffold: str | Scaffold = "reflexion",
+    seed: int | None = 0,
+    transcripts_path: str | None = None,
+    progress: bool = True,
+    scaffold_kw: dict | None = None,
+    **sample_kw: Any,
+) -> pd.DataFrame:
+    """The Iter-k pass@1 table of `policy` on `tasks` under `scaffold` (see the module docstring).
+
+    Args:
+        policy: a `Policy` (murphy_lab.policy).
+        tasks: `Task` objects with visible tests (feedback) and hidden tests (the verdict).
+        executor: an object with `.run_many([(program, tests), ...])` (murphy_lab.executor.Executor).
+        iters: the k values of the table (paper: 1, 3, 5); the scaffold runs max(iters) attempts.
+        runs: independent runs per task (the paper reports mean ± std over runs).
+        scaffold: "reflexion" (default, the paper's), "lats", "dot", or a `Scaffold` instance.
+        seed: base seed of every sampling call (None: unseeded).
+        transcripts_path: write one JSON line per episode there (re-derive with `table_from_transcripts`).
+        progress: tqdm bars over attempt rounds.
+        scaffold_kw: options for the scaffold's constructor when it is given by name.
+        **sample_kw: passed to every `policy.sample` call (max_new_tokens, temperature, top_p).
+
+    Returns:
+        DataFrame with columns difficulty, k, pass@1 (%), std, n_tasks, calls, tokens; `df.attrs` holds the
+        scaffold name, runs and the episodes' records.
+    """
+    iters = _check_iters(iters)
+    tasks = list(tasks)
+    if not tasks:
+        raise ValueError("tasks is empty")
+    for i, t in enumerate(tasks):
+        if not len(getattr(t, "hidden_tests", ())):
+            raise ValueError(f"tasks[{i}] ({getattr(t, 'task_id', '?')!r}) has no hidden tests to score it on")
+    ids = [t.task_id for t in tasks]
+    if len(set(ids)) != len(ids):
+        raise ValueError("task_id values must be unique: the table groups episodes by task_id")
+    sc = get_scaffold(scaffold, **(scaffold_kw or {}))
+    episodes = sc.run(tasks, policy, executor, budget=max(iters), runs=runs, seed=seed, progress=progress, **sample_kw)
+    records = score_hidden(episodes, {t.task_id: t for t in tasks}, executor, iters)
+    if transcripts_path is not None:
+        save_transcripts(records, transcripts_path)
+    df = table(records, iters)
+    df.attrs.update(scaffold=sc.name, runs=runs, iters=list(iters), records=records)
+    return df
+
+
+def score_hidden(episodes: list[Episode], tasks: dict[str, Any], executor: Any, iters: Sequence[int]) -> list[dict]:
+    """Run each program held at some k in `iters` on its task's hidden tests (ONE executor batch); return records.
+
+    A record is `episode.to_dict()` plus `iters`, `hidden` ({attempt index: verdict}) and `solved` ({k: bool}).
+    """
+    wanted = sorted({(e, ep.held_after(k)) for e, ep in enumerate(episodes) for k in iters if ep.held})
+    jobs = [(episodes[e].attempts[a].code, tasks[episodes[e].task_id].hidden_tests) for e, a in wanted]
+    verdict = dict(zip(wanted, execute(executor, jobs)))
+    records = []
+    for e, ep in enumerate(episodes):
+        rec = ep.to_dict()
+        hidden = {a: verdict[(e, a)] for (e2, a) in wanted if e2 == e}
+        rec["iters"] = list(iters)
+        rec["hidden"] = {
+            str(a): {"reward": float(r.reward), "status": getattr(r, "status", ""), "solved": _solved(r)}
+            for a, r in hidden.items()
+        }
+        rec["solved"] = {str(k): bool(ep.held and rec["hidden"][str(ep.held_after(k))]["solved"]) for k in iters}
+        records.append(rec)
+    return records
+
+
+def table(records: Sequence[dict], iters: Sequence[int] | None = None) -> pd.DataFrame:
+    """The Iter-k table from episode records (see the module docstring for the definitions)."""
+    if not records:
+        raise ValueError("records is empty")
+    iters = _check_iters(iters if iters is not None else records[0]["iters"])
+    difficulties = list(dict.fromkeys(r.get("difficulty", "all") for r in records))
+    groups = ["all"] + [d for d in difficulties if d != "all"]
+    rows = []
+    for d in groups:
+        sub = [r for r in records if d == "all" or r.get("difficulty", "all") == d]
+        runs = sorted({r["run"] for r in sub})
+        for k in iters:
+            per_run = [
+                100.0 * np.mean([_solved_at(r, k) for r in sub if r["run"] == run])  # pass@1 of run `run`, in %
+                for run in runs
+            ]
+            costs = np.array([_cost_at(r, k) for r in sub], dtype=float)  # (episodes, 2): calls, tokens
+            rows.append({
+                "difficulty": d, "k": k, "pass@1": float(np.mean(per_run)), "std": float(np.std(per_run)),
+                "n_tasks": len({r["task_id"] for r in sub}),
+                "calls": float(costs[:, 0].mean()), "tokens": float(costs[:, 1].mean()),
+            })
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def save_transcripts(records: Sequence[dict], path: str) -> None:
+    """One JSON line per episode."""
+    with open(path, "w") as f:
+        for r in records:
+            f.write(json.dumps(r, default=str) + "\n")
+
+
+def load_transcripts(path: str) -> list[dict]:
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def table_from_transcripts(path: str, iters: Sequence[int] | None = None) -> pd.DataFrame:
+    """Re-derive the Iter-k table from a transcripts file (no model, no executor); `iters` ⊆ the saved ones."""
+    records = load_transcripts(path)
+    if iters is not None:
+        missing = set(_check_iters(iters)) - set(records[0]["iters"]) if records else set()
+        if missing:
+            raise ValueError(f"iters {sorted(missing)} were not scored in {path} (saved: {records[0]['iters']})")
+    return table(records, iters)
+
+
+def _solved(result: Any) -> bool:
+    total = getattr(result, "total", None)
+    return float(result.reward) >= 1.0 and (total is None or total > 0)
+
+
+def _solved_at(rec: dict, k: int) -> bool:
+    return bool(rec["solved"][str(k)])
+
+
+def _cost_at(rec: dict, k: int) -> tuple[int, int]:
+    return Episode.from_dict(rec).cost_after(k)
+
+
+def _check_iters(iters: Any) -> list[int]:
+    if isinstance(iters, int):
+        iters = [iters]
+    iters = list(iters)
+    if not iters or any(isinstance(k, bool) or not isinstance(k, int) or k < 1 for k in iters):
+        raise ValueError(f"iters must be a non-empty list of integers >= 1, got {iters!r}")
+    return sorted(set(iters))

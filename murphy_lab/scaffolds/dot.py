@@ -1,0 +1,121 @@
+"""A compact Diversity-of-Thoughts (DoT) scaffold: diverse reflections per failure and a memory of reflections.
+
+Lingam et al., "Enhancing Language Model Agents using Diversity of Thoughts" (ICLR 2025), a Reflexion descendant.
+Written from the published description:
+
+    attempt 1: from the task prompt
+    on a failure: sample `n_reflections` reflections on (code, feedback) in one request; keep the one most unlike
+                  the reflections already in memory (lowest maximum word-set Jaccard similarity; with an empty
+                  memory, the one least like its siblings) — the "diversity" that keeps the repairs from looping
+                  on one idea; add it to the memory bank
+    next attempt: the repair prompt [task, code, feedback] with the latest `memory_size` reflections as notes
+
+Held after k attempts: the latest attempt (as in Reflexion). Simplified from the paper: the memory bank is per
+episode (the paper's DoT-bank also retrieves reflections from other, similar tasks), and diversity is chosen by
+word overlap rather than asked of the model in one structured prompt. Reflections are model calls, not attempts:
+with n_reflections = 3 every repair costs 4 calls (`Episode.calls`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from murphy_lab import prompts as P
+from murphy_lab.scaffolds.base import (
+    Episode,
+    Scaffold,
+    check_budget,
+    execute,
+    make_attempt,
+    round_seed,
+    rounds,
+    sample_requests,
+    visible_pass,
+)
+
+
+class DoT(Scaffold):
+    """DoT-style repair loop; `n_reflections` reflections per failure, `memory_size` of them quoted per prompt."""
+
+    name = "dot"
+
+    def __init__(self, n_reflections: int = 3, memory_size: int = 3, extract: Callable[[str], str] = P.extract_code):
+        if isinstance(n_reflections, bool) or not isinstance(n_reflections, int) or n_reflections < 1:
+            raise ValueError(f"n_reflections must be an integer >= 1, got {n_reflections!r}")
+        if isinstance(memory_size, bool) or not isinstance(memory_size, int) or memory_size < 1:
+            raise ValueError(f"memory_size must be an integer >= 1, got {memory_size!r}")
+        self.n_reflections, self.memory_size, self.extract = n_reflections, memory_size, extract
+
+    def run(
+        self, tasks: Sequence[Any], policy: Any, executor: Any, budget: int, runs: int = 1,
+        seed: int | None = None, progress: bool = False, **sample_kw: Any,
+    ) -> list[Episode]:
+        budget = check_budget(budget)
+        tasks = list(tasks)
+        episodes = self.new_episodes(tasks, runs, self.name)
+        task_of = [t for t in tasks for _ in range(runs)]
+        memory: list[list[str]] = [[] for _ in episodes]  # the memory bank of chosen reflections, per episode
+        for round_ in rounds(budget, progress, self.name):
+            open_ = [i for i, ep in enumerate(episodes) if not ep.done]
+            if not open_:
+                break
+            notes = {i: "" for i in open_}
+            retry = [i for i in open_ if episodes[i].attempts]
+            if retry:  # diverse reflections on every open failure, one call
+                reqs = []
+                for i in retry:
+                    last = episodes[i].attempts[-1]
+                    reqs.append((P.reflect_prompt(task_of[i].prompt, last.code, last.feedback), self.n_reflections))
+                for i, out in zip(retry, sample_requests(policy, reqs, round_seed(seed, round_, 1), **sample_kw)):
+                    episodes[i].spend(sum(t for _, t in out), calls=len(out))
+                    candidates = [P.strip_thinking(text).strip() for text, _ in out]
+                    pick = most_novel(candidates, memory[i])
+                    if candidates[pick]:
+                        memory[i].append(candidates[pick])
+                        notes[i] = candidates[pick]
+                    episodes[i].extra.append({"kind": "reflections", "candidates": candidates, "chosen": pick})
+            prompts = [self._prompt(task_of[i], episodes[i], memory[i]) for i in open_]
+            outs = sample_requests(policy, [(p, 1) for p in prompts], round_seed(seed, round_), **sample_kw)
+            codes = [self.extract(o[0][0]) for o in outs]
+            results = execute(executor, [(c, task_of[i].visible_tests) for i, c in zip(open_, codes)])
+            for i, p, o, code, res in zip(open_, prompts, outs, codes, results):
+                ep = episodes[i]
+                text, ntok = o[0]
+                ep.spend(ntok)
+                prev = len(ep.attempts) - 1 if ep.attempts else None
+                j = ep.record(make_attempt(p, text, code, res, ntok, prev, notes[i]), held=len(ep.attempts))
+                ep.done = visible_pass(res) or j + 1 >= budget
+        return episodes
+
+    def _prompt(self, task: Any, ep: Episode, memory: list[str]) -> str:
+        if not ep.attempts:
+            return P.first_prompt(task.prompt)
+        last = ep.attempts[-1]
+        return P.guided_refine_prompt(task.prompt, last.code, last.feedback, memory[-self.memory_size :])
+
+
+def _words(text: str) -> set[str]:
+    return set(text.lower().split())
+
+
+def jaccard(a: str, b: str) -> float:
+    """|A ∩ B| / |A ∪ B| over lower-cased word sets (1.0 for two empty texts)."""
+    wa, wb = _words(a), _words(b)
+    return 1.0 if not wa and not wb else len(wa & wb) / len(wa | wb)
+
+
+def most_novel(candidates: list[str], memory: list[str]) -> int:
+    """Index of the candidate least like the memory (max Jaccard to it), else least like its siblings; empty
+    candidates lose; ties go to the earliest."""
+
+    def similarity(j: int) -> float:
+        if not candidates[j]:
+            return float("inf")
+        pool = memory if memory else [c for k, c in enumerate(candidates) if k != j]
+        if not pool:
+            return 0.0
+        sims = [jaccard(candidates[j], m) for m in pool]
+        return max(sims) if memory else sum(sims) / len(sims)
+
+    return min(range(len(candidates)), key=lambda j: (similarity(j), j))

@@ -1,0 +1,74 @@
+"""Reflexion-style self-repair: the scaffold of the paper's Iter-k evaluation (and of MURPHY's training prompts).
+
+Shinn et al., "Reflexion: Language Agents with Verbal Reinforcement Learning" (NeurIPS 2023), as used by MURPHY
+(SPEC §2): attempt, run the *visible* tests, on failure re-prompt with q = [task, previous code, feedback]
+(`prompts.refine_prompt`), up to k attempts. Simplified from the published method: no separate verbal reflection
+and no self-written tests — the executor feedback itself is the reflection, exactly the prompt MURPHY trains on.
+
+    attempt 1:  code_1 = extract(policy(first_prompt(task)))
+    attempt j:  code_j = extract(policy(refine_prompt(task, code_{j-1}, feedback_{j-1})))   while code_{j-1} fails
+    held after k attempts: code_min(k, stop), where `stop` is the first attempt passing every visible test
+
+Batched: round j is ONE `policy.sample` over all open episodes (round 1: one prompt per task with n = runs) and
+ONE `executor.run_many`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from murphy_lab import prompts as P
+from murphy_lab.scaffolds.base import (
+    Episode,
+    Scaffold,
+    check_budget,
+    execute,
+    make_attempt,
+    round_seed,
+    rounds,
+    sample_requests,
+    visible_pass,
+)
+
+
+class Reflexion(Scaffold):
+    """Reflexion-style loop; `extract` maps a completion to a program (default `prompts.extract_code`)."""
+
+    name = "reflexion"
+
+    def __init__(self, extract: Callable[[str], str] = P.extract_code):
+        self.extract = extract
+
+    def run(
+        self, tasks: Sequence[Any], policy: Any, executor: Any, budget: int, runs: int = 1,
+        seed: int | None = None, progress: bool = False, **sample_kw: Any,
+    ) -> list[Episode]:
+        budget = check_budget(budget)
+        tasks = list(tasks)
+        episodes = self.new_episodes(tasks, runs, self.name)
+        task_of = [t for t in tasks for _ in range(runs)]
+        for round_ in rounds(budget, progress, self.name):
+            open_ = [i for i, ep in enumerate(episodes) if not ep.done]
+            if not open_:
+                break
+            prompts = [self.prompt(task_of[i], episodes[i]) for i in open_]
+            outs = sample_requests(policy, [(p, 1) for p in prompts], round_seed(seed, round_), **sample_kw)
+            codes = [self.extract(o[0][0]) for o in outs]
+            results = execute(executor, [(c, task_of[i].visible_tests) for i, c in zip(open_, codes)])
+            for i, p, o, code, res in zip(open_, prompts, outs, codes, results):
+                ep = episodes[i]
+                text, ntok = o[0]
+                ep.spend(ntok)
+                prev = len(ep.attempts) - 1 if ep.attempts else None
+                j = ep.record(make_attempt(p, text, code, res, ntok, prev), held=len(ep.attempts))  # held = latest
+                ep.done = visible_pass(res) or j + 1 >= budget
+        return episodes
+
+    @staticmethod
+    def prompt(task: Any, ep: Episode) -> str:
+        if not ep.attempts:
+            return P.first_prompt(task.prompt)  # q(1)
+        last = ep.attempts[-1]
+        return P.refine_prompt(task.prompt, last.code, last.feedback)  # q = [task, code, feedback]
+

@@ -1,0 +1,134 @@
+"""evaluate: Iter-k pass@1 with visible-test feedback and hidden-test verdicts, batched rounds, transcripts."""
+
+from __future__ import annotations
+
+import pytest
+
+from murphy_lab.evaluate import COLUMNS, evaluate, table_from_transcripts
+from murphy_lab.policy import ScriptedPolicy, TransformersPolicy
+from murphy_lab.tasks import Task
+
+WRONG = "def add(a, b):\n    return a - b\n"
+RIGHT = "def add(a, b):\n    return a + b\n"
+OVERFIT = "def add(a, b):\n    return 3\n"  # passes the visible test add(1, 2) == 3, fails the hidden ones
+
+
+def add_task(i: int = 0, difficulty: str = "all") -> Task:
+    return Task(
+        task_id=f"add{i}",
+        prompt=f"Write add(a, b) that returns a + b. ({i})",
+        visible_tests=["assert add(1, 2) == 3"],
+        hidden_tests=["assert add(2, 2) == 4", "assert add(0, 0) == 0"],
+        difficulty=difficulty,
+    )
+
+
+def feedback_fixes(prompt, n):
+    """Wrong at turn 1, right whenever the prompt carries executor feedback."""
+    return [RIGHT if "### Feedback:" in prompt else WRONG] * n
+
+
+class Counting:
+    def __init__(self, executor):
+        self.executor, self.batches = executor, 0
+
+    def run_many(self, jobs):
+        self.batches += 1
+        return self.executor.run_many(jobs)
+
+
+def row(df, k, difficulty="all"):
+    return df[(df.difficulty == difficulty) & (df.k == k)].iloc[0]
+
+
+def test_feedback_policy_scores_iter1_zero_and_iter3_hundred(executor):
+    df = evaluate(ScriptedPolicy(feedback_fixes), [add_task(0), add_task(1)], executor, iters=(1, 3), runs=2,
+                  progress=False)
+    assert row(df, 1)["pass@1"] == 0.0 and row(df, 3)["pass@1"] == 100.0
+
+
+def test_table_has_one_row_per_difficulty_and_k(executor):
+    tasks = [add_task(0, "easy"), add_task(1, "hard"), add_task(2, "hard")]
+    df = evaluate(ScriptedPolicy(feedback_fixes), tasks, executor, iters=(1, 3, 5), runs=1, progress=False)
+    assert list(df.columns) == COLUMNS
+    assert list(zip(df.difficulty, df.k)) == [(d, k) for d in ("all", "easy", "hard") for k in (1, 3, 5)]
+    assert list(df.n_tasks) == [3] * 3 + [1] * 3 + [2] * 3
+
+
+def test_one_sample_call_and_one_batch_per_attempt_round(executor):
+    policy, counting = ScriptedPolicy(lambda p, n: [WRONG] * n), Counting(executor)
+    evaluate(policy, [add_task(0), add_task(1)], counting, iters=(1, 3), runs=2, progress=False)
+    assert policy.calls == 3 and counting.batches == 3 + 1  # 3 rounds + one hidden-test batch
+
+
+def test_runs_share_the_first_prompt_as_n(executor):
+    policy = ScriptedPolicy(lambda p, n: [WRONG] * n)
+    evaluate(policy, [add_task(0), add_task(1)], executor, iters=(1,), runs=3, progress=False)
+    prompts, n = policy.history[0]
+    assert len(prompts) == 2 and n == 3
+
+
+def test_std_is_taken_over_runs(executor):
+    # run 0 (first sample) is right, run 1 is wrong, and the feedback does not help: per-run pass@1 = 100, 0
+    policy = ScriptedPolicy(lambda p, n: [WRONG if "### Feedback:" in p else RIGHT] + [WRONG] * (n - 1))
+    df = evaluate(policy, [add_task(0)], executor, iters=(1,), runs=2, progress=False)
+    assert row(df, 1)["pass@1"] == 50.0 and row(df, 1)["std"] == 50.0
+
+
+def test_a_visible_pass_stops_the_loop(executor):
+    policy = ScriptedPolicy(lambda p, n: [OVERFIT] * n)
+    df = evaluate(policy, [add_task()], executor, iters=(1, 5), runs=1, progress=False)
+    assert policy.calls == 1 and row(df, 5)["calls"] == 1.0
+
+
+def test_hidden_tests_decide_success(executor):
+    df = evaluate(ScriptedPolicy(lambda p, n: [OVERFIT] * n), [add_task()], executor, iters=(1,), runs=1,
+                  progress=False)
+    assert row(df, 1)["pass@1"] == 0.0
+
+
+def test_cost_columns_count_calls_up_to_k(executor):
+    df = evaluate(ScriptedPolicy(lambda p, n: [WRONG] * n), [add_task()], executor, iters=(1, 3), runs=1,
+                  progress=False)
+    assert list(df.calls) == [1.0, 3.0] and row(df, 3)["tokens"] > row(df, 1)["tokens"]
+
+
+def test_transcripts_rederive_the_table(executor, tmp_path):
+    path = str(tmp_path / "eval.jsonl")
+    tasks = [add_task(0, "easy"), add_task(1, "hard")]
+    df = evaluate(ScriptedPolicy(feedback_fixes), tasks, executor, iters=(1, 2), runs=2, transcripts_path=path,
+                  progress=False)
+    assert table_from_transcripts(path).equals(df)
+
+
+def test_transcripts_cannot_invent_unscored_iters(executor, tmp_path):
+    path = str(tmp_path / "eval.jsonl")
+    evaluate(ScriptedPolicy(feedback_fixes), [add_task()], executor, iters=(1,), runs=1, transcripts_path=path,
+             progress=False)
+    with pytest.raises(ValueError, match="not scored"):
+        table_from_transcripts(path, iters=(3,))
+
+
+@pytest.mark.parametrize("iters", [(), (0, 1), [1.5]])
+def test_bad_iters_are_rejected(executor, iters):
+    with pytest.raises(ValueError, match="iters"):
+        evaluate(ScriptedPolicy(feedback_fixes), [add_task()], executor, iters=iters, progress=False)
+
+
+def test_task_without_hidden_tests_is_rejected(executor):
+    task = Task(task_id="t", prompt="p", visible_tests=["assert True"])
+    with pytest.raises(ValueError, match="no hidden tests"):
+        evaluate(ScriptedPolicy(feedback_fixes), [task], executor, progress=False)
+
+
+def test_task_without_visible_tests_is_rejected(executor):
+    task = Task(task_id="t", prompt="p", hidden_tests=["assert True"])
+    with pytest.raises(ValueError, match="no visible tests"):
+        evaluate(ScriptedPolicy(feedback_fixes), [task], executor, progress=False)
+
+
+def test_tiny_model_end_to_end(tiny_model_path, executor):
+    policy = TransformersPolicy(tiny_model_path, max_new_tokens=8)
+    df = evaluate(policy, [add_task(0), add_task(1)], executor, iters=(1, 2), runs=2, progress=False)
+    # a random-init model solves nothing; two attempt rounds = two generate calls
+    assert list(df["pass@1"]) == [0.0, 0.0] and policy.calls == 2 and list(df.n_tasks) == [2, 2]
