@@ -6,7 +6,7 @@ import pytest
 
 from murphy_lab.evaluate import evaluate
 from murphy_lab.policy import ScriptedPolicy, TransformersPolicy
-from murphy_lab.scaffolds import DoT, LATS, Reflexion, get_scaffold, sample_requests
+from murphy_lab.scaffolds import LATS, DoT, Reflexion, get_scaffold, sample_requests
 from murphy_lab.scaffolds.dot import most_novel
 from murphy_lab.tasks import Task
 
