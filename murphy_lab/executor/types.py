@@ -43,11 +43,13 @@ class TestSuite:
 
 @dataclass
 class TestOutcome:
-    """What happened to one test: `status` is one of passed/failed/error/timeout/memory/exit/crashed."""
+    """What happened to one test: `status` is one of passed/failed/error/timeout/memory/exit/crashed/output/syntax."""
 
     test: Test
     status: str
     detail: str = ""  # actual value, exception text, or what stopped the test
+    assertion: str = ""  # the assert that failed, when it is not the test itself (e.g. inside HumanEval's check)
+    got: str = ""  # IO tests: the program's stdout
 
     @property
     def passed(self) -> bool:
@@ -61,7 +63,7 @@ class ExecutionResult:
     reward: float
     passed: int
     total: int
-    status: str  # passed | failed | error | timeout | memory | exit | crashed | syntax
+    status: str  # passed | failed | error | timeout | memory | exit | crashed | output | syntax | no_tests
     feedback: str = ""  # the text quoted in the next turn's refinement prompt, f(v)
     outcomes: list[TestOutcome] = field(default_factory=list)
     runtime_s: float = 0.0

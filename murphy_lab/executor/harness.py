@@ -1,0 +1,333 @@
+"""What runs inside one sandboxed test process: load the program, run one test, write the verdict.
+
+This file is loaded by the warm worker (`worker.py`) by path, before any program runs, so every name it binds
+(`_type`, `_issubclass`, the clean builtins, ...) is captured while the interpreter is still untouched. It stands
+on the standard library only.
+
+How a verdict is made (the rules the feedback and the tests rely on):
+
+- The program is executed as module ``solution`` (registered in ``sys.modules``, so ``from solution import f``
+  works); the test code (``setup`` then the case) runs in a *copy* of the program's namespace whose builtins are a
+  snapshot taken before the program ran. Rebinding ``builtins.len`` or the program's own globals after loading
+  cannot change what the test sees.
+- Every ``assert`` in the test code (the case and the setup, e.g. HumanEval's ``check``) is rewritten with `ast`
+  into a call to the harness: ``assert a == b`` becomes ``compare(a, "==", b)``, which evaluates both sides and
+  compares them by `plain` value: builtin values (and subclasses of builtins, reduced to the builtin) are compared
+  with the builtin operation, so an object whose ``__eq__``/``__ne__``/``__hash__`` lies cannot pass. Objects of a
+  class the program defined compare only with an object of the very same class. Values returned by calls inside
+  an assert are reduced the same way (so ``abs(f(x) - 0.5) < 1e-6`` cannot be fooled by a float subclass).
+  Python's own numeric semantics stay (``1 == 1.0 == True``).
+- ``passed`` is written through the verdict pipe (with a per-test nonce) only after the test statement finished;
+  an exit, a crash or a kill leaves no verdict, and the worker reports what stopped the process instead.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import io
+import json
+import linecache
+import operator
+import os
+import reprlib
+import sys
+import traceback
+import types
+
+PROGRAM_FILE = "solution.py"  # the name the program's frames carry in tracebacks
+PROGRAM_MODULE = "solution"  # `from solution import f` works in test code (KodCode/pytest style)
+TEST_FILE = "test.py"
+SETUP_FILE = "test_setup.py"
+CHECK = "__murphy_check__"  # the one name the rewritten asserts call
+MAX_DETAIL = 2000  # characters of a detail sent back (feedback.py truncates further)
+
+# --- captured before any program runs -------------------------------------------------------------------------
+_type, _id, _len, _bool, _issubclass, _getattr = type, id, len, bool, issubclass, getattr
+_type_getattr = type.__getattribute__
+_write, _exit, _gettrace, _getprofile = os.write, os._exit, sys.gettrace, sys.getprofile
+_CLEAN_BUILTINS = dict(builtins.__dict__)
+_CLEAN_BUILTINS["isinstance"] = lambda obj, cls: issubclass(type(obj), cls)  # `__class__` cannot lie to tests
+_OPS = {
+    "==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt,
+    ">=": operator.ge, "in": lambda a, b: a in b, "not in": lambda a, b: a not in b,
+}
+_AST_OPS = {
+    ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.In: "in",
+    ast.NotIn: "not in", ast.Is: "is", ast.IsNot: "is not",
+}
+_ATOMS = {id(t) for t in (bool, int, float, complex, str, bytes, type(None), type(...))}
+_HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: classes created by `class` statements (not C types)
+_repr = reprlib.Repr()
+_repr.maxstring = _repr.maxother = _repr.maxlong = 300
+_repr.maxlist = _repr.maxtuple = _repr.maxdict = _repr.maxset = _repr.maxfrozenset = 40
+_repr.maxlevel = 5
+
+
+class _Untrusted(Exception):
+    """A value holds an object whose class the program (or the test) defined: its methods could lie."""
+
+
+class _AssertFailed(Exception):
+    def __init__(self, assertion: str, value: str):
+        self.assertion, self.value = assertion, value
+
+
+# --- plain values ----------------------------------------------------------------------------------------------
+def _trusted(t) -> bool:
+    """A class we did not get from the program: a C type, or a class an imported module really exports."""
+    if not _type_getattr(t, "__flags__") & _HEAPTYPE:
+        return True
+    mod, qual = _type_getattr(t, "__module__"), _type_getattr(t, "__qualname__")
+    if mod in (PROGRAM_MODULE, "__main__") or not isinstance(mod, str) or not isinstance(qual, str):
+        return False
+    obj = sys.modules.get(mod)
+    for part in qual.split("."):
+        obj = _getattr(obj, part, None)
+    return obj is t
+
+
+def plain(x, memo=None):
+    """`x` with every builtin subclass reduced to its builtin base (the same object when nothing changes).
+
+    Raises `_Untrusted` when `x` holds an object of a class the program defined. Comparisons then use builtin
+    code only, which the program cannot override.
+    """
+    t = _type(x)
+    if _id(t) in _ATOMS:
+        return x
+    memo = {} if memo is None else memo
+    if _id(x) in memo:
+        return memo[_id(x)]
+    if _issubclass(t, bool) or _issubclass(t, int):
+        return int.__int__(x)  # IntEnum, int subclasses -> exact int
+    if _issubclass(t, float):
+        return float.__float__(x)
+    if _issubclass(t, complex):
+        return complex.__complex__(x)
+    if _issubclass(t, str):
+        return str.__str__(x)
+    if _issubclass(t, bytes):
+        return bytes.__bytes__(x)
+    if _issubclass(t, (list, tuple)):
+        base = list if _issubclass(t, list) else tuple
+        memo[_id(x)] = x
+        items = base.__getitem__(x, slice(None))
+        out = [plain(v, memo) for v in items]
+        same = t is base and all(a is b for a, b in zip(out, items))
+        memo[_id(x)] = x if same else base(out)
+        return memo[_id(x)]
+    if _issubclass(t, dict):
+        memo[_id(x)] = x
+        items = list(dict.items(x))
+        out = [(plain(k, memo), plain(v, memo)) for k, v in items]
+        same = t is dict and all(a is c and b is d for (a, b), (c, d) in zip(out, items))
+        memo[_id(x)] = x if same else dict(out)
+        return memo[_id(x)]
+    if _issubclass(t, (set, frozenset)):
+        base = set if _issubclass(t, set) else frozenset
+        items = list(base.__iter__(x))
+        out = [plain(v, memo) for v in items]
+        same = t is base and all(a is b for a, b in zip(out, items))
+        return x if same else base(out)
+    if _trusted(t):
+        return x
+    raise _Untrusted(t)
+
+
+def show(x) -> str:
+    """A short, safe repr of a value for feedback (the program's own `__repr__` only for its own classes)."""
+    try:
+        return _repr.repr(plain(x))[:MAX_DETAIL]
+    except _Untrusted:
+        try:
+            return f"{x!r}"[:MAX_DETAIL]  # the program's own class: its __repr__ is what the model wrote
+        except BaseException:  # noqa: BLE001 - a broken __repr__ must not break the verdict
+            return f"<{_type_getattr(_type(x), '__qualname__')} object>"
+    except BaseException:  # noqa: BLE001
+        return f"<{_type_getattr(_type(x), '__name__')} object>"
+
+
+class Check:
+    """The functions rewritten asserts call (bound in the test namespace as `__murphy_check__`)."""
+
+    @staticmethod
+    def value(x):
+        """A call's result inside an assert, reduced to plain values where possible."""
+        try:
+            return plain(x)
+        except _Untrusted:
+            return x
+
+    @staticmethod
+    def compare(left, op: str, right, src: str):
+        if op in ("is", "is not"):
+            ok = (left is right) == (op == "is")
+        else:
+            try:
+                ok = _bool(_OPS[op](plain(left), plain(right)))
+            except _Untrusted:  # the program's own class: only against the same class, with its own __eq__
+                ok = op in ("==", "!=") and _type(left) is _type(right) and _bool(_OPS[op](left, right))
+        if not ok:
+            raise _AssertFailed(src, show(left))
+
+    @staticmethod
+    def chain(ops: tuple, values: list, src: str):
+        for i, op in enumerate(ops):
+            try:
+                Check.compare(values[i], op, values[i + 1], src)
+            except _AssertFailed:
+                raise _AssertFailed(src, show(values[0])) from None
+
+    @staticmethod
+    def truthy(x, src: str, want: bool = True):
+        try:
+            ok = _bool(plain(x)) == want
+        except _Untrusted:
+            ok = False
+        if not ok:
+            raise _AssertFailed(src, show(x))
+
+
+class _RewriteAsserts(ast.NodeTransformer):
+    """`assert <test>` -> a call into `Check`; calls inside the assert -> `Check.value(call)`."""
+
+    def __init__(self, source: str):
+        self.source = source
+
+    def _fn(self, name: str) -> ast.expr:
+        return ast.Attribute(ast.Name(CHECK, ast.Load()), name, ast.Load())
+
+    def _wrap_calls(self, node: ast.expr) -> ast.expr:
+        outer = self
+
+        class Calls(ast.NodeTransformer):
+            def visit_Call(self, call):
+                self.generic_visit(call)
+                return ast.Call(outer._fn("value"), [call], [])
+
+            def visit_Lambda(self, lam):  # a lambda's body runs later, inside whatever calls it
+                return lam
+
+        return Calls().visit(node)
+
+    def visit_Assert(self, node: ast.Assert):
+        src = ast.get_source_segment(self.source, node) or ast.unparse(node)
+        src = Constant(src)
+        t = self._wrap_calls(node.test)
+        if isinstance(t, ast.Compare) and len(t.ops) == 1 and type(t.ops[0]) in _AST_OPS:
+            args = [t.left, Constant(_AST_OPS[type(t.ops[0])]), t.comparators[0], src]
+            call = ast.Call(self._fn("compare"), args, [])
+        elif isinstance(t, ast.Compare) and all(type(o) in _AST_OPS for o in t.ops):
+            ops = ast.Tuple([Constant(_AST_OPS[type(o)]) for o in t.ops], ast.Load())
+            call = ast.Call(self._fn("chain"), [ops, ast.List([t.left, *t.comparators], ast.Load()), src], [])
+        elif isinstance(t, ast.UnaryOp) and isinstance(t.op, ast.Not):
+            call = ast.Call(self._fn("truthy"), [t.operand, src, Constant(False)], [])
+        else:
+            call = ast.Call(self._fn("truthy"), [t, src], [])
+        return ast.copy_location(ast.Expr(call), node)
+
+
+def Constant(v) -> ast.Constant:  # noqa: N802 - reads like the ast node it builds
+    return ast.Constant(v)
+
+
+def compile_test(source: str, filename: str):
+    """Compile test code with every assert rewritten into a `Check` call."""
+    tree = _RewriteAsserts(source).visit(ast.parse(source, filename))
+    return compile(ast.fix_missing_locations(tree), filename, "exec")
+
+
+# --- reporting -------------------------------------------------------------------------------------------------
+def format_exception(e: BaseException, limit: int = 3) -> str:
+    """The exception and its last `limit` frames, with harness frames removed."""
+    frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename in (PROGRAM_FILE, TEST_FILE,
+                                                                                  SETUP_FILE)]
+    try:
+        head = "".join(traceback.format_exception_only(_type(e), e)).strip()
+    except BaseException:  # noqa: BLE001 - a program exception whose __str__ raises
+        head = _type_getattr(_type(e), "__name__")
+    lines = traceback.format_list(frames[-limit:])
+    body = ("Traceback (most recent call last):\n" + "".join(lines)) if lines else ""
+    return (body + head)[-MAX_DETAIL:]
+
+
+def _remember_source(filename: str, source: str) -> None:
+    linecache.cache[filename] = (_len(source), None, source.splitlines(True), filename)
+
+
+def _report(fd: int, nonce: str, status: str, detail: str = "", assertion: str = "") -> None:
+    msg = json.dumps({"nonce": nonce, "status": status, "detail": detail[:MAX_DETAIL],
+                      "assertion": assertion[:MAX_DETAIL]})
+    data = msg.encode("utf-8", "replace")
+    while data:
+        data = data[_write(fd, data):]
+    _exit(0)
+
+
+def _stop_status(e: BaseException) -> str | None:
+    if isinstance(e, MemoryError):
+        return "memory"
+    if isinstance(e, (SystemExit, KeyboardInterrupt, GeneratorExit)):
+        return "exit"
+    return None
+
+
+# --- the two test kinds ----------------------------------------------------------------------------------------
+def load_program(program: str, fd: int, nonce: str, name: str) -> types.ModuleType:
+    """Compile and execute the program as module `name`; report and exit if that fails."""
+    try:
+        code = compile(program, PROGRAM_FILE, "exec")
+    except (SyntaxError, ValueError) as e:  # ValueError: source with NUL bytes
+        _report(fd, nonce, "syntax", "".join(traceback.format_exception_only(_type(e), e)).strip())
+    except MemoryError:
+        _report(fd, nonce, "memory")
+    _remember_source(PROGRAM_FILE, program)
+    module = types.ModuleType(name)
+    module.__file__ = PROGRAM_FILE
+    sys.modules[name] = module
+    try:
+        exec(code, module.__dict__)
+    except BaseException as e:  # noqa: BLE001 - whatever stops the program is the verdict
+        stop = _stop_status(e)
+        if stop == "exit" and name == "__main__" and isinstance(e, SystemExit) and e.code in (None, 0):
+            return module  # an IO program may end with sys.exit(0)
+        _report(fd, nonce, stop or "error", ("" if stop else format_exception(e)), "(loading the program)")
+    return module
+
+
+def run_assert_test(program: str, setup: str, case: str, fd: int, nonce: str) -> None:
+    """Load the program, run setup and one test case in a protected namespace, report, exit."""
+    module = load_program(program, fd, nonce, PROGRAM_MODULE)
+    try:
+        setup_code = compile_test(setup, SETUP_FILE) if setup else None
+        case_code = compile_test(case, TEST_FILE)
+    except SyntaxError as e:
+        _report(fd, nonce, "error", f"the test itself does not compile: {e}")
+    _remember_source(SETUP_FILE, setup)
+    _remember_source(TEST_FILE, case)
+    ns = dict(module.__dict__)
+    ns.update(__builtins__=dict(_CLEAN_BUILTINS), __name__="__test__")
+    ns[CHECK] = Check
+    try:
+        if setup_code is not None:
+            exec(setup_code, ns)
+        exec(case_code, ns)
+    except _AssertFailed as f:
+        _report(fd, nonce, "failed", f.value, f.assertion)
+    except BaseException as e:  # noqa: BLE001
+        stop = _stop_status(e)
+        _report(fd, nonce, stop or "error", "" if stop else format_exception(e))
+    if _gettrace() is not None or _getprofile() is not None:
+        _report(fd, nonce, "error", "the program installed a trace/profile hook (not allowed during tests)")
+    _report(fd, nonce, "passed")
+
+
+def run_io_test(program: str, fd: int, nonce: str, stdout: io.TextIOBase) -> None:
+    """Run the program as a script on the stdin already in place; the worker compares stdout afterwards."""
+    load_program(program, fd, nonce, "__main__")
+    try:
+        stdout.flush()
+    except BaseException:  # noqa: BLE001 - e.g. the output limit was hit while flushing
+        pass
+    _report(fd, nonce, "ran")

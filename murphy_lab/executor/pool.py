@@ -1,0 +1,319 @@
+"""`Executor`: the parent side — a pool of warm workers, job dispatch, respawn, and turning outcomes into results.
+
+The parent never runs untrusted code and never unpickles anything from a worker (replies are JSON). A worker that
+dies or stops answering (for example because a program killed it) is replaced; its job still gets a result.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import selectors
+import struct
+import subprocess
+import sys
+import threading
+import time
+import warnings
+import weakref
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from murphy_lab.executor import feedback
+from murphy_lab.executor.types import ExecutionResult, IOTest, TestOutcome, TestSuite
+
+WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "worker.py")
+SEVERITY = ("syntax", "timeout", "memory", "crashed", "output", "exit", "error", "failed")  # job status order
+
+
+@dataclass
+class _Slot:
+    """One live worker process and the bytes read from it so far."""
+
+    proc: subprocess.Popen
+    buf: bytearray
+    job: int | None = None
+    deadline: float = 0.0
+
+
+class Executor:
+    """Run untrusted programs against tests in sandboxed, forked children of warm worker processes.
+
+    Args:
+        timeout: wall-clock seconds per test (the program is loaded afresh for each test, inside that budget).
+        memory_mb: address-space limit of each test process (RLIMIT_AS), in MB.
+        workers: parallel worker processes (one test at a time each).
+        output_kb: largest file (and IO-test stdout) a test may write, in KB.
+        max_processes: processes a test may have at once (as root, counted on its private uid).
+        isolate: enter network and mount namespaces (no network; private /tmp) where the kernel allows it.
+        drop_user: run tests as a private unprivileged uid; None = yes when running as root.
+        tmp_mb: size of each worker's private /tmp (tmpfs), in MB.
+
+    Example:
+        >>> with Executor(workers=2) as ex:                                            # doctest: +SKIP
+        ...     ex.run("def f(x):\\n    return x + 1", ["assert f(1) == 2"]).reward
+        1.0
+    """
+
+    def __init__(self, timeout: float = 2.0, memory_mb: int = 1024, workers: int = 2, output_kb: int = 1024,
+                 max_processes: int = 64, isolate: bool = True, drop_user: bool | None = None, tmp_mb: int = 256):
+        for name, v in (("timeout", timeout), ("memory_mb", memory_mb), ("workers", workers),
+                        ("output_kb", output_kb), ("max_processes", max_processes), ("tmp_mb", tmp_mb)):
+            if not isinstance(v, (int, float)) or isinstance(v, bool) or v <= 0:
+                raise ValueError(f"{name} must be a positive number, got {v!r}")
+        self.timeout, self.memory_mb, self.workers = float(timeout), int(memory_mb), int(workers)
+        self.output_kb, self.max_processes, self.tmp_mb = int(output_kb), int(max_processes), int(tmp_mb)
+        self.isolate, self.drop_user = bool(isolate), drop_user
+        self.isolation: dict = {}  # what the workers report as active (network, private_tmp, user, subreaper)
+        self._slots: list[_Slot] = []
+        self._lock = threading.Lock()
+        self._pid = os.getpid()
+        self._warned = False
+
+    # --- lifecycle ---------------------------------------------------------------------------------------------
+    def _config(self) -> str:
+        return json.dumps({"memory_mb": self.memory_mb, "output_kb": self.output_kb, "timeout": self.timeout,
+                           "max_processes": self.max_processes, "isolate": self.isolate,
+                           "drop_user": self.drop_user, "tmp_mb": self.tmp_mb})
+
+    def _spawn(self) -> _Slot:
+        env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}  # nothing of the caller's environment
+        proc = subprocess.Popen([sys.executable, "-I", WORKER, self._config()], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, env=env, close_fds=True, start_new_session=True, cwd="/")
+        os.set_blocking(proc.stdout.fileno(), False)
+        return _Slot(proc, bytearray())
+
+    def _start(self) -> None:
+        if self._pid != os.getpid():  # we were forked (or unpickled): the workers belong to another process
+            self._slots, self._pid = [], os.getpid()
+        if self._slots:
+            return
+        self._slots = [self._spawn() for _ in range(self.workers)]
+        for slot in self._slots:
+            hello = self._read_message(slot, time.monotonic() + 60)
+            if hello is None:
+                raise RuntimeError("executor worker failed to start (see stderr)")
+            self.isolation = hello["active"]
+            if hello["warnings"] and not self._warned:
+                warnings.warn("executor: " + "; ".join(hello["warnings"]), RuntimeWarning, stacklevel=3)
+                self._warned = True
+        _live.add(self)
+
+    def close(self) -> None:
+        """Stop the workers (they remove their temp dirs). The executor restarts them if used again."""
+        slots, self._slots = self._slots, []
+        for slot in slots:
+            try:
+                slot.proc.stdin.close()
+            except OSError:
+                pass
+        for slot in slots:
+            try:
+                slot.proc.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                slot.proc.kill()
+                slot.proc.wait()
+            slot.proc.stdout.close()
+
+    def __enter__(self) -> Executor:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            if self._pid == os.getpid():
+                self.close()
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
+
+    def __getstate__(self) -> dict:  # picklable: the settings travel, the worker processes do not
+        state = {k: v for k, v in self.__dict__.items() if k not in ("_slots", "_lock")}
+        state["_pid"] = -1
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._slots, self._lock = [], threading.Lock()
+
+    def __repr__(self) -> str:
+        return (f"Executor(timeout={self.timeout:g}, memory_mb={self.memory_mb}, workers={self.workers}, "
+                f"isolation={self.isolation or 'not started'})")
+
+    # --- running -----------------------------------------------------------------------------------------------
+    def run(self, program: str, tests: TestSuite | Sequence) -> ExecutionResult:
+        """Run one program against its tests: `reward` = passed / total (the paper's r(v)), `feedback` = f(v)."""
+        return self.run_many([(program, tests)])[0]
+
+    def run_many(self, jobs: Sequence[tuple[str, TestSuite | Sequence]], progress: bool = False
+                 ) -> list[ExecutionResult]:
+        """Run (program, tests) jobs in parallel; exactly one result per job, in order, whatever the programs do."""
+        prepared = [_prepare(i, job, self.timeout) for i, job in enumerate(jobs)]
+        results: list[ExecutionResult | None] = [None] * len(prepared)
+        todo = deque(i for i, p in enumerate(prepared) if p["cases"])
+        for i, p in enumerate(prepared):
+            if not p["cases"]:
+                results[i] = ExecutionResult(0.0, 0, 0, "no_tests", feedback.NO_TESTS)
+        bar = _progress(len(todo)) if progress else None
+        with self._lock:
+            if todo:
+                self._start()
+            self._dispatch(prepared, todo, results, bar)
+        if bar is not None:
+            bar.close()
+        return results  # type: ignore[return-value]
+
+    def _dispatch(self, prepared, todo: deque, results: list, bar) -> None:
+        sel = selectors.DefaultSelector()
+        try:
+            while todo or any(s.job is not None for s in self._slots):
+                for k, slot in enumerate(self._slots):
+                    if slot.job is None and todo:
+                        i = todo.popleft()
+                        if not self._send(slot, prepared[i]):
+                            self._slots[k] = slot = self._replace(slot, sel)
+                            if not self._send(slot, prepared[i]):
+                                results[i] = self._lost(prepared[i], "the sandbox worker could not be started")
+                                continue
+                        slot.job = i
+                        n = len(prepared[i]["cases"])
+                        slot.deadline = time.monotonic() + n * (self.timeout + 1.0) + 10.0
+                        if slot.proc.stdout not in sel.get_map():
+                            sel.register(slot.proc.stdout, selectors.EVENT_READ, slot)
+                busy = [s for s in self._slots if s.job is not None]
+                if not busy:
+                    continue
+                wait = max(0.0, min(s.deadline for s in busy) - time.monotonic())
+                sel.select(timeout=wait)
+                for k, slot in enumerate(self._slots):
+                    if slot.job is None:
+                        continue
+                    msg, dead = self._poll(slot)
+                    if msg is not None:
+                        results[slot.job] = self._result(prepared[slot.job], msg)
+                    elif dead or time.monotonic() > slot.deadline:
+                        why = ("the sandbox worker died while running this program (did it kill its parent?)"
+                               if dead else "the sandbox worker stopped answering")
+                        results[slot.job] = self._lost(prepared[slot.job], why)
+                        self._slots[k] = self._replace(slot, sel)
+                    else:
+                        continue
+                    slot.job = None
+                    if bar is not None:
+                        bar.update(1)
+        finally:
+            sel.close()
+
+    def _replace(self, slot: _Slot, sel) -> _Slot:
+        try:
+            sel.unregister(slot.proc.stdout)
+        except (KeyError, ValueError):
+            pass
+        slot.proc.kill()
+        slot.proc.wait()
+        slot.proc.stdout.close()
+        new = self._spawn()
+        if self._read_message(new, time.monotonic() + 60) is None:
+            raise RuntimeError("executor worker failed to restart")
+        return new
+
+    # --- the wire: 4-byte length + JSON ------------------------------------------------------------------------
+    @staticmethod
+    def _send(slot: _Slot, job: dict) -> bool:
+        data = json.dumps({k: job[k] for k in ("program", "setup", "cases", "timeout")}).encode()
+        try:
+            slot.proc.stdin.write(struct.pack("<I", len(data)) + data)
+            slot.proc.stdin.flush()
+            return True
+        except (BrokenPipeError, OSError):
+            return False
+
+    @staticmethod
+    def _poll(slot: _Slot) -> tuple[dict | None, bool]:
+        """Read what is available; return (a complete message or None, whether the worker is gone)."""
+        dead = False
+        while True:
+            try:
+                chunk = os.read(slot.proc.stdout.fileno(), 1 << 16)
+            except BlockingIOError:
+                break
+            if not chunk:
+                dead = True
+                break
+            slot.buf += chunk
+        if len(slot.buf) >= 4:
+            (n,) = struct.unpack("<I", slot.buf[:4])
+            if len(slot.buf) >= 4 + n:
+                msg = json.loads(bytes(slot.buf[4:4 + n]))
+                del slot.buf[:4 + n]
+                return msg, False
+        return None, dead
+
+    def _read_message(self, slot: _Slot, deadline: float) -> dict | None:
+        with selectors.DefaultSelector() as sel:
+            sel.register(slot.proc.stdout, selectors.EVENT_READ)
+            while time.monotonic() < deadline:
+                msg, dead = self._poll(slot)
+                if msg is not None or dead:
+                    return msg
+                sel.select(timeout=max(0.0, deadline - time.monotonic()))
+        return None
+
+    # --- results -----------------------------------------------------------------------------------------------
+    def _result(self, job: dict, msg: dict) -> ExecutionResult:
+        outcomes = [TestOutcome(test, o["status"], o.get("detail", ""), o.get("assertion", ""), o.get("got", ""))
+                    for test, o in zip(job["tests"], msg["outcomes"])]
+        return self._summarize(outcomes, msg.get("runtime_s", 0.0))
+
+    def _lost(self, job: dict, why: str) -> ExecutionResult:
+        outcomes = [TestOutcome(t, "crashed", why) for t in job["tests"]]
+        res = self._summarize(outcomes, 0.0)
+        res.feedback = f"{feedback.HEADER}\n{why}"
+        return res
+
+    def _summarize(self, outcomes: list[TestOutcome], runtime_s: float) -> ExecutionResult:
+        passed, total = sum(o.passed for o in outcomes), len(outcomes)
+        bad = {o.status for o in outcomes if not o.passed}
+        status = next((s for s in SEVERITY if s in bad), "failed") if bad else "passed"
+        text = feedback.render(outcomes, self.timeout, self.memory_mb)
+        return ExecutionResult(passed / total, passed, total, status, text, outcomes, runtime_s)  # r(v) = p / n
+
+
+def _prepare(i: int, job, timeout: float) -> dict:
+    """Validate one (program, tests) job and turn it into the worker's wire format."""
+    if not isinstance(job, (tuple, list)) or len(job) != 2:
+        raise TypeError(f"jobs[{i}] must be a (program, tests) pair, got {type(job).__name__}")
+    program, tests = job
+    if not isinstance(program, str):
+        raise TypeError(f"jobs[{i}]: program must be a str, got {type(program).__name__}")
+    suite = TestSuite.of(tests)
+    cases = []
+    for k, t in enumerate(suite.cases):
+        if isinstance(t, IOTest):
+            cases.append(["io", str(t.input), str(t.output)])
+        elif isinstance(t, str):
+            cases.append(["assert", t])
+        else:
+            raise TypeError(f"jobs[{i}]: test {k} must be an assert string or IOTest, got {type(t).__name__}")
+    return {"program": program, "setup": suite.setup or "", "cases": cases, "tests": list(suite.cases),
+            "timeout": timeout}
+
+
+def _progress(n: int):
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return None
+    return tqdm(total=n, desc="executing", leave=False)
+
+
+_live: weakref.WeakSet = weakref.WeakSet()
+
+
+@atexit.register
+def _close_all() -> None:
+    for ex in list(_live):
+        ex.close()

@@ -1,0 +1,361 @@
+"""The warm worker: a long-lived process that forks one sandboxed child per test and writes the verdicts.
+
+Started by `pool.Executor` as ``python -I worker.py '<config json>'``; speaks length-prefixed JSON on stdin/stdout
+(one job in, one list of outcomes out). It imports the standard library once, so a test costs a `fork` (about
+2 ms), not an interpreter start (10-20 ms). It stands on the standard library and `harness.py` only.
+
+Per worker, once: become a child subreaper (orphaned grandchildren and `setsid` daemons are re-parented to us and
+swept), enter a fresh network namespace (no network) and mount namespace with private tmpfs on /tmp, /var/tmp and
+/dev/shm (as root directly; as a normal user through a user namespace where the kernel allows it).
+
+Per test, in the forked child: new session, parent-death signal, stdin from /dev/null (or the IO test's input),
+stdout/stderr to /dev/null (or a capped file for IO tests), a private empty working directory, a cleared
+environment, rlimits (address space, CPU seconds, file size, processes, no core dumps), and, as root, a private
+unprivileged uid with no supplementary groups; then `no_new_privs`. The worker waits with the wall-clock timeout,
+kills the child's process group, sweeps every remaining descendant, and removes the directory.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import importlib.util
+import json
+import os
+import random
+import resource
+import select
+import shutil
+import signal
+import struct
+import sys
+import time
+
+# Warm the standard library that generated programs import, so the forked child does not pay for it.
+import array, bisect, collections, copy, dataclasses, datetime, decimal, fractions, functools, hashlib, heapq  # noqa
+import itertools, math, operator, queue, re, statistics, string, typing, unicodedata, io, abc, enum  # noqa
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_spec = importlib.util.spec_from_file_location("_murphy_harness", os.path.join(_HERE, "harness.py"))
+harness = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(harness)
+
+CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWNET = 0x00020000, 0x10000000, 0x40000000
+PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 1, 38, 36
+MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 2, 4, 1 << 14, 1 << 18
+_libc = ctypes.CDLL(None, use_errno=True)
+MB = 1 << 20
+
+
+def _call(fn, *args) -> None:
+    if fn(*args) != 0:
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e))
+
+
+# --- once per worker -------------------------------------------------------------------------------------------
+def isolate_worker(cfg: dict) -> tuple[dict, list[str]]:
+    """Subreaper, network and mount namespaces. Returns (what is active, warnings for what is not)."""
+    active, warnings = {"subreaper": False, "network": False, "private_tmp": False, "user": False}, []
+    try:
+        _call(_libc.prctl, PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        active["subreaper"] = True
+    except OSError as e:
+        warnings.append(f"cannot become a child subreaper ({e}); daemonized grandchildren may survive a test")
+    uid, gid = os.geteuid(), os.getegid()
+    if cfg["isolate"]:
+        flags = CLONE_NEWNET | CLONE_NEWNS | (0 if uid == 0 else CLONE_NEWUSER)
+        try:
+            _call(_libc.unshare, flags)
+            if uid != 0:  # map ourselves to ourselves inside the new user namespace
+                for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
+                    with open(f"/proc/self/{name}", "w") as f:
+                        f.write(text)
+            active["network"] = True
+        except OSError as e:
+            warnings.append(f"no network namespace ({e}); programs can reach the network")
+        if active["network"]:
+            try:
+                _call(_libc.mount, b"none", b"/", None, MS_REC | MS_PRIVATE, None)
+                for d in ("/tmp", "/var/tmp", "/dev/shm"):
+                    if os.path.isdir(d):
+                        opts = f"size={cfg['tmp_mb']}m,mode=1777".encode()
+                        _call(_libc.mount, b"tmpfs", d.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, opts)
+                active["private_tmp"] = True
+            except OSError as e:
+                warnings.append(f"no private /tmp ({e}); programs may write to the shared /tmp")
+    drop = cfg["drop_user"]
+    if drop is None:
+        drop = uid == 0
+    if drop and uid != 0:
+        warnings.append("not root: cannot switch tests to a private uid; programs run as the calling user")
+        drop = False
+    active["user"] = drop
+    return active, warnings
+
+
+# --- once per test, in the child -------------------------------------------------------------------------------
+def _drop_capabilities() -> None:
+    """Clear all capabilities (the user-namespace case, where our uid holds them inside the namespace)."""
+    header = struct.pack("Ii", 0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
+    data = bytes(24)  # two zeroed {effective, permitted, inheritable} sets
+    _libc.capset(ctypes.c_char_p(header), ctypes.c_char_p(data))
+
+
+def enter_sandbox(cfg: dict, workdir: str, uid: int, stdin_path: str | None, stdout_path: str | None,
+                  verdict_fd: int) -> int:
+    """Everything between fork and running untrusted code. Returns the verdict fd's new number (3)."""
+    os.setsid()
+    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE, signal.SIGXFSZ, signal.SIGCHLD):
+        signal.signal(sig, signal.SIG_DFL)
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(os.open(stdin_path, os.O_RDONLY) if stdin_path else null, 0)
+    out = os.open(stdout_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600) if stdout_path else null
+    os.dup2(out, 1)
+    os.dup2(null, 2)
+    os.dup2(verdict_fd, 3)
+    os.closerange(4, 1 << 16)  # the worker's pipes to the parent process, pidfds, everything else
+    if cfg["active"]["user"]:
+        os.chown(workdir, uid, uid)
+        if stdout_path:
+            os.fchown(1, uid, uid)
+    os.chdir(workdir)
+    limit = cfg["memory_mb"] * MB
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit + 64 * MB))  # slack above soft: room to report
+    cpu = int(cfg["timeout"]) + 2
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (cfg["output_kb"] * 1024,) * 2)
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
+    try:
+        resource.setrlimit(resource.RLIMIT_STACK, (64 * MB, resource.getrlimit(resource.RLIMIT_STACK)[1]))
+    except (ValueError, OSError):
+        pass
+    if cfg["active"]["user"]:
+        resource.setrlimit(resource.RLIMIT_NPROC, (cfg["max_processes"],) * 2)  # per uid: ours is private
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)  # all ids non-zero: the kernel clears every capability
+    elif os.geteuid() != 0:
+        _drop_capabilities()
+    _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)  # setuid binaries cannot give privileges back
+    os.environ.clear()
+    os.environ.update(PATH="/usr/local/bin:/usr/bin:/bin", HOME=workdir, TMPDIR=workdir, LANG="C.UTF-8",
+                      PYTHONHASHSEED="0", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    sys.stdin = open(0, "r", encoding="utf-8", errors="replace", closefd=False)
+    sys.stdout = open(1, "w", encoding="utf-8", errors="replace", closefd=False)
+    sys.stderr = open(2, "w", encoding="utf-8", errors="replace", closefd=False)
+    sys.argv = [harness.PROGRAM_FILE]
+    return 3
+
+
+# --- the worker's side of one test -----------------------------------------------------------------------------
+class Worker:
+    def __init__(self, cfg: dict):
+        self.cfg = cfg
+        self.active, self.warnings = isolate_worker(cfg)
+        cfg["active"] = self.active
+        self.uid = random.SystemRandom().randrange(200_000, 2_000_000_000)  # private: nobody else runs as it
+        self.base = os.path.join("/tmp", f"murphy-{os.getpid()}-{self.uid}")
+        os.makedirs(self.base, mode=0o711, exist_ok=True)
+        self.n = 0
+        self.me = os.getpid()
+
+    def run_test(self, program: str, setup: str, case: list, timeout: float) -> dict:
+        """Fork a sandboxed child for one test, wait at most `timeout` s, clean up, return the outcome."""
+        self.n += 1
+        workdir = os.path.join(self.base, str(self.n))
+        os.mkdir(workdir, 0o700)
+        is_io = case[0] == "io"
+        stdin_path = stdout_path = None
+        if is_io:
+            stdin_path = os.path.join(self.base, f"{self.n}.in")
+            with open(stdin_path, "w", encoding="utf-8") as f:
+                f.write(case[1])
+            os.chmod(stdin_path, 0o644)
+            stdout_path = os.path.join(self.base, f"{self.n}.out")
+        nonce = os.urandom(16).hex()
+        r, w = os.pipe()
+        sys.stdout.flush()
+        pid = os.fork()
+        if pid == 0:  # ------------------------------------------------------------------- the sandboxed child
+            try:
+                os.close(r)
+                cfg = dict(self.cfg, timeout=timeout)
+                fd = enter_sandbox(cfg, workdir, self.uid, stdin_path, stdout_path, w)
+                if is_io:
+                    harness.run_io_test(program, fd, nonce, sys.stdout)
+                else:
+                    harness.run_assert_test(program, setup, case[1], fd, nonce)
+            finally:
+                os._exit(70)
+        os.close(w)
+        raw, code, timed_out = self._wait(pid, r, timeout)
+        self._sweep(pid)
+        try:
+            out = self._outcome(raw, code, timed_out, nonce, timeout, case, stdout_path)
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+            for p in (stdin_path, stdout_path):
+                if p and os.path.exists(p):
+                    os.unlink(p)
+        return out
+
+    def _wait(self, pid: int, r: int, timeout: float) -> tuple[bytes, int, bool]:
+        """Collect the verdict bytes until the child exits or the wall clock runs out; return (bytes, wait status)."""
+        pidfd = os.pidfd_open(pid)
+        os.set_blocking(r, False)
+        poller = select.poll()
+        poller.register(r, select.POLLIN)
+        poller.register(pidfd, select.POLLIN)
+        deadline, chunks, timed_out, open_r = time.monotonic() + timeout, [], False, True
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                timed_out = True
+                break
+            events = dict(poller.poll(left * 1000))
+            if r in events and open_r:
+                chunk = self._read(r)
+                if chunk:
+                    chunks.append(chunk)
+                else:
+                    poller.unregister(r)
+                    open_r = False
+            if pidfd in events:
+                break
+        if timed_out:
+            self._kill_group(pid)
+        _, status = os.waitpid(pid, 0)
+        chunk = self._read(r)
+        while chunk and sum(map(len, chunks)) < 1 << 20:
+            chunks.append(chunk)
+            chunk = self._read(r)
+        os.close(r)
+        os.close(pidfd)
+        return b"".join(chunks), status, timed_out
+
+    @staticmethod
+    def _read(fd: int) -> bytes:
+        try:
+            return os.read(fd, 1 << 16)
+        except BlockingIOError:
+            return b""
+
+    @staticmethod
+    def _kill_group(pid: int) -> None:
+        for target in (-pid, pid):
+            try:
+                os.kill(target, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+    def _sweep(self, pid: int) -> None:
+        """Kill and reap every process the test left behind (they are all our descendants: we are a subreaper)."""
+        self._kill_group(pid)
+        path = f"/proc/{self.me}/task/{self.me}/children"
+        for _ in range(10_000):
+            self._reap()
+            try:
+                with open(path) as f:
+                    kids = [int(k) for k in f.read().split()]
+            except OSError:
+                return
+            if not kids:
+                return
+            for k in kids:
+                self._kill_group(k)
+            time.sleep(0.0005)
+
+    @staticmethod
+    def _reap() -> None:
+        while True:
+            try:
+                p, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if p == 0:
+                return
+
+    def _outcome(self, raw, status, timed_out, nonce, timeout, case, stdout_path) -> dict:
+        """Turn what came back (verdict bytes, wait status) into {status, detail, assertion, got}."""
+        if timed_out:
+            return {"status": "timeout", "detail": f"{timeout:g}"}
+        verdict = None
+        try:
+            verdict = json.loads(raw.decode("utf-8", "replace"))
+            if not isinstance(verdict, dict) or verdict.get("nonce") != nonce:
+                verdict = None
+        except ValueError:
+            pass
+        if verdict is None:  # no verdict: what stopped the process is the outcome
+            if os.WIFSIGNALED(status):
+                sig = os.WTERMSIG(status)
+                if sig == signal.SIGXCPU:
+                    return {"status": "timeout", "detail": f"{timeout:g}"}
+                if sig == signal.SIGXFSZ:
+                    return {"status": "output", "detail": str(self.cfg["output_kb"])}
+                return {"status": "crashed", "detail": signal.Signals(sig).name if sig in signal.valid_signals()
+                        else str(sig)}
+            return {"status": "exit", "detail": str(os.waitstatus_to_exitcode(status))}
+        out = {"status": verdict.get("status", "error"), "detail": str(verdict.get("detail", "")),
+               "assertion": str(verdict.get("assertion", ""))}
+        if out["status"] == "ran":  # IO test: the worker, not the program, compares the output
+            with open(stdout_path, "rb") as f:
+                got = f.read(self.cfg["output_kb"] * 1024 + 1).decode("utf-8", "replace")
+            same = normalize(got) == normalize(case[2])
+            out.update(status="passed" if same else "failed", got=got[:4000])
+        return out
+
+
+def normalize(text: str) -> str:
+    """IO comparison: trailing whitespace on each line and trailing blank lines are ignored."""
+    return "\n".join(line.rstrip() for line in text.rstrip().splitlines())
+
+
+# --- the loop --------------------------------------------------------------------------------------------------
+def _recv(stream) -> dict | None:
+    head = stream.read(4)
+    if len(head) < 4:
+        return None
+    (n,) = struct.unpack("<I", head)
+    return json.loads(stream.read(n))
+
+
+def _send(stream, obj) -> None:
+    data = json.dumps(obj).encode()
+    stream.write(struct.pack("<I", len(data)) + data)
+    stream.flush()
+
+
+def main() -> None:
+    cfg = json.loads(sys.argv[1])
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C in a notebook interrupts the parent, not the sandbox
+    worker = Worker(cfg)
+    _send(stdout, {"ready": True, "active": worker.active, "warnings": worker.warnings})
+    while True:
+        job = _recv(stdin)
+        if job is None:  # the parent closed the pipe (or died): leave nothing behind
+            shutil.rmtree(worker.base, ignore_errors=True)
+            return
+        t0 = time.perf_counter()
+        outcomes = []
+        for case in job["cases"]:
+            o = worker.run_test(job["program"], job["setup"], case, job["timeout"])
+            outcomes.append(o)
+            if o["status"] == "syntax":  # the same for every test: do not fork again
+                outcomes += [o] * (len(job["cases"]) - len(outcomes))
+                break
+        _send(stdout, {"outcomes": outcomes, "runtime_s": time.perf_counter() - t0})
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except (BrokenPipeError, KeyboardInterrupt):
+        pass
+    except OSError as e:
+        if e.errno != errno.EPIPE:
+            raise
