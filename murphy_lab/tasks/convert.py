@@ -181,25 +181,36 @@ def split_check(test_code: str, entry_point: str, check_name: str = "check") -> 
 
 # ------------------------------------------------------------------------------------------------ pytest files
 
-def _drop_solution_imports(module: ast.Module, lines: list[str]) -> str:
-    """The source with every ``from solution import ...`` replaced by ``pass`` (or ``g = f`` for an alias)."""
+def _drop_solution_imports(test_code: str) -> str:
+    """The source without ``from solution import ...`` statements (each becomes ``pass``); aliased names
+    (``from solution import f as g``) are renamed back to ``f`` everywhere, so the result does not depend on
+    whether it runs before or after the program."""
+    module = ast.parse(test_code)
+    lines = test_code.splitlines()
+    aliases: dict[str, str] = {}
     for node in ast.walk(module):
         if isinstance(node, ast.Import) and any(a.name == "solution" for a in node.names):
             raise ValueError("test code imports the `solution` module itself (import solution); cannot inline it")
         if isinstance(node, ast.ImportFrom) and node.module == "solution":
-            indent = lines[node.lineno - 1][: node.col_offset]
-            aliases = [f"{a.asname} = {a.name}" for a in node.names if a.asname and a.asname != a.name]
-            lines[node.lineno - 1] = indent + ("; ".join(aliases) or "pass")  # `from solution import f as g`
+            aliases.update({a.asname: a.name for a in node.names if a.asname and a.asname != a.name})
+            lines[node.lineno - 1] = lines[node.lineno - 1][: node.col_offset] + "pass"
             for k in range(node.lineno, node.end_lineno or node.lineno):
                 lines[k] = ""
-    return "\n".join(lines)
+    text = "\n".join(lines)
+    if aliases:  # rare: rewrite the module (comments are lost, the tests are unchanged)
+        tree = ast.parse(text)
+        for alias, name in aliases.items():
+            tree = _Rename(alias, name).visit(tree)
+        text = ast.unparse(tree)
+    return text
 
 
 def pytest_cases(test_code: str) -> TestSuite:
     """A pytest-style file (``def test_*():`` functions) as a `TestSuite`: one case ``test_x()`` per function.
 
     ``from solution import ...`` statements are removed (the program under test defines those names itself); the
-    rest of the file (imports, helpers, the test functions) becomes the setup. Test functions that take arguments
+    rest of the file (imports, helpers, the test functions) becomes the setup, which works run before or after
+    the program as long as the file does not call the solution at module level. Test functions that take arguments
     (pytest fixtures such as ``capsys``), decorated ones (``parametrize``) and test classes cannot run without pytest
     and are left out.
 
@@ -210,7 +221,7 @@ def pytest_cases(test_code: str) -> TestSuite:
         module = ast.parse(test_code)
     except SyntaxError as err:
         raise ValueError(f"test code does not parse: {err.msg} (line {err.lineno})") from err
-    kept = _drop_solution_imports(module, test_code.splitlines())
+    kept = _drop_solution_imports(test_code)
     names = [
         n.name
         for n in module.body

@@ -8,7 +8,7 @@ different `source`:
 - a local data file (``.jsonl``/``.json``/``.parquet``/``.csv``/``.arrow``) -> ``datasets.load_dataset(<format>,
   data_files=path)``;
 - a local folder in Hugging Face layout (``<config>/<split>-00000-of-00001.parquet`` or ``<split>.jsonl`` ...) ->
-  ``datasets.load_dataset(folder, data_dir=<config>, split=...)``;
+  ``datasets.load_dataset(<format>, data_files=<that split's files>)`` (else ``datasets.load_dataset(folder)``);
 - a `datasets.Dataset` or a list of dicts -> used as is (handy in notebooks and tests).
 
 Nothing here downloads unless `source` is a hub id; a path that does not exist is an error, never a hub lookup.
@@ -91,8 +91,12 @@ def read_rows(
                 raise FileNotFoundError(f"source folder {text!r} lacks the data file(s) {missing}")
             paths = [str(path / f) for f in files]
             return datasets.load_dataset(_builder(path / files[0]), data_files=paths, split="train")
-        data_dir = config if config and (path / config).is_dir() else None
-        return datasets.load_dataset(str(path), data_dir=data_dir, split=split)
+        folder = path / config if config and (path / config).is_dir() else path
+        if split:  # <split>-00000-of-00001.parquet, <split>.jsonl, ... (also names `datasets` does not infer)
+            found = sorted(f for f in folder.glob(f"{split}[-.]*") if f.is_file() and f.suffix in FORMATS)
+            if found:
+                return datasets.load_dataset(_builder(found[0]), data_files=[str(f) for f in found], split="train")
+        return datasets.load_dataset(str(folder), split=split)
     # A hub id: the only branch that may touch the network.
     log.info("loading %s (config=%s, split=%s, files=%s) from the Hugging Face hub", text, config, split, files)
     if files:
