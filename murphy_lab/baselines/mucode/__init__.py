@@ -46,7 +46,12 @@ from murphy_lab.baselines.mucode.pipeline import evaluate_mucode, finished_stage
 from murphy_lab.baselines.mucode.relabel import choice_key, expert_choice, relabel
 from murphy_lab.baselines.mucode.rollouts import collect_rollouts, label_with_oracle
 from murphy_lab.baselines.mucode.verifier import (
-    Verifier, bce_loss, bradley_terry_loss, encode, preference_pairs, train_verifier,
+    Verifier,
+    bce_loss,
+    bradley_terry_loss,
+    encode,
+    preference_pairs,
+    train_verifier,
 )
 
 __all__ = [

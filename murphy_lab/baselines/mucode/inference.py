@@ -20,7 +20,15 @@ from typing import Any
 
 from murphy_lab import prompts as P
 from murphy_lab.scaffolds.base import (
-    Episode, Scaffold, check_budget, execute, make_attempt, round_seed, rounds, sample_requests, visible_pass,
+    Episode,
+    Scaffold,
+    check_budget,
+    execute,
+    make_attempt,
+    round_seed,
+    rounds,
+    sample_requests,
+    visible_pass,
 )
 from murphy_lab.scaffolds.reflexion import Reflexion
 
