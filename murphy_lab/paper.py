@@ -80,7 +80,9 @@ LCB_ITER5_GAIN_PP = {"Easy": 0.96, "Medium": 4.38, "Hard": 4.20}
 # Other statements with a number: MaRS beats MeRS by 10.37 pp on OLMo-2-7B HumanEval Iter-3.
 MARS_OVER_MERS_OLMO_HUMANEVAL_ITER3_PP = 10.37
 # Cross-scaffold (LATS, DoT): the paper states only that the gains hold; it prints no table we could transcribe.
-CROSS_SCAFFOLD_NOTE = "The paper reports that MURPHY's gains hold under the LATS and DoT scaffolds; no numbers to compare."
+CROSS_SCAFFOLD_NOTE = (
+    "The paper reports that MURPHY's gains hold under the LATS and DoT scaffolds; no numbers to compare."
+)
 
 
 def main_table() -> pd.DataFrame:
@@ -109,7 +111,9 @@ def ablation_table(axis: str | None = None) -> pd.DataFrame:
         if axis is not None and ax != axis:
             continue
         for (bench, k), (mean, std) in zip(_ABLATION_METRICS, values):
-            rows.append(dict(axis=ax, variant=variant, kept_traj=kept, benchmark=bench, iter=k, mean=mean, std=std))
+            rows.append(
+                dict(axis=ax, variant=variant, kept_traj=kept, benchmark=bench, iter=k, mean=mean, std=std)
+            )
     return pd.DataFrame(rows)
 
 

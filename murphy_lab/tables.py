@@ -24,8 +24,20 @@ from murphy_lab import paper
 from murphy_lab.experiments import UNAVAILABLE
 
 DASH = "–"
-KEYS = ("model", "method", "variant", "credit", "gamma", "pruning", "scaffold", "benchmark", "difficulty", "k")
+KEYS = (
+    "model",
+    "method",
+    "variant",
+    "credit",
+    "gamma",
+    "pruning",
+    "scaffold",
+    "benchmark",
+    "difficulty",
+    "k",
+)
 _DIFFICULTY_ORDER = {"all": 0, "easy": 1, "medium": 2, "hard": 3}
+MAIN_DIFFICULTY = {"LCB-v6": "hard"}  # the main table reports LiveCodeBench-v6 on its Hard split only
 
 
 @dataclass
@@ -80,7 +92,7 @@ def _tex(s) -> str:
 
 
 def fmt(mean: float, std: float | None = None) -> str:
-    """"45.53 ± 0.70", or "–" where there is no number."""
+    """ "45.53 ± 0.70", or "–" where there is no number."""
     if mean is None or (isinstance(mean, float) and math.isnan(mean)):
         return DASH
     if std is None or (isinstance(std, float) and math.isnan(std)):
@@ -115,13 +127,17 @@ def aggregate(results: pd.DataFrame, keys: Sequence[str] = KEYS) -> pd.DataFrame
 
 
 def _ordered(agg: pd.DataFrame) -> pd.DataFrame:
-    """Rows in table order: model and benchmark as first seen, then difficulty (easy < medium < hard), then k."""
+    """Rows in table order: model, scaffold, benchmark as first seen, then difficulty (easy < medium < hard), then k."""
     first = {c: {v: i for i, v in enumerate(dict.fromkeys(agg[c]))} for c in ("model", "benchmark")}
+    scaffolds = (
+        {v: i for i, v in enumerate(dict.fromkeys(agg["scaffold"]))} if "scaffold" in agg.columns else {}
+    )
     order = pd.DataFrame({
         "m": agg["model"].map(first["model"]), "b": agg["benchmark"].map(first["benchmark"]),
+        "s": agg["scaffold"].map(scaffolds) if scaffolds else 0,
         "d": [_DIFFICULTY_ORDER.get(str(d).lower(), 9) for d in agg["difficulty"]], "k": agg["k"],
     }, index=agg.index)  # fmt: skip
-    return agg.loc[order.sort_values(["m", "b", "d", "k"], kind="stable").index]
+    return agg.loc[order.sort_values(["m", "s", "b", "d", "k"], kind="stable").index]
 
 
 def _common_notes(agg: pd.DataFrame) -> list[str]:
@@ -143,29 +159,50 @@ def bench_label(benchmark: str, difficulty: str) -> str:
     return benchmark if difficulty in ("all", "", "nan") else f"{benchmark} {str(difficulty).capitalize()}"
 
 
+def main_rows(agg: pd.DataFrame) -> pd.DataFrame:
+    """The difficulty rows the main table shows: "all", except LiveCodeBench-v6 (Hard, as in the paper)."""
+    if agg.empty:
+        return agg
+    keep = []
+    for bench, g in agg.groupby("benchmark", sort=False):
+        want = MAIN_DIFFICULTY.get(bench, "all")
+        hit = g[g["difficulty"].str.lower() == want]
+        keep.append(hit if not hit.empty else g[g["difficulty"].str.lower() == "all"])
+    return pd.concat(keep)
+
+
 def main_tables(agg: pd.DataFrame, methods: Sequence[str] = paper.METHODS) -> list[Table]:
     """The main table (ours), the paper's main table, and the cell-by-cell comparison where model/benchmark match.
 
-    `agg` is `aggregate(results)` restricted to the main configuration (MaRS, no pruning, one scaffold).
+    `agg` is `aggregate(results)` restricted to the main configuration (MaRS, no pruning, one scaffold); only the
+    rows `main_rows` selects are shown (difficulty "all", LiveCodeBench-v6 Hard).
     Rows: model × benchmark × Iter-k; columns: `methods` (µCode and ReVeal show "–" until implemented).
     """
-    ours = _ordered(agg)
+    ours = _ordered(main_rows(agg))
     ours = ours.assign(bench=[bench_label(b, d) for b, d in zip(ours["benchmark"], ours["difficulty"])])
     cells = {(r.model, r.bench, int(r.k), r.method): (r.mean, r.std) for r in ours.itertuples()}
     rows = list(dict.fromkeys((m, b, k) for m, b, k, _ in cells))
     names = [paper.METHOD_NAMES[m] for m in methods]
     frame = pd.DataFrame(
-        [[m, b, k] + [fmt(*cells.get((m, b, k, meth), (float("nan"), None))) for meth in methods] for m, b, k in rows],
+        [
+            [m, b, k] + [fmt(*cells.get((m, b, k, meth), (float("nan"), None))) for meth in methods]
+            for m, b, k in rows
+        ],
         columns=["model", "benchmark", "Iter-k"] + names,
     )
-    notes = _common_notes(agg) + [f"{paper.METHOD_NAMES[m]}: {UNAVAILABLE[m]}." for m in methods if m in UNAVAILABLE]
+    notes = _common_notes(agg) + [
+        f"{paper.METHOD_NAMES[m]}: {UNAVAILABLE[m]}." for m in methods if m in UNAVAILABLE
+    ]
 
     pt = paper.main_table()
     pt = pt[pt["method"].isin(methods)]
     pcells = {(r.model, r.benchmark, int(r.iter), r.method): (r.mean, r.std) for r in pt.itertuples()}
     prows = list(dict.fromkeys((r.model, r.benchmark, int(r.iter)) for r in pt.itertuples()))
     pframe = pd.DataFrame(
-        [[m, b, k] + [fmt(*pcells.get((m, b, k, meth), (float("nan"), None))) for meth in methods] for m, b, k in prows],
+        [
+            [m, b, k] + [fmt(*pcells.get((m, b, k, meth), (float("nan"), None))) for meth in methods]
+            for m, b, k in prows
+        ],
         columns=["model", "benchmark", "Iter-k"] + names,
     )
     pnotes = ["Transcribed from the paper (SPEC §4); pass@1 %, mean ± std over the paper's evaluation runs."]
@@ -217,7 +254,9 @@ def _pivot(ours: pd.DataFrame, index: list[str], rename=None) -> pd.DataFrame:
     if ours.empty:
         return pd.DataFrame(columns=index)
     ours = ours.assign(cell=[fmt(m, s) for m, s in zip(ours["mean"], ours["std"])])
-    wide = ours.pivot_table(index=index, columns="col", values="cell", aggfunc="first", sort=False).reset_index()
+    wide = ours.pivot_table(
+        index=index, columns="col", values="cell", aggfunc="first", sort=False
+    ).reset_index()
     wide.columns.name = None
     if rename is not None and "variant" in wide.columns:
         wide["variant"] = wide["variant"].map(rename)
@@ -246,28 +285,34 @@ def _ablation_diff(name: str, ours: pd.DataFrame, pa: pd.DataFrame) -> Table:
     frame = pd.DataFrame(rows, columns=["variant", "benchmark", "iter", "ours", "paper", "diff_pp"])
     notes = ["diff_pp = ours − paper, percentage points."]
     if frame.empty:
-        notes.append("No cell to compare: the paper's ablations are on Qwen3-1.7B (HumanEval, MBPP), which we did not run.")
+        notes.append(
+            "No cell to compare: the paper's ablations are on Qwen3-1.7B (HumanEval, MBPP), which we did not run."
+        )
     return Table(name, "Ours vs paper, matching cells", frame, notes)
 
 
 def pruning_cost(metrics: pd.DataFrame) -> pd.DataFrame:
-    """Per pruning variant: mean trajectories kept, optimization seconds and step seconds per training step.
+    """Per pruning variant: trajectories kept (and total) per tree, optimization and step seconds per training step.
 
-    Reads whichever of the trainer's metric names are present (trajectories_kept | kept_trajectories | n_kept,
-    optimization_s | optimization_time, step_s | step_time); absent ones are NaN.
+    Reads the trainer's metrics.jsonl keys (docs/training.md): `trajectories/kept`, `trajectories/total`, `trees`,
+    `time/optimization_s`, `time/step_s`; only steps that built trees (`generated`) count for trajectories.
+    A key that is absent gives NaN.
     """
-    names = dict(kept=("trajectories_kept", "kept_trajectories", "n_kept", "num_kept"),
-                 opt=("optimization_s", "optimization_time", "time/optimization_s", "opt_s"),
-                 step=("step_s", "step_time", "time/step_s"))  # fmt: skip
-    rows = []
     if metrics.empty:
-        return pd.DataFrame(columns=["pruning", "kept_traj", "optimization_s", "step_s"])
+        return pd.DataFrame(columns=["pruning", "kept_traj", "total_traj", "optimization_s", "step_s"])
+
+    def mean(g: pd.DataFrame, col: str) -> float:
+        return float(g[col].mean()) if col in g.columns and g[col].notna().any() else float("nan")
+
+    rows = []
     for prune, g in metrics.groupby("pruning", sort=False):
-        row = dict(pruning=prune)
-        for out, cands in (("kept_traj", names["kept"]), ("optimization_s", names["opt"]), ("step_s", names["step"])):
-            col = next((c for c in cands if c in g.columns), None)
-            row[out] = float(g[col].mean()) if col else float("nan")
-        rows.append(row)
+        gen = g[g["generated"].fillna(True).astype(bool)] if "generated" in g.columns else g
+        trees = gen["trees"].where(gen["trees"] > 0) if "trees" in gen.columns else 1.0
+        per_tree = gen.assign(**{c + "/tree": gen[c] / trees for c in ("trajectories/kept", "trajectories/total")
+                                 if c in gen.columns})  # fmt: skip
+        rows.append(dict(pruning=prune, kept_traj=mean(per_tree, "trajectories/kept/tree"),
+                         total_traj=mean(per_tree, "trajectories/total/tree"),
+                         optimization_s=mean(g, "time/optimization_s"), step_s=mean(g, "time/step_s")))  # fmt: skip
     return pd.DataFrame(rows)
 
 
@@ -285,16 +330,36 @@ def ablation_pruning_tables(agg: pd.DataFrame, metrics: pd.DataFrame) -> list[Ta
             vals = []
             for v in frame["variant"]:
                 x = cost[col].get(inv.get(v), float("nan"))
-                s = _cell(round(x, 1) if col == "kept_traj" else x)
-                if ref is not None and col != "kept_traj" and inv.get(v) != "none" and ref[col] > 0 and not math.isnan(x):
+                s = _cell(x)
+                if col == "kept_traj" and not math.isnan(x):
+                    s = f"{x:.1f} of {cost['total_traj'].get(inv.get(v), float('nan')):.1f}"
+                if (
+                    ref is not None
+                    and col != "kept_traj"
+                    and inv.get(v) != "none"
+                    and ref[col] > 0
+                    and not math.isnan(x)
+                ):
                     s += f" ({100 * (x - ref[col]) / ref[col]:+.1f}%)"
                 vals.append(s)
-            frame.insert(2 + i, {"kept_traj": "kept traj.", "optimization_s": "optim. s/step", "step_s": "step s"}[col], vals)
+            frame.insert(
+                2 + i,
+                {"kept_traj": "kept traj.", "optimization_s": "optim. s/step", "step_s": "step s"}[col],
+                vals,
+            )
     pa = paper.ablation_table("pruning")
     pframe = _paper_ablation(pa)
-    pframe["optim. s/step"] = [_cell(paper.PRUNING_TIME[v]["optimization_s"]) for v in pa.drop_duplicates("variant")["variant"]]
-    pframe["step s"] = [_cell(paper.PRUNING_TIME[v]["step_s"]) for v in pa.drop_duplicates("variant")["variant"]]
-    notes = _common_notes(ours) + ["Timings are means over training steps from each run's metrics.jsonl (all seeds)."]
+    pframe["optim. s/step"] = [
+        _cell(paper.PRUNING_TIME[v]["optimization_s"]) for v in pa.drop_duplicates("variant")["variant"]
+    ]
+    pframe["step s"] = [
+        _cell(paper.PRUNING_TIME[v]["step_s"]) for v in pa.drop_duplicates("variant")["variant"]
+    ]
+    notes = _common_notes(ours) + [
+        "kept traj.: trajectories kept per tree, of all sampled (the paper: 72 -> 36 IntraP, 72 -> 40 InterP).",
+        "Times: mean seconds per training step from each run's metrics.jsonl (all seeds); in parentheses the change "
+        "against no pruning.",
+    ]
     pnotes = [f"{_variant_name(v)}: {d['note']}." for v, d in paper.PRUNING_TIME.items()]
     return [
         Table("ablation_pruning", "Pruning ablation (ours)", frame, notes),
@@ -310,9 +375,16 @@ def lcb_difficulty_tables(agg: pd.DataFrame, benchmark: str = "LCB-v6") -> list[
     methods = [m for m in paper.METHODS if m in set(ours["method"])]
     rows = []
     order = {"easy": 0, "medium": 1, "hard": 2}
-    for m, d, k in sorted({c[:3] for c in cells}, key=lambda t: (t[0], order.get(str(t[1]).lower(), 9), t[1], t[2])):
+    for m, d, k in sorted(
+        {c[:3] for c in cells}, key=lambda t: (t[0], order.get(str(t[1]).lower(), 9), t[1], t[2])
+    ):
         row = dict(model=m, difficulty=str(d).capitalize(), **{"Iter-k": k})
-        row.update({paper.METHOD_NAMES[meth]: fmt(*cells.get((m, d, k, meth), (float("nan"), None))) for meth in methods})
+        row.update(
+            {
+                paper.METHOD_NAMES[meth]: fmt(*cells.get((m, d, k, meth), (float("nan"), None)))
+                for meth in methods
+            }
+        )
         if (m, d, k, "base") in cells and (m, d, k, "murphy") in cells:
             gain = cells[(m, d, k, "murphy")][0] - cells[(m, d, k, "base")][0]
             row["Murphy − Base (pp)"] = f"{gain:+.2f}"
@@ -323,7 +395,10 @@ def lcb_difficulty_tables(agg: pd.DataFrame, benchmark: str = "LCB-v6") -> list[
     notes = _common_notes(ours)
     if set(ours["difficulty"]) <= {"all"}:
         notes.append(f"{benchmark} results carry no difficulty split; one row per Iter-k.")
-    prow = [dict(difficulty=d, **{"Iter-k": 5, "Murphy − Base (pp)": f"{g:+.2f}"}) for d, g in paper.LCB_ITER5_GAIN_PP.items()]
+    prow = [
+        dict(difficulty=d, **{"Iter-k": 5, "Murphy − Base (pp)": f"{g:+.2f}"})
+        for d, g in paper.LCB_ITER5_GAIN_PP.items()
+    ]
     pa = paper.main_table().query("benchmark == 'LCB-v6 Hard'")
     pframe = pd.DataFrame(prow)
     pnotes = ["Qwen3-4B on LiveCodeBench-v6; the paper prints only the Iter-5 gains per difficulty. Hard, absolute: "
@@ -336,10 +411,12 @@ def lcb_difficulty_tables(agg: pd.DataFrame, benchmark: str = "LCB-v6") -> list[
     ]
 
 
-def cross_scaffold_tables(agg: pd.DataFrame, methods: Sequence[str] = ("base", "grpo_mt", "murphy")) -> list[Table]:
+def cross_scaffold_tables(
+    agg: pd.DataFrame, methods: Sequence[str] = ("base", "grpo_mt", "murphy")
+) -> list[Table]:
     """Trained models under each refinement scaffold: rows scaffold × benchmark × Iter-k, columns methods."""
     cells = {(r.model, r.scaffold, bench_label(r.benchmark, r.difficulty), int(r.k), r.method): (r.mean, r.std)
-             for r in _ordered(agg).itertuples()}  # fmt: skip
+             for r in _ordered(main_rows(agg)).itertuples()}  # fmt: skip
     present = [m for m in methods if m in set(agg["method"])]
     rows = []
     for key in dict.fromkeys(c[:4] for c in cells):
@@ -385,13 +462,45 @@ def plot_pass_at_k(agg: pd.DataFrame, path: str | Path | None = None, title: str
         sub = agg[(agg["model"] == model).to_numpy() & in_panel]
         for (method, variant), g in sub.groupby(["method", "variant"], sort=False):
             g = g.sort_values("k")
-            label = paper.METHOD_NAMES.get(method, method) + ("" if variant in ("-", "mars") else f" [{_variant_name(variant)}]")
+            label = paper.METHOD_NAMES.get(method, method) + (
+                "" if variant in ("-", "mars") else f" [{_variant_name(variant)}]"
+            )
             ax.errorbar(g["k"], g["mean"], yerr=g["std"].fillna(0), marker="o", capsize=3, label=label)
-        ax.set(title=f"{model} · {bench}", xlabel="Iter-k (attempts)", ylabel="pass@1 (%)", xticks=sorted(set(sub["k"])))
+        ax.set(
+            title=f"{model} · {bench}",
+            xlabel="Iter-k (attempts)",
+            ylabel="pass@1 (%)",
+            xticks=sorted(set(sub["k"])),
+        )
         ax.grid(alpha=0.3)
     axes[0][-1].legend(fontsize=8, loc="best")
     stand_in = (agg["backend"] == "stand-in").any() if "backend" in agg.columns else False
     fig.suptitle(title + ("  [STAND-IN NUMBERS, not a measurement]" if stand_in else ""), fontsize=10)
+    fig.tight_layout()
+    if path is not None:
+        fig.savefig(path, dpi=120)
+        plt.close(fig)
+    return fig
+
+
+def plot_pruning_cost(metrics: pd.DataFrame, path: str | Path | None = None):
+    """Bars of mean optimization and step seconds per training step for each pruning variant; saves a PNG."""
+    import matplotlib
+
+    if path is not None:
+        matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    cost = pruning_cost(metrics[metrics["method"] == "murphy"] if "method" in metrics.columns else metrics)
+    if cost.empty:
+        raise ValueError("metrics is empty: nothing to plot")
+    fig, axes = plt.subplots(1, 3, figsize=(11, 3.2))
+    names = [_variant_name(p) for p in cost["pruning"]]
+    for ax, col, label in zip(axes, ("kept_traj", "optimization_s", "step_s"),
+                              ("trajectories kept per tree", "optimization s / step", "step s")):  # fmt: skip
+        ax.bar(names, cost[col].fillna(0), color=["tab:gray", "tab:blue", "tab:orange"][: len(names)])
+        ax.set(title=label)
+        ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
     if path is not None:
         fig.savefig(path, dpi=120)
