@@ -158,15 +158,15 @@ STAGES = ["eval", "round1/relabel", "round1/rollouts", "round1/sft", "round1/ver
 
 @pytest.fixture(scope="module")
 def smoke_run(tmp_path_factory):
+    from murphy_lab.executor import Executor
     from murphy_lab.smoke import build_smoke
-    from murphy_lab.toy.execution import get_executor
 
     out = tmp_path_factory.mktemp("mucode") / "run"
     base, tasks = build_smoke(out.parent)
-    executor = get_executor()
-    final = run_mucode(MuCodeConfig.for_profile("smoke"), out, model=base, tasks=tasks, executor=executor,
-                       progress=False)  # fmt: skip
-    return dict(out=out, final=final, base=base, tasks=tasks, executor=executor)
+    with Executor(timeout=2, workers=2) as executor:
+        final = run_mucode(MuCodeConfig.for_profile("smoke"), out, model=base, tasks=tasks, executor=executor,
+                           progress=False)  # fmt: skip
+        yield dict(out=out, final=final, base=base, tasks=tasks, executor=executor)
 
 
 def test_smoke_run_does_one_full_round(smoke_run):

@@ -136,7 +136,18 @@ def run_mucode(
         base, train_tasks, test_tasks = resolve(cfg, out)
         base, train_tasks = model or base, list(tasks) if tasks is not None else train_tasks
         test_tasks = list(eval_tasks) if eval_tasks is not None else test_tasks
-    executor = executor if executor is not None else make_executor(cfg)
+    own = executor is None  # an executor we start, we also close
+    executor = make_executor(cfg) if own else executor
+    try:
+        return _run(cfg, out, base, train_tasks, test_tasks, executor, progress)
+    finally:
+        if own and hasattr(executor, "close"):
+            executor.close()
+
+
+def _run(cfg: MuCodeConfig, out: Path, base: str, train_tasks: list, test_tasks: list, executor: Any,
+         progress: bool) -> Path:  # fmt: skip
+    """The rounds and the evaluation (run_mucode has resolved everything)."""
     verifier_base = cfg.verifier_model or base
     log: list[dict] = []
     generator = base  # π_0
