@@ -71,6 +71,19 @@ def test_greedy_sampling_repeats_the_same_completion(tiny):
     assert len(set(out)) == 1
 
 
+def test_sampling_turns_off_transformers_default_top_k(tiny, monkeypatch):
+    seen = {}
+    real = tiny.model.generate
+
+    def spy(**kw):
+        seen.update(kw)
+        return real(**kw)
+
+    monkeypatch.setattr(tiny.model, "generate", spy)
+    tiny.sample(["abc"], n=1, max_new_tokens=1)
+    assert seen["top_k"] == 0 and seen["do_sample"] is True
+
+
 def test_generated_token_counts_are_recorded(tiny):
     tiny.sample(["abc", "x"], n=2, max_new_tokens=5, seed=0)
     assert [len(row) for row in tiny.last_token_counts] == [2, 2]

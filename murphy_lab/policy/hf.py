@@ -22,6 +22,8 @@ class TransformersPolicy:
             model whose `name_or_path` is one).
         max_new_tokens, temperature, top_p: sampling defaults (each `sample` call may override them;
             temperature 0 means greedy decoding).
+        top_k: keep the k most likely tokens; 0 = off (the default, as in vLLM; transformers would otherwise
+            apply its own default of 50, which truncates a small vocabulary such as the toy model's).
         batch_size: most sequences (prompts × n) per `generate` call; larger requests are split into chunks.
         device: "cpu", "cuda", ...; default: cuda when available, else cpu (a model object keeps its device).
         dtype: torch dtype or its name; default float32 on CPU, bfloat16 on CUDA.
@@ -37,6 +39,7 @@ class TransformersPolicy:
         max_new_tokens: int = 512,
         temperature: float = 1.0,
         top_p: float = 1.0,
+        top_k: int = 0,
         batch_size: int = 64,
         device: str | None = None,
         dtype: Any = None,
@@ -73,7 +76,7 @@ class TransformersPolicy:
         model.eval()
         self.model, self.tokenizer = model, tokenizer
         self.max_new_tokens, self.temperature, self.top_p = max_new_tokens, temperature, top_p
-        self.batch_size = batch_size
+        self.batch_size, self.top_k = batch_size, int(top_k)
         self.use_chat_template = use_chat_template
         self.chat_template_kwargs = dict(chat_template_kwargs or {})
         self.stop = list(stop or [])
@@ -132,7 +135,9 @@ class TransformersPolicy:
         tok = self.tokenizer
         enc = tok(texts, return_tensors="pt", padding=True, add_special_tokens=add_special).to(self.device)
         greedy = temperature == 0
-        kw = dict(do_sample=True, temperature=float(temperature), top_p=float(top_p)) if not greedy else dict(do_sample=False)
+        kw = dict(do_sample=False)
+        if not greedy:  # plain temperature sampling: top_k passed explicitly so transformers' default 50 is off
+            kw = dict(do_sample=True, temperature=float(temperature), top_p=float(top_p), top_k=self.top_k)
         if greedy and n > 1:  # greedy search cannot return several sequences: repeat the rows instead
             enc = {k: v.repeat_interleave(n, dim=0) for k, v in enc.items()}
         with torch.inference_mode():

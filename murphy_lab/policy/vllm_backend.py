@@ -19,6 +19,7 @@ class VLLMPolicy:
     Args:
         model_path: a local folder or hub id vLLM can load.
         max_new_tokens, temperature, top_p: sampling defaults (overridable per call; temperature 0 = greedy).
+        top_k: passed to SamplingParams when given (vLLM's default: no top-k).
         dtype: passed to vLLM ("auto" by default).
         gpu_memory_utilization: fraction of GPU memory vLLM may take.
         use_chat_template, chat_template_kwargs, stop: as in `TransformersPolicy`.
@@ -32,6 +33,7 @@ class VLLMPolicy:
         max_new_tokens: int = 512,
         temperature: float = 1.0,
         top_p: float = 1.0,
+        top_k: int | None = None,
         dtype: str = "auto",
         gpu_memory_utilization: float = 0.85,
         use_chat_template: bool | None = None,
@@ -56,6 +58,7 @@ class VLLMPolicy:
         self.llm, self.model_path = llm, str(model_path)
         self.tokenizer = llm.get_tokenizer()
         self.max_new_tokens, self.temperature, self.top_p = max_new_tokens, temperature, top_p
+        self.top_k = top_k
         self.use_chat_template = use_chat_template
         self.chat_template_kwargs = dict(chat_template_kwargs or {})
         self.stop = list(stop or [])
@@ -94,6 +97,7 @@ class VLLMPolicy:
                 temperature=float(temperature),
                 top_p=float(top_p),
                 seed=None if seed is None else seed + i,  # per-request seed: reproducible, different per prompt
+                **({} if self.top_k is None else {"top_k": self.top_k}),
             )
             for i in range(len(prompts))
         ]
