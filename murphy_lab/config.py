@@ -255,7 +255,6 @@ class MurphyConfig:
             num_train_epochs=self.num_train_epochs,
             seed=self.seed,
             bf16=bf16,
-            gradient_checkpointing=self.gradient_checkpointing,
             save_strategy="steps",
             save_steps=self.save_steps,
             save_total_limit=self.save_total_limit,
@@ -269,6 +268,8 @@ class MurphyConfig:
             use_bias_correction_kl=False,
             remove_unused_columns=False,  # keep `task_id` in the rows
         )
+        if self.gradient_checkpointing:  # (transformers 5 warns on the mere keyword, so pass it only when on)
+            kw["gradient_checkpointing"] = True
         kw.update(self.trl)
         kw.update(extra)
         return GRPOConfig(**kw)

@@ -1,0 +1,100 @@
+"""MurphyConfig: the paper's defaults, YAML loading, and validation that names the field before anything loads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import murphy_lab.config as config_mod
+from murphy_lab.config import PROFILE_BUILDERS, MurphyConfig, register_profile, resolve
+
+CONFIGS = Path(__file__).resolve().parents[1] / "reproduce" / "configs"
+
+
+def test_defaults_are_the_papers_values():
+    c = MurphyConfig()
+    assert (c.beta, c.learning_rate, c.g1, c.g2, c.turns, c.epsilon) == (0.04, 1e-6, 8, 8, 2, 0.2)
+    assert (c.mode, c.credit, c.b_grp, c.b_traj, c.backup_on) == ("murphy", "mars", None, None, "pruned")
+
+
+@pytest.mark.parametrize(
+    "field, overrides",
+    [
+        ("b_traj", dict(b_traj=9)),  # larger than a group of g2 = 8
+        ("b_traj", dict(b_traj=1)),
+        ("b_grp", dict(b_grp=9)),  # more turn-2 groups than g1 candidates can open
+        ("beta", dict(beta=-0.1)),
+        ("mode", dict(mode="ppo")),
+        ("credit", dict(credit="sum")),
+        ("gamma", dict(gamma=1.5)),
+        ("model", dict(model="/nonexistent/model/dir")),
+        ("turns", dict(mode="grpo")),  # single-turn GRPO with turns = 2
+        ("g2", dict(mode="grpo_mt")),  # GRPO-MT with g2 = 8
+        ("b_traj", dict(mode="grpo_mt", g2=1, b_traj=4)),  # pruning outside murphy
+        ("per_device_train_batch_size", dict(per_device_train_batch_size=6)),  # trees split across devices
+        ("loss_type", dict(loss_type="sapo")),
+    ],
+)
+def test_invalid_field_is_named(field, overrides):
+    with pytest.raises(ValueError, match=field):
+        MurphyConfig.for_profile("smoke", **overrides).validate()
+
+
+@pytest.mark.parametrize("field", ["use_vllm", "bf16"])
+def test_gpu_only_option_without_cuda_is_named(field, monkeypatch):
+    monkeypatch.setattr(config_mod, "_cuda_available", lambda: False)
+    with pytest.raises(ValueError, match=field):
+        MurphyConfig.for_profile("smoke", **{field: True}).validate()
+
+
+def test_unknown_field_is_named():
+    with pytest.raises(ValueError, match="warmup"):
+        MurphyConfig.for_profile("smoke", warmup=3)
+
+
+def test_unknown_trl_passthrough_field_is_named():
+    with pytest.raises(ValueError, match="not_a_grpo_field"):
+        MurphyConfig.for_profile("smoke", trl={"not_a_grpo_field": 1}).validate()
+
+
+def test_paper_profile_requires_model_and_tasks():
+    with pytest.raises(ValueError, match="model"):
+        MurphyConfig().validate()
+
+
+def test_hub_id_is_not_checked_as_a_path():
+    MurphyConfig(model="Qwen/Qwen3-1.7B", tasks="kodcode").validate()
+
+
+def test_yaml_round_trip(tmp_path):
+    c = MurphyConfig.for_profile("smoke", mode="murphy", credit="mers", gamma=0.9, b_traj=2)
+    c.to_yaml(tmp_path / "c.yaml")
+    assert MurphyConfig.from_yaml(tmp_path / "c.yaml") == c
+
+
+def test_yaml_layers_profile_then_file_then_overrides(tmp_path):
+    (tmp_path / "c.yaml").write_text("profile: smoke\ng2: 3\nturns: 3\n")
+    c = MurphyConfig.from_yaml(tmp_path / "c.yaml", turns=2)
+    assert (c.g1, c.g2, c.turns) == (MurphyConfig.for_profile("smoke").g1, 3, 2)
+
+
+def test_grpo_config_carries_g1_beta_and_no_kl_bias_correction(tmp_path):
+    args = MurphyConfig.for_profile("smoke").to_grpo_config(tmp_path)
+    assert (args.num_generations, args.beta, args.use_bias_correction_kl) == (4, 0.04, False)
+
+
+def test_registered_profile_builder_is_used(tmp_path):
+    register_profile("unit", lambda cfg, workdir: ("some/model", ["t"]), presets={"g1": 2, "g2": 2})
+    try:
+        assert resolve(MurphyConfig.for_profile("unit"), tmp_path) == ("some/model", ["t"])
+    finally:
+        PROFILE_BUILDERS.pop("unit")
+        config_mod.PROFILES.pop("unit")
+
+
+@pytest.mark.parametrize("path", sorted(CONFIGS.glob("*/*.yaml")), ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_every_reproduce_config_validates_on_a_gpu_machine(path, monkeypatch):
+    monkeypatch.setattr(config_mod, "_cuda_available", lambda: True)
+    c = MurphyConfig.from_yaml(path).validate()
+    assert c.profile == "paper" and c.beta == 0.04 and c.learning_rate == 1e-6

@@ -1,0 +1,155 @@
+"""MurphyTrainer on a tiny local model (CPU): every mode trains, rows are the kept trajectories, the loss TRL
+computes equals murphy_lab.grpo.grpo_loss, and the private TRL API we override still has the shape we rely on."""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+
+import pytest
+import torch
+
+from murphy_lab.config import MurphyConfig
+from murphy_lab.grpo import grpo_loss
+from murphy_lab.smoke import smoke_tasks
+from murphy_lab.tree import load_trees
+
+MODES = {"murphy": {}, "grpo_mt": {"g2": 1}, "grpo": {"turns": 1}}
+
+
+def make_trainer(tmp_path, model_path, executor, **overrides):
+    from murphy_lab.trainer import MurphyTrainer
+
+    cfg = MurphyConfig.for_profile("smoke", model=model_path, **{"max_steps": 1, **overrides})
+    args = cfg.to_grpo_config(tmp_path / "run", save_strategy="no", disable_tqdm=True)
+    return MurphyTrainer(model=model_path, args=args, murphy=cfg, tasks=smoke_tasks(), executor=executor)
+
+
+def rows_for(trainer, tasks):
+    """The generation batch TRL's RepeatSampler would hand over: each task's row G1 times in a row."""
+    from murphy_lab.trainer import task_dataset
+
+    return [row for row in task_dataset(tasks) for _ in range(trainer.num_generations)]
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_each_mode_changes_parameters(mode, tmp_path, tiny_model_path, executor):
+    trainer = make_trainer(tmp_path, tiny_model_path, executor, mode=mode, max_steps=2, **MODES[mode])
+    before = {n: p.detach().clone() for n, p in trainer.model.named_parameters()}
+    trainer.train()
+    changed = [n for n, p in trainer.model.named_parameters() if not torch.equal(p, before[n])]
+    assert len(changed) == len(before)
+
+
+def test_rows_are_the_kept_trajectories_with_their_advantages(tmp_path, tiny_model_path, executor):
+    trainer = make_trainer(tmp_path, tiny_model_path, executor, b_traj=2, steps_per_generation=1)
+    trainer.model.train()
+    batch = trainer._generate_and_score_completions(rows_for(trainer, smoke_tasks()[:2]))
+    trees = load_trees(tmp_path / "run" / "trees" / "step_000001.jsonl")
+    kept = [n for t in trees for n in t.nodes(kept_only=True)]
+    assert [round(float(a), 5) for a in batch["advantages"]] == [round(n.advantage, 5) for n in kept]
+
+
+def test_rows_padded_to_a_multiple_of_steps_per_generation_without_loss_weight(tmp_path, tiny_model_path, executor):
+    from trl.trainer.utils import split_tensor_dict
+
+    trainer = make_trainer(tmp_path, tiny_model_path, executor, steps_per_generation=5, gradient_accumulation_steps=5)
+    trainer.model.train()
+    batch = trainer._generate_and_score_completions(rows_for(trainer, smoke_tasks()[:1]))
+    real = int(trainer.rollout_stats["trajectories/kept"])
+    chunks = split_tensor_dict(batch, 5)  # what TRL's _prepare_inputs does with the batch
+    assert len(batch["advantages"]) % 5 == 0
+    assert sum(int(c["completion_mask"].sum()) for c in chunks) == int(batch["completion_mask"][:real].sum())
+    assert not batch["advantages"][real:].any()
+
+
+def test_trl_loss_equals_teaching_grpo_loss(tmp_path, tiny_model_path, executor):
+    """PARITY: TRL's _compute_loss on a batch from the trainer == murphy_lab.grpo.grpo_loss on the same tensors,
+    with the policy moved away from π_old and π_ref so that clipping and the KL term both act."""
+    trainer = make_trainer(tmp_path, tiny_model_path, executor, num_iterations=2)  # -> old_per_token_logps
+    trainer.model.train()
+    trainer.current_gradient_accumulation_steps = 1
+    batch = trainer._generate_and_score_completions(rows_for(trainer, smoke_tasks()))
+    torch.manual_seed(0)
+    with torch.no_grad():
+        for p in trainer.model.parameters():
+            p.add_(0.2 * torch.randn_like(p))
+    trl_loss = trainer._compute_loss(trainer.model, batch)
+    ids = torch.cat([batch["prompt_ids"], batch["completion_ids"]], 1)
+    attn = torch.cat([batch["prompt_mask"], batch["completion_mask"]], 1)
+    logps = trainer._get_per_token_logps_and_entropies(trainer.model, ids, attn, batch["completion_ids"].size(1))[0]
+    ours = grpo_loss(logps, batch["advantages"], batch["completion_mask"], old_logps=batch["old_per_token_logps"],
+                     ref_logps=batch["ref_per_token_logps"], epsilon=0.2, beta=0.04, loss_type="dapo",
+                     num_items_in_batch=int(batch["num_items_in_batch"]))
+    ratio = torch.exp(logps - batch["old_per_token_logps"])[batch["completion_mask"].bool()]
+    assert ((ratio < 0.8) | (ratio > 1.2)).any()  # clipping is active on this batch
+    torch.testing.assert_close(trl_loss, ours, rtol=1e-5, atol=1e-6)
+
+
+def test_trees_are_dumped_without_token_ids(tmp_path, tiny_model_path, executor):
+    trainer = make_trainer(tmp_path, tiny_model_path, executor)
+    trainer.train()
+    trees = load_trees(tmp_path / "run" / "trees" / "step_000001.jsonl")
+    assert len(trees) == 2 and all("completion_ids" not in n.meta for t in trees for n in t.nodes())
+
+
+def test_metrics_line_per_step_has_rollout_and_timing_keys(tmp_path, tiny_model_path, executor):
+    import json
+
+    trainer = make_trainer(tmp_path, tiny_model_path, executor, max_steps=2)
+    trainer.train()
+    lines = [json.loads(s) for s in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    keys = {"reward/mean", "credit/mean", "advantage/std", "trajectories/kept", "groups/kept",
+            "time/generation_s", "time/execution_s", "time/optimization_s", "trl/loss"}
+    assert [d["step"] for d in lines] == [1, 2] and all(keys <= set(d) for d in lines)
+
+
+def test_trees_of_a_batch_must_not_span_devices(tmp_path, tiny_model_path, executor):
+    trainer = make_trainer(tmp_path, tiny_model_path, executor)
+    rows = rows_for(trainer, smoke_tasks()[:2])
+    with pytest.raises(RuntimeError, match="mix tasks"):
+        trainer._generate_and_score_completions(rows[1:] + rows[:1])
+
+
+def test_private_trl_api_we_override_is_unchanged():
+    """CONTRACT: the names and signatures of TRL 1.16's private methods that MurphyTrainer calls or replaces."""
+    import trl
+    from trl import GRPOTrainer
+    from trl.trainer import grpo_trainer
+
+    def params(fn):
+        return list(inspect.signature(fn).parameters)
+
+    assert trl.__version__ == "1.16.0"
+    assert params(GRPOTrainer._generate_and_score_completions) == ["self", "inputs"]
+    assert params(GRPOTrainer._generate_single_turn)[:5] == ["self", "prompt_ids", "images", "multimodal_fields",
+                                                             "num_generations"]
+    assert params(GRPOTrainer._tokenize_prompts) == ["self", "prompts"]
+    assert params(GRPOTrainer._compute_loss) == ["self", "model", "inputs"]
+    assert params(GRPOTrainer._get_per_token_logps_and_entropies)[:6] == [
+        "self", "model", "input_ids", "attention_mask", "logits_to_keep", "batch_size"]
+    assert "split_tensor_dict(generation_batch, self.args.steps_per_generation)" in inspect.getsource(
+        GRPOTrainer._prepare_inputs)
+    assert params(grpo_trainer.split_tensor_dict) == ["tensor_dict", "num_chunks"]
+    src = inspect.getsource(GRPOTrainer._compute_loss)
+    for key in ("old_per_token_logps", "ref_per_token_logps", "importance_sampling_ratio", "num_items_in_batch"):
+        assert key in src
+
+
+def test_text_answers_become_string_programs():
+    from murphy_lab.trainer import answer_program
+
+    ns: dict = {}
+    exec(answer_program("text", "it's \"x\"\n"), ns)
+    assert ns["ANSWER"] == "it's \"x\"\n" and answer_program("code", "x = 1\n") == "x = 1\n"
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available() or importlib.util.find_spec("vllm") is None,
+                    reason="needs a CUDA GPU and vLLM")
+def test_vllm_colocate_step_changes_parameters(tmp_path, tiny_model_path, executor):
+    trainer = make_trainer(tmp_path, tiny_model_path, executor, use_vllm=True, vllm_mode="colocate", bf16=True,
+                           trl={"vllm_gpu_memory_utilization": 0.2, "vllm_max_model_length": 1024})
+    before = {n: p.detach().clone() for n, p in trainer.model.named_parameters()}
+    trainer.train()
+    assert any(not torch.equal(p, before[n]) for n, p in trainer.model.named_parameters())
