@@ -74,7 +74,7 @@ def resolve(cfg: MuCodeConfig, workdir: str | Path) -> tuple[str, list, list]:
     elif cfg.profile == "toy":
         from murphy_lab.toy import build_toy_policy, make_tasks
 
-        model = model or str(build_toy_policy(size="toy", cache_dir=workdir / "base", seed=0))
+        model = model or str(build_toy_policy(size="toy", seed=0))  # cached once per machine
         train = train if train is not None else make_tasks("train", n=200, seed=cfg.seed)
         test = test if test is not None else make_tasks("test", n=200, seed=1234)
     if model is None or train is None:
