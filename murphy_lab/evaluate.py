@@ -88,19 +88,20 @@ def score_hidden(episodes: list[Episode], tasks: dict[str, Any], executor: Any, 
 
     A record is `episode.to_dict()` plus `iters`, `hidden` ({attempt index: verdict}) and `solved` ({k: bool}).
     """
-    wanted = sorted({(e, ep.held_after(k)) for e, ep in enumerate(episodes) for k in iters if ep.held})
+    held_at = [{k: ep.held_after(k) for k in iters} if ep.held else {} for ep in episodes]  # k -> attempt index
+    wanted = sorted({(e, a) for e, held in enumerate(held_at) for a in held.values()})
     jobs = [(episodes[e].attempts[a].code, tasks[episodes[e].task_id].hidden_tests) for e, a in wanted]
-    verdict = dict(zip(wanted, execute(executor, jobs)))
+    verdict = dict(zip(wanted, execute(executor, jobs)))  # (episode, attempt) -> hidden-test result
     records = []
-    for e, ep in enumerate(episodes):
+    for e, (ep, held) in enumerate(zip(episodes, held_at)):
         rec = ep.to_dict()
-        hidden = {a: verdict[(e, a)] for (e2, a) in wanted if e2 == e}
         rec["iters"] = list(iters)
         rec["hidden"] = {
             str(a): {"reward": float(r.reward), "status": getattr(r, "status", ""), "solved": _solved(r)}
-            for a, r in hidden.items()
+            for a in sorted(set(held.values()))
+            for r in [verdict[(e, a)]]
         }
-        rec["solved"] = {str(k): bool(ep.held and rec["hidden"][str(ep.held_after(k))]["solved"]) for k in iters}
+        rec["solved"] = {str(k): bool(held) and rec["hidden"][str(held[k])]["solved"] for k in iters}
         records.append(rec)
     return records
 
