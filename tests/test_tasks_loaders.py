@@ -39,26 +39,59 @@ def run_case(program: str, setup: str, case: str) -> bool:
 # ------------------------------------------------------------------------------------------------------------ MBPP
 
 MBPP_ROWS = [  # sanitized-variant fields; ids chosen to fall in different splits
-    {"source_file": "x", "task_id": 2, "prompt": "Write a function to add two numbers.",
-     "code": "def add(a, b):\n    return a + b", "test_imports": [],
-     "test_list": ["assert add(1, 2) == 3", "assert add(0, 0) == 0"]},
-    {"source_file": "x", "task_id": 11, "prompt": "Write a function to square a number.",
-     "code": "import math\ndef sq(x):\n    return x * x", "test_imports": ["import math"],
-     "test_list": ["assert sq(3) == 9", "assert math.isclose(sq(0.5), 0.25)", "assert sq(-2) == 4"]},
-    {"source_file": "x", "task_id": 12, "prompt": "Write a function to negate a number.",
-     "code": "def neg(x):\n    return -x", "test_imports": [], "test_list": ["assert neg(1) == -1"]},
-    {"source_file": "x", "task_id": 520, "prompt": "Write a function to halve a number.",
-     "code": "def half(x):\n    return x / 2", "test_imports": [], "test_list": ["assert half(2) == 1"]},
-    {"source_file": "x", "task_id": 700, "prompt": "Write a function to double a number.",
-     "code": "def dbl(x):\n    return 2 * x", "test_imports": [], "test_list": ["assert dbl(2) == 4"]},
+    {
+        "source_file": "x",
+        "task_id": 2,
+        "prompt": "Write a function to add two numbers.",
+        "code": "def add(a, b):\n    return a + b",
+        "test_imports": [],
+        "test_list": ["assert add(1, 2) == 3", "assert add(0, 0) == 0"],
+    },
+    {
+        "source_file": "x",
+        "task_id": 11,
+        "prompt": "Write a function to square a number.",
+        "code": "import math\ndef sq(x):\n    return x * x",
+        "test_imports": ["import math"],
+        "test_list": ["assert sq(3) == 9", "assert math.isclose(sq(0.5), 0.25)", "assert sq(-2) == 4"],
+    },
+    {
+        "source_file": "x",
+        "task_id": 12,
+        "prompt": "Write a function to negate a number.",
+        "code": "def neg(x):\n    return -x",
+        "test_imports": [],
+        "test_list": ["assert neg(1) == -1"],
+    },
+    {
+        "source_file": "x",
+        "task_id": 520,
+        "prompt": "Write a function to halve a number.",
+        "code": "def half(x):\n    return x / 2",
+        "test_imports": [],
+        "test_list": ["assert half(2) == 1"],
+    },
+    {
+        "source_file": "x",
+        "task_id": 700,
+        "prompt": "Write a function to double a number.",
+        "code": "def dbl(x):\n    return 2 * x",
+        "test_imports": [],
+        "test_list": ["assert dbl(2) == 4"],
+    },
 ]
 
 
-SANITIZED_FEATURES = datasets.Features({
-    "source_file": datasets.Value("string"), "task_id": datasets.Value("int32"), "prompt": datasets.Value("string"),
-    "code": datasets.Value("string"), "test_imports": datasets.Sequence(datasets.Value("string")),
-    "test_list": datasets.Sequence(datasets.Value("string")),
-})
+SANITIZED_FEATURES = datasets.Features(
+    {
+        "source_file": datasets.Value("string"),
+        "task_id": datasets.Value("int32"),
+        "prompt": datasets.Value("string"),
+        "code": datasets.Value("string"),
+        "test_imports": datasets.Sequence(datasets.Value("string")),
+        "test_list": datasets.Sequence(datasets.Value("string")),
+    }
+)
 
 
 def write_mbpp_hf(root: Path, rows=MBPP_ROWS) -> Path:
@@ -128,16 +161,29 @@ def test_mbpp_unknown_split_is_rejected():
         load_mbpp("dev", source=MBPP_ROWS)
 
 
-MBPP_DIR = next((p for p in (Path("/work/shared/data/mbpp"), Path(__file__).parents[2] / "shared/data/mbpp")
-                 if (p / "mbpp.jsonl").is_file()), None)
+MBPP_DIR = next(
+    (
+        p
+        for p in (Path("/work/shared/data/mbpp"), Path(__file__).parents[2] / "shared/data/mbpp")
+        if (p / "mbpp.jsonl").is_file()
+    ),
+    None,
+)
 needs_mbpp = pytest.mark.skipif(MBPP_DIR is None, reason="original MBPP files not present")
 
 
 @needs_mbpp
-@pytest.mark.parametrize(("variant", "split", "count"), [
-    ("sanitized", "test", 257), ("sanitized", "train", 120), ("sanitized", "validation", 43),
-    ("sanitized", "prompt", 7), ("full", "test", 500), ("full", "all", 974),
-])
+@pytest.mark.parametrize(
+    ("variant", "split", "count"),
+    [
+        ("sanitized", "test", 257),
+        ("sanitized", "train", 120),
+        ("sanitized", "validation", 43),
+        ("sanitized", "prompt", 7),
+        ("full", "test", 500),
+        ("full", "all", 974),
+    ],
+)
 def test_mbpp_original_files_give_the_standard_split_sizes(variant, split, count):
     assert len(load_mbpp(split, variant, source=MBPP_DIR)) == count
 
@@ -150,6 +196,7 @@ def test_mbpp_full_test_setup_code_runs_after_the_program():
 
 # --------------------------------------------------------------------------------------------------- LiveCodeBench
 
+
 def _compress(tests: list[dict]) -> str:
     """LiveCodeBench's private-test encoding: base64(zlib(pickle(json text)))."""
     return base64.b64encode(zlib.compress(pickle.dumps(json.dumps(tests)))).decode()
@@ -158,8 +205,10 @@ def _compress(tests: list[dict]) -> str:
 def lcb_row(qid: str, difficulty: str, date: str, functional: bool, compressed: bool = True) -> dict:
     if functional:
         public = [{"input": "[1, 2]\n3", "output": "[1, 2, 3]", "testtype": "functional"}]
-        private = [{"input": "[]\n0", "output": "[0]", "testtype": "functional"},
-                   {"input": "[5]\n\"x\"", "output": "[5, \"x\"]", "testtype": "functional"}]
+        private = [
+            {"input": "[]\n0", "output": "[0]", "testtype": "functional"},
+            {"input": '[5]\n"x"', "output": '[5, "x"]', "testtype": "functional"},
+        ]
         starter = "class Solution:\n    def append(self, nums: List[int], x: int) -> List[int]:\n        "
         meta = json.dumps({"func_name": "append"})
     else:
@@ -167,17 +216,26 @@ def lcb_row(qid: str, difficulty: str, date: str, functional: bool, compressed: 
         private = [{"input": "5 5\n", "output": "10\n", "testtype": "stdin"}]
         starter, meta = "", "{}"
     return {
-        "question_title": f"title {qid}", "question_content": f"Problem {qid}.", "platform": "leetcode",
-        "question_id": qid, "contest_id": "c1", "contest_date": date, "starter_code": starter,
-        "difficulty": difficulty, "public_test_cases": json.dumps(public),
-        "private_test_cases": _compress(private) if compressed else json.dumps(private), "metadata": meta,
+        "question_title": f"title {qid}",
+        "question_content": f"Problem {qid}.",
+        "platform": "leetcode",
+        "question_id": qid,
+        "contest_id": "c1",
+        "contest_date": date,
+        "starter_code": starter,
+        "difficulty": difficulty,
+        "public_test_cases": json.dumps(public),
+        "private_test_cases": _compress(private) if compressed else json.dumps(private),
+        "metadata": meta,
     }
 
 
 def write_lcb(root: Path, files: int = 2) -> Path:
     rows = [
-        [lcb_row("a1", "easy", "2023-05-10T00:00:00", functional=True),
-         lcb_row("a2", "hard", "2023-06-01T00:00:00", functional=False, compressed=False)],
+        [
+            lcb_row("a1", "easy", "2023-05-10T00:00:00", functional=True),
+            lcb_row("a2", "hard", "2023-06-01T00:00:00", functional=False, compressed=False),
+        ],
         [lcb_row("b1", "medium", "2024-04-20T00:00:00", functional=False)],
     ]
     root.mkdir(exist_ok=True)
@@ -187,12 +245,18 @@ def write_lcb(root: Path, files: int = 2) -> Path:
 
 
 def test_lcb_release_tag_reads_its_files(tmp_path):
-    assert [t.task_id for t in load_livecodebench("release_v2", source=write_lcb(tmp_path))] == ["lcb/a1", "lcb/a2", "lcb/b1"]
+    assert [t.task_id for t in load_livecodebench("release_v2", source=write_lcb(tmp_path))] == [
+        "lcb/a1",
+        "lcb/a2",
+        "lcb/b1",
+    ]
     assert [t.task_id for t in load_livecodebench("v2", source=tmp_path)] == ["lcb/b1"]
 
 
 def test_lcb_stdin_tests_are_io_tests(tmp_path):
-    task = next(t for t in load_livecodebench("release_v2", source=write_lcb(tmp_path)) if t.task_id == "lcb/b1")
+    task = next(
+        t for t in load_livecodebench("release_v2", source=write_lcb(tmp_path)) if t.task_id == "lcb/b1"
+    )
     assert task.visible_tests.cases == (IOTest("1 2\n", "3\n"),)
     assert task.hidden_tests.cases == (IOTest("5 5\n", "10\n"),) and task.entry_point is None
 
@@ -209,14 +273,20 @@ def test_lcb_functional_cases_pass_a_correct_program_and_fail_a_wrong_one(tmp_pa
     good = "class Solution:\n    def append(self, nums: list, x: int) -> list:\n        return nums + [x]\n"
     bad = good.replace("nums + [x]", "[x] + nums")
     cases = task.visible_tests.cases + task.hidden_tests.cases
-    assert [run_case(good, IMPORT_HEADER, c) for c in cases] == [True, True, True]
-    assert [run_case(bad, IMPORT_HEADER, c) for c in cases] == [False, True, False]
+    assert [run_case(good, task.hidden_tests.setup, c) for c in cases] == [True, True, True]
+    assert [run_case(bad, task.hidden_tests.setup, c) for c in cases] == [False, True, False]
 
 
-def test_lcb_functional_setup_defines_the_typing_names_of_starter_code():
+def test_lcb_functional_program_prefix_defines_the_typing_names_of_starter_code(tmp_path):
+    task = load_livecodebench("release_v2", source=write_lcb(tmp_path))[0]
     scope: dict = {}
-    exec(IMPORT_HEADER + "class Solution:\n    def f(self, a: List[int]) -> Optional[int]:\n        return None\n", scope)
-    assert "Solution" in scope
+    exec(
+        task.program(
+            "class Solution:\n    def f(self, a: List[int]) -> Optional[int]:\n        return None\n"
+        ),
+        scope,
+    )
+    assert "Solution" in scope and task.metadata["program_prefix"] == IMPORT_HEADER
 
 
 def test_lcb_prompt_shows_starter_code_or_stdin_note(tmp_path):
@@ -226,9 +296,17 @@ def test_lcb_prompt_shows_starter_code_or_stdin_note(tmp_path):
 
 def test_lcb_date_window_and_difficulty_filter(tmp_path):
     src = write_lcb(tmp_path)
-    assert [t.task_id for t in load_livecodebench("release_v2", source=src, start_date="2023-06-01")] == ["lcb/a2", "lcb/b1"]
-    assert [t.task_id for t in load_livecodebench("release_v2", source=src, end_date="2023-06-01")] == ["lcb/a1", "lcb/a2"]
-    assert [t.task_id for t in load_livecodebench("release_v2", source=src, difficulty=["hard", "medium"])] == ["lcb/a2", "lcb/b1"]
+    assert [t.task_id for t in load_livecodebench("release_v2", source=src, start_date="2023-06-01")] == [
+        "lcb/a2",
+        "lcb/b1",
+    ]
+    assert [t.task_id for t in load_livecodebench("release_v2", source=src, end_date="2023-06-01")] == [
+        "lcb/a1",
+        "lcb/a2",
+    ]
+    assert [
+        t.task_id for t in load_livecodebench("release_v2", source=src, difficulty=["hard", "medium"])
+    ] == ["lcb/a2", "lcb/b1"]
 
 
 def test_lcb_metadata_records_date_and_platform(tmp_path):
@@ -253,8 +331,11 @@ def test_lcb_unknown_difficulty_row_is_an_error_naming_it(tmp_path):
 
 
 def test_lcb_row_without_tests_is_an_error_naming_it():
-    row = dict(lcb_row("z8", "easy", "2024-01-01T00:00:00", functional=False), public_test_cases="[]",
-               private_test_cases="")
+    row = dict(
+        lcb_row("z8", "easy", "2024-01-01T00:00:00", functional=False),
+        public_test_cases="[]",
+        private_test_cases="",
+    )
     with pytest.raises(ValueError, match="'z8' has no tests"):
         load_livecodebench(source=[row])
 
@@ -273,7 +354,7 @@ def test_lcb_empty_window_is_an_error(tmp_path):
 
 # --------------------------------------------------------------------------------------------------------- KodCode
 
-KOD_TEST = '''import pytest
+KOD_TEST = """import pytest
 from solution import two_sum, helper as h
 
 def test_basic():
@@ -288,8 +369,8 @@ def test_raises():
 
 def test_capture(capsys):
     print(two_sum([1, 2], 3))
-'''
-KOD_SOLUTION = '''def helper():
+"""
+KOD_SOLUTION = """def helper():
     return 1
 
 def two_sum(nums, target):
@@ -300,16 +381,30 @@ def two_sum(nums, target):
         if target - x in seen:
             return [seen[target - x], i]
         seen[x] = i
-'''
+"""
 
 
 def kod_row(qid: str, **over) -> dict:
     row = {
-        "version": "v1.0", "style": "instruct", "subset": "Leetcode", "question_id": qid,
-        "question": f"Find two indices that add up to a target ({qid}).", "solution": KOD_SOLUTION, "test": KOD_TEST,
-        "test_info": [{"function_name": "two_sum", "parameter_list": "(nums, target)",
-                       "function_declaration": "def two_sum(nums, target):", "docstring": None}],
-        "gpt_pass_sequence": [1, 1], "gpt_pass_trial_num": 2, "gpt_difficulty": "easy", "gpt_pass_percentage": 1.0,
+        "version": "v1.0",
+        "style": "instruct",
+        "subset": "Leetcode",
+        "question_id": qid,
+        "question": f"Find two indices that add up to a target ({qid}).",
+        "solution": KOD_SOLUTION,
+        "test": KOD_TEST,
+        "test_info": [
+            {
+                "function_name": "two_sum",
+                "parameter_list": "(nums, target)",
+                "function_declaration": "def two_sum(nums, target):",
+                "docstring": None,
+            }
+        ],
+        "gpt_pass_sequence": [1, 1],
+        "gpt_pass_trial_num": 2,
+        "gpt_difficulty": "easy",
+        "gpt_pass_percentage": 1.0,
     }
     row.update(over)
     return row
@@ -322,8 +417,10 @@ def write_kodcode(root: Path, rows: list[dict]) -> Path:
     return root
 
 
-KOD_ROWS = [kod_row(f"q{i}", subset="Leetcode" if i % 2 else "Apps", gpt_difficulty=("easy", "medium", "hard")[i % 3])
-            for i in range(12)]
+KOD_ROWS = [
+    kod_row(f"q{i}", subset="Leetcode" if i % 2 else "Apps", gpt_difficulty=("easy", "medium", "hard")[i % 3])
+    for i in range(12)
+]
 
 
 def test_kodcode_selection_is_the_hash_order_of_eligible_rows(tmp_path):
@@ -339,14 +436,18 @@ def test_kodcode_selection_does_not_depend_on_row_order(tmp_path):
 
 
 def test_kodcode_seed_changes_the_selection():
-    assert [t.task_id for t in load_kodcode(n=4, seed=0, source=KOD_ROWS)] != \
-           [t.task_id for t in load_kodcode(n=4, seed=1, source=KOD_ROWS)]
+    assert [t.task_id for t in load_kodcode(n=4, seed=0, source=KOD_ROWS)] != [
+        t.task_id for t in load_kodcode(n=4, seed=1, source=KOD_ROWS)
+    ]
 
 
 def test_kodcode_ineligible_rows_are_skipped_not_selected():
-    rows = [kod_row("bad1", test="def test_x(:\n    pass"), kod_row("bad2", test_info=[]),
-            kod_row("bad3", test="import solution\ndef test_a():\n    assert solution.two_sum([1], 1) is None"),
-            kod_row("good")]
+    rows = [
+        kod_row("bad1", test="def test_x(:\n    pass"),
+        kod_row("bad2", test_info=[]),
+        kod_row("bad3", test="import solution\ndef test_a():\n    assert solution.two_sum([1], 1) is None"),
+        kod_row("good"),
+    ]
     assert [t.task_id for t in load_kodcode(n=10, source=rows)] == ["kodcode/good"]
 
 
@@ -357,8 +458,14 @@ def test_kodcode_no_eligible_row_is_an_error():
 
 def test_kodcode_each_plain_test_function_is_one_case():
     task = load_kodcode(n=1, source=[kod_row("q")])[0]
-    assert task.hidden_tests.cases == ("test_basic()", "test_alias()", "test_raises()")  # capsys test left out
-    assert "from solution" not in task.hidden_tests.setup and "assert helper() == 1" in task.hidden_tests.setup
+    assert task.hidden_tests.cases == (
+        "test_basic()",
+        "test_alias()",
+        "test_raises()",
+    )  # capsys test left out
+    assert (
+        "from solution" not in task.hidden_tests.setup and "assert helper() == 1" in task.hidden_tests.setup
+    )
 
 
 def test_kodcode_cases_pass_the_reference_and_fail_a_wrong_program():
@@ -380,5 +487,6 @@ def test_kodcode_filters_by_subset_and_difficulty():
 
 
 def test_registry_loads_by_name_with_loader_arguments():
-    assert [t.task_id for t in load_tasks("kodcode", n=2, source=KOD_ROWS)] == \
-           [t.task_id for t in load_kodcode(n=2, source=KOD_ROWS)]
+    assert [t.task_id for t in load_tasks("kodcode", n=2, source=KOD_ROWS)] == [
+        t.task_id for t in load_kodcode(n=2, source=KOD_ROWS)
+    ]

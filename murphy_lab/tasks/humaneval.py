@@ -27,7 +27,9 @@ log = logging.getLogger(__name__)
 # every reference against its visible tests). They stay in the prompt, which we never edit, but do not become
 # visible tests: feedback from a wrong test would teach the model the wrong thing.
 WRONG_EXAMPLES = {
-    "HumanEval/47": ("assert abs(median([-10, 4, 6, 1000, 10, 20]) - 15.0) < 1e-6",),  # the true median is 8.0
+    "HumanEval/47": (
+        "assert abs(median([-10, 4, 6, 1000, 10, 20]) - 15.0) < 1e-6",
+    ),  # the true median is 8.0
     "HumanEval/116": (  # the reference and check sort [1, 5, 2, 3, 4] to [1, 2, 4, 3, 5]
         "assert sort_array([1, 5, 2, 3, 4]) == [1, 2, 3, 4, 5]",
         "assert sort_array([-2, -3, -4, -5, -6]) == [-6, -5, -4, -3, -2]",
@@ -52,7 +54,9 @@ def _examples(prompt: str, entry_point: str) -> list[str]:
         module = ast.parse(prompt + "    pass\n")  # the prompt ends in a function without a body
     except SyntaxError:
         return []
-    names = frozenset(n.name for n in module.body if isinstance(n, (ast.FunctionDef, ast.ClassDef)))  # helpers
+    names = frozenset(
+        n.name for n in module.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))
+    )  # helpers
     for node in module.body:
         if isinstance(node, ast.FunctionDef) and node.name == entry_point:
             params = tuple(a.arg for a in node.args.args)
@@ -62,7 +66,9 @@ def _examples(prompt: str, entry_point: str) -> list[str]:
 
 def humaneval_task(row: dict, where: str = "HumanEval") -> Task:
     """One HumanEval row (task_id, prompt, canonical_solution, test, entry_point) as a `Task`."""
-    missing = [k for k in ("task_id", "prompt", "canonical_solution", "test", "entry_point") if not row.get(k)]
+    missing = [
+        k for k in ("task_id", "prompt", "canonical_solution", "test", "entry_point") if not row.get(k)
+    ]
     if missing:
         raise ValueError(f"{where}: row {row.get('task_id', '?')!r} lacks {missing}")
     entry = row["entry_point"]

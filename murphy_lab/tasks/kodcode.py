@@ -149,9 +149,13 @@ def load_kodcode(
             if len(tasks) == n:
                 break
     if rejected:
-        log.info("KodCode: skipped %d rows on the way: %s", sum(rejected.values()), dict(rejected.most_common(8)))
+        log.info(
+            "KodCode: skipped %d rows on the way: %s", sum(rejected.values()), dict(rejected.most_common(8))
+        )
     if not tasks:
-        raise ValueError(f"KodCode source {source!r}: no eligible task among {len(ids)} rows (skipped: {dict(rejected)})")
+        raise ValueError(
+            f"KodCode source {source!r}: no eligible task among {len(ids)} rows (skipped: {dict(rejected)})"
+        )
     if len(tasks) < n:
         log.warning("KodCode source %r: only %d eligible tasks, fewer than n=%d", source, len(tasks), n)
     return tasks

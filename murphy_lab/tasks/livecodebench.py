@@ -43,8 +43,10 @@ VERSION_FILES["release_latest"] = list(_FILES)
 VERSION_FILES.update({f"v{i}": [_FILES[i - 1]] for i in range(1, 7)})
 VERSION_FILES.update({f"v{i}_v{j}": _FILES[i - 1 : j] for i in range(1, 7) for j in range(i + 1, 7)})
 
-# The functional (LeetCode) programs are written against LiveCodeBench's harness, which puts these imports in front
-# of every program (typing names such as List appear in the starter code's signatures).
+# LiveCodeBench's harness puts imports like these in front of every program: the starter code's signatures use
+# typing names (List, Optional) without importing them. Our executor runs program -> setup -> case, so a header in
+# the setup would come too late; it is recorded as metadata["program_prefix"] for the rollout/evaluation code
+# to prepend (`Task.program`).
 IMPORT_HEADER = (
     "from typing import *\nfrom collections import *\nfrom functools import *\nfrom itertools import *\n"
     "from heapq import *\nfrom bisect import *\nfrom math import *\nimport math\nimport collections\n"
@@ -88,7 +90,7 @@ def functional_case(test: dict, func_name: str) -> str:
 def _suite(tests: list[dict], func_name: str | None) -> TestSuite:
     if func_name is None:
         return TestSuite(cases=tuple(IOTest(input=t["input"], output=t["output"]) for t in tests))
-    return TestSuite(cases=tuple(functional_case(t, func_name) for t in tests), setup=IMPORT_HEADER)
+    return TestSuite(cases=tuple(functional_case(t, func_name) for t in tests))
 
 
 def _date(value: Any) -> datetime:
@@ -115,7 +117,9 @@ def livecodebench_task(row: dict, where: str = "LiveCodeBench") -> Task:
         raise ValueError(f"{where}: question {qid!r} has no tests")
     kinds = {t.get("testtype") for t in public + private}
     if not kinds <= {"stdin", "functional"} or len(kinds) != 1:
-        raise ValueError(f"{where}: question {qid!r} has test types {sorted(map(str, kinds))}, expected one of stdin/functional")
+        raise ValueError(
+            f"{where}: question {qid!r} has test types {sorted(map(str, kinds))}, expected one of stdin/functional"
+        )
     functional = kinds == {"functional"}
     func_name = metadata.get("func_name") if functional else None
     if functional and not func_name:
@@ -123,7 +127,9 @@ def livecodebench_task(row: dict, where: str = "LiveCodeBench") -> Task:
     try:
         visible, hidden = _suite(public, func_name), _suite(private or public, func_name)
     except (json.JSONDecodeError, KeyError, TypeError) as err:
-        raise ValueError(f"{where}: question {qid!r}: a test's input/output is not valid JSON ({err})") from err
+        raise ValueError(
+            f"{where}: question {qid!r}: a test's input/output is not valid JSON ({err})"
+        ) from err
     starter = (row.get("starter_code") or "").strip("\n")
     note = f"{STARTER_NOTE}\n{starter}" if starter else STDIN_NOTE
     return Task(
@@ -144,6 +150,7 @@ def livecodebench_task(row: dict, where: str = "LiveCodeBench") -> Task:
             "testtype": "functional" if functional else "stdin",
             "starter_code": starter,
             "private_as_hidden": bool(private),
+            "program_prefix": IMPORT_HEADER if functional else "",
         },
     )
 
@@ -166,7 +173,9 @@ def load_livecodebench(
         difficulty: "easy" / "medium" / "hard" or a list of them; None keeps all.
     """
     if version_tag not in VERSION_FILES:
-        raise ValueError(f"unknown LiveCodeBench version_tag {version_tag!r}; known tags: {sorted(VERSION_FILES)}")
+        raise ValueError(
+            f"unknown LiveCodeBench version_tag {version_tag!r}; known tags: {sorted(VERSION_FILES)}"
+        )
     wanted = [difficulty] if isinstance(difficulty, str) else list(difficulty or DIFFICULTIES)
     unknown = [d for d in wanted if d not in DIFFICULTIES]
     if unknown:
@@ -181,11 +190,15 @@ def load_livecodebench(
         where = f"{source if isinstance(source, (str, Path)) else 'rows'} row {i}"
         level = str(row.get("difficulty", "")).lower()
         if level not in DIFFICULTIES:
-            raise ValueError(f"{where}: question {row.get('question_id')!r} has unknown difficulty {row.get('difficulty')!r}")
+            raise ValueError(
+                f"{where}: question {row.get('question_id')!r} has unknown difficulty {row.get('difficulty')!r}"
+            )
         try:
             when = _date(row.get("contest_date"))
         except (TypeError, ValueError) as err:
-            raise ValueError(f"{where}: question {row.get('question_id')!r} has no valid contest_date ({err})") from err
+            raise ValueError(
+                f"{where}: question {row.get('question_id')!r} has no valid contest_date ({err})"
+            ) from err
         if level not in wanted or (start and when < start) or (end and when > end):
             skipped += 1  # filter before decoding: private tests can be megabytes
             continue
@@ -195,5 +208,7 @@ def load_livecodebench(
             f"LiveCodeBench {version_tag} from {source!r}: no problem matches difficulty={wanted}, "
             f"window=[{start_date}, {end_date}] ({len(rows)} rows read)"
         )
-    log.info("LiveCodeBench %s: %d tasks kept, %d outside the window/difficulty", version_tag, len(tasks), skipped)
+    log.info(
+        "LiveCodeBench %s: %d tasks kept, %d outside the window/difficulty", version_tag, len(tasks), skipped
+    )
     return tasks

@@ -28,7 +28,12 @@ from murphy_lab.tasks.task import Task
 log = logging.getLogger(__name__)
 
 HUB_ID = "google-research-datasets/mbpp"
-SPLITS = {"prompt": (1, 10), "test": (11, 510), "validation": (511, 600), "train": (601, 974)}  # task id ranges
+SPLITS = {
+    "prompt": (1, 10),
+    "test": (11, 510),
+    "validation": (511, 600),
+    "train": (601, 974),
+}  # task id ranges
 VARIANTS = {"sanitized": "sanitized-mbpp.json", "full": "mbpp.jsonl"}  # variant -> original release file
 PROMPT_TEMPLATE = "{text}\nYour code should pass this test:\n{test}"
 
@@ -69,7 +74,9 @@ def mbpp_task(row: dict, split: str = "", where: str = "MBPP") -> Task:
         try:
             _parse(test)
         except SyntaxError as err:
-            raise ValueError(f"{where}: row {task_id!r}: test does not parse ({err.msg}): {test[:80]!r}") from err
+            raise ValueError(
+                f"{where}: row {task_id!r}: test does not parse ({err.msg}): {test[:80]!r}"
+            ) from err
     imports = "\n".join(row.get("test_imports") or [])
     # full MBPP's test_setup_code (tasks 367, 927) uses classes the program defines, so it must run after the
     # program: it goes in front of every case rather than into the setup.
@@ -96,7 +103,9 @@ def mbpp_task(row: dict, split: str = "", where: str = "MBPP") -> Task:
 
 def _split_of(task_id: int) -> str:
     """The split a task id belongs to (ids past 974, should a file have them, count as train)."""
-    return next((name for name, (lo, hi) in SPLITS.items() if lo <= task_id <= hi), "train" if task_id > 974 else "")
+    return next(
+        (name for name, (lo, hi) in SPLITS.items() if lo <= task_id <= hi), "train" if task_id > 974 else ""
+    )
 
 
 def _original_rows(path: Path, variant: str) -> tuple[list[dict], str]:
@@ -120,7 +129,9 @@ def _is_original(source: Any) -> bool:
     if not isinstance(source, (str, Path)):
         return False
     path = Path(source).expanduser()
-    return path.name in VARIANTS.values() or (path.is_dir() and any((path / f).is_file() for f in VARIANTS.values()))
+    return path.name in VARIANTS.values() or (
+        path.is_dir() and any((path / f).is_file() for f in VARIANTS.values())
+    )
 
 
 def load_mbpp(split: str = "test", variant: str = "sanitized", source: Any = HUB_ID) -> list[Task]:
@@ -152,7 +163,9 @@ def load_mbpp(split: str = "test", variant: str = "sanitized", source: Any = HUB
         labelled = chosen(read_rows(source), str(source) if isinstance(source, (str, Path)) else "rows")
     else:  # the hub or a Hugging Face-layout folder: the dataset's own splits
         for name in splits:
-            labelled += [(r, f"{source} [{variant}/{name}]") for r in read_rows(source, config=variant, split=name)]
+            labelled += [
+                (r, f"{source} [{variant}/{name}]") for r in read_rows(source, config=variant, split=name)
+            ]
     tasks = [mbpp_task(row, _split_of(row["task_id"]), where) for row, where in labelled]
     if not tasks:
         raise ValueError(f"MBPP source {source!r} has no rows in split {split!r} (variant {variant!r})")

@@ -33,8 +33,13 @@ def normalize_code(code: str) -> str:
         return " ".join(code.split())
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
-        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-                and isinstance(body[0].value.value, str):
+        if (
+            isinstance(body, list)
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
             node.body = body[1:] or [ast.Pass()]  # drop the docstring
     return " ".join(ast.unparse(tree).split())
 
@@ -56,7 +61,9 @@ def _statement(task: Task) -> str:
     return normalize_text(task.metadata.get("statement") or task.prompt)
 
 
-def find_overlap(train_tasks: Sequence[Task], eval_tasks: Sequence[Task], min_chars: int = 40) -> list[Overlap]:
+def find_overlap(
+    train_tasks: Sequence[Task], eval_tasks: Sequence[Task], min_chars: int = 40
+) -> list[Overlap]:
     """Every (training task, evaluation task) pair whose statements or reference programs match (module docstring).
 
     Returns one `Overlap` per pair (the strongest kind: statement, then reference, then containment), in training
@@ -71,20 +78,20 @@ def find_overlap(train_tasks: Sequence[Task], eval_tasks: Sequence[Task], min_ch
     long_eval = [(s, ts) for s, ts in by_statement.items() if len(s) >= min_chars]
     found: list[Overlap] = []
     for train in train_tasks:
-        seen: set[int] = set()
-
-        def add(matches: list[Task], kind: str) -> None:
-            for task in matches:
-                if id(task) not in seen:
-                    seen.add(id(task))
-                    found.append(Overlap(train, task, kind))
-
         statement = _statement(train)
-        add(by_statement.get(statement, []), "statement")
+        matches = [(task, "statement") for task in by_statement.get(statement, [])]
         if train.reference:
-            add(by_reference.get(normalize_code(train.reference), []), "reference")
+            matches += [(task, "reference") for task in by_reference.get(normalize_code(train.reference), [])]
         if len(statement) >= min_chars:
-            for text, tasks in long_eval:
-                if text in statement or statement in text:
-                    add(tasks, "statement-contained")
+            matches += [
+                (task, "statement-contained")
+                for text, tasks in long_eval
+                if text in statement or statement in text
+                for task in tasks
+            ]
+        seen: set[int] = set()
+        for task, kind in matches:  # one pair per (train, eval) task, the strongest kind first
+            if id(task) not in seen:
+                seen.add(id(task))
+                found.append(Overlap(train, task, kind))
     return found

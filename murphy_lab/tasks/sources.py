@@ -77,12 +77,16 @@ def read_rows(
     if isinstance(source, (datasets.Dataset, list, tuple)):
         return source
     if not isinstance(source, (str, Path)):
-        raise TypeError(f"source must be a hub id, a path, a datasets.Dataset or a list of dicts, not {type(source).__name__}")
+        raise TypeError(
+            f"source must be a hub id, a path, a datasets.Dataset or a list of dicts, not {type(source).__name__}"
+        )
     text = str(source)
     if isinstance(source, Path) or looks_like_path(text):
         path = Path(text).expanduser()
         if not path.exists():
-            raise FileNotFoundError(f"source {text!r} does not exist (a local path; hub ids look like 'owner/name')")
+            raise FileNotFoundError(
+                f"source {text!r} does not exist (a local path; hub ids look like 'owner/name')"
+            )
         if path.is_file():
             return load_file(path)
         if files:
@@ -95,10 +99,14 @@ def read_rows(
         if split:  # <split>-00000-of-00001.parquet, <split>.jsonl, ... (also names `datasets` does not infer)
             found = sorted(f for f in folder.glob(f"{split}[-.]*") if f.is_file() and f.suffix in FORMATS)
             if found:
-                return datasets.load_dataset(_builder(found[0]), data_files=[str(f) for f in found], split="train")
+                return datasets.load_dataset(
+                    _builder(found[0]), data_files=[str(f) for f in found], split="train"
+                )
         return datasets.load_dataset(str(folder), split=split)
     # A hub id: the only branch that may touch the network.
-    log.info("loading %s (config=%s, split=%s, files=%s) from the Hugging Face hub", text, config, split, files)
+    log.info(
+        "loading %s (config=%s, split=%s, files=%s) from the Hugging Face hub", text, config, split, files
+    )
     if files:
         paths = [f"hf://datasets/{text}/{f}" for f in files]
         return datasets.load_dataset(_builder(Path(files[0])), data_files=paths, split="train")

@@ -29,3 +29,9 @@ class Task:
     def __post_init__(self) -> None:
         self.visible_tests = TestSuite.of(self.visible_tests)
         self.hidden_tests = TestSuite.of(self.hidden_tests)
+
+    def program(self, code: str) -> str:
+        """The program to execute for a candidate `code`: ``metadata["program_prefix"]`` (imports the benchmark's
+        own harness puts in front of every program, e.g. LiveCodeBench's typing header) followed by the code."""
+        prefix = self.metadata.get("program_prefix", "")
+        return prefix + code if prefix else code
