@@ -9,7 +9,7 @@ Every function returns fresh objects, deterministic for a given seed; nothing he
   tree holds 8 + 8·8 = 72 trajectories in 9 groups; InterP (b_grp = 4) keeps 40, IntraP (b_traj = 4) keeps 36.
 - `ScriptedTaxPolicy`: a tiny scripted "policy" for one task (`add_tax`), usable with `murphy_lab.tree.build_tree`:
   first attempts are right, wrong-but-running or broken; a refinement whose prompt quotes the expected value is
-  usually fixed, one that quotes only a syntax error is fixed by luck.
+  usually fixed, one that quotes only a compile error is fixed by luck.
 """
 
 from __future__ import annotations
@@ -21,46 +21,51 @@ from murphy_lab.tree import Node, RolloutTree
 
 # --- the informative-failure example ------------------------------------------------------------------------------
 TAX_PROMPT = "def add_tax(price):\n    '''Return the price with the shop's sales tax added.'''\n"
-TAX_TESTS = ["assert add_tax(10) == 12.0", "assert add_tax(0) == 0.0", "assert add_tax(5) == 6.0"]
+TAX_TESTS = ["assert add_tax(10) == 12.0", "assert add_tax(5) == 6.0", "assert add_tax(2.5) == 3.0"]
 
 _RIGHT = "def add_tax(price):\n    return price * 1.2\n"
 _WRONG_RATE = "def add_tax(price):\n    return price * 1.1\n"  # runs; every test fails, the feedback shows 12.0
 _SYNTAX = "def add_tax(price)\n    return price * 1.15\n"  # missing colon: the feedback reveals nothing
-_NAME = "def add_tax(price):\n    return price * TAX\n"  # NameError: nothing about the rate either
+_INDENT = "def add_tax(price):\nreturn price * 1.3\n"  # IndentationError: nothing about the rate either
 _GUESS = "def add_tax(price):\n    return price * 1.15\n"  # a fix that still guesses the rate
 
-FB_WRONG_RATE = "Tests failed:\nassert add_tax(10) == 12.0  # output: 11.0\nassert add_tax(5) == 6.0  # output: 5.5"
-FB_SYNTAX = "SyntaxError: expected ':' (line 1)"
-FB_NAME = "NameError: name 'TAX' is not defined"
-FB_GUESS = "Tests failed:\nassert add_tax(10) == 12.0  # output: 11.5"
+# feedback texts as murphy_lab.executor.Executor writes them for these programs and TAX_TESTS
+FB_WRONG_RATE = ("Tests failed:\nassert add_tax(10) == 12.0  # output: 11.0\nassert add_tax(5) == 6.0  # output: 5.5\n"
+                 "assert add_tax(2.5) == 3.0  # output: 2.75")
+FB_SYNTAX = ("The program does not compile:\nFile \"solution.py\", line 1\n    def add_tax(price)\n"
+             "                      ^\nSyntaxError: expected ':'")
+FB_INDENT = ("The program does not compile:\nFile \"solution.py\", line 2\n    return price * 1.3\n    ^^^^^^\n"
+             "IndentationError: expected an indented block after function definition on line 1")
+FB_GUESS = ("Tests failed:\nassert add_tax(10) == 12.0  # output: 11.5\nassert add_tax(5) == 6.0  # output: 5.75\n"
+            "assert add_tax(2.5) == 3.0  # output: 2.875")
 
 
 def _leaf(code: str, reward: float, feedback: str = "", status: str = "") -> Node:
     status = status or ("passed" if reward >= 1.0 else "failed")
-    return Node(reward=reward, code=code, completion=code, feedback=feedback or "all tests passed", status=status)
+    return Node(reward=reward, code=code, completion=code, feedback=feedback or "All tests passed.", status=status)
 
 
 def informative_failure_tree() -> RolloutTree:
-    """The motivating example: an informative failure (A), an uninformative one (B), a solve (C), a lucky crash (D).
+    """The motivating example: an informative failure (A), an uninformative one (B), a solve (C), a lucky one (D).
 
-    Turn 1 (G1 = 4):  A  r=1/3  runs, wrong rate; feedback shows the expected 12.0  -> refinements [1, 1, 0, 1]
-                      B  r=0    syntax error; feedback reveals nothing            -> refinements [0, 0, 0, 0]
-                      C  r=1    correct (a leaf)
-                      D  r=0    NameError                                         -> refinements [0, 0, 1, 0]
-    Immediate rewards rank A only slightly above B and D; MaRS gives A = D = 1 (D by one lucky refinement),
-    MeRS (γ = 1) gives A = (1/3 + 3/4)/2 ≈ 0.54, D = 0.125, B = 0.
+    Turn 1 (G1 = 4):  A  r=0  runs, wrong rate; feedback shows the expected 12.0     -> refinements [1, 1, 0, 1]
+                      B  r=0  syntax error; feedback reveals nothing                 -> refinements [0, 0, 0, 0]
+                      C  r=1  correct (a leaf)
+                      D  r=0  indentation error; feedback reveals nothing            -> refinements [0, 0, 1, 0]
+    A, B and D share the same immediate reward (and outcome) 0; MaRS gives A = D = 1 (D by one lucky
+    refinement) and B = 0; MeRS (γ = 1) gives A = (0 + 3/4)/2 = 0.375, D = (0 + 1/4)/2 = 0.125, B = 0.
     """
 
-    def refinements(rewards: list[float], fb_fail: str) -> list[Node]:
-        return [_leaf(_RIGHT, 1.0) if r >= 1.0 else _leaf(_GUESS, 0.0, fb_fail) for r in rewards]
+    def refinements(rewards: list[float]) -> list[Node]:
+        return [_leaf(_RIGHT, 1.0) if r >= 1.0 else _leaf(_GUESS, 0.0, FB_GUESS) for r in rewards]
 
-    a = _leaf(_WRONG_RATE, 1 / 3, FB_WRONG_RATE)  # add_tax(0) == 0.0 passes by accident: r = 1/3
-    a.children = refinements([1, 1, 0, 1], FB_GUESS)
+    a = _leaf(_WRONG_RATE, 0.0, FB_WRONG_RATE)
+    a.children = refinements([1, 1, 0, 1])
     b = _leaf(_SYNTAX, 0.0, FB_SYNTAX, status="syntax")
-    b.children = refinements([0, 0, 0, 0], FB_GUESS)
+    b.children = refinements([0, 0, 0, 0])
     c = _leaf(_RIGHT, 1.0)
-    d = _leaf(_NAME, 0.0, FB_NAME, status="error")
-    d.children = refinements([0, 0, 1, 0], FB_GUESS)
+    d = _leaf(_INDENT, 0.0, FB_INDENT, status="syntax")
+    d.children = refinements([0, 0, 1, 0])
     for name, node in zip("ABCD", (a, b, c, d)):
         node.meta["name"] = name
     root = Node(prompt=TAX_PROMPT, feedback="task prompt", children=[a, b, c, d])
@@ -112,8 +117,8 @@ class ScriptedTaxPolicy:
     """A scripted stand-in for a language model on the `add_tax` task: `sample(prompts, n) -> list[list[str]]`.
 
     Turn 1 (a prompt without feedback): correct with `p_right`, a wrong rate with `p_wrong` (runs, informative),
-    otherwise a syntax error (uninformative). A refinement prompt that quotes an expected value ("== 12.0") is fixed
-    with `p_fix_informed`; any other refinement is fixed with `p_fix_blind` (a lucky guess).
+    otherwise a program that does not compile (uninformative: the executor then shows no test). A refinement whose
+    feedback quotes the expected value ("== 12.0") is fixed with `p_fix_informed`; any other with `p_fix_blind`.
     """
 
     def __init__(self, seed: int = 0, p_right: float = 0.2, p_wrong: float = 0.4,
@@ -133,10 +138,11 @@ class ScriptedTaxPolicy:
         u = self.rng.random()
         if u < self.p_right:
             return _RIGHT
-        return _WRONG_RATE if u < self.p_right + self.p_wrong else self.rng.choice([_SYNTAX, _NAME])
+        return _WRONG_RATE if u < self.p_right + self.p_wrong else self.rng.choice([_SYNTAX, _INDENT])
 
     def _refine(self, prompt: str) -> str:
-        informed = "== 12.0" in prompt and "output:" in prompt  # the feedback quotes the expected value
+        feedback = prompt.split("Feedback", 1)[-1]
+        informed = "== 12.0" in feedback  # the feedback quotes the expected value
         p = self.p_fix_informed if informed else self.p_fix_blind
         return _RIGHT if self.rng.random() < p else _GUESS
 

@@ -14,6 +14,7 @@ figures for papermill and printed notes, and the widgets in `murphy_lab.widgets`
 
 from __future__ import annotations
 
+import re
 import textwrap
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
@@ -95,10 +96,17 @@ def node_label(node: Node, color_by: str = "reward") -> str:
 
 
 def snippet(text: str, width: int = 30) -> str:
-    """The first non-empty line of a feedback text (after "Tests failed:"-style headers), shortened to `width`."""
+    """The telling line of a feedback text, shortened to `width` characters.
+
+    The first failed assert when there is one ("assert f(2) == 7  # output: 5"), else the last exception line
+    ("SyntaxError: expected ':'"), else the first line that is not a header such as "Tests failed:".
+    """
     lines = [ln.strip() for ln in str(text).splitlines() if ln.strip()]
-    body = [ln for ln in lines if not ln.endswith(":")] or lines  # skip headers such as "Tests failed:"
-    return textwrap.shorten(body[0], width=width, placeholder="…") if body else ""
+    asserts = [ln for ln in lines if ln.startswith("assert")]
+    errors = [ln for ln in lines if re.match(r"[A-Z]\w*(Error|Exception|Exit|Interrupt)\b", ln)]
+    body = [ln for ln in lines if not ln.endswith(":")] or lines
+    line = asserts[0] if asserts else errors[-1] if errors else body[0] if body else ""
+    return textwrap.shorten(line, width=width, placeholder="…") if line else ""
 
 
 def _norm_and_cmap(values: list[float], color_by: str, cmap: str | None):
@@ -211,7 +219,7 @@ def draw_tree(
     # the virtual root: the task prompt q(1)
     nx.draw_networkx_nodes(g, npos, nodelist=[0], node_shape="s", node_color=MISSING, node_size=size * 1.2,
                            edgecolors="#333333", linewidths=0.8, ax=ax)
-    ax.annotate("task prompt q(1)", pos[tree.root], xytext=(0, 9), textcoords="offset points", ha="center",
+    ax.annotate("task prompt q(1)", pos[tree.root], xytext=(0, radius + 4), textcoords="offset points", ha="center",
                 va="bottom", fontsize=8, color="#333333")
     passing = [n for n in nodes if n.reward >= SOLVED]
     if passing:

@@ -52,7 +52,24 @@ def test_informative_failure_is_credited_by_mars_and_uninformative_is_not():
 def test_mers_ranks_the_lucky_failure_below_the_informative_one():
     t = mers(informative_failure_tree(), gamma=1.0)
     a, _, _, d = t.root.children
-    assert a.credit == pytest.approx((1 / 3 + 0.75) / 2) and d.credit == pytest.approx(0.125)
+    assert a.credit == pytest.approx(0.75 / 2) and d.credit == pytest.approx(0.125)
+
+
+def test_informative_and_uninformative_failures_share_the_same_immediate_reward():
+    a, b, _, d = informative_failure_tree().root.children
+    assert a.reward == b.reward == d.reward == 0.0
+
+
+def test_example_feedback_matches_what_the_executor_writes():
+    pytest.importorskip("murphy_lab.executor")
+    from murphy_lab.examples import TAX_TESTS
+    from murphy_lab.executor import Executor
+
+    a, b, _, d = informative_failure_tree().root.children
+    with Executor(timeout=2.0, workers=1) as ex:
+        results = ex.run_many([(v.code, TAX_TESTS) for v in (a, b, d)])
+    assert [r.feedback for r in results] == [a.feedback, b.feedback, d.feedback]
+    assert [r.reward for r in results] == [0.0, 0.0, 0.0]
 
 
 def test_scripted_policy_makes_one_sample_call_per_turn_in_build_tree():
@@ -129,9 +146,14 @@ def test_draw_tree_draws_into_a_given_axes():
     assert draw_tree(small_tree(), ax=ax, colorbar=False) is fig
 
 
-def test_snippet_skips_headers_and_shortens():
+def test_snippet_prefers_the_first_failed_assert_and_shortens():
     assert snippet("Tests failed:\nassert f(1) == 2  # output: 3 and a very long tail", width=20).endswith("…")
-    assert snippet("Tests failed:\nassert f(1) == 2", width=40) == "assert f(1) == 2"
+    assert snippet("Tests failed:\nassert f(1) == 2\nassert f(2) == 3", width=40) == "assert f(1) == 2"
+
+
+def test_snippet_shows_the_exception_of_a_program_that_does_not_compile():
+    text = 'The program does not compile:\nFile "solution.py", line 1\n    def f(x)\n            ^\nSyntaxError: bad'
+    assert snippet(text, width=40) == "SyntaxError: bad"
 
 
 # --- credit flow ---------------------------------------------------------------------------------------------------
