@@ -89,16 +89,17 @@ def io_block(o: TestOutcome, timeout: float, memory_mb: int) -> str:
     """One failed IO test as a LiveCodeBench-style block."""
     t: IOTest = o.test  # type: ignore[assignment]
     if o.status == "failed":
-        return f"Wrong Answer\nInput:\n{cut(t.input)}\nExpected:\n{cut(t.output)}\nGot:\n{cut(o.got)}"
+        return (f"Wrong Answer\nInput:\n{cut(t.input.rstrip())}\nExpected:\n{cut(t.output.rstrip())}\n"
+                f"Got:\n{cut(o.got.rstrip())}")
     if o.status == "timeout":
-        return f"Time Limit Exceeded ({timeout:g} s)\nInput:\n{cut(t.input)}"
+        return f"Time Limit Exceeded ({timeout:g} s)\nInput:\n{cut(t.input.rstrip())}"
     if o.status == "memory":
-        return f"Memory Limit Exceeded ({memory_mb} MB)\nInput:\n{cut(t.input)}"
+        return f"Memory Limit Exceeded ({memory_mb} MB)\nInput:\n{cut(t.input.rstrip())}"
     if o.status == "output":
-        return f"Output Limit Exceeded ({o.detail} KB)\nInput:\n{cut(t.input)}"
+        return f"Output Limit Exceeded ({o.detail} KB)\nInput:\n{cut(t.input.rstrip())}"
     if o.status == "error":
-        return f"Runtime Error\nInput:\n{cut(t.input)}\n{cut(o.detail, 3 * MAX_CHARS)}"
-    return f"Runtime Error\nInput:\n{cut(t.input)}\n{stop_text(o.status, o.detail, timeout, memory_mb)}"
+        return f"Runtime Error\nInput:\n{cut(t.input.rstrip())}\n{cut(o.detail, 3 * MAX_CHARS)}"
+    return f"Runtime Error\nInput:\n{cut(t.input.rstrip())}\n{stop_text(o.status, o.detail, timeout, memory_mb)}"
 
 
 def render(outcomes: list[TestOutcome], timeout: float, memory_mb: int) -> str:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import io
 import json
 import linecache
@@ -189,53 +190,73 @@ class Check:
             raise _AssertFailed(src, show(x))
 
 
-class _RewriteAsserts(ast.NodeTransformer):
-    """`assert <test>` -> a call into `Check`; calls inside the assert -> `Check.value(call)`."""
-
-    def __init__(self, source: str):
-        self.source = source
-
-    def _fn(self, name: str) -> ast.expr:
-        return ast.Attribute(ast.Name(CHECK, ast.Load()), name, ast.Load())
-
-    def _wrap_calls(self, node: ast.expr) -> ast.expr:
-        outer = self
-
-        class Calls(ast.NodeTransformer):
-            def visit_Call(self, call):
-                self.generic_visit(call)
-                return ast.Call(outer._fn("value"), [call], [])
-
-            def visit_Lambda(self, lam):  # a lambda's body runs later, inside whatever calls it
-                return lam
-
-        return Calls().visit(node)
-
-    def visit_Assert(self, node: ast.Assert):
-        src = ast.get_source_segment(self.source, node) or ast.unparse(node)
-        src = Constant(src)
-        t = self._wrap_calls(node.test)
-        if isinstance(t, ast.Compare) and len(t.ops) == 1 and type(t.ops[0]) in _AST_OPS:
-            args = [t.left, Constant(_AST_OPS[type(t.ops[0])]), t.comparators[0], src]
-            call = ast.Call(self._fn("compare"), args, [])
-        elif isinstance(t, ast.Compare) and all(type(o) in _AST_OPS for o in t.ops):
-            ops = ast.Tuple([Constant(_AST_OPS[type(o)]) for o in t.ops], ast.Load())
-            call = ast.Call(self._fn("chain"), [ops, ast.List([t.left, *t.comparators], ast.Load()), src], [])
-        elif isinstance(t, ast.UnaryOp) and isinstance(t.op, ast.Not):
-            call = ast.Call(self._fn("truthy"), [t.operand, src, Constant(False)], [])
-        else:
-            call = ast.Call(self._fn("truthy"), [t, src], [])
-        return ast.copy_location(ast.Expr(call), node)
+def _wrap_calls(node: ast.AST, loc: dict) -> ast.AST:
+    """Every call inside an assert -> `Check.value(call)` (not inside lambdas: their bodies run elsewhere)."""
+    if isinstance(node, ast.Lambda):
+        return node
+    for field in node._fields:
+        value = getattr(node, field, None)
+        if isinstance(value, list):
+            value[:] = [_wrap_calls(v, loc) if isinstance(v, ast.AST) else v for v in value]
+        elif isinstance(value, ast.AST):
+            setattr(node, field, _wrap_calls(value, loc))
+    return _call("value", [node], loc) if isinstance(node, ast.Call) else node
 
 
-def Constant(v) -> ast.Constant:  # noqa: N802 - reads like the ast node it builds
-    return ast.Constant(v)
+def _call(name: str, args: list, loc: dict) -> ast.Call:
+    """`__murphy_check__.<name>(*args)`, located at `loc` (the assert's position)."""
+    fn = ast.Attribute(ast.Name(CHECK, ast.Load(), **loc), name, ast.Load(), **loc)
+    return ast.Call(fn, args, [], **loc)
 
 
+def _segment(lines: list[bytes], node: ast.AST) -> str:
+    """The source text of `node` (ast offsets are UTF-8 byte offsets)."""
+    first, last = node.lineno - 1, node.end_lineno - 1
+    if first == last:
+        return lines[first][node.col_offset:node.end_col_offset].decode("utf-8", "replace")
+    parts = [lines[first][node.col_offset:], *lines[first + 1:last], lines[last][:node.end_col_offset]]
+    return b"".join(parts).decode("utf-8", "replace")
+
+
+def _rewrite_assert(node: ast.Assert, lines: list[bytes]) -> ast.stmt:
+    """`assert <test>` -> a call into `Check` that evaluates the operands and compares them by plain value."""
+    loc = {k: getattr(node, k) for k in ("lineno", "col_offset", "end_lineno", "end_col_offset")}
+    src = ast.Constant(_segment(lines, node), **loc)
+    t = _wrap_calls(node.test, loc)
+    if isinstance(t, ast.Compare) and len(t.ops) == 1:
+        op = ast.Constant(_AST_OPS[type(t.ops[0])], **loc)
+        call = _call("compare", [t.left, op, t.comparators[0], src], loc)
+    elif isinstance(t, ast.Compare):
+        ops = ast.Tuple([ast.Constant(_AST_OPS[type(o)], **loc) for o in t.ops], ast.Load(), **loc)
+        call = _call("chain", [ops, ast.List([t.left, *t.comparators], ast.Load(), **loc), src], loc)
+    elif isinstance(t, ast.UnaryOp) and isinstance(t.op, ast.Not):
+        call = _call("truthy", [t.operand, src, ast.Constant(False, **loc)], loc)
+    else:
+        call = _call("truthy", [t, src], loc)
+    return ast.Expr(call, **loc)
+
+
+def _rewrite_body(stmts: list, lines: list[bytes]) -> None:
+    """Rewrite the asserts in a statement list and, recursively, in the blocks of its statements."""
+    for i, s in enumerate(stmts):
+        if isinstance(s, ast.Assert):
+            stmts[i] = _rewrite_assert(s, lines)
+            continue
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            block = getattr(s, field, None)
+            if isinstance(block, list):
+                _rewrite_body(block, lines)
+
+
+@functools.lru_cache(maxsize=512)
 def compile_test(source: str, filename: str):
-    """Compile test code with every assert rewritten into a `Check` call."""
-    tree = _RewriteAsserts(source).visit(ast.parse(source, filename))
-    return compile(ast.fix_missing_locations(tree), filename, "exec")
+    """Compile test code with every assert rewritten into a `Check` call (cached: tests repeat across samples)."""
+    if "assert" not in source:
+        return compile(source, filename, "exec")
+    tree = ast.parse(source, filename)
+    lines = source.encode("utf-8", "surrogatepass").splitlines(True)
+    _rewrite_body(tree.body, lines)
+    return compile(tree, filename, "exec")
 
 
 # --- reporting -------------------------------------------------------------------------------------------------
@@ -274,14 +295,18 @@ def _stop_status(e: BaseException) -> str | None:
 
 
 # --- the two test kinds ----------------------------------------------------------------------------------------
-def load_program(program: str, fd: int, nonce: str, name: str) -> types.ModuleType:
-    """Compile and execute the program as module `name`; report and exit if that fails."""
+def compile_program(program: str):
+    """(code, None) or (None, the SyntaxError text). Runs in the worker: compiling executes nothing."""
     try:
-        code = compile(program, PROGRAM_FILE, "exec")
+        return compile(program, PROGRAM_FILE, "exec"), None
     except (SyntaxError, ValueError) as e:  # ValueError: source with NUL bytes
-        _report(fd, nonce, "syntax", "".join(traceback.format_exception_only(_type(e), e)).strip())
-    except MemoryError:
-        _report(fd, nonce, "memory")
+        return None, "".join(traceback.format_exception_only(_type(e), e)).strip()
+    except (MemoryError, RecursionError) as e:
+        return None, f"{_type(e).__name__}: the program is too large or too deeply nested to compile"
+
+
+def load_program(code, program: str, fd: int, nonce: str, name: str) -> types.ModuleType:
+    """Execute the compiled program as module `name`; report and exit if that fails."""
     _remember_source(PROGRAM_FILE, program)
     module = types.ModuleType(name)
     module.__file__ = PROGRAM_FILE
@@ -296,14 +321,9 @@ def load_program(program: str, fd: int, nonce: str, name: str) -> types.ModuleTy
     return module
 
 
-def run_assert_test(program: str, setup: str, case: str, fd: int, nonce: str) -> None:
-    """Load the program, run setup and one test case in a protected namespace, report, exit."""
-    module = load_program(program, fd, nonce, PROGRAM_MODULE)
-    try:
-        setup_code = compile_test(setup, SETUP_FILE) if setup else None
-        case_code = compile_test(case, TEST_FILE)
-    except SyntaxError as e:
-        _report(fd, nonce, "error", f"the test itself does not compile: {e}")
+def run_assert_test(code, program: str, setup_code, setup: str, case_code, case: str, fd: int, nonce: str):
+    """Run the program, then setup and one test case (compiled by `compile_test`) in a protected namespace."""
+    module = load_program(code, program, fd, nonce, PROGRAM_MODULE)
     _remember_source(SETUP_FILE, setup)
     _remember_source(TEST_FILE, case)
     ns = dict(module.__dict__)
@@ -323,9 +343,9 @@ def run_assert_test(program: str, setup: str, case: str, fd: int, nonce: str) ->
     _report(fd, nonce, "passed")
 
 
-def run_io_test(program: str, fd: int, nonce: str, stdout: io.TextIOBase) -> None:
+def run_io_test(code, program: str, fd: int, nonce: str, stdout: io.TextIOBase) -> None:
     """Run the program as a script on the stdin already in place; the worker compares stdout afterwards."""
-    load_program(program, fd, nonce, "__main__")
+    load_program(code, program, fd, nonce, "__main__")
     try:
         stdout.flush()
     except BaseException:  # noqa: BLE001 - e.g. the output limit was hit while flushing

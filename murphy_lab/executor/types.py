@@ -26,6 +26,8 @@ class TestSuite:
     A plain list of tests is accepted wherever a TestSuite is; it means `TestSuite(cases=tuple(list))`.
     """
 
+    __test__ = False  # not a pytest test class
+
     cases: tuple[Test, ...] = ()
     setup: str = ""
 

@@ -1,0 +1,150 @@
+"""The executor's contract: rewards, statuses, feedback formats, IO tests, input checking, lifecycle."""
+
+from __future__ import annotations
+
+import pickle
+
+import pytest
+
+from murphy_lab.executor import Executor, ExecutionResult, IOTest, TestSuite, execute
+from murphy_lab.executor import feedback
+
+ADD = "def f(x):\n    return x + 1\n"
+
+
+@pytest.fixture(scope="module")
+def ex():
+    with Executor(workers=2, timeout=1.0, memory_mb=512) as e:
+        yield e
+
+
+def test_reward_is_the_pass_fraction(ex):
+    res = ex.run(ADD, ["assert f(1) == 2", "assert f(2) == 3", "assert f(3) == 5", "assert f(0) == 7"])
+    assert (res.passed, res.total, res.reward, res.status) == (2, 4, 0.5, "failed")
+
+
+def test_all_passing_program_is_solved(ex):
+    res = ex.run(ADD, ["assert f(1) == 2"])
+    assert res.solved and res.status == "passed" and res.feedback == feedback.ALL_PASSED
+
+
+def test_failed_assert_feedback_quotes_the_actual_value(ex):
+    res = ex.run(ADD, ["assert f(2) == 7"])
+    assert res.feedback == "Tests failed:\nassert f(2) == 7  # output: 3"
+
+
+def test_failing_assert_inside_check_is_shown_with_the_calling_test(ex):
+    suite = TestSuite(cases=("check(f)",), setup="def check(candidate):\n    assert candidate(1) == 2\n"
+                                                  "    assert candidate(2) == 4\n")
+    res = ex.run(ADD, suite)
+    assert "assert candidate(2) == 4  # output: 3  (via: check(f))" in res.feedback
+
+
+def test_exception_feedback_has_the_program_frames_and_no_harness_frames(ex):
+    res = ex.run("def f(x):\n    return 1 / x\n", ["assert f(0) == 1"])
+    assert res.status == "error"
+    assert "ZeroDivisionError: division by zero" in res.feedback and 'File "solution.py", line 2' in res.feedback
+    assert "harness" not in res.feedback and "worker" not in res.feedback
+
+
+def test_syntax_error_is_reported_once_with_its_line(ex):
+    res = ex.run("def f(x) return 1\n", ["assert f(1) == 1", "assert f(2) == 1"])
+    assert res.status == "syntax" and res.reward == 0.0 and res.total == 2
+    assert res.feedback.startswith(feedback.SYNTAX) and "line 1" in res.feedback
+
+
+def test_setup_runs_before_the_cases_and_program_names_are_importable(ex):
+    suite = TestSuite(cases=("assert g(1) == 2",), setup="from solution import f\ng = f\n")
+    assert ex.run(ADD, suite).solved
+
+
+def test_program_main_block_does_not_run_for_assert_tests(ex):
+    prog = ADD + "if __name__ == '__main__':\n    raise SystemExit(input())\n"
+    assert ex.run(prog, ["assert f(1) == 2"]).solved
+
+
+def test_python_numeric_equality_is_kept(ex):
+    res = ex.run("def f():\n    return 2.0\n", ["assert f() == 2", "assert [f()] == [2]", "assert f() > 1"])
+    assert res.solved
+
+
+def test_builtin_subclasses_compare_as_their_base(ex):
+    prog = ("from collections import namedtuple, OrderedDict\nP = namedtuple('P', 'a b')\n"
+            "def f():\n    return P(1, 2)\ndef g():\n    return OrderedDict(a=1)\n")
+    assert ex.run(prog, ["assert f() == (1, 2)", "assert g() == {'a': 1}"]).solved
+
+
+def test_objects_of_the_programs_class_compare_with_their_own_eq(ex):
+    prog = "class V:\n    def __init__(self, x):\n        self.x = x\n    def __eq__(self, o):\n" \
+           "        return self.x == o.x\ndef f():\n    return V(3)\n"
+    assert ex.run(prog, ["assert f() == V(3)"]).solved
+
+
+def test_io_test_compares_stdout_after_normalizing_trailing_whitespace(ex):
+    prog = "a, b = map(int, input().split())\nprint(a + b, '  ')\n"
+    res = ex.run(prog, [IOTest("1 2\n", "3\n\n"), IOTest("2 2", "5")])
+    assert (res.passed, res.status) == (1, "failed")
+    assert res.feedback == "Tests failed:\nWrong Answer\nInput:\n2 2\nExpected:\n5\nGot:\n4"
+
+
+def test_io_feedback_values_are_cut_to_300_characters(ex):
+    res = ex.run("print('x' * 1000)", [IOTest("y" * 1000, "z")])
+    got = res.feedback.split("Got:\n")[1]
+    assert got.startswith("x" * 300) and "more characters" in got and len(got) < 400
+
+
+def test_io_program_may_end_with_sys_exit_zero(ex):
+    prog = "import sys\nprint(int(input()) * 2)\nsys.exit(0)\n"
+    assert ex.run(prog, [IOTest("4", "8")]).solved
+
+
+def test_io_runtime_error_is_reported_with_the_input(ex):
+    res = ex.run("print(1 // int(input()))", [IOTest("0", "1")])
+    assert res.status == "error" and res.feedback.startswith("Tests failed:\nRuntime Error\nInput:\n0\n")
+
+
+def test_run_many_returns_one_result_per_job_in_order(ex):
+    jobs = [(f"def f():\n    return {i}\n", [f"assert f() == {i % 3}"]) for i in range(12)]
+    res = ex.run_many(jobs)
+    assert [r.solved for r in res] == [i % 3 == i for i in range(12)]
+
+
+def test_empty_test_list_gives_zero_reward_and_no_tests_status(ex):
+    res = ex.run(ADD, [])
+    assert (res.reward, res.total, res.status) == (0.0, 0, "no_tests")
+
+
+def test_result_carries_one_outcome_per_test(ex):
+    res = ex.run(ADD, ["assert f(1) == 2", "assert f(1) == 3"])
+    assert [o.status for o in res.outcomes] == ["passed", "failed"] and isinstance(res, ExecutionResult)
+
+
+@pytest.mark.parametrize("bad, match", [(("x", "assert True"), "tests must be a list"), ((1, []), "program"),
+                                        (("x", [3]), "test 0"), ("x", "pair")])
+def test_bad_jobs_raise_clear_errors(ex, bad, match):
+    with pytest.raises(TypeError, match=match):
+        ex.run_many([bad])
+
+
+def test_bad_settings_raise_value_error():
+    with pytest.raises(ValueError, match="timeout"):
+        Executor(timeout=0)
+
+
+def test_executor_pickles_its_settings_and_restarts_workers(ex):
+    clone = pickle.loads(pickle.dumps(ex))
+    try:
+        assert clone.timeout == ex.timeout and clone.run(ADD, ["assert f(1) == 2"]).solved
+    finally:
+        clone.close()
+
+
+def test_closed_executor_restarts_on_next_use():
+    e = Executor(workers=1)
+    e.close()
+    assert e.run(ADD, ["assert f(1) == 2"]).solved
+    e.close()
+
+
+def test_execute_convenience_runs_one_program():
+    assert execute(ADD, ["assert f(1) == 2"], workers=1).solved
