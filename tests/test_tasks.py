@@ -9,9 +9,11 @@ import pytest
 
 from murphy_lab.executor.types import TestSuite as Suite
 from murphy_lab.tasks import Task, find_overlap, load_humaneval, load_tasks, register
+from murphy_lab.tasks.__main__ import main
 from murphy_lab.tasks.convert import doctest_asserts, pytest_cases, split_check
 from murphy_lab.tasks.humaneval import WRONG_EXAMPLES, bundled_path
 from murphy_lab.tasks.sources import looks_like_path, read_rows
+from murphy_lab.tasks.summary import summarize
 
 
 @pytest.fixture(scope="module")
@@ -212,3 +214,20 @@ def test_overlap_is_empty_for_unrelated_tasks(humaneval):
         )
     ]
     assert find_overlap(train, list(humaneval.values())) == []
+
+
+# --------------------------------------------------------------------------------------------- summary, program
+
+
+def test_summarize_counts_humaneval_tests(humaneval):
+    counts = summarize(list(humaneval.values()))
+    assert (counts["tasks"], counts["hidden_cases"], counts["with_reference"]) == (164, 1106, 164)
+
+
+def test_program_adds_no_prefix_when_the_benchmark_has_none(humaneval):
+    assert humaneval["HumanEval/0"].program("x = 1\n") == "x = 1\n"
+
+
+def test_cli_prints_counts_of_a_named_benchmark(capsys):
+    main(["humaneval"])
+    assert json.loads(capsys.readouterr().out)["tasks"] == 164

@@ -14,6 +14,7 @@ from murphy_lab.tasks.livecodebench import load_livecodebench
 from murphy_lab.tasks.mbpp import load_mbpp
 from murphy_lab.tasks.overlap import Overlap, find_overlap
 from murphy_lab.tasks.registry import LOADERS, load_tasks, register
+from murphy_lab.tasks.summary import summarize
 from murphy_lab.tasks.task import Task
 
 __all__ = [
@@ -27,4 +28,5 @@ __all__ = [
     "load_mbpp",
     "load_tasks",
     "register",
+    "summarize",
 ]

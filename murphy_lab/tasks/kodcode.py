@@ -126,15 +126,19 @@ def load_kodcode(
     for i, qid in enumerate(ids):
         if not qid:
             raise ValueError(f"{source!r} row {i} has no question_id (needed by the selection rule)")
-    order = sorted(range(len(ids)), key=lambda i: selection_key(seed, str(ids[i])))
-    tasks: list[Task] = []
+    candidates = range(len(ids))
     rejected: Counter[str] = Counter()
+    for name, wanted in (("style", styles), ("subset", subsets)):
+        if wanted:  # filter on the column first: no row is decoded for it
+            column = _column(rows, name)
+            kept = [i for i in candidates if column[i] in wanted]
+            rejected[f"{name} filter"] += len(candidates) - len(kept)
+            candidates = kept
+    order = sorted(candidates, key=lambda i: selection_key(seed, str(ids[i])))
+    tasks: list[Task] = []
     with tqdm(total=n, desc="KodCode selection", disable=n < 2000) as bar:
         for i in order:
             row = rows[i]
-            if styles and row.get("style") not in styles or subsets and row.get("subset") not in subsets:
-                rejected["style/subset filter"] += 1
-                continue
             try:
                 task = kodcode_task(row, where=f"{source if isinstance(source, str) else 'rows'} row {i}")
             except Ineligible as err:
