@@ -1,0 +1,36 @@
+"""The toy world: a synthetic task family and a small self-trained policy where MURPHY's mechanism can act on a CPU.
+
+    from murphy_lab.toy import make_tasks, build_toy_policy, informative_share
+    train, test = make_tasks("train", 256, seed=0), make_tasks("test", 200, seed=0)
+    path = build_toy_policy()            # cached; loads with AutoModelForCausalLM.from_pretrained(path)
+
+See docs/toy_world.md for the design, why it should make retrospective credit matter, and measured numbers.
+"""
+
+from murphy_lab.toy.build import SIZES, ToyPolicyConfig, build_toy_policy, default_cache_dir
+from murphy_lab.toy.corpus import NoiseConfig, build_corpus
+from murphy_lab.toy.measure import HFSampler, informative, informative_share, iter_k_pass
+from murphy_lab.toy.profile import TOY_PRESETS, register, toy_profile
+from murphy_lab.toy.world import Spec, make_tasks, revealed, revealed_in, spec_of
+
+register()  # profile="toy" in murphy_lab.config resolves through toy_profile
+
+__all__ = [
+    "SIZES",
+    "TOY_PRESETS",
+    "HFSampler",
+    "NoiseConfig",
+    "Spec",
+    "ToyPolicyConfig",
+    "build_corpus",
+    "build_toy_policy",
+    "default_cache_dir",
+    "informative",
+    "informative_share",
+    "iter_k_pass",
+    "make_tasks",
+    "revealed",
+    "revealed_in",
+    "spec_of",
+    "toy_profile",
+]

@@ -1,0 +1,115 @@
+"""Measuring the toy world: informative vs uninformative failures, and a small multi-turn Iter-k loop.
+
+A failure (an attempt that does not solve its task) is *informative* when its feedback states the value of at
+least one constant, i.e. quotes a failing lock test (`assert f(0) == 12`, or `... f(1) - f(0) == 6`); it is
+*uninformative* otherwise: a syntax error, a crash before the tests, or visible tests that all pass while the
+hidden test fails. This is the property MURPHY's retrospective credit can see and single-turn GRPO cannot.
+
+`iter_k_pass` is a self-contained version of the multi-turn evaluation (SPEC §2 "Evaluation"): attempt, run the
+visible tests, on failure re-prompt with [task, previous code, feedback], up to `iters` attempts; Iter-k pass@1 is
+the fraction of (task, sample) chains whose code after at most k attempts passes the hidden tests. Use
+`murphy_lab.evaluate.evaluate` for the project-wide table; this one exists so the toy world can measure itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from murphy_lab.prompts import extract_code, first_prompt, refine_prompt
+from murphy_lab.toy.world import revealed_in
+
+
+def informative(feedback: str) -> bool:
+    """True when a failure's feedback states a constant's value (see the module docstring)."""
+    return bool(revealed_in(feedback))
+
+
+def informative_share(items: Iterable) -> float:
+    """The fraction of failures whose feedback is informative; NaN when there are no failures.
+
+    `items` may hold RolloutTrees (every non-root node with reward < 1 is a failure), ExecutionResults or nodes
+    (`.reward`/`.feedback`; reward < 1 is a failure), or plain feedback strings (each one a failure).
+    """
+    fbs = list(_failure_feedbacks(items))
+    return sum(map(informative, fbs)) / len(fbs) if fbs else float("nan")
+
+
+def _failure_feedbacks(items: Iterable):
+    for it in items:
+        if isinstance(it, str):
+            yield it
+        elif hasattr(it, "nodes") and hasattr(it, "root"):  # a RolloutTree
+            yield from (n.feedback for n in it.nodes() if n.reward < 1.0)
+        elif hasattr(it, "feedback") and hasattr(it, "reward"):
+            if it.reward < 1.0:
+                yield it.feedback
+        else:
+            raise TypeError(f"informative_share expects trees, results/nodes or strings, got {type(it).__name__}")
+
+
+class HFSampler:
+    """`sample(prompts, n) -> list[list[str]]` over a transformers causal LM (temperature sampling, stops at EOS)."""
+
+    def __init__(self, model, tok, max_new_tokens: int = 48, temperature: float = 1.0, batch: int = 256) -> None:
+        self.model, self.tok = model, tok
+        self.max_new_tokens, self.temperature, self.batch = max_new_tokens, temperature, batch
+
+    def sample(self, prompts: Sequence[str], n: int) -> list[list[str]]:
+        import torch
+
+        flat = [p for p in prompts for _ in range(n)]
+        outs: list[str] = []
+        self.tok.padding_side = "left"
+        for i in range(0, len(flat), self.batch):
+            enc = self.tok(flat[i : i + self.batch], return_tensors="pt", padding=True, add_special_tokens=False)
+            with torch.no_grad():
+                gen = self.model.generate(
+                    **enc, do_sample=True, temperature=self.temperature, top_k=0, top_p=1.0,
+                    max_new_tokens=self.max_new_tokens, pad_token_id=self.tok.pad_token_id,
+                    eos_token_id=self.tok.eos_token_id,
+                )  # (b, T + new)
+            outs += self.tok.batch_decode(gen[:, enc["input_ids"].shape[1] :], skip_special_tokens=True)
+        return [outs[j * n : (j + 1) * n] for j in range(len(prompts))]
+
+
+def iter_k_pass(tasks: Sequence, sampler, executor, iters: int = 3, samples: int = 1) -> dict:
+    """Multi-turn self-refinement on `tasks`: Iter-1..Iter-`iters` pass@1 and failure statistics.
+
+    Returns {"iter": [p1, ..., pk], "informative_share": s, "failures": n, "by_difficulty": {...}} where
+    p_k is the fraction of the len(tasks) * samples chains solved (on hidden tests) within k attempts, and the
+    failure statistics count every attempt whose visible tests failed.
+    """
+    chains = [(t, s) for t in tasks for s in range(samples)]
+    solved_at = [None] * len(chains)  # attempt index (1-based) at which the chain's code passes hidden tests
+    live = list(range(len(chains)))
+    prompts = [first_prompt(t.prompt) for t, _ in chains]
+    feedbacks: list[str] = []
+    for k in range(1, iters + 1):
+        if not live:
+            break
+        outs = sampler.sample([prompts[c] for c in live], 1)
+        codes = [extract_code(o[0]) for o in outs]
+        vis = executor.run_many([(code, chains[c][0].visible_tests) for code, c in zip(codes, live)])
+        hid = executor.run_many([(code, chains[c][0].hidden_tests) for code, c in zip(codes, live)])
+        nxt = []
+        for c, code, v, h in zip(live, codes, vis, hid):
+            if h.passed == h.total:
+                solved_at[c] = k
+            if v.passed < v.total or h.passed < h.total:
+                feedbacks.append(v.feedback)
+            if v.passed < v.total:  # the scaffold only sees the visible tests
+                prompts[c] = refine_prompt(chains[c][0].prompt, code, v.feedback)
+                nxt.append(c)
+        live = nxt
+    n = max(1, len(chains))
+    by_diff: dict = {}
+    for (t, _), s in zip(chains, solved_at):
+        d = by_diff.setdefault(t.difficulty, [0, 0])
+        d[0] += s is not None and s <= iters
+        d[1] += 1
+    return {
+        "iter": [sum(s is not None and s <= k for s in solved_at) / n for k in range(1, iters + 1)],
+        "informative_share": informative_share(feedbacks),
+        "failures": len(feedbacks),
+        "by_difficulty": {d: v[0] / v[1] for d, v in sorted(by_diff.items())},
+    }

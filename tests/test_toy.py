@@ -1,0 +1,142 @@
+"""The toy world: tasks, staged feedback, the noisy-expert corpus, the smoke-size SFT build and its cache."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from murphy_lab.prompts import refine_prompt
+from murphy_lab.toy import build_corpus, build_toy_policy, informative_share, make_tasks, revealed
+from murphy_lab.toy.world import functions, program, spec_of
+
+
+@pytest.fixture(scope="module")
+def executor():
+    from murphy_lab.executor import Executor
+
+    with Executor(timeout=2.0, workers=1) as ex:
+        yield ex
+
+
+@pytest.fixture(scope="module")
+def smoke_policy(tmp_path_factory):
+    return build_toy_policy("smoke", cache_dir=tmp_path_factory.mktemp("toy-cache"), seed=0, threads=1)
+
+
+def _task(mask: str = "ab"):
+    return next(t for t in make_tasks("train", 40, seed=3) if spec_of(t).mask == mask)
+
+
+def test_make_tasks_is_deterministic_in_seed():
+    a, b, c = make_tasks("train", 30, seed=7), make_tasks("train", 30, seed=7), make_tasks("train", 30, seed=8)
+    assert [(t.prompt, t.metadata) for t in a] == [(t.prompt, t.metadata) for t in b]
+    assert [t.metadata for t in a] != [t.metadata for t in c]
+
+
+def test_train_and_test_splits_share_no_function():
+    train = {(t.metadata["family"], t.metadata["a"], t.metadata["b"]) for t in make_tasks("train", 500, seed=0)}
+    test = {(t.metadata["family"], t.metadata["a"], t.metadata["b"]) for t in make_tasks("test", 500, seed=0)}
+    assert train and test and not train & test
+    assert not set(functions("train")) & set(functions("test"))
+
+
+def test_unknown_split_is_a_value_error():
+    with pytest.raises(ValueError, match="split"):
+        make_tasks("validation", 3)
+
+
+def test_prompts_are_short_printable_ascii():
+    for t in make_tasks("test", 50, seed=1):
+        assert t.prompt.isascii() and t.prompt.isprintable() and len(t.prompt) <= 24
+
+
+def test_references_pass_visible_and_hidden_tests(executor):
+    tasks = make_tasks("test", 20, seed=0)
+    results = executor.run_many([(t.reference, s) for t in tasks for s in (t.visible_tests, t.hidden_tests)])
+    assert all(r.solved for r in results)
+
+
+def test_reward_is_all_or_nothing_for_running_but_wrong_code(executor):
+    t = _task("none")
+    m = t.metadata
+    half_right = program(m["family"], m["a"] + 1, m["b"])  # runs, right offset, wrong slope
+    res = [executor.run(half_right, s) for s in (t.visible_tests, t.hidden_tests)]
+    assert [r.reward for r in res] == [0.0, 0.0]
+
+
+def test_wrong_offset_reveals_b_but_not_a(executor):
+    t = _task()
+    m = t.metadata
+    fb = executor.run(program(m["family"], m["a"] % 9 + 2, m["b"] % 30 + 1), t.visible_tests).feedback
+    assert revealed(t, fb) == {"b"}
+
+
+def test_right_offset_wrong_slope_reveals_a(executor):
+    t = _task()
+    m = t.metadata
+    fb = executor.run(program(m["family"], m["a"] % 9 + 2, m["b"]), t.visible_tests).feedback
+    assert revealed(t, fb) == {"a"}
+
+
+def test_syntax_error_reveals_nothing(executor):
+    t = _task()
+    fb = executor.run("def f(x)\n    return x*3+4\n", t.visible_tests).feedback
+    assert revealed(t, fb) == set() and informative_share([fb]) == 0.0
+
+
+def test_informative_share_counts_only_failures():
+    from murphy_lab.tree import Node, RolloutTree
+
+    tree = RolloutTree(Node(children=[
+        Node(reward=0.0, feedback="Tests failed:\nassert f(0) == 12  # output: 7  (via: check(f))"),
+        Node(reward=0.0, feedback="The program does not compile:\nSyntaxError: invalid syntax"),
+        Node(reward=1.0, feedback="All tests passed."),
+    ]))
+    assert informative_share([tree]) == 0.5
+
+
+def test_corpus_quotes_real_executor_feedback(executor):
+    from murphy_lab.toy.world import Spec, to_task
+
+    repairs = [e for e in build_corpus(30, executor, seed=0) if e["turn"] > 1]
+    assert repairs
+    for e in repairs[:10]:
+        task = to_task(Spec(**e["spec"]), "corpus")
+        code = e["prompt"].split("### Previous attempt:\n", 1)[1].split("\n### Feedback:\n", 1)[0] + "\n"
+        feedback = executor.run(code, task.visible_tests).feedback
+        assert e["prompt"] == refine_prompt(task.prompt, code, feedback)
+
+
+def test_smoke_sft_runs_and_loss_decreases(smoke_policy):
+    log = json.loads((__import__("pathlib").Path(smoke_policy) / "build.json").read_text())["loss_log"]
+    assert log[-1]["loss"] < log[0]["loss"]
+
+
+def test_built_policy_loads_through_from_pretrained(smoke_policy):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    model = AutoModelForCausalLM.from_pretrained(smoke_policy)
+    tok = AutoTokenizer.from_pretrained(smoke_policy)
+    assert model.config.model_type == "olmo2" and tok("ab", add_special_tokens=False)["input_ids"][0] != tok.unk_token_id
+
+
+def test_build_is_cached(smoke_policy, tmp_path_factory):
+    from pathlib import Path
+
+    stamp = (Path(smoke_policy) / "build.json").stat().st_mtime
+    t0 = time.perf_counter()
+    again = build_toy_policy("smoke", cache_dir=Path(smoke_policy).parent, seed=0, threads=1)
+    assert again == smoke_policy and (Path(again) / "build.json").stat().st_mtime == stamp
+    assert time.perf_counter() - t0 < 5.0
+
+
+def test_toy_profile_is_registered_with_visible_rewards(tmp_path, monkeypatch):
+    monkeypatch.setenv("MURPHY_LAB_CACHE", str(tmp_path))
+    from murphy_lab.config import MurphyConfig, resolve
+
+    cfg = MurphyConfig.for_profile("toy", task_args={"n": 8, "policy_size": "smoke"}).validate()
+    assert cfg.reward_tests == "visible"
+    model, tasks = resolve(cfg, tmp_path)
+    assert len(tasks) == 8 and (tmp_path / "toy").is_dir() and str(tmp_path) in model
