@@ -23,8 +23,10 @@ from murphy_lab.executor.types import TestSuite
 
 
 def _literal(text: str) -> str | None:
-    """`text` as a Python literal in canonical spelling, or None when it is not one."""
+    """`text` as a Python literal in canonical spelling, or None when it is not one (``true``/``false`` are read
+    as Python's booleans, as docstrings written by non-Python authors spell them)."""
     text = text.strip().rstrip(".,;")
+    text = {"true": "True", "false": "False"}.get(text, text)
     try:
         value = ast.literal_eval(text)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):

@@ -3,7 +3,10 @@
 - prompt: the benchmark's prompt (imports, signature, docstring; some prompts also define helper functions the
   solution must keep, e.g. ``poly`` in HumanEval/32).
 - visible tests: the docstring examples turned into asserts (`convert.doctest_asserts`), i.e. what the model can
-  already read in its prompt; the refinement feedback never quotes a hidden test.
+  already read in its prompt (150 of 164 tasks; examples that contradict the benchmark are left out, see
+  `WRONG_EXAMPLES`). Where no example parses: the round trip the prompt describes (`IMPLIED_EXAMPLES`, 2 tasks),
+  else the first hidden assert (MBPP's rule), so every task gives feedback; ``metadata["visible_from"]`` says
+  which.
 - hidden tests: the benchmark's ``check(candidate)``, split into one case per assert where safe
   (`convert.split_check`), else the single case ``check(<entry_point>)``.
 - reference: prompt + canonical_solution.
@@ -36,6 +39,13 @@ WRONG_EXAMPLES = {
     ),
     "HumanEval/130": ("assert tri(1) == 3", "assert tri(4) == 3"),  # terms of the sequence, not return values
     "HumanEval/148": ("assert bf('Earth', 'Mercury') == 'Venus'",),  # bf returns a tuple, ('Venus',)
+}
+
+# Two prompts define an encoder and ask for its inverse without an example; the round trip they describe is the
+# visible test (written by us; their check() loops over random strings and stays hidden).
+IMPLIED_EXAMPLES = {
+    "HumanEval/38": ("assert decode_cyclic(encode_cyclic('abcdefgh')) == 'abcdefgh'",),
+    "HumanEval/50": ("assert decode_shift(encode_shift('hello')) == 'hello'",),
 }
 
 
@@ -77,6 +87,11 @@ def humaneval_task(row: dict, where: str = "HumanEval") -> Task:
     except ValueError as err:
         raise ValueError(f"{where}: row {row['task_id']!r}: {err}") from err
     visible = [t for t in _examples(row["prompt"], entry) if t not in WRONG_EXAMPLES.get(row["task_id"], ())]
+    origin = "docstring"
+    if not visible and row["task_id"] in IMPLIED_EXAMPLES:
+        visible, origin = list(IMPLIED_EXAMPLES[row["task_id"]]), "implied by the docstring (ours)"
+    elif not visible:  # no parsable example: MBPP's rule, the first hidden assert is shown as feedback
+        visible, origin = list(hidden.cases[:1]), "first hidden test"
     return Task(
         task_id=row["task_id"],
         prompt=row["prompt"],
@@ -85,7 +100,10 @@ def humaneval_task(row: dict, where: str = "HumanEval") -> Task:
         entry_point=entry,
         reference=row["prompt"] + row["canonical_solution"],
         source="humaneval",
-        metadata={"check_split": hidden.cases != (f"check({entry})",)},  # one case per assert of check()
+        metadata={
+            "check_split": hidden.cases != (f"check({entry})",),  # one case per assert of check()
+            "visible_from": origin,
+        },
     )
 
 
