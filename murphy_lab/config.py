@@ -122,7 +122,7 @@ class MurphyConfig:
 
     # --- anything else TRL takes --------------------------------------------------------------------------------
     trl: dict = field(default_factory=dict)
-    """Extra GRPOConfig fields passed through verbatim (e.g. vllm_server_host, warmup_ratio, lr_scheduler_type)."""
+    """Extra GRPOConfig fields passed through verbatim (e.g. vllm_server_host, warmup_steps, lr_scheduler_type)."""
 
     # --- construction -------------------------------------------------------------------------------------------
     @classmethod

@@ -19,6 +19,7 @@ import argparse
 import dataclasses
 import json
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -74,9 +75,10 @@ def train(
     if resume and checkpoint is None:
         log.warning("resume: no checkpoint under %s, starting from scratch", output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
-    if checkpoint is None:
+    main_process = int(os.environ.get("RANK", "0")) == 0  # under `accelerate launch` every rank runs this function
+    if main_process and checkpoint is None:
         (output_dir / "metrics.jsonl").unlink(missing_ok=True)
-    else:
+    elif main_process:
         step = json.loads((checkpoint / "trainer_state.json").read_text())["global_step"]
         _truncate_metrics(output_dir, step)
 
@@ -85,10 +87,20 @@ def train(
     else:  # the caller brings its own tasks; the model still comes from the config or the profile
         model = config.model or resolve(config, output_dir)[0]
     resolved = dataclasses.replace(config, model=str(model))
-    resolved.to_yaml(output_dir / "config.yaml")
-    trainer = MurphyTrainer(model=str(model), args=config.to_grpo_config(output_dir), murphy=resolved,
-                            tasks=tasks, executor=executor, callbacks=callbacks)
-    trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint is not None else None)
+    if main_process:
+        resolved.to_yaml(output_dir / "config.yaml")
+    own_executor = executor is None
+    if own_executor:
+        from murphy_lab.executor import Executor
+
+        executor = Executor(**config.executor)
+    try:
+        trainer = MurphyTrainer(model=str(model), args=config.to_grpo_config(output_dir), murphy=resolved,
+                                tasks=tasks, executor=executor, callbacks=callbacks)
+        trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint is not None else None)
+    finally:
+        if own_executor and hasattr(executor, "close"):
+            executor.close()
     final = output_dir / "final"
     trainer.save_model(str(final))
     return final
