@@ -203,3 +203,14 @@ def test_run_refuses_a_used_output_dir_without_resume(smoke_run):
     with pytest.raises(FileExistsError, match="resume"):
         run_mucode(MuCodeConfig.for_profile("smoke"), smoke_run["out"], model=smoke_run["base"],
                    tasks=smoke_run["tasks"], executor=smoke_run["executor"], progress=False)  # fmt: skip
+
+
+def test_cli_reads_the_config_file_and_lets_profile_and_resume_through(tmp_path, monkeypatch):
+    from murphy_lab.baselines.mucode import __main__ as cli
+
+    seen = {}
+    monkeypatch.setattr(cli, "run_mucode", lambda cfg, out, resume, progress: seen.update(cfg=cfg, resume=resume))
+    (tmp_path / "c.yaml").write_text("method: mucode\nprofile: toy\nbest_of_n: 3\n")
+    cli.main(["--config", str(tmp_path / "c.yaml"), "--output-dir", str(tmp_path / "o"), "--profile", "smoke",
+              "--resume"])  # fmt: skip
+    assert (seen["cfg"].profile, seen["cfg"].best_of_n, seen["cfg"].rollouts, seen["resume"]) == ("smoke", 3, 2, True)

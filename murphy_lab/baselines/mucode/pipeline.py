@@ -99,6 +99,26 @@ def make_policy(path: str, cfg: MuCodeConfig, temperature: float) -> Any:
     return TransformersPolicy(path, **kw)
 
 
+def release(policy: Any) -> None:
+    """Free a generation backend before training in the same process (vLLM holds most of the GPU otherwise).
+
+    Best effort: drops the model / engine and empties the CUDA cache. Not exercised on a GPU in our tests.
+    """
+    import gc
+
+    for attr in ("llm", "model"):
+        if hasattr(policy, attr):
+            setattr(policy, attr, None)
+    gc.collect()
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+    except ImportError:  # pragma: no cover
+        pass
+
+
 def make_executor(cfg: MuCodeConfig) -> Any:
     from murphy_lab.executor import Executor
 
@@ -207,6 +227,7 @@ def _rollouts_and_verifier(cfg, out, rd, r, generator, verifier_base, tasks, exe
         policy = make_policy(generator, cfg, cfg.temperature)
         trees = collect_rollouts(tasks, policy, executor, rollouts=cfg.rollouts, turns=cfg.turns,
                                  include_reference=cfg.include_reference, seed=cfg.seed + r, progress=progress)  # fmt: skip
+        release(policy)
         save_trees(trees, str(d / "trees.jsonl"))
         return rollout_stats(trees)
 
@@ -249,6 +270,7 @@ def evaluate_mucode(generator: str, verifier: str | Path | Any, tasks: list, exe
         df.insert(0, "inference", name)
         df.insert(0, "method", "mucode")
         frames.append(df)
+    release(policy)
     return pd.concat(frames, ignore_index=True)
 
 
