@@ -128,6 +128,7 @@ class MurphyConfig:
     @classmethod
     def for_profile(cls, profile: str, **overrides: Any) -> MurphyConfig:
         """The profile's preset values (PROFILES[profile]), then `overrides`."""
+        _import_profile_module(profile)
         if profile not in PROFILES:
             raise ValueError(f"profile must be one of {sorted(PROFILES)}, got {profile!r}")
         return cls.from_dict({**PROFILES[profile], **overrides, "profile": profile})
@@ -153,6 +154,7 @@ class MurphyConfig:
         if not isinstance(d, dict):
             raise ValueError(f"config {str(path)!r} must be a YAML mapping of field: value")
         profile = profile or d.get("profile", "paper")
+        _import_profile_module(profile)
         base = PROFILES.get(profile, {})
         return cls.from_dict({**base, **d, **overrides, "profile": profile})
 
@@ -293,6 +295,16 @@ PROFILES: dict[str, dict] = {
 
 Builder = Callable[[MurphyConfig, Path], tuple[str, list]]
 PROFILE_BUILDERS: dict[str, Builder] = {}
+
+
+def _import_profile_module(name: str) -> None:
+    """Import `murphy_lab.<name>` if it exists, so a module that registers a profile (murphy_lab.toy) has refined
+    its presets before they are read."""
+    if name.isidentifier() and name not in PROFILE_BUILDERS:
+        try:
+            importlib.import_module(f"murphy_lab.{name}")
+        except ImportError:
+            pass
 
 
 def register_profile(name: str, builder: Builder, presets: dict | None = None) -> None:
