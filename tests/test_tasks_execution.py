@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from murphy_lab.tasks import load_humaneval, load_mbpp
+from murphy_lab.tasks import load_humaneval, load_kodcode, load_livecodebench, load_mbpp
 
 executor = pytest.importorskip("murphy_lab.executor", reason="the executor package is not available")
 Executor = getattr(executor, "Executor", None)
@@ -68,3 +68,58 @@ def test_mbpp_sanitized_test_references_pass_their_hidden_tests(ex):
 def test_mbpp_references_that_import_cmath_pass_their_hidden_tests(ex):
     tasks = [t for t in load_mbpp("test", "sanitized", source=MBPP_DIR) if t.task_id in SANDBOX_IMPORT_GAPS]
     assert _failures(ex, tasks, "hidden_tests") == []
+
+
+KOD_ROW = {
+    "question_id": "k1",
+    "question": "Return the sum of a list.",
+    "solution": "def total(xs):\n    return sum(xs)\n",
+    "test": "from solution import total as t\n\ndef test_empty():\n    assert t([]) == 0\n\n"
+    "def test_two():\n    assert t([1, 2]) == 3\n",
+    "test_info": [{"function_name": "total", "function_declaration": "def total(xs):"}],
+    "gpt_difficulty": "easy",
+}
+
+
+def test_kodcode_cases_give_a_pass_fraction_in_the_executor(ex):
+    task = load_kodcode(n=1, source=[KOD_ROW])[0]
+    right, half = ex.run_many(
+        [(task.reference, task.hidden_tests), ("def total(xs):\n    return 0\n", task.hidden_tests)]
+    )
+    assert (right.reward, half.reward) == (1.0, 0.5)
+
+
+def test_lcb_functional_and_stdin_tests_run_in_the_executor(ex):
+    rows = [
+        {
+            "question_id": "f",
+            "difficulty": "easy",
+            "contest_date": "2024-01-01T00:00:00",
+            "question_content": "Add.",
+            "starter_code": "class Solution:\n    def add(self, a: List[int]) -> int:\n        ",
+            "public_test_cases": '[{"input": "[1, 2]", "output": "3", "testtype": "functional"}]',
+            "private_test_cases": '[{"input": "[]", "output": "0", "testtype": "functional"}]',
+            "metadata": '{"func_name": "add"}',
+        },
+        {
+            "question_id": "s",
+            "difficulty": "hard",
+            "contest_date": "2024-01-01T00:00:00",
+            "question_content": "Add.",
+            "starter_code": "",
+            "public_test_cases": '[{"input": "1 2\\n", "output": "3\\n", "testtype": "stdin"}]',
+            "private_test_cases": "",
+            "metadata": "{}",
+        },
+    ]
+    functional, stdin = load_livecodebench(source=rows)
+    codes = [
+        "class Solution:\n    def add(self, a: List[int]) -> int:\n        return sum(a)\n",
+        "a, b = map(int, input().split())\nprint(a + b)\n",
+    ]
+    jobs = [
+        (t.program(c), s)
+        for t, c in zip((functional, stdin), codes)
+        for s in (t.visible_tests, t.hidden_tests)
+    ]
+    assert [r.reward for r in ex.run_many(jobs)] == [1.0, 1.0, 1.0, 1.0]
