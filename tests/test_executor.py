@@ -6,8 +6,7 @@ import pickle
 
 import pytest
 
-from murphy_lab.executor import Executor, ExecutionResult, IOTest, TestSuite, execute
-from murphy_lab.executor import feedback
+from murphy_lab.executor import ExecutionResult, Executor, IOTest, TestSuite, execute, feedback
 
 ADD = "def f(x):\n    return x + 1\n"
 
@@ -34,8 +33,10 @@ def test_failed_assert_feedback_quotes_the_actual_value(ex):
 
 
 def test_failing_assert_inside_check_is_shown_with_the_calling_test(ex):
-    suite = TestSuite(cases=("check(f)",), setup="def check(candidate):\n    assert candidate(1) == 2\n"
-                                                  "    assert candidate(2) == 4\n")
+    suite = TestSuite(
+        cases=("check(f)",),
+        setup="def check(candidate):\n    assert candidate(1) == 2\n    assert candidate(2) == 4\n",
+    )
     res = ex.run(ADD, suite)
     assert "assert candidate(2) == 4  # output: 3  (via: check(f))" in res.feedback
 
@@ -43,7 +44,9 @@ def test_failing_assert_inside_check_is_shown_with_the_calling_test(ex):
 def test_exception_feedback_has_the_program_frames_and_no_harness_frames(ex):
     res = ex.run("def f(x):\n    return 1 / x\n", ["assert f(0) == 1"])
     assert res.status == "error"
-    assert "ZeroDivisionError: division by zero" in res.feedback and 'File "solution.py", line 2' in res.feedback
+    assert (
+        "ZeroDivisionError: division by zero" in res.feedback and 'File "solution.py", line 2' in res.feedback
+    )
     assert "harness" not in res.feedback and "worker" not in res.feedback
 
 
@@ -69,14 +72,18 @@ def test_python_numeric_equality_is_kept(ex):
 
 
 def test_builtin_subclasses_compare_as_their_base(ex):
-    prog = ("from collections import namedtuple, OrderedDict\nP = namedtuple('P', 'a b')\n"
-            "def f():\n    return P(1, 2)\ndef g():\n    return OrderedDict(a=1)\n")
+    prog = (
+        "from collections import namedtuple, OrderedDict\nP = namedtuple('P', 'a b')\n"
+        "def f():\n    return P(1, 2)\ndef g():\n    return OrderedDict(a=1)\n"
+    )
     assert ex.run(prog, ["assert f() == (1, 2)", "assert g() == {'a': 1}"]).solved
 
 
 def test_objects_of_the_programs_class_compare_with_their_own_eq(ex):
-    prog = "class V:\n    def __init__(self, x):\n        self.x = x\n    def __eq__(self, o):\n" \
-           "        return self.x == o.x\ndef f():\n    return V(3)\n"
+    prog = (
+        "class V:\n    def __init__(self, x):\n        self.x = x\n    def __eq__(self, o):\n"
+        "        return self.x == o.x\ndef f():\n    return V(3)\n"
+    )
     assert ex.run(prog, ["assert f() == V(3)"]).solved
 
 
@@ -119,8 +126,15 @@ def test_result_carries_one_outcome_per_test(ex):
     assert [o.status for o in res.outcomes] == ["passed", "failed"] and isinstance(res, ExecutionResult)
 
 
-@pytest.mark.parametrize("bad, match", [(("x", "assert True"), "tests must be a list"), ((1, []), "program"),
-                                        (("x", [3]), "test 0"), ("x", "pair")])
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        (("x", "assert True"), "tests must be a list"),
+        ((1, []), "program"),
+        (("x", [3]), "test 0"),
+        ("x", "pair"),
+    ],
+)
 def test_bad_jobs_raise_clear_errors(ex, bad, match):
     with pytest.raises(TypeError, match=match):
         ex.run_many([bad])

@@ -44,8 +44,11 @@ ALL_PASSED = "All tests passed."
 NO_TESTS = "(no tests)"
 SYNTAX = "The program does not compile:"
 
-CRASH_HINTS = {"SIGSEGV": " (e.g. a C-stack overflow from deep recursion)", "SIGKILL": " (killed from outside)",
-               "SIGABRT": " (aborted)"}
+CRASH_HINTS = {
+    "SIGSEGV": " (e.g. a C-stack overflow from deep recursion)",
+    "SIGKILL": " (killed from outside)",
+    "SIGABRT": " (aborted)",
+}
 
 
 def cut(text: str, limit: int = MAX_CHARS) -> str:
@@ -89,8 +92,10 @@ def io_block(o: TestOutcome, timeout: float, memory_mb: int) -> str:
     """One failed IO test as a LiveCodeBench-style block."""
     t: IOTest = o.test  # type: ignore[assignment]
     if o.status == "failed":
-        return (f"Wrong Answer\nInput:\n{cut(t.input.rstrip())}\nExpected:\n{cut(t.output.rstrip())}\n"
-                f"Got:\n{cut(o.got.rstrip())}")
+        return (
+            f"Wrong Answer\nInput:\n{cut(t.input.rstrip())}\nExpected:\n{cut(t.output.rstrip())}\n"
+            f"Got:\n{cut(o.got.rstrip())}"
+        )
     if o.status == "timeout":
         return f"Time Limit Exceeded ({timeout:g} s)\nInput:\n{cut(t.input.rstrip())}"
     if o.status == "memory":
@@ -99,7 +104,9 @@ def io_block(o: TestOutcome, timeout: float, memory_mb: int) -> str:
         return f"Output Limit Exceeded ({o.detail} KB)\nInput:\n{cut(t.input.rstrip())}"
     if o.status == "error":
         return f"Runtime Error\nInput:\n{cut(t.input.rstrip())}\n{cut(o.detail, 3 * MAX_CHARS)}"
-    return f"Runtime Error\nInput:\n{cut(t.input.rstrip())}\n{stop_text(o.status, o.detail, timeout, memory_mb)}"
+    return (
+        f"Runtime Error\nInput:\n{cut(t.input.rstrip())}\n{stop_text(o.status, o.detail, timeout, memory_mb)}"
+    )
 
 
 def render(outcomes: list[TestOutcome], timeout: float, memory_mb: int) -> str:
@@ -111,8 +118,10 @@ def render(outcomes: list[TestOutcome], timeout: float, memory_mb: int) -> str:
         return ALL_PASSED
     if failed[0].status == "syntax":
         return f"{SYNTAX}\n{failed[0].detail.strip()}"
-    blocks = [io_block(o, timeout, memory_mb) if isinstance(o.test, IOTest) else assert_line(o, timeout, memory_mb)
-              for o in failed[:MAX_SHOWN]]
+    blocks = [
+        io_block(o, timeout, memory_mb) if isinstance(o.test, IOTest) else assert_line(o, timeout, memory_mb)
+        for o in failed[:MAX_SHOWN]
+    ]
     more = f"\n... and {len(failed) - MAX_SHOWN} more failed tests" if len(failed) > MAX_SHOWN else ""
     sep = "\n\n" if any(isinstance(o.test, IOTest) for o in failed[:MAX_SHOWN]) else "\n"
     return HEADER + "\n" + sep.join(blocks) + more

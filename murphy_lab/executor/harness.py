@@ -50,12 +50,48 @@ _write, _exit, _gettrace, _getprofile = os.write, os._exit, sys.gettrace, sys.ge
 _CLEAN_BUILTINS = dict(builtins.__dict__)
 _CLEAN_BUILTINS["isinstance"] = lambda obj, cls: issubclass(type(obj), cls)  # `__class__` cannot lie to tests
 _OPS = {
-    "==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt,
-    ">=": operator.ge, "in": lambda a, b: a in b, "not in": lambda a, b: a not in b,
+    "==": operator.eq,
+    "!=": operator.ne,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+    "in": lambda a, b: a in b,
+    "not in": lambda a, b: a not in b,
 }
 _AST_OPS = {
-    ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.In: "in",
-    ast.NotIn: "not in", ast.Is: "is", ast.IsNot: "is not",
+    ast.Eq: "==",
+    ast.NotEq: "!=",
+    ast.Lt: "<",
+    ast.LtE: "<=",
+    ast.Gt: ">",
+    ast.GtE: ">=",
+    ast.In: "in",
+    ast.NotIn: "not in",
+    ast.Is: "is",
+    ast.IsNot: "is not",
+}
+_ARITH = {
+    "+": operator.add,
+    "-": operator.sub,
+    "*": operator.mul,
+    "/": operator.truediv,
+    "//": operator.floordiv,
+    "%": operator.mod,
+    "**": operator.pow,
+    "neg": operator.neg,
+    "pos": operator.pos,
+}
+_AST_ARITH = {
+    ast.Add: "+",
+    ast.Sub: "-",
+    ast.Mult: "*",
+    ast.Div: "/",
+    ast.FloorDiv: "//",
+    ast.Mod: "%",
+    ast.Pow: "**",
+    ast.USub: "neg",
+    ast.UAdd: "pos",
 }
 _ATOMS = {id(t) for t in (bool, int, float, complex, str, bytes, type(None), type(...))}
 _HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: classes created by `class` statements (not C types)
@@ -161,27 +197,40 @@ class Check:
             return x
 
     @staticmethod
-    def compare(left, op: str, right, src: str):
+    def cmp(left, op: str, right, src: str) -> bool:
+        """`left <op> right` by plain value; the program's own objects only ==/!= against the very same class."""
         if op in ("is", "is not"):
-            ok = (left is right) == (op == "is")
-        else:
-            try:
-                ok = _bool(_OPS[op](plain(left), plain(right)))
-            except _Untrusted:  # the program's own class: only against the same class, with its own __eq__
-                ok = op in ("==", "!=") and _type(left) is _type(right) and _bool(_OPS[op](left, right))
-        if not ok:
+            return (left is right) == (op == "is")
+        try:
+            return _bool(_OPS[op](plain(left), plain(right)))
+        except _Untrusted:
+            if op in ("==", "!=") and _type(left) is _type(right) and not _trusted(_type(left)):
+                return _bool(_OPS[op](left, right))
+            raise _AssertFailed(src, show(left)) from None
+
+    @staticmethod
+    def compare(left, op: str, right, src: str, negate: bool = False) -> None:
+        """A top-level `assert left <op> right` (or `assert not ...`): fails with the left side's value."""
+        if Check.cmp(left, op, right, src) == negate:
             raise _AssertFailed(src, show(left))
 
     @staticmethod
-    def chain(ops: tuple, values: list, src: str):
-        for i, op in enumerate(ops):
-            try:
-                Check.compare(values[i], op, values[i + 1], src)
-            except _AssertFailed:
-                raise _AssertFailed(src, show(values[0])) from None
+    def chain(ops: tuple, values: list, src: str) -> bool:
+        return all(Check.cmp(values[i], op, values[i + 1], src) for i, op in enumerate(ops))
 
     @staticmethod
-    def truthy(x, src: str, want: bool = True):
+    def arith(op: str, src: str, *args):
+        """Arithmetic inside an assert: only on plain or trusted values (no `__sub__` tricks)."""
+        vals = []
+        for x in args:
+            try:
+                vals.append(plain(x))
+            except _Untrusted:
+                raise _AssertFailed(src, show(x)) from None
+        return _ARITH[op](*vals)
+
+    @staticmethod
+    def truthy(x, src: str, want: bool = True) -> None:
         try:
             ok = _bool(plain(x)) == want
         except _Untrusted:
@@ -190,17 +239,45 @@ class Check:
             raise _AssertFailed(src, show(x))
 
 
-def _wrap_calls(node: ast.AST, loc: dict) -> ast.AST:
-    """Every call inside an assert -> `Check.value(call)` (not inside lambdas: their bodies run elsewhere)."""
+def _abs(x):
+    """`abs` as tests see it: a program object's `__abs__` is not consulted."""
+    try:
+        return abs(plain(x))
+    except _Untrusted:
+        raise TypeError("abs() of an object of the program's own class is not allowed in a test") from None
+
+
+_CLEAN_BUILTINS["abs"] = _abs
+
+
+def _strict(node: ast.AST, loc: dict, src: ast.Constant) -> ast.AST:
+    """Inside an assert: calls -> `value(call)`, comparisons -> `cmp`, arithmetic -> `arith` (not in lambdas)."""
     if isinstance(node, ast.Lambda):
         return node
     for field in node._fields:
         value = getattr(node, field, None)
         if isinstance(value, list):
-            value[:] = [_wrap_calls(v, loc) if isinstance(v, ast.AST) else v for v in value]
+            value[:] = [_strict(v, loc, src) if isinstance(v, ast.AST) else v for v in value]
         elif isinstance(value, ast.AST):
-            setattr(node, field, _wrap_calls(value, loc))
-    return _call("value", [node], loc) if isinstance(node, ast.Call) else node
+            setattr(node, field, _strict(value, loc, src))
+    if isinstance(node, ast.Call):
+        return _call("value", [node], loc)
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        return _call(
+            "cmp",
+            [node.left, ast.Constant(_AST_OPS[type(node.ops[0])], **loc), node.comparators[0], src],
+            loc,
+        )
+    if isinstance(node, ast.Compare):
+        ops = ast.Tuple([ast.Constant(_AST_OPS[type(o)], **loc) for o in node.ops], ast.Load(), **loc)
+        return _call("chain", [ops, ast.List([node.left, *node.comparators], ast.Load(), **loc), src], loc)
+    if isinstance(node, ast.BinOp) and type(node.op) in _AST_ARITH:
+        return _call(
+            "arith", [ast.Constant(_AST_ARITH[type(node.op)], **loc), src, node.left, node.right], loc
+        )
+    if isinstance(node, ast.UnaryOp) and type(node.op) in _AST_ARITH:
+        return _call("arith", [ast.Constant(_AST_ARITH[type(node.op)], **loc), src, node.operand], loc)
+    return node
 
 
 def _call(name: str, args: list, loc: dict) -> ast.Call:
@@ -213,26 +290,24 @@ def _segment(lines: list[bytes], node: ast.AST) -> str:
     """The source text of `node` (ast offsets are UTF-8 byte offsets)."""
     first, last = node.lineno - 1, node.end_lineno - 1
     if first == last:
-        return lines[first][node.col_offset:node.end_col_offset].decode("utf-8", "replace")
-    parts = [lines[first][node.col_offset:], *lines[first + 1:last], lines[last][:node.end_col_offset]]
+        return lines[first][node.col_offset : node.end_col_offset].decode("utf-8", "replace")
+    parts = [lines[first][node.col_offset :], *lines[first + 1 : last], lines[last][: node.end_col_offset]]
     return b"".join(parts).decode("utf-8", "replace")
 
 
 def _rewrite_assert(node: ast.Assert, lines: list[bytes]) -> ast.stmt:
-    """`assert <test>` -> a call into `Check` that evaluates the operands and compares them by plain value."""
+    """`assert <test>` -> calls into `Check` that evaluate the operands and compare them by plain value."""
     loc = {k: getattr(node, k) for k in ("lineno", "col_offset", "end_lineno", "end_col_offset")}
     src = ast.Constant(_segment(lines, node), **loc)
-    t = _wrap_calls(node.test, loc)
-    if isinstance(t, ast.Compare) and len(t.ops) == 1:
+    t, negate = node.test, False
+    if isinstance(t, ast.UnaryOp) and isinstance(t.op, ast.Not) and isinstance(t.operand, ast.Compare):
+        t, negate = t.operand, True
+    if isinstance(t, ast.Compare) and len(t.ops) == 1:  # the common case: report the left side's value
+        left, right = _strict(t.left, loc, src), _strict(t.comparators[0], loc, src)
         op = ast.Constant(_AST_OPS[type(t.ops[0])], **loc)
-        call = _call("compare", [t.left, op, t.comparators[0], src], loc)
-    elif isinstance(t, ast.Compare):
-        ops = ast.Tuple([ast.Constant(_AST_OPS[type(o)], **loc) for o in t.ops], ast.Load(), **loc)
-        call = _call("chain", [ops, ast.List([t.left, *t.comparators], ast.Load(), **loc), src], loc)
-    elif isinstance(t, ast.UnaryOp) and isinstance(t.op, ast.Not):
-        call = _call("truthy", [t.operand, src, ast.Constant(False, **loc)], loc)
+        call = _call("compare", [left, op, right, src, ast.Constant(negate, **loc)], loc)
     else:
-        call = _call("truthy", [t, src], loc)
+        call = _call("truthy", [_strict(node.test, loc, src), src], loc)
     return ast.Expr(call, **loc)
 
 
@@ -262,8 +337,11 @@ def compile_test(source: str, filename: str):
 # --- reporting -------------------------------------------------------------------------------------------------
 def format_exception(e: BaseException, limit: int = 3) -> str:
     """The exception and its last `limit` frames, with harness frames removed."""
-    frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename in (PROGRAM_FILE, TEST_FILE,
-                                                                                  SETUP_FILE)]
+    frames = [
+        f
+        for f in traceback.extract_tb(e.__traceback__)
+        if f.filename in (PROGRAM_FILE, TEST_FILE, SETUP_FILE)
+    ]
     try:
         head = "".join(traceback.format_exception_only(_type(e), e)).strip()
     except BaseException:  # noqa: BLE001 - a program exception whose __str__ raises
@@ -278,11 +356,12 @@ def _remember_source(filename: str, source: str) -> None:
 
 
 def _report(fd: int, nonce: str, status: str, detail: str = "", assertion: str = "") -> None:
-    msg = json.dumps({"nonce": nonce, "status": status, "detail": detail[:MAX_DETAIL],
-                      "assertion": assertion[:MAX_DETAIL]})
+    msg = json.dumps(
+        {"nonce": nonce, "status": status, "detail": detail[:MAX_DETAIL], "assertion": assertion[:MAX_DETAIL]}
+    )
     data = msg.encode("utf-8", "replace")
     while data:
-        data = data[_write(fd, data):]
+        data = data[_write(fd, data) :]
     _exit(0)
 
 

@@ -57,10 +57,25 @@ class Executor:
         1.0
     """
 
-    def __init__(self, timeout: float = 2.0, memory_mb: int = 1024, workers: int = 2, output_kb: int = 1024,
-                 max_processes: int = 64, isolate: bool = True, drop_user: bool | None = None, tmp_mb: int = 256):
-        for name, v in (("timeout", timeout), ("memory_mb", memory_mb), ("workers", workers),
-                        ("output_kb", output_kb), ("max_processes", max_processes), ("tmp_mb", tmp_mb)):
+    def __init__(
+        self,
+        timeout: float = 2.0,
+        memory_mb: int = 1024,
+        workers: int = 2,
+        output_kb: int = 1024,
+        max_processes: int = 64,
+        isolate: bool = True,
+        drop_user: bool | None = None,
+        tmp_mb: int = 256,
+    ):
+        for name, v in (
+            ("timeout", timeout),
+            ("memory_mb", memory_mb),
+            ("workers", workers),
+            ("output_kb", output_kb),
+            ("max_processes", max_processes),
+            ("tmp_mb", tmp_mb),
+        ):
             if not isinstance(v, (int, float)) or isinstance(v, bool) or v <= 0:
                 raise ValueError(f"{name} must be a positive number, got {v!r}")
         self.timeout, self.memory_mb, self.workers = float(timeout), int(memory_mb), int(workers)
@@ -74,14 +89,29 @@ class Executor:
 
     # --- lifecycle ---------------------------------------------------------------------------------------------
     def _config(self) -> str:
-        return json.dumps({"memory_mb": self.memory_mb, "output_kb": self.output_kb, "timeout": self.timeout,
-                           "max_processes": self.max_processes, "isolate": self.isolate,
-                           "drop_user": self.drop_user, "tmp_mb": self.tmp_mb})
+        return json.dumps(
+            {
+                "memory_mb": self.memory_mb,
+                "output_kb": self.output_kb,
+                "timeout": self.timeout,
+                "max_processes": self.max_processes,
+                "isolate": self.isolate,
+                "drop_user": self.drop_user,
+                "tmp_mb": self.tmp_mb,
+            }
+        )
 
     def _spawn(self) -> _Slot:
         env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}  # nothing of the caller's environment
-        proc = subprocess.Popen([sys.executable, "-I", WORKER, self._config()], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, env=env, close_fds=True, start_new_session=True, cwd="/")
+        proc = subprocess.Popen(
+            [sys.executable, "-I", WORKER, self._config()],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+            close_fds=True,
+            start_new_session=True,
+            cwd="/",
+        )
         os.set_blocking(proc.stdout.fileno(), False)
         return _Slot(proc, bytearray())
 
@@ -140,16 +170,19 @@ class Executor:
         self._slots, self._lock = [], threading.Lock()
 
     def __repr__(self) -> str:
-        return (f"Executor(timeout={self.timeout:g}, memory_mb={self.memory_mb}, workers={self.workers}, "
-                f"isolation={self.isolation or 'not started'})")
+        return (
+            f"Executor(timeout={self.timeout:g}, memory_mb={self.memory_mb}, workers={self.workers}, "
+            f"isolation={self.isolation or 'not started'})"
+        )
 
     # --- running -----------------------------------------------------------------------------------------------
     def run(self, program: str, tests: TestSuite | Sequence) -> ExecutionResult:
         """Run one program against its tests: `reward` = passed / total (the paper's r(v)), `feedback` = f(v)."""
         return self.run_many([(program, tests)])[0]
 
-    def run_many(self, jobs: Sequence[tuple[str, TestSuite | Sequence]], progress: bool = False
-                 ) -> list[ExecutionResult]:
+    def run_many(
+        self, jobs: Sequence[tuple[str, TestSuite | Sequence]], progress: bool = False
+    ) -> list[ExecutionResult]:
         """Run (program, tests) jobs in parallel; exactly one result per job, in order, whatever the programs do."""
         prepared = [_prepare(i, job, self.timeout) for i, job in enumerate(jobs)]
         results: list[ExecutionResult | None] = [None] * len(prepared)
@@ -176,7 +209,9 @@ class Executor:
                         if not self._send(slot, prepared[i]):
                             self._slots[k] = slot = self._replace(slot, sel)
                             if not self._send(slot, prepared[i]):
-                                results[i] = self._lost(prepared[i], "the sandbox worker could not be started")
+                                results[i] = self._lost(
+                                    prepared[i], "the sandbox worker could not be started"
+                                )
                                 continue
                         slot.job = i
                         n = len(prepared[i]["cases"])
@@ -195,8 +230,11 @@ class Executor:
                     if msg is not None:
                         results[slot.job] = self._result(prepared[slot.job], msg)
                     elif dead or time.monotonic() > slot.deadline:
-                        why = ("the sandbox worker died while running this program (did it kill its parent?)"
-                               if dead else "the sandbox worker stopped answering")
+                        why = (
+                            "the sandbox worker died while running this program (did it kill its parent?)"
+                            if dead
+                            else "the sandbox worker stopped answering"
+                        )
                         results[slot.job] = self._lost(prepared[slot.job], why)
                         self._slots[k] = self._replace(slot, sel)
                     else:
@@ -247,8 +285,8 @@ class Executor:
         if len(slot.buf) >= 4:
             (n,) = struct.unpack("<I", slot.buf[:4])
             if len(slot.buf) >= 4 + n:
-                msg = json.loads(bytes(slot.buf[4:4 + n]))
-                del slot.buf[:4 + n]
+                msg = json.loads(bytes(slot.buf[4 : 4 + n]))
+                del slot.buf[: 4 + n]
                 return msg, False
         return None, dead
 
@@ -264,8 +302,10 @@ class Executor:
 
     # --- results -----------------------------------------------------------------------------------------------
     def _result(self, job: dict, msg: dict) -> ExecutionResult:
-        outcomes = [TestOutcome(test, o["status"], o.get("detail", ""), o.get("assertion", ""), o.get("got", ""))
-                    for test, o in zip(job["tests"], msg["outcomes"])]
+        outcomes = [
+            TestOutcome(test, o["status"], o.get("detail", ""), o.get("assertion", ""), o.get("got", ""))
+            for test, o in zip(job["tests"], msg["outcomes"])
+        ]
         return self._summarize(outcomes, msg.get("runtime_s", 0.0))
 
     def _lost(self, job: dict, why: str) -> ExecutionResult:
@@ -279,7 +319,9 @@ class Executor:
         bad = {o.status for o in outcomes if not o.passed}
         status = next((s for s in SEVERITY if s in bad), "failed") if bad else "passed"
         text = feedback.render(outcomes, self.timeout, self.memory_mb)
-        return ExecutionResult(passed / total, passed, total, status, text, outcomes, runtime_s)  # r(v) = p / n
+        return ExecutionResult(
+            passed / total, passed, total, status, text, outcomes, runtime_s
+        )  # r(v) = p / n
 
 
 def _prepare(i: int, job, timeout: float) -> dict:
@@ -298,8 +340,13 @@ def _prepare(i: int, job, timeout: float) -> dict:
             cases.append(["assert", t])
         else:
             raise TypeError(f"jobs[{i}]: test {k} must be an assert string or IOTest, got {type(t).__name__}")
-    return {"program": program, "setup": suite.setup or "", "cases": cases, "tests": list(suite.cases),
-            "timeout": timeout}
+    return {
+        "program": program,
+        "setup": suite.setup or "",
+        "cases": cases,
+        "tests": list(suite.cases),
+        "timeout": timeout,
+    }
 
 
 def _progress(n: int):

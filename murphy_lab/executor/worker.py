@@ -17,10 +17,13 @@ kills the child's process group, sweeps every remaining descendant, and removes 
 
 from __future__ import annotations
 
+# Warm the standard library that generated programs import, so the forked child does not pay for it.
+import array  # noqa
 import ctypes
-import gc
 import errno
+import gc
 import importlib.util
+import itertools  # noqa
 import json
 import os
 import random
@@ -32,10 +35,6 @@ import struct
 import sys
 import time
 
-# Warm the standard library that generated programs import, so the forked child does not pay for it.
-import array, bisect, collections, copy, dataclasses, datetime, decimal, fractions, functools, hashlib, heapq  # noqa
-import itertools, math, operator, queue, re, statistics, string, typing, unicodedata, io, abc, enum  # noqa
-
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _spec = importlib.util.spec_from_file_location("_murphy_harness", os.path.join(_HERE, "harness.py"))
 harness = importlib.util.module_from_spec(_spec)
@@ -43,7 +42,7 @@ _spec.loader.exec_module(harness)
 
 CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWNET = 0x00020000, 0x10000000, 0x40000000
 PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 1, 38, 36
-MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 2, 4, 1 << 14, 1 << 18
+MS_NOSUID, MS_NODEV, MS_BIND, MS_REC, MS_PRIVATE = 2, 4, 1 << 12, 1 << 14, 1 << 18
 _libc = ctypes.CDLL(None, use_errno=True)
 MB = 1 << 20
 
@@ -69,7 +68,11 @@ def isolate_worker(cfg: dict) -> tuple[dict, list[str]]:
         try:
             _call(_libc.unshare, flags)
             if uid != 0:  # map ourselves to ourselves inside the new user namespace
-                for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
+                for name, text in (
+                    ("setgroups", "deny"),
+                    ("uid_map", f"{uid} {uid} 1"),
+                    ("gid_map", f"{gid} {gid} 1"),
+                ):
                     with open(f"/proc/self/{name}", "w") as f:
                         f.write(text)
             active["network"] = True
@@ -92,7 +95,61 @@ def isolate_worker(cfg: dict) -> tuple[dict, list[str]]:
         warnings.append("not root: cannot switch tests to a private uid; programs run as the calling user")
         drop = False
     active["user"] = drop
+    if drop:
+        hidden = expose_python() if active["private_tmp"] else _closed_ancestors()
+        if hidden:
+            warnings.append(
+                f"{', '.join(hidden)} not readable by other users: programs may fail to import modules "
+                "that the worker did not pre-import"
+            )
     return active, warnings
+
+
+def _needed_paths() -> list[str]:
+    """The Python installation a program needs to read: prefixes and every directory on sys.path."""
+    paths = {sys.prefix, sys.base_prefix, *(p for p in sys.path if p and os.path.isdir(p))}
+    return sorted(os.path.realpath(p) for p in paths)
+
+
+def _closed_ancestors() -> list[str]:
+    """Directories on the way to the installation that other users cannot enter (e.g. /root, mode 700)."""
+    closed = set()
+    for p in _needed_paths():
+        parts = p.strip("/").split("/")
+        for i in range(1, len(parts) + 1):
+            d = "/" + "/".join(parts[:i])
+            if not os.stat(d).st_mode & 0o001:
+                closed.add(d)
+                break
+    return sorted(closed)
+
+
+def expose_python() -> list[str]:
+    """Let the private uid read the Python installation when it lives under a closed directory such as /root.
+
+    In the worker's own mount namespace: bind each needed directory aside, cover the closed directory with an
+    empty tmpfs, and bind the needed directories back. Nothing else under the closed directory is visible.
+    Returns the closed directories that could not be handled.
+    """
+    failed = []
+    for closed in _closed_ancestors():
+        inside = [p for p in _needed_paths() if p == closed or p.startswith(closed + "/")]
+        inside = [p for p in inside if not any(p.startswith(q + "/") for q in inside)]  # outermost only
+        try:
+            staged = []
+            for k, p in enumerate(inside):
+                aside = f"/tmp/.murphy-python/{len(staged)}-{k}"
+                os.makedirs(aside, exist_ok=True)
+                _call(_libc.mount, p.encode(), aside.encode(), None, MS_BIND | MS_REC, None)
+                staged.append((aside, p))
+            _call(_libc.mount, b"tmpfs", closed.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, b"size=1m,mode=755")
+            for aside, p in staged:
+                os.makedirs(p, mode=0o755, exist_ok=True)
+                _call(_libc.mount, aside.encode(), p.encode(), None, MS_BIND | MS_REC, None)
+            os.chmod("/tmp/.murphy-python", 0o700)
+        except OSError:
+            failed.append(closed)
+    return failed
 
 
 # --- once per test, in the child -------------------------------------------------------------------------------
@@ -103,8 +160,9 @@ def _drop_capabilities() -> None:
     _libc.capset(ctypes.c_char_p(header), ctypes.c_char_p(data))
 
 
-def enter_sandbox(cfg: dict, workdir: str, uid: int, stdin_path: str | None, stdout_path: str | None,
-                  verdict_fd: int) -> int:
+def enter_sandbox(
+    cfg: dict, workdir: str, uid: int, stdin_path: str | None, stdout_path: str | None, verdict_fd: int
+) -> int:
     """Everything between fork and running untrusted code. Returns the verdict fd's new number (3)."""
     os.setsid()
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
@@ -142,9 +200,17 @@ def enter_sandbox(cfg: dict, workdir: str, uid: int, stdin_path: str | None, std
         _drop_capabilities()
     _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)  # setuid binaries cannot give privileges back
     os.environ.clear()
-    os.environ.update(PATH="/usr/local/bin:/usr/bin:/bin", HOME=workdir, TMPDIR=workdir, LANG="C.UTF-8",
-                      PYTHONHASHSEED="0", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
-    sys.stdin = open(0, "r", encoding="utf-8", errors="replace", closefd=False)
+    os.environ.update(
+        PATH="/usr/local/bin:/usr/bin:/bin",
+        HOME=workdir,
+        TMPDIR=workdir,
+        LANG="C.UTF-8",
+        PYTHONHASHSEED="0",
+        OMP_NUM_THREADS="1",
+        OPENBLAS_NUM_THREADS="1",
+        MKL_NUM_THREADS="1",
+    )
+    sys.stdin = open(0, encoding="utf-8", errors="replace", closefd=False)
     sys.stdout = open(1, "w", encoding="utf-8", errors="replace", closefd=False)
     sys.stderr = open(2, "w", encoding="utf-8", errors="replace", closefd=False)
     sys.argv = [harness.PROGRAM_FILE]
@@ -174,7 +240,9 @@ class Worker:
         try:
             setup_code = harness.compile_test(setup, harness.SETUP_FILE) if setup.strip() else None
         except SyntaxError as e:
-            return [{"status": "error", "detail": f"the test setup does not compile: {e}"}] * len(job["cases"])
+            return [{"status": "error", "detail": f"the test setup does not compile: {e}"}] * len(
+                job["cases"]
+            )
         outcomes = []
         for case in job["cases"]:
             case_code = None
@@ -184,10 +252,14 @@ class Worker:
                 except SyntaxError as e:
                     outcomes.append({"status": "error", "detail": f"the test does not compile: {e}"})
                     continue
-            outcomes.append(self.run_test(code, job["program"], setup_code, setup, case, case_code, job["timeout"]))
+            outcomes.append(
+                self.run_test(code, job["program"], setup_code, setup, case, case_code, job["timeout"])
+            )
         return outcomes
 
-    def run_test(self, code, program: str, setup_code, setup: str, case: list, case_code, timeout: float) -> dict:
+    def run_test(
+        self, code, program: str, setup_code, setup: str, case: list, case_code, timeout: float
+    ) -> dict:
         """Fork a sandboxed child for one test, wait at most `timeout` s, clean up, return the outcome."""
         self.n += 1
         workdir = os.path.join(self.base, str(self.n))
@@ -204,7 +276,9 @@ class Worker:
         r, w = os.pipe()
         sys.stdout.flush()
         pid = os.fork()
-        if pid == 0:  # ------------------------------------------------------------------- the sandboxed child
+        if (
+            pid == 0
+        ):  # ------------------------------------------------------------------- the sandboxed child
             try:
                 os.close(r)
                 cfg = dict(self.cfg, timeout=timeout)
@@ -321,11 +395,16 @@ class Worker:
                     return {"status": "timeout", "detail": f"{timeout:g}"}
                 if sig == signal.SIGXFSZ:
                     return {"status": "output", "detail": str(self.cfg["output_kb"])}
-                return {"status": "crashed", "detail": signal.Signals(sig).name if sig in signal.valid_signals()
-                        else str(sig)}
+                return {
+                    "status": "crashed",
+                    "detail": signal.Signals(sig).name if sig in signal.valid_signals() else str(sig),
+                }
             return {"status": "exit", "detail": str(os.waitstatus_to_exitcode(status))}
-        out = {"status": verdict.get("status", "error"), "detail": str(verdict.get("detail", "")),
-               "assertion": str(verdict.get("assertion", ""))}
+        out = {
+            "status": verdict.get("status", "error"),
+            "detail": str(verdict.get("detail", "")),
+            "assertion": str(verdict.get("assertion", "")),
+        }
         if out["status"] == "ran":  # IO test: the worker, not the program, compares the output
             with open(stdout_path, "rb") as f:
                 got = f.read(self.cfg["output_kb"] * 1024 + 1).decode("utf-8", "replace")
@@ -357,7 +436,9 @@ def _send(stream, obj) -> None:
 def main() -> None:
     cfg = json.loads(sys.argv[1])
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C in a notebook interrupts the parent, not the sandbox
+    signal.signal(
+        signal.SIGINT, signal.SIG_IGN
+    )  # Ctrl-C in a notebook interrupts the parent, not the sandbox
     worker = Worker(cfg)
     _send(stdout, {"ready": True, "active": worker.active, "warnings": worker.warnings})
     while True:
