@@ -46,36 +46,19 @@ def test_humaneval_references_pass_their_visible_tests(ex):
     assert _failures(ex, load_humaneval(), "visible_tests") == []
 
 
-# The references of these tasks import `cmath`; on machines where the Python install is not readable by the
-# sandbox user (e.g. pyenv under a 0700 /root) the sandbox cannot import C modules the warm worker did not import
-# already. An executor matter, reported; tracked by the xfail test below.
-SANDBOX_IMPORT_GAPS = {"mbpp/124", "mbpp/252"}
-
-
 @pytest.mark.slow
 @pytest.mark.skipif(MBPP_DIR is None, reason="original MBPP files not present")
 def test_mbpp_sanitized_test_references_pass_their_hidden_tests(ex):
-    tasks = [
-        t for t in load_mbpp("test", "sanitized", source=MBPP_DIR) if t.task_id not in SANDBOX_IMPORT_GAPS
-    ]
-    assert len(tasks) == 257 - len(SANDBOX_IMPORT_GAPS)
-    assert _failures(ex, tasks, "hidden_tests") == []
-
-
-@pytest.mark.slow
-@pytest.mark.skipif(MBPP_DIR is None, reason="original MBPP files not present")
-@pytest.mark.xfail(reason="sandbox cannot import cmath where the Python install is unreadable to its user")
-def test_mbpp_references_that_import_cmath_pass_their_hidden_tests(ex):
-    tasks = [t for t in load_mbpp("test", "sanitized", source=MBPP_DIR) if t.task_id in SANDBOX_IMPORT_GAPS]
-    assert _failures(ex, tasks, "hidden_tests") == []
+    tasks = load_mbpp("test", "sanitized", source=MBPP_DIR)
+    assert len(tasks) == 257 and _failures(ex, tasks, "hidden_tests") == []
 
 
 KOD_ROW = {
     "question_id": "k1",
     "question": "Return the sum of a list.",
     "solution": "def total(xs):\n    return sum(xs)\n",
-    "test": "from solution import total as t\n\ndef test_empty():\n    assert t([]) == 0\n\n"
-    "def test_two():\n    assert t([1, 2]) == 3\n",
+    "test": "import pytest\nfrom solution import total as t\n\ndef test_empty():\n    assert t([]) == 0\n\n"
+    "def test_two():\n    assert t([1, 2]) == 3\n\ndef test_type():\n    with pytest.raises(TypeError):\n        t(None)\n",
     "test_info": [{"function_name": "total", "function_declaration": "def total(xs):"}],
     "gpt_difficulty": "easy",
 }
@@ -86,7 +69,7 @@ def test_kodcode_cases_give_a_pass_fraction_in_the_executor(ex):
     right, half = ex.run_many(
         [(task.reference, task.hidden_tests), ("def total(xs):\n    return 0\n", task.hidden_tests)]
     )
-    assert (right.reward, half.reward) == (1.0, 0.5)
+    assert (right.reward, half.reward) == (1.0, 1 / 3)  # the wrong program passes only test_empty
 
 
 def test_lcb_functional_and_stdin_tests_run_in_the_executor(ex):
