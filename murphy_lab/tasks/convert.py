@@ -76,9 +76,8 @@ def _args_call(args: str, entry_point: str, params: tuple[str, ...]) -> str | No
     return ast.unparse(call)
 
 
-_BULLET = re.compile(
-    r"^(?:[*\-]\s+|for\s+(?=\w+\()|assert\s+)", re.IGNORECASE
-)  # "* f(x) -> y", "for f(x) == y"
+# "* f(x) -> y", "for f(x) == y", "assert f(x) => y": a leading bullet/word before a one-line example
+_BULLET = re.compile(r"^(?:[*\-]\s+|for\s+(?=\w+\()|assert\s+)", re.IGNORECASE)
 _ARROW_LINE = re.compile(
     r"^(?P<call>\w+\(.*\))\s*#?\s*(?:==>|=>|➞|->|==|=|\bshould return\b|\breturns?\b)\s*(?P<out>.+)$"
 )
