@@ -28,7 +28,9 @@ def informative_share(items: Iterable) -> float:
     """The fraction of failures whose feedback is informative; NaN when there are no failures.
 
     `items` may hold RolloutTrees (every non-root node with reward < 1 is a failure), ExecutionResults or nodes
-    (`.reward`/`.feedback`; reward < 1 is a failure), or plain feedback strings (each one a failure).
+    (`.reward`/`.feedback`; reward < 1 is a failure), evaluation records (dicts with "attempts", as in
+    `murphy_lab.evaluate`'s `df.attrs["records"]`) or attempt dicts ("reward", "feedback"), or plain feedback
+    strings (each one a failure).
     """
     fbs = list(_failure_feedbacks(items))
     return sum(map(informative, fbs)) / len(fbs) if fbs else float("nan")
@@ -40,6 +42,11 @@ def _failure_feedbacks(items: Iterable):
             yield it
         elif hasattr(it, "nodes") and hasattr(it, "root"):  # a RolloutTree
             yield from (n.feedback for n in it.nodes() if n.reward < 1.0)
+        elif isinstance(it, dict) and "attempts" in it:  # an evaluation record: its visible-test attempts
+            yield from _failure_feedbacks(it["attempts"])
+        elif isinstance(it, dict) and "feedback" in it:
+            if it.get("reward", 0.0) < 1.0:
+                yield it["feedback"]
         elif hasattr(it, "feedback") and hasattr(it, "reward"):
             if it.reward < 1.0:
                 yield it.feedback
@@ -113,3 +120,48 @@ def iter_k_pass(tasks: Sequence, sampler, executor, iters: int = 3, samples: int
         "failures": len(feedbacks),
         "by_difficulty": {d: v[0] / v[1] for d, v in sorted(by_diff.items())},
     }
+
+
+def measure_policy(model_dir: str, n_tasks: int = 200, runs: int = 2, iters: Sequence[int] = (1, 2, 3),
+                   seed: int = 1234, progress: bool = False) -> dict:
+    """Iter-k pass@1 (%) on the toy test split, by difficulty, and the informative share of failed attempts.
+
+    Uses `murphy_lab.evaluate.evaluate` (the project's Reflexion-style scaffold) with `TransformersPolicy`.
+    Returns {"table": DataFrame, "pass@1": {k: %}, "informative_share": s, "failures": n}.
+    """
+    from murphy_lab.evaluate import evaluate
+    from murphy_lab.executor import Executor
+    from murphy_lab.policy import TransformersPolicy
+    from murphy_lab.toy.world import make_tasks
+
+    tasks = make_tasks("test", n_tasks, seed=seed)
+    policy = TransformersPolicy(model_dir, max_new_tokens=48)
+    with Executor(timeout=2.0, workers=2) as ex:
+        df = evaluate(policy, tasks, ex, iters=tuple(iters), runs=runs, seed=seed, progress=progress)
+    records = df.attrs["records"]
+    fails = list(_failure_feedbacks(records))
+    overall = df[df.difficulty == "all"]
+    return {"table": df, "pass@1": dict(zip(overall.k, overall["pass@1"])),
+            "informative_share": informative_share(fails), "failures": len(fails)}
+
+
+def main(argv: list[str] | None = None) -> None:
+    import argparse
+
+    p = argparse.ArgumentParser(description="Measure a toy policy: Iter-k pass@1 and the informative share.")
+    p.add_argument("model_dir")
+    p.add_argument("--n-tasks", type=int, default=200)
+    p.add_argument("--runs", type=int, default=2)
+    p.add_argument("--iters", type=int, nargs="+", default=[1, 2, 3])
+    p.add_argument("--threads", type=int, default=1)
+    args = p.parse_args(argv)
+    import torch
+
+    torch.set_num_threads(args.threads)
+    out = measure_policy(args.model_dir, args.n_tasks, args.runs, args.iters, progress=True)
+    print(out["table"].to_string(index=False))
+    print(f"informative share of failed attempts: {out['informative_share']:.3f} ({out['failures']} failures)")
+
+
+if __name__ == "__main__":
+    main()
