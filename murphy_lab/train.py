@@ -1,6 +1,6 @@
 """Train with MURPHY (or GRPO-MT / GRPO) from a config: `python -m murphy_lab.train` and `train(...)`.
 
-    python -m murphy_lab.train --profile smoke --output-dir runs/smoke
+    python -m murphy_lab.train --profile smoke --output-dir runs/smoke --threads 1
     python -m murphy_lab.train --config reproduce/configs/qwen3-1.7b/murphy_mars.yaml --output-dir runs/q17-mars
     python -m murphy_lab.train --config ... --output-dir runs/q17-mars --resume       # continue a killed run
     python -m murphy_lab.train --profile smoke --set mode=grpo_mt g2=1                # override any field
@@ -126,7 +126,12 @@ def main(argv: list[str] | None = None) -> Path:
     p.add_argument("--output-dir", help="run folder (default: runs/<profile>-<mode>)")
     p.add_argument("--resume", action="store_true", help="continue from the newest checkpoint in --output-dir")
     p.add_argument("--set", nargs="*", default=[], metavar="FIELD=VALUE", help="override config fields")
+    p.add_argument("--threads", type=int, help="torch CPU threads (1 is fastest on a busy laptop/CI machine)")
     a = p.parse_args(argv)
+    if a.threads:
+        import torch
+
+        torch.set_num_threads(a.threads)
     overrides = _parse_sets(a.set)
     if a.config:
         config = MurphyConfig.from_yaml(a.config, profile=a.profile, **overrides)
