@@ -111,6 +111,34 @@ def test_trees_of_a_batch_must_not_span_devices(tmp_path, tiny_model_path, execu
         trainer._generate_and_score_completions(rows[1:] + rows[:1])
 
 
+def test_chat_prompts_go_through_the_chat_template_and_trees_keep_plain_text(tmp_path, executor):
+    from murphy_lab.policy.tiny import build_tiny_model
+
+    template = ("{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}\n{% endfor %}"
+                "{% if add_generation_prompt %}<|assistant|>{% endif %}")
+    model = build_tiny_model(tmp_path / "chat-model", chat_template=template)
+    trainer = make_trainer(tmp_path, model, executor, chat=True)
+    batch = trainer._generate_and_score_completions(rows_for(trainer, smoke_tasks()[:1]))
+    first = trainer.processing_class.decode(batch["prompt_ids"][0][batch["prompt_mask"][0].bool()])
+    tree = load_trees(tmp_path / "run" / "trees" / "step_000001.jsonl")[0]
+    assert first.startswith("<|user|>") and first.endswith("<|assistant|>")
+    assert isinstance(tree.root.children[0].prompt, str) and "<|user|>" not in tree.root.children[0].prompt
+
+
+def test_vllm_importance_ratio_is_old_over_sampling_probability_clamped(tmp_path, tiny_model_path, executor):
+    from murphy_lab.tree import Node
+
+    trainer = make_trainer(tmp_path, tiny_model_path, executor)
+    trainer.vllm_importance_sampling_mode = "token_truncate"
+    trainer.vllm_importance_sampling_clip_min, trainer.vllm_importance_sampling_clip_max = 0.5, 2.0
+    old = torch.tensor([[-1.0, -2.0, -3.0], [-1.0, -1.0, 0.0]])  # (B, T) log π_old
+    mask = torch.tensor([[1, 1, 1], [1, 1, 0]])
+    nodes = [Node(meta={"sampling_logps": [-1.5, -2.0, -1.0]}), Node(meta={"sampling_logps": [None, -1.2]})]
+    ratio = trainer._is_ratio(old, mask, nodes)["importance_sampling_ratio"]
+    expected = torch.tensor([[torch.e ** 0.5, 1.0, 0.5], [1.0, torch.e ** 0.2, 1.0]])  # NaN (None) -> ratio 1
+    torch.testing.assert_close(ratio, expected)
+
+
 def test_private_trl_api_we_override_is_unchanged():
     """CONTRACT: the names and signatures of TRL 1.16's private methods that MurphyTrainer calls or replaces."""
     import trl
