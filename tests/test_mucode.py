@@ -214,3 +214,15 @@ def test_cli_reads_the_config_file_and_lets_profile_and_resume_through(tmp_path,
     cli.main(["--config", str(tmp_path / "c.yaml"), "--output-dir", str(tmp_path / "o"), "--profile", "smoke",
               "--resume"])  # fmt: skip
     assert (seen["cfg"].profile, seen["cfg"].best_of_n, seen["cfg"].rollouts, seen["resume"]) == ("smoke", 3, 2, True)
+
+
+@pytest.mark.parametrize("loss", ["bt", "bce"])
+def test_train_verifier_learns_to_rank_the_chosen_response_higher(tmp_path, loss):
+    from murphy_lab.policy.tiny import build_tiny_model
+
+    base = build_tiny_model(tmp_path / "tiny")
+    pairs = [{"prompt": "x", "chosen": "return 1", "rejected": "retrun !"}] * 8
+    stats = mucode.train_verifier(pairs, base, tmp_path / "v", loss=loss, lr=1e-2, epochs=4, batch_size=4,
+                                  grad_accum=1, trl_kwargs={"logging_steps": 1})  # fmt: skip
+    good, bad = mucode.Verifier(tmp_path / "v" / "model").score(["x", "x"], ["return 1", "retrun !"])
+    assert stats["trained"] and stats["loss_type"] == loss and good > bad
