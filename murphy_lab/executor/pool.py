@@ -19,12 +19,13 @@ import warnings
 import weakref
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from murphy_lab.executor import feedback
 from murphy_lab.executor.types import ExecutionResult, IOTest, TestOutcome, TestSuite
 
 WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "worker.py")
+PIPELINE = 2  # jobs queued at each worker, so it never waits for the parent between jobs
 SEVERITY = ("syntax", "timeout", "memory", "crashed", "output", "exit", "error", "failed")  # job status order
 
 
@@ -34,8 +35,8 @@ class _Slot:
 
     proc: subprocess.Popen
     buf: bytearray
-    job: int | None = None
-    deadline: float = 0.0
+    jobs: deque = field(default_factory=deque)  # indices sent and not yet answered, oldest first
+    deadline: float = 0.0  # for the oldest one
 
 
 class Executor:
@@ -200,50 +201,55 @@ class Executor:
         return results  # type: ignore[return-value]
 
     def _dispatch(self, prepared, todo: deque, results: list, bar) -> None:
+        """Keep up to `PIPELINE` jobs queued at each worker; collect replies in order; replace dead workers."""
         sel = selectors.DefaultSelector()
         try:
-            while todo or any(s.job is not None for s in self._slots):
+            while todo or any(s.jobs for s in self._slots):
                 for k, slot in enumerate(self._slots):
-                    if slot.job is None and todo:
+                    while len(slot.jobs) < PIPELINE and todo:
                         i = todo.popleft()
                         if not self._send(slot, prepared[i]):
+                            todo.appendleft(i)
+                            todo.extendleft(reversed(slot.jobs))  # not started: run them elsewhere
                             self._slots[k] = slot = self._replace(slot, sel)
-                            if not self._send(slot, prepared[i]):
-                                results[i] = self._lost(
-                                    prepared[i], "the sandbox worker could not be started"
-                                )
-                                continue
-                        slot.job = i
-                        n = len(prepared[i]["cases"])
-                        slot.deadline = time.monotonic() + n * (self.timeout + 1.0) + 10.0
-                        if slot.proc.stdout not in sel.get_map():
-                            sel.register(slot.proc.stdout, selectors.EVENT_READ, slot)
-                busy = [s for s in self._slots if s.job is not None]
+                            continue
+                        if not slot.jobs:
+                            slot.deadline = self._deadline(prepared[i])
+                        slot.jobs.append(i)
+                    if slot.jobs and slot.proc.stdout not in sel.get_map():
+                        sel.register(slot.proc.stdout, selectors.EVENT_READ, slot)
+                busy = [s for s in self._slots if s.jobs]
                 if not busy:
                     continue
-                wait = max(0.0, min(s.deadline for s in busy) - time.monotonic())
-                sel.select(timeout=wait)
+                sel.select(timeout=max(0.0, min(s.deadline for s in busy) - time.monotonic()))
                 for k, slot in enumerate(self._slots):
-                    if slot.job is None:
-                        continue
-                    msg, dead = self._poll(slot)
-                    if msg is not None:
-                        results[slot.job] = self._result(prepared[slot.job], msg)
-                    elif dead or time.monotonic() > slot.deadline:
+                    msg, dead = self._poll(slot) if slot.jobs else (None, False)
+                    while msg is not None:  # replies come back in the order the jobs were sent
+                        i = slot.jobs.popleft()
+                        results[i] = self._result(prepared[i], msg)
+                        if bar is not None:
+                            bar.update(1)
+                        if slot.jobs:
+                            slot.deadline = self._deadline(prepared[slot.jobs[0]])
+                        msg, dead = self._poll(slot) if slot.jobs else (None, dead)
+                    if slot.jobs and (dead or time.monotonic() > slot.deadline):
+                        i = slot.jobs.popleft()  # the job that was running when the worker was lost
                         why = (
                             "the sandbox worker died while running this program (did it kill its parent?)"
                             if dead
                             else "the sandbox worker stopped answering"
                         )
-                        results[slot.job] = self._lost(prepared[slot.job], why)
+                        results[i] = self._lost(prepared[i], why)
+                        if bar is not None:
+                            bar.update(1)
+                        todo.extendleft(reversed(slot.jobs))  # queued behind it, never started
                         self._slots[k] = self._replace(slot, sel)
-                    else:
-                        continue
-                    slot.job = None
-                    if bar is not None:
-                        bar.update(1)
         finally:
             sel.close()
+
+    def _deadline(self, job: dict) -> float:
+        """When to give up on a worker for this job: every test's timeout plus generous slack."""
+        return time.monotonic() + len(job["cases"]) * (self.timeout + 1.0) + 10.0
 
     def _replace(self, slot: _Slot, sel) -> _Slot:
         try:

@@ -50,7 +50,7 @@ class TestOutcome:
     test: Test
     status: str
     detail: str = ""  # actual value, exception text, or what stopped the test
-    assertion: str = ""  # the assert that failed, when it is not the test itself (e.g. inside HumanEval's check)
+    assertion: str = ""  # the assert that failed when it is not the test itself (inside a check function)
     got: str = ""  # IO tests: the program's stdout
 
     @property
