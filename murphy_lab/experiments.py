@@ -183,19 +183,26 @@ class Experiment:
         return cfg
 
 
-@functools.lru_cache(maxsize=1)
 def code_version() -> str:
     """`murphy_lab.__version__`, plus `+g<commit>` when the package lives in a git checkout.
 
     The environment variable MURPHY_LAB_CODE_VERSION, when set, replaces it (pin it to reuse runs across commits,
     or to keep one test session's notebooks on the same keys).
     """
-    if os.environ.get("MURPHY_LAB_CODE_VERSION"):
-        return os.environ["MURPHY_LAB_CODE_VERSION"]
+    return os.environ.get("MURPHY_LAB_CODE_VERSION") or _git_version()
+
+
+@functools.lru_cache(maxsize=1)
+def _git_version() -> str:
     version = murphy_lab.__version__
     try:
-        out = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=Path(murphy_lab.__file__).parent,
-                             capture_output=True, text=True, timeout=10)  # fmt: skip
+        out = subprocess.run(
+            ["git", "rev-parse", "--short=12", "HEAD"],
+            cwd=Path(murphy_lab.__file__).parent,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
         if out.returncode == 0 and out.stdout.strip():
             version += "+g" + out.stdout.strip()
     except (OSError, subprocess.SubprocessError):
@@ -519,7 +526,8 @@ def default_base_model(exp: Experiment, cache_dir: Path) -> str:
         return str(build_smoke(Path(cache_dir) / "base")[0])
     from murphy_lab.toy import build_toy_policy
 
-    return str(build_toy_policy(size="toy", cache_dir=Path(cache_dir) / "base", seed=0))
+    # the toy world's own cache (~/.cache/murphy_lab/toy or $MURPHY_LAB_CACHE): shared with notebooks/, built once
+    return str(build_toy_policy(size="toy", seed=0))
 
 
 def train_config(exp: Experiment, base_model: str):

@@ -1,0 +1,216 @@
+"""experiments.py: config keys, caching, checkpoint reuse, rebuild-from-cache; train/evaluate are injected fakes."""
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from murphy_lab import experiments as X
+
+
+class Fakes:
+    """Counting stand-ins for train / evaluate / base model (tests only: no model, no executor)."""
+
+    def __init__(self):
+        self.trained, self.evaluated = [], []
+
+    def base(self, exp, cache_dir):
+        return "base-model"
+
+    def train(self, exp, base, out):
+        self.trained.append(exp)
+        (Path(out) / "final").mkdir()
+        (Path(out) / "metrics.jsonl").write_text(json.dumps({"step": 1, "time/step_s": 1.0}) + "\n")
+        return Path(out) / "final"
+
+    def evaluate(self, exp, model_dir, bench):
+        self.evaluated.append((exp, model_dir, bench))
+        return pd.DataFrame(
+            {"difficulty": "all", "k": list(exp.iters), "pass@1": 50.0, "std": 0.0, "n_tasks": 4}
+        )
+
+    def kw(self):
+        return dict(train_fn=self.train, evaluate_fn=self.evaluate, base_model_fn=self.base)
+
+
+def exp(**kw):
+    return X.Experiment(**{"profile": "smoke", "model": "tiny", "method": "murphy", "iters": (1, 2), **kw})
+
+
+@pytest.fixture
+def fakes():
+    return Fakes()
+
+
+def test_run_key_changes_with_each_config_field():
+    base = X.run_key(exp())
+    for change in (dict(seed=1), dict(method="grpo_mt"), dict(credit="mers"), dict(gamma=0.9, credit="mers"),
+                   dict(pruning="interp"), dict(benchmarks=("HumanEval",)), dict(scaffold="lats"), dict(runs=5)):  # fmt: skip
+        assert X.run_key(exp(**change)) != base, change
+
+
+def test_run_key_changes_with_code_version():
+    assert X.run_key(exp(), version="0.1.0+gaaa") != X.run_key(exp(), version="0.1.0+gbbb")
+
+
+def test_train_key_ignores_evaluation_fields():
+    assert X.train_key(exp(scaffold="lats", runs=7)) == X.train_key(exp())
+    assert X.run_key(exp(scaffold="lats")) != X.run_key(exp())
+
+
+def test_base_method_has_no_train_key():
+    assert X.train_key(exp(method="base")) is None
+
+
+def test_finished_run_is_not_recomputed(tmp_path, fakes):
+    first = X.run_experiment(exp(), tmp_path, **fakes.kw())
+    again = X.run_experiment(exp(), tmp_path, **fakes.kw())
+    assert (first.cached, again.cached) == (False, True)
+    assert len(fakes.trained) == 1 and len(fakes.evaluated) == 1
+    pd.testing.assert_frame_equal(first.results, again.results)
+
+
+def test_checkpoint_is_reused_by_another_scaffold(tmp_path, fakes):
+    X.run_experiment(exp(), tmp_path, **fakes.kw())
+    X.run_experiment(exp(scaffold="lats"), tmp_path, **fakes.kw())
+    assert len(fakes.trained) == 1
+    assert (
+        fakes.evaluated[1][1] == fakes.evaluated[0][1]
+    )  # the same model folder: the trainer's returned path
+    assert fakes.evaluated[1][1].endswith("final")
+
+
+def test_train_false_without_checkpoint_names_where_it_looked(tmp_path, fakes):
+    with pytest.raises(FileNotFoundError, match="checkpoints"):
+        X.run_experiment(exp(), tmp_path, train=False, **fakes.kw())
+    assert fakes.trained == []
+
+
+def test_model_paths_replace_training(tmp_path, fakes):
+    X.run_experiment(exp(), tmp_path, train=False, model_paths={"tiny/murphy": "/some/ckpt"}, **fakes.kw())
+    assert fakes.trained == [] and fakes.evaluated[0][1] == "/some/ckpt"
+
+
+def test_base_method_is_evaluated_without_training(tmp_path, fakes):
+    X.run_experiment(exp(method="base"), tmp_path, **fakes.kw())
+    assert fakes.trained == [] and fakes.evaluated[0][1] == "base-model"
+
+
+def test_failed_evaluation_leaves_no_finished_run(tmp_path, fakes):
+    def broken(exp, model_dir, bench):
+        raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError):
+        X.run_experiment(exp(), tmp_path, **{**fakes.kw(), "evaluate_fn": broken})
+    assert not list((tmp_path / "runs").glob("*/done.json"))
+    assert not X.run_experiment(exp(), tmp_path, **fakes.kw()).cached
+
+
+def test_run_folder_holds_config_results_and_metrics(tmp_path, fakes):
+    run = X.run_experiment(exp(), tmp_path, **fakes.kw())
+    cfg = json.loads((run.path / "config.json").read_text())
+    assert cfg["method"] == "murphy" and cfg["code_version"] == X.code_version()
+    assert (run.path / "eval.csv").exists() and run.metrics["time/step_s"].tolist() == [1.0]
+
+
+def test_collect_rebuilds_from_cache_without_running(tmp_path, fakes):
+    exps = [exp(seed=0), exp(seed=1), exp(method="base")]
+    X.run_all(exps, tmp_path, **fakes.kw())
+    calls = (len(fakes.trained), len(fakes.evaluated))
+    runs = X.collect(exps, tmp_path)
+    assert [r.experiment for r in runs] == exps
+    assert (len(fakes.trained), len(fakes.evaluated)) == calls
+
+
+def test_collect_any_code_version_finds_an_older_run(tmp_path, fakes, monkeypatch):
+    monkeypatch.setenv("MURPHY_LAB_CODE_VERSION", "old")
+    X.run_experiment(exp(), tmp_path, **fakes.kw())
+    monkeypatch.setenv("MURPHY_LAB_CODE_VERSION", "new")
+    assert X.collect([exp()], tmp_path) == []
+    found = X.collect([exp()], tmp_path, any_code_version=True)
+    assert len(found) == 1 and found[0].info["code_version"] == "old"
+
+
+def test_code_version_can_be_pinned_by_environment(monkeypatch):
+    monkeypatch.setenv("MURPHY_LAB_CODE_VERSION", "pinned")
+    assert X.code_version() == "pinned"
+
+
+def test_unavailable_baseline_raises_not_implemented():
+    with pytest.raises(NotImplementedError, match="µCode"):
+        exp(method="mucode")
+
+
+def test_unknown_method_is_a_value_error_naming_it():
+    with pytest.raises(ValueError, match="method"):
+        exp(method="ppo")
+
+
+def test_unknown_profile_is_a_value_error_naming_it():
+    with pytest.raises(ValueError, match="profile"):
+        exp(profile="huge")
+
+
+def test_plan_skips_unavailable_methods_and_varies_only_murphy():
+    exps = X.plan(
+        "smoke", methods=("base", "mucode", "murphy"), variants=[{"credit": "mars"}, {"credit": "mers"}]
+    )
+    assert sorted((e.method, e.variant) for e in exps) == [
+        ("base", "-"),
+        ("murphy", "mars"),
+        ("murphy", "mers_1.0"),
+    ]
+
+
+def test_plan_uses_profile_defaults():
+    (e,) = X.plan("smoke", methods=("base",))
+    prof = X.profile("smoke")
+    assert (e.benchmarks, e.iters, e.seed, e.n_eval_tasks) == (
+        prof.benchmarks,
+        prof.iters,
+        0,
+        prof.n_eval_tasks,
+    )
+
+
+def test_variant_labels():
+    assert [
+        exp(credit="mers", gamma=0.9).variant,
+        exp(credit="mers").variant,
+        exp(pruning="intrap").variant,
+    ] == [
+        "mers_0.9",
+        "mers_1.0",
+        "mars+intrap",
+    ]
+
+
+def test_stand_in_functions_need_stand_in_backend(tmp_path):
+    with pytest.raises(ValueError, match="stand-in"):
+        X.run_experiment(exp(), tmp_path, **X.STAND_INS)
+    run = X.run_experiment(exp(backend="stand-in"), tmp_path, **X.STAND_INS)
+    assert run.experiment.backend == "stand-in"
+
+
+def test_paper_profile_fails_early_without_cuda():
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    with pytest.raises(RuntimeError, match="needs CUDA"):
+        X.require_resources("paper")
+
+
+def test_train_config_maps_methods_and_pruning_budgets():
+    pytest.importorskip("murphy_lab.config")
+    ebase = dict(profile="toy", model="toy")
+    assert X.train_config(X.Experiment(method="grpo", **ebase), "m").turns == 1
+    assert X.train_config(X.Experiment(method="grpo_mt", **ebase), "m").g2 == 1
+    intrap = X.train_config(X.Experiment(method="murphy", pruning="intrap", **ebase), "m")
+    interp = X.train_config(X.Experiment(method="murphy", pruning="interp", **ebase), "m")
+    assert (intrap.b_traj, intrap.b_grp, interp.b_grp, interp.b_traj) == (
+        4,
+        None,
+        4,
+        None,
+    )  # paper: 4 of G = 8

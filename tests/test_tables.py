@@ -1,0 +1,167 @@
+"""tables.py and paper.py: aggregation over seeds, the paper's layout, comparison with the paper, file formats."""
+
+import pandas as pd
+import pytest
+
+from murphy_lab import paper
+from murphy_lab import tables as T
+
+
+def results(rows):
+    """A long results frame (as experiments.results_frame returns) from (model, method, bench, diff, k, seed, pass@1)."""
+    out = []
+    for model, method, bench, diff, k, seed, p in rows:
+        out.append(dict(model=model, method=method, variant="mars" if method == "murphy" else "-", credit="mars",
+                        gamma=1.0, pruning="none", scaffold="reflexion", benchmark=bench, difficulty=diff, k=k,
+                        seed=seed, **{"pass@1": p}, std=1.5, backend="real"))  # fmt: skip
+    return pd.DataFrame(out)
+
+
+def test_aggregate_is_mean_and_population_std_over_seeds():
+    agg = T.aggregate(
+        results([("toy", "murphy", "toy", "all", 1, 0, 40.0), ("toy", "murphy", "toy", "all", 1, 1, 50.0)])
+    )
+    (row,) = agg.itertuples()
+    assert (row.mean, row.std, row.n_seeds, row.std_over) == (45.0, 5.0, 2, "seeds")
+
+
+def test_aggregate_with_one_seed_reports_the_evaluation_std():
+    (row,) = T.aggregate(results([("toy", "base", "toy", "all", 3, 0, 40.0)])).itertuples()
+    assert (row.std, row.std_over) == (1.5, "runs")
+
+
+def test_aggregate_names_missing_columns():
+    with pytest.raises(ValueError, match="seed"):
+        T.aggregate(results([("toy", "base", "toy", "all", 1, 0, 1.0)]).drop(columns="seed"))
+
+
+def test_paper_main_table_transcription():
+    pt = paper.main_table()
+    assert len(pt) == 11 * len(paper.METHODS)
+    assert paper.lookup("OLMo-2-7B", "HumanEval", 1, "murphy") == (45.53, 0.70)
+    assert paper.lookup("Qwen3-1.7B", "MBPP", 3, "base") == (53.93, 3.52)
+    assert paper.lookup("Qwen3-4B", "LCB-v6 Hard", 5, "reveal") == (19.14, 0.86)
+    assert set(pt.dropna()["benchmark"][pt.dropna()["method"] == "reveal"]) == {"LCB-v6 Hard"}
+    assert pt[pt["method"] == "grpo"]["mean"].isna().all()  # the paper has no single-turn GRPO column
+
+
+def test_paper_ablation_transcription():
+    ab = paper.ablation_table("pruning").set_index(["variant", "benchmark", "iter"])
+    assert tuple(ab.loc[("intrap", "HumanEval", 1), ["mean", "std", "kept_traj"]]) == (82.34, 1.03, 36)
+    assert ab.loc[("interp", "MBPP", 3), "kept_traj"] == 40
+    assert len(paper.ablation_table("credit")) == 9
+
+
+def test_ablation_table_rejects_an_unknown_axis():
+    with pytest.raises(ValueError, match="axis"):
+        paper.ablation_table("tokens")
+
+
+def test_main_table_shows_dash_and_a_note_for_unimplemented_baselines():
+    agg = T.aggregate(results([("toy", m, "toy", "all", 1, 0, 10.0) for m in ("base", "murphy")]))
+    ours = T.main_tables(agg)[0]
+    assert set(ours.frame["µCode"]) == {T.DASH} and set(ours.frame["ReVeal"]) == {T.DASH}
+    assert any("µCode" in n and "not implemented" in n for n in ours.notes)
+
+
+def test_main_table_compares_cells_the_paper_reports():
+    agg = T.aggregate(results([("Qwen3-4B", "murphy", "LCB-v6", "hard", 5, 0, 25.29)]))
+    comp = T.main_tables(agg)[2].frame
+    assert comp.to_dict("records") == [dict(model="Qwen3-4B", benchmark="LCB-v6 Hard", iter=5, method="Murphy (MaRS)",
+                                            ours="25.29 ± 1.50", paper="24.29 ± 0.38", diff_pp=1.0)]  # fmt: skip
+
+
+def test_main_table_says_when_nothing_matches_the_paper():
+    agg = T.aggregate(results([("toy", "murphy", "toy", "all", 1, 0, 10.0)]))
+    comp = T.main_tables(agg)[2]
+    assert comp.frame.empty and any("No cell to compare" in n for n in comp.notes)
+
+
+def test_main_rows_keep_lcb_hard_and_all_elsewhere():
+    rows = [("m", "base", "LCB-v6", d, 1, 0, 1.0) for d in ("all", "easy", "hard")]
+    rows += [("m", "base", "MBPP", d, 1, 0, 1.0) for d in ("all", "easy")]
+    kept = T.main_rows(T.aggregate(results(rows)))
+    assert sorted(zip(kept["benchmark"], kept["difficulty"])) == [("LCB-v6", "hard"), ("MBPP", "all")]
+
+
+def test_main_table_rows_are_ordered_by_iter_k():
+    agg = T.aggregate(results([("toy", "base", "toy", "all", k, 0, 1.0) for k in (5, 1, 3)]))
+    assert T.main_tables(agg)[0].frame["Iter-k"].tolist() == [1, 3, 5]
+
+
+def test_stand_in_results_are_labelled_in_notes():
+    df = results([("toy", "base", "toy", "all", 1, 0, 1.0)]).assign(backend="stand-in")
+    assert any("STAND-IN" in n for n in T.main_tables(T.aggregate(df))[0].notes)
+
+
+def test_fmt():
+    assert (T.fmt(45.531, 0.7), T.fmt(float("nan"), 1.0), T.fmt(3.0)) == ("45.53 ± 0.70", T.DASH, "3.00")
+
+
+def test_write_tables_writes_csv_markdown_and_latex(tmp_path):
+    agg = T.aggregate(results([("toy", "murphy", "toy", "all", 1, 0, 10.0)]))
+    paths = T.write_tables(T.main_tables(agg), tmp_path, "main_table")
+    assert {p.name for p in tmp_path.iterdir()} == {"main_table.csv", "main_table_paper.csv", "main_table_vs_paper.csv",
+                                                    "main_table.md", "main_table.tex"}  # fmt: skip
+    assert pd.read_csv(paths["main_table"])["Murphy (MaRS)"].tolist() == ["10.00 ± 1.50"]
+    assert "| model | benchmark | Iter-k |" in paths["md"].read_text()
+
+
+def test_latex_escapes_special_characters():
+    t = T.Table(
+        "x_y", "pass@1 (%)", pd.DataFrame({"µCode": ["1.00 ± 0.50"], "a_b": ["–"]}), ["50% & more #1"]
+    )
+    tex = t.to_latex()
+    assert r"$\mu$Code" in tex and r"1.00 $\pm$ 0.50" in tex and r"a\_b" in tex and r"50\% \& more \#1" in tex
+    assert "(\\%)" in tex and "--" in tex
+
+
+def test_pruning_cost_is_per_tree_and_per_step():
+    metrics = pd.DataFrame([
+        dict(method="murphy", pruning="none", generated=True, trees=2, **{"trajectories/kept": 144, "trajectories/total": 144, "time/optimization_s": 2.0, "time/step_s": 8.0}),
+        dict(method="murphy", pruning="interp", generated=True, trees=2, **{"trajectories/kept": 80, "trajectories/total": 144, "time/optimization_s": 1.0, "time/step_s": 6.0}),
+    ])  # fmt: skip
+    cost = T.pruning_cost(metrics).set_index("pruning")
+    assert tuple(cost.loc["interp"]) == (40.0, 72.0, 1.0, 6.0)
+
+
+def test_pruning_table_reports_change_against_no_pruning():
+    rows = results([("toy", "murphy", "toy", "all", 1, 0, 10.0)] * 2)
+    rows = rows.assign(pruning=["none", "interp"], variant=["mars", "mars+interp"])
+    metrics = pd.DataFrame(
+        [
+            dict(method="murphy", pruning=p, **{"time/optimization_s": t})
+            for p, t in (("none", 2.0), ("interp", 1.0))
+        ]
+    )
+    ours = T.ablation_pruning_tables(T.aggregate(rows), metrics)[0].frame.set_index("variant")
+    assert ours.loc["InterP", "optim. s/step"] == "1.00 (-50.0%)"
+    assert ours.loc["none (MaRS)", "optim. s/step"] == "2.00"
+
+
+def test_credit_ablation_compares_with_the_paper_on_qwen3_1_7b():
+    rows = results([("Qwen3-1.7B", "murphy", "HumanEval", "all", 3, 0, 85.58)])
+    diff = T.ablation_credit_tables(T.aggregate(rows))[2].frame
+    assert diff[["variant", "paper", "diff_pp"]].values.tolist() == [["MaRS", "86.58 ± 1.06", -1.0]]
+
+
+def test_lcb_difficulty_table_shows_gain_and_the_papers_iter5_gain():
+    rows = [("Qwen3-4B", m, "LCB-v6", "hard", 5, 0, p) for m, p in (("base", 20.0), ("murphy", 25.0))]
+    frame = T.lcb_difficulty_tables(T.aggregate(results(rows)))[0].frame
+    assert frame[["difficulty", "Murphy − Base (pp)", "paper gain (pp)"]].values.tolist() == [
+        ["Hard", "+5.00", "+4.20"]
+    ]
+
+
+def test_cross_scaffold_table_has_a_row_per_scaffold():
+    rows = results([("toy", "murphy", "toy", "all", 1, 0, 10.0)] * 2).assign(scaffold=["reflexion", "lats"])
+    frame = T.cross_scaffold_tables(T.aggregate(rows))[0].frame
+    assert frame["scaffold"].tolist() == ["reflexion", "lats"]
+
+
+def test_plot_pass_at_k_writes_a_png(tmp_path):
+    agg = T.aggregate(
+        results([("toy", m, "toy", "all", k, 0, 10.0 * k) for m in ("base", "murphy") for k in (1, 3)])
+    )
+    T.plot_pass_at_k(agg, tmp_path / "f.png")
+    assert (tmp_path / "f.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
