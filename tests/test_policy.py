@@ -111,6 +111,11 @@ def test_chat_messages_pass_through_the_template():
     assert render(msgs, tok) == "<|system|>be brief\n<|user|>hi\n<|assistant|>"
 
 
+def test_system_prompt_goes_before_a_plain_prompt():
+    tok = char_tokenizer(chat_template=TEMPLATE)
+    assert render("hi", tok, system="be brief") == "<|system|>be brief\n<|user|>hi\n<|assistant|>"
+
+
 def test_without_a_template_messages_are_flattened():
     msgs = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}]
     assert render(msgs, char_tokenizer()) == "be brief\n\nhi" and render("hi", char_tokenizer()) == "hi"

@@ -64,11 +64,14 @@ def as_messages(prompt: Prompt) -> list[dict]:
     return [{"role": "user", "content": prompt}] if isinstance(prompt, str) else list(prompt)
 
 
-def render(prompt: Prompt, tokenizer: Any, use_chat_template: bool | None = None, **template_kw: Any) -> str:
+def render(
+    prompt: Prompt, tokenizer: Any, use_chat_template: bool | None = None, system: str | None = None, **template_kw: Any
+) -> str:
     """The text a model is conditioned on.
 
     With a chat template (auto: when the tokenizer has one), the prompt goes through
-    `apply_chat_template(..., add_generation_prompt=True)`. Without one, a string is used as is and a message list
+    `apply_chat_template(..., add_generation_prompt=True)`, after `system` (if given) is put in front as a system
+    message unless the prompt already starts with one. Without one, a string is used as is and a message list
     is flattened to its contents joined by blank lines (plain-text models such as the toy model).
     """
     has_template = bool(getattr(tokenizer, "chat_template", None))
@@ -77,7 +80,10 @@ def render(prompt: Prompt, tokenizer: Any, use_chat_template: bool | None = None
     if use_chat_template:
         if not has_template:
             raise ValueError("use_chat_template=True but the tokenizer has no chat_template")
-        return tokenizer.apply_chat_template(as_messages(prompt), tokenize=False, add_generation_prompt=True, **template_kw)
+        messages = as_messages(prompt)
+        if system and not (messages and messages[0]["role"] == "system"):
+            messages = [{"role": "system", "content": system}] + messages
+        return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True, **template_kw)
     if isinstance(prompt, str):
         return prompt
     return "\n\n".join(str(m["content"]) for m in prompt)

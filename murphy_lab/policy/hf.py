@@ -29,6 +29,8 @@ class TransformersPolicy:
         dtype: torch dtype or its name; default float32 on CPU, bfloat16 on CUDA.
         use_chat_template: None = apply the tokenizer's chat template when it has one.
         chat_template_kwargs: extra keywords for `apply_chat_template` (e.g. `{"enable_thinking": False}` for Qwen3).
+        system_prompt: a system message put before plain prompts when the chat template is used
+            (e.g. `prompts.SYSTEM_PROMPT`); ignored for plain-text models.
         stop: strings at which completions are cut after decoding (the model still stops only at EOS).
     """
 
@@ -45,6 +47,7 @@ class TransformersPolicy:
         dtype: Any = None,
         use_chat_template: bool | None = None,
         chat_template_kwargs: dict | None = None,
+        system_prompt: str | None = None,
         stop: Sequence[str] | None = None,
     ):
         import torch
@@ -79,6 +82,7 @@ class TransformersPolicy:
         self.batch_size, self.top_k = batch_size, int(top_k)
         self.use_chat_template = use_chat_template
         self.chat_template_kwargs = dict(chat_template_kwargs or {})
+        self.system_prompt = system_prompt
         self.stop = list(stop or [])
         self.calls = 0  # number of `generate` calls so far
         self.usage = {"prompts": 0, "completions": 0, "prompt_tokens": 0, "completion_tokens": 0}
@@ -90,7 +94,7 @@ class TransformersPolicy:
 
     def render(self, prompt: Any) -> str:
         """The exact text the model is conditioned on for `prompt` (chat template applied where there is one)."""
-        return render(prompt, self.tokenizer, self.use_chat_template, **self.chat_template_kwargs)
+        return render(prompt, self.tokenizer, self.use_chat_template, self.system_prompt, **self.chat_template_kwargs)
 
     def num_tokens(self, text: str) -> int:
         return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])

@@ -22,7 +22,7 @@ class VLLMPolicy:
         top_k: passed to SamplingParams when given (vLLM's default: no top-k).
         dtype: passed to vLLM ("auto" by default).
         gpu_memory_utilization: fraction of GPU memory vLLM may take.
-        use_chat_template, chat_template_kwargs, stop: as in `TransformersPolicy`.
+        use_chat_template, chat_template_kwargs, system_prompt, stop: as in `TransformersPolicy`.
         llm: an already built `vllm.LLM` (e.g. shared with a trainer), used instead of building one.
         **llm_kw: further `vllm.LLM` keywords (tensor_parallel_size, max_model_len, seed, ...).
     """
@@ -38,6 +38,7 @@ class VLLMPolicy:
         gpu_memory_utilization: float = 0.85,
         use_chat_template: bool | None = None,
         chat_template_kwargs: dict | None = None,
+        system_prompt: str | None = None,
         stop: Sequence[str] | None = None,
         llm: Any = None,
         **llm_kw: Any,
@@ -61,13 +62,14 @@ class VLLMPolicy:
         self.top_k = top_k
         self.use_chat_template = use_chat_template
         self.chat_template_kwargs = dict(chat_template_kwargs or {})
+        self.system_prompt = system_prompt
         self.stop = list(stop or [])
         self.calls = 0  # number of `LLM.generate` calls so far
         self.usage = {"prompts": 0, "completions": 0, "prompt_tokens": 0, "completion_tokens": 0}
         self.last_token_counts: list[list[int]] = []
 
     def render(self, prompt: Any) -> str:
-        return render(prompt, self.tokenizer, self.use_chat_template, **self.chat_template_kwargs)
+        return render(prompt, self.tokenizer, self.use_chat_template, self.system_prompt, **self.chat_template_kwargs)
 
     def num_tokens(self, text: str) -> int:
         return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
