@@ -226,3 +226,17 @@ def test_train_verifier_learns_to_rank_the_chosen_response_higher(tmp_path, loss
                                   grad_accum=1, trl_kwargs={"logging_steps": 1})  # fmt: skip
     good, bad = mucode.Verifier(tmp_path / "v" / "model").score(["x", "x"], ["return 1", "retrun !"])
     assert stats["trained"] and stats["loss_type"] == loss and good > bad
+
+
+def test_experiment_train_trains_on_the_toy_split_and_leaves_evaluation_to_the_caller(monkeypatch):
+    from types import SimpleNamespace
+
+    from murphy_lab.baselines.mucode import pipeline
+
+    seen = {}
+    monkeypatch.setattr(pipeline, "run_mucode", lambda cfg, out, resume: seen.update(cfg=cfg, resume=resume) or out)
+    exp = SimpleNamespace(profile="toy", seed=1, train_data="toy", overrides=(("rounds", 1),))
+    pipeline.experiment_train(exp, "base/path", "out")
+    cfg = seen["cfg"]
+    assert (cfg.model, cfg.tasks, cfg.task_args["seed"], cfg.rounds, cfg.evaluate, seen["resume"]) == (
+        "base/path", "murphy_lab.toy:make_tasks", 1, 1, False, True)

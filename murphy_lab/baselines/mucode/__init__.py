@@ -42,7 +42,13 @@ depart, and what we chose:
 
 from murphy_lab.baselines.mucode.config import PROFILES, MuCodeConfig
 from murphy_lab.baselines.mucode.inference import VerifierBestOfN
-from murphy_lab.baselines.mucode.pipeline import evaluate_mucode, finished_stages, run_mucode, stage
+from murphy_lab.baselines.mucode.pipeline import (
+    evaluate_mucode,
+    experiment_train,
+    finished_stages,
+    run_mucode,
+    stage,
+)
 from murphy_lab.baselines.mucode.relabel import choice_key, expert_choice, relabel
 from murphy_lab.baselines.mucode.rollouts import collect_rollouts, label_with_oracle
 from murphy_lab.baselines.mucode.verifier import (
@@ -56,6 +62,6 @@ from murphy_lab.baselines.mucode.verifier import (
 
 __all__ = [
     "PROFILES", "MuCodeConfig", "Verifier", "VerifierBestOfN", "bce_loss", "bradley_terry_loss", "choice_key",
-    "collect_rollouts", "encode", "evaluate_mucode", "expert_choice", "finished_stages", "label_with_oracle",
-    "preference_pairs", "relabel", "run_mucode", "stage", "train_verifier",
+    "collect_rollouts", "encode", "evaluate_mucode", "experiment_train", "expert_choice", "finished_stages",
+    "label_with_oracle", "preference_pairs", "relabel", "run_mucode", "stage", "train_verifier",
 ]

@@ -111,6 +111,8 @@ class MuCodeConfig:
     """Each round fine-tunes 'base' on all relabeled data so far (mucode.sh) or the 'previous' round's model."""
 
     # --- evaluation ---------------------------------------------------------------------------------------------
+    evaluate: bool = True
+    """Run the eval stage at the end (off when a caller such as murphy_lab.experiments evaluates the model itself)."""
     iters: tuple = (1, 3, 5)
     """Iter-k values reported (MURPHY's table: Iter-1/3/5)."""
     runs: int = 3

@@ -211,11 +211,31 @@ def _run(cfg: MuCodeConfig, out: Path, base: str, train_tasks: list, test_tasks:
         table.to_csv(d / "table.csv", index=False)
         return {"rows": len(table)}
 
-    stage(out, "eval", eval_stage, log)
+    if cfg.evaluate:
+        stage(out, "eval", eval_stage, log)
     with open(out / "metrics.jsonl", "a") as f:
         for row in log:
             f.write(json.dumps(row, default=str) + "\n")
     return Path(generator)
+
+
+def experiment_train(exp: Any, base_model: str, output_dir: str | Path, **overrides: Any) -> Path:
+    """`train_fn(exp, base_model, output_dir)` for murphy_lab.experiments: µCode on the experiment's training data.
+
+    Evaluation is left to the caller (`evaluate: False`), so the µCode column is the plain Iter-k pass@1 of the
+    µCode generator under the experiment's scaffold, like every other column. Training data: the toy world's
+    train split for `train_data == "toy"` (8 tasks in the smoke profile), KodCode-1k for "kodcode-1k".
+    """
+    fields = dict(profile=exp.profile, model=base_model, seed=exp.seed, evaluate=False)
+    if exp.train_data == "toy":
+        n = 8 if exp.profile == "smoke" else 200
+        fields.update(tasks="murphy_lab.toy:make_tasks", task_args=dict(split="train", n=n, seed=exp.seed))
+    elif exp.train_data == "kodcode-1k":
+        fields.update(tasks="kodcode", task_args=dict(n=1000, seed=exp.seed))
+    else:
+        raise ValueError(f"train_data: unknown training set {exp.train_data!r} for µCode")
+    fields.update(dict(getattr(exp, "overrides", ())), **overrides)
+    return run_mucode(MuCodeConfig.for_profile(fields.pop("profile"), **fields), output_dir, resume=True)
 
 
 def _rollouts_and_verifier(cfg, out, rd, r, generator, verifier_base, tasks, executor, log, progress) -> None:
