@@ -225,7 +225,7 @@ PROFILES: dict[str, dict] = {
     ),  # fmt: skip
     # The laptop profile over the toy world: learning rates sized for a small char-level model, fewer rollouts.
     "toy": dict(
-        rounds=2, final_verifier=True, rollouts=8, turns=3, max_new_tokens=160, pairs_per_task=16,
+        rounds=2, final_verifier=True, rollouts=8, turns=3, max_new_tokens=96, pairs_per_task=16,
         verifier_lr=3e-4, verifier_epochs=2, verifier_batch_size=16, verifier_grad_accum=1, verifier_max_length=1024,
         sft_lr=3e-4, sft_epochs=2, sft_batch_size=16, sft_grad_accum=1, sft_max_length=1024,
         iters=(1, 3, 5), runs=3, best_of_n=4, trl=dict(logging_steps=10),
