@@ -140,3 +140,12 @@ def test_toy_profile_is_registered_with_visible_rewards(tmp_path, monkeypatch):
     assert cfg.reward_tests == "visible"
     model, tasks = resolve(cfg, tmp_path)
     assert len(tasks) == 8 and (tmp_path / "toy").is_dir() and str(tmp_path) in model
+
+
+def test_compare_summary_reports_mean_and_std_per_method():
+    from murphy_lab.toy.compare import summarize
+
+    rows = [{"method": "grpo", "pass@1": {"1": 10.0, "3": 20.0}, "eval_informative_share": 0.5},
+            {"method": "grpo", "pass@1": {"1": 30.0, "3": 40.0}, "eval_informative_share": 0.7}]
+    line = summarize(rows).splitlines()[2]
+    assert line.startswith("| grpo | 2 | 20.0 ± 10.0 | 30.0 ± 10.0 | 60.0 ± 10.0 |")

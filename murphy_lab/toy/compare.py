@@ -50,6 +50,7 @@ def run_one(method: str, seed: int, steps: int, out: Path, n_eval: int, runs: in
     return {"method": method, "seed": seed, "steps": steps, "train_s": round(t_train, 1),
             "pass@1": {int(k): float(v) for k, v in m["pass@1"].items()},
             "eval_informative_share": m["informative_share"],
+            "eval_informative_share_turn1": m["informative_share_turn1"], "eval_failure_kinds": m["failure_kinds"],
             "train_turn1_informative_share": turn1_informative_share(run_dir)}
 
 

@@ -127,7 +127,9 @@ def measure_policy(model_dir: str, n_tasks: int = 200, runs: int = 2, iters: Seq
     """Iter-k pass@1 (%) on the toy test split, by difficulty, and the informative share of failed attempts.
 
     Uses `murphy_lab.evaluate.evaluate` (the project's Reflexion-style scaffold) with `TransformersPolicy`.
-    Returns {"table": DataFrame, "pass@1": {k: %}, "informative_share": s, "failures": n}.
+    Returns {"table": DataFrame, "pass@1": {k: %}, "informative_share": s (all failed attempts),
+    "informative_share_turn1": s1 (failed first attempts), "failures": n, "failure_kinds": {kind: count}}
+    where a failure's kind is "informative" or, for an uninformative one, its executor status (syntax, ...).
     """
     from murphy_lab.evaluate import evaluate
     from murphy_lab.executor import Executor
@@ -140,9 +142,15 @@ def measure_policy(model_dir: str, n_tasks: int = 200, runs: int = 2, iters: Seq
         df = evaluate(policy, tasks, ex, iters=tuple(iters), runs=runs, seed=seed, progress=progress)
     records = df.attrs["records"]
     fails = list(_failure_feedbacks(records))
+    first = [r["attempts"][0] for r in records if r["attempts"] and r["attempts"][0]["reward"] < 1.0]
+    kinds: dict = {}
+    for a in (a for r in records for a in r["attempts"] if a["reward"] < 1.0):
+        kind = "informative" if informative(a["feedback"]) else a.get("status") or "?"
+        kinds[kind] = kinds.get(kind, 0) + 1
     overall = df[df.difficulty == "all"]
     return {"table": df, "pass@1": dict(zip(overall.k, overall["pass@1"])),
-            "informative_share": informative_share(fails), "failures": len(fails)}
+            "informative_share": informative_share(fails), "failures": len(fails),
+            "informative_share_turn1": informative_share(first), "failure_kinds": kinds}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -160,7 +168,8 @@ def main(argv: list[str] | None = None) -> None:
     torch.set_num_threads(args.threads)
     out = measure_policy(args.model_dir, args.n_tasks, args.runs, args.iters, progress=True)
     print(out["table"].to_string(index=False))
-    print(f"informative share of failed attempts: {out['informative_share']:.3f} ({out['failures']} failures)")
+    print(f"informative share of failed attempts: {out['informative_share']:.3f} ({out['failures']} failures); "
+          f"of failed first attempts: {out['informative_share_turn1']:.3f}; kinds: {out['failure_kinds']}")
 
 
 if __name__ == "__main__":
