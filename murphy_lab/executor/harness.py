@@ -32,6 +32,7 @@ import linecache
 import operator
 import os
 import reprlib
+import resource
 import sys
 import traceback
 import types
@@ -356,6 +357,9 @@ def _remember_source(filename: str, source: str) -> None:
 
 
 def _report(fd: int, nonce: str, status: str, detail: str = "", assertion: str = "") -> None:
+    if status == "memory":  # room to write the verdict: the soft limit up to the hard one (64 MB more)
+        _, hard = resource.getrlimit(resource.RLIMIT_AS)
+        resource.setrlimit(resource.RLIMIT_AS, (hard, hard))
     msg = json.dumps(
         {"nonce": nonce, "status": status, "detail": detail[:MAX_DETAIL], "assertion": assertion[:MAX_DETAIL]}
     )
