@@ -531,22 +531,21 @@ def default_base_model(exp: Experiment, cache_dir: Path) -> str:
 
 
 def train_config(exp: Experiment, base_model: str):
-    """The trainer's `MurphyConfig` for this experiment: the profile's presets, the method, the variant, the seed.
+    """The trainer's `MurphyConfig` for this experiment: the profile's presets, overrides, then method and variant.
 
     Pruning budgets follow the paper's ratio (G = 8 -> b_traj = b_grp = 4, i.e. half): b = max(2, G // 2).
     """
     from murphy_lab.config import MurphyConfig
 
-    kw: dict = dict(mode=MODE[exp.method], model=base_model, seed=exp.seed)
+    kw: dict = dict(model=base_model, seed=exp.seed, **dict(exp.overrides), mode=MODE[exp.method])
     if exp.method == "grpo":
         kw.update(turns=1)  # single-turn GRPO: one group of G1 per task
     if exp.method == "grpo_mt":
         kw.update(g2=1)  # GRPO-MT: G1 independent chains, one refinement per failure
     if exp.method == "murphy":
         kw.update(credit=exp.credit, gamma=float(exp.gamma))
-    if exp.profile == "paper":
-        kw.update(tasks="kodcode", task_args={"n": 1000, "seed": 0})
-    kw.update(dict(exp.overrides))
+    if exp.profile == "paper":  # the trainer's recipe for this model and method (SPEC §4 values)
+        return MurphyConfig.from_yaml(paper_recipe(exp), **kw).validate()
     cfg = MurphyConfig.for_profile(exp.profile, **kw)
     if exp.pruning == "intrap":
         cfg.b_traj = max(2, min(cfg.g1, cfg.g2) // 2)  # b_traj, IntraP (paper: 4 of 8)
@@ -556,24 +555,65 @@ def train_config(exp: Experiment, base_model: str):
 
 
 def default_train(exp: Experiment, base_model: str, output_dir: Path) -> Path:
-    """Train `base_model` with the experiment's method via `murphy_lab.train.train`; returns the model dir."""
+    """Train `base_model` with the experiment's method; returns the trained model's folder.
+
+    smoke / toy: in this process, `murphy_lab.train.train`. paper: the trainer's recipe
+    `reproduce/configs/<model>/<method>.yaml` with the experiment's seed, launched by
+    `reproduce/configs/launch/train_8xh100.sh` (8 GPUs: 2 vLLM + 6 training) or `colocate_1gpu.sh` (fewer GPUs).
+    """
+    if exp.profile == "paper":
+        return paper_train(exp, base_model, output_dir)
+    from murphy_lab.config import PROFILE_BUILDERS
+    from murphy_lab.toy.execution import get_executor
     from murphy_lab.train import train
 
     cfg, kw = train_config(exp, base_model), {}
-    if exp.profile != "paper":
-        from murphy_lab.config import PROFILE_BUILDERS
-        from murphy_lab.toy.execution import get_executor
+    kw["executor"] = get_executor(workers=1)  # the executor whose feedback the toy policy was trained on
+    if exp.profile == "toy" and "toy" not in PROFILE_BUILDERS:  # the toy world registers its tasks on import
+        from murphy_lab.toy import make_tasks
 
-        kw["executor"] = get_executor(
-            workers=1
-        )  # the executor whose feedback format the toy policy was trained on
-        if (
-            exp.profile == "toy" and "toy" not in PROFILE_BUILDERS
-        ):  # the toy world registers its tasks on import
-            from murphy_lab.toy import make_tasks
-
-            kw["tasks"] = make_tasks("train", n=512, seed=exp.seed)
+        kw["tasks"] = make_tasks("train", n=512, seed=exp.seed)
     return Path(train(cfg, output_dir, **kw))
+
+
+REPO = Path(__file__).resolve().parents[1]
+RECIPE_DIRS = {"Qwen3-1.7B": "qwen3-1.7b", "Qwen3-4B": "qwen3-4b", "OLMo-2-7B": "olmo2-7b"}
+
+
+def paper_recipe(exp: Experiment) -> Path:
+    """The trainer's YAML for a paper experiment: reproduce/configs/<model>/<grpo|grpo_mt|murphy_...>.yaml."""
+    if exp.model not in RECIPE_DIRS:
+        raise ValueError(f"no recipe folder for model {exp.model!r}; known: {sorted(RECIPE_DIRS)}")
+    if exp.method != "murphy":
+        name = exp.method
+    elif exp.pruning != "none":
+        if exp.credit != "mars":
+            raise ValueError(
+                f"no recipe for pruning={exp.pruning!r} with credit={exp.credit!r} (the paper prunes MaRS)"
+            )
+        name = f"murphy_{exp.pruning}"
+    else:
+        name = "murphy_mars" if exp.credit == "mars" else f"murphy_mers_g{float(exp.gamma):.1f}"
+    path = REPO / "reproduce" / "configs" / RECIPE_DIRS[exp.model] / f"{name}.yaml"
+    if not path.is_file():
+        raise FileNotFoundError(f"no training recipe {path} for {exp.model}/{exp.method}/{exp.variant}")
+    return path
+
+
+def paper_train(exp: Experiment, base_model: str, output_dir: Path) -> Path:
+    """Launch the paper recipe (seed and base model from the experiment) on this machine's GPUs; wait for it."""
+    import torch
+    import yaml
+
+    output_dir = Path(output_dir)
+    recipe = yaml.safe_load(paper_recipe(exp).read_text())
+    recipe.update(seed=exp.seed, model=base_model, **dict(exp.overrides))
+    cfg_path = output_dir.parent / f"{output_dir.name}.recipe.yaml"  # outside OUT: the trainer wants it empty
+    cfg_path.write_text(yaml.safe_dump(recipe, sort_keys=False))
+    script = "train_8xh100.sh" if torch.cuda.device_count() >= 8 else "colocate_1gpu.sh"
+    launcher = REPO / "reproduce" / "configs" / "launch" / script
+    subprocess.run(["bash", str(launcher), str(cfg_path), str(output_dir)], check=True)
+    return output_dir / "final"
 
 
 def default_evaluate(
@@ -592,8 +632,16 @@ def default_evaluate(
         from murphy_lab.executor import Executor
 
         executor = Executor()
+    scaffold_kw = {}
+    if benchmark not in (
+        "toy",
+        "smoke",
+    ):  # chat models wrap code in prose (docs/evaluation.md, "Code extraction")
+        from murphy_lab.prompts import extract_program
+
+        scaffold_kw["extract"] = extract_program
     return evaluate(policy, tasks, executor, iters=tuple(exp.iters), runs=exp.runs, scaffold=exp.scaffold,
-                    seed=exp.seed, transcripts_path=transcripts_path, progress=False)  # fmt: skip
+                    seed=exp.seed, transcripts_path=transcripts_path, progress=False, scaffold_kw=scaffold_kw)  # fmt: skip
 
 
 def load_benchmark(benchmark: str, exp: Experiment) -> list:
@@ -616,7 +664,10 @@ def make_policy(model_dir: str, exp: Experiment):
     if exp.profile == "paper":
         from murphy_lab.policy import VLLMPolicy
 
-        return VLLMPolicy(model_dir, max_new_tokens=max_new)
+        chat_kw = (
+            {"enable_thinking": False} if exp.model.startswith("Qwen3") else None
+        )  # as in the training recipes
+        return VLLMPolicy(model_dir, max_new_tokens=max_new, chat_template_kwargs=chat_kw)
     from murphy_lab.policy import TransformersPolicy
 
     return TransformersPolicy(model_dir, max_new_tokens=max_new)

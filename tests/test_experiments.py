@@ -203,7 +203,7 @@ def test_paper_profile_fails_early_without_cuda():
 
 def test_train_config_maps_methods_and_pruning_budgets():
     pytest.importorskip("murphy_lab.config")
-    ebase = dict(profile="toy", model="toy")
+    ebase = dict(profile="toy", model="toy", overrides=(("g1", 8), ("g2", 8)))  # the paper's G1 = G2 = 8
     assert X.train_config(X.Experiment(method="grpo", **ebase), "m").turns == 1
     assert X.train_config(X.Experiment(method="grpo_mt", **ebase), "m").g2 == 1
     intrap = X.train_config(X.Experiment(method="murphy", pruning="intrap", **ebase), "m")
@@ -214,3 +214,13 @@ def test_train_config_maps_methods_and_pruning_budgets():
         4,
         None,
     )  # paper: 4 of G = 8
+
+
+@pytest.mark.parametrize("method, variant", [("grpo", {}), ("grpo_mt", {}), ("murphy", {}),
+                                             ("murphy", {"credit": "mers", "gamma": 0.9}),
+                                             ("murphy", {"credit": "mers", "gamma": 1.0}),
+                                             ("murphy", {"pruning": "intrap"}), ("murphy", {"pruning": "interp"})])  # fmt: skip
+def test_every_paper_run_has_a_training_recipe(method, variant):
+    for model in X.RECIPE_DIRS:
+        path = X.paper_recipe(X.Experiment("paper", model, method, **variant))
+        assert path.is_file() and path.parent.name == X.RECIPE_DIRS[model]
