@@ -29,10 +29,11 @@ DONE = "done.json"
 
 
 # --- the stage cache ---------------------------------------------------------------------------------------------
-def stage(root: Path, name: str, fn: Callable[[Path], dict | None], log: list | None = None) -> dict:
+def stage(root: Path, name: str, fn: Callable[[Path], dict | None], log: Path | None = None) -> dict:
     """Run `fn(stage_dir)` unless `root/name/done.json` exists; return the stats it wrote (or wrote before).
 
-    The marker is written last, so a stage killed half-way runs again from scratch on resume.
+    The marker is written last, so a stage killed half-way runs again from scratch on resume. A stage that ran
+    appends its stats as one JSON line to `log` (metrics.jsonl) when given.
     """
     d = Path(root) / name
     marker = d / DONE
@@ -46,7 +47,8 @@ def stage(root: Path, name: str, fn: Callable[[Path], dict | None], log: list | 
     info["seconds"] = round(time.time() - t0, 3)
     marker.write_text(json.dumps(info, default=str) + "\n")
     if log is not None:
-        log.append({"stage": f"{Path(root).name}/{name}", **info})
+        with open(log, "a") as f:
+            f.write(json.dumps({"stage": f"{Path(root).name}/{name}", **info}, default=str) + "\n")
     return info
 
 
@@ -169,7 +171,7 @@ def _run(cfg: MuCodeConfig, out: Path, base: str, train_tasks: list, test_tasks:
          progress: bool) -> Path:  # fmt: skip
     """The rounds and the evaluation (run_mucode has resolved everything)."""
     verifier_base = cfg.verifier_model or base
-    log: list[dict] = []
+    log = out / "metrics.jsonl"
     generator = base  # π_0
     for r in range(1, cfg.rounds + 1):
         rd = out / f"round{r}"
@@ -213,20 +215,17 @@ def _run(cfg: MuCodeConfig, out: Path, base: str, train_tasks: list, test_tasks:
 
     if cfg.evaluate:
         stage(out, "eval", eval_stage, log)
-    with open(out / "metrics.jsonl", "a") as f:
-        for row in log:
-            f.write(json.dumps(row, default=str) + "\n")
     return Path(generator)
 
 
 def experiment_train(exp: Any, base_model: str, output_dir: str | Path, **overrides: Any) -> Path:
     """`train_fn(exp, base_model, output_dir)` for murphy_lab.experiments: µCode on the experiment's training data.
 
-    Evaluation is left to the caller (`evaluate: False`), so the µCode column is the plain Iter-k pass@1 of the
+    Evaluation is left to the caller (`evaluate: False`, and no best-of-N verifier is trained), so the µCode column is the plain Iter-k pass@1 of the
     µCode generator under the experiment's scaffold, like every other column. Training data: the toy world's
     train split for `train_data == "toy"` (8 tasks in the smoke profile), KodCode-1k for "kodcode-1k".
     """
-    fields = dict(profile=exp.profile, model=base_model, seed=exp.seed, evaluate=False)
+    fields = dict(profile=exp.profile, model=base_model, seed=exp.seed, evaluate=False, final_verifier=False)
     if exp.train_data == "toy":
         n = 8 if exp.profile == "smoke" else 200
         fields.update(tasks="murphy_lab.toy:make_tasks", task_args=dict(split="train", n=n, seed=exp.seed))
