@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import inspect
+import os
 
 import pytest
 import torch
@@ -170,6 +171,45 @@ def test_text_answers_become_string_programs():
     ns: dict = {}
     exec(answer_program("text", "it's \"x\"\n"), ns)
     assert ns["ANSWER"] == "it's \"x\"\n" and answer_program("code", "x = 1\n") == "x = 1\n"
+
+
+_TWO_RANKS = """
+import os, sys, torch
+torch.set_num_threads(1)
+from murphy_lab.config import MurphyConfig
+from murphy_lab.executor.types import ExecutionResult
+from murphy_lab.train import train
+
+class AllPass:  # rank 1's trees are all solved at turn 1; rank 0's keep growing for three turns
+    def run_many(self, jobs):
+        return [ExecutionResult(1.0, 1, 1, "passed", "") for _ in jobs]
+
+class NonePass:
+    def run_many(self, jobs):
+        return [ExecutionResult(0.5 * (i % 2), i % 2, 2, "failed", "no") for i, _ in enumerate(jobs)]
+
+executor = AllPass() if os.environ["RANK"] == "1" else NonePass()
+cfg = MurphyConfig.for_profile("smoke", model=sys.argv[2], max_steps=2, turns=3, steps_per_generation=2,
+                               gradient_accumulation_steps=2, per_device_train_batch_size=2)
+train(cfg, sys.argv[1], executor=executor)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.environ.get("MURPHY_LAB_MULTIPROCESS"), reason="set MURPHY_LAB_MULTIPROCESS=1 (2 CPU ranks)")
+def test_two_ranks_with_unequal_trees_do_not_deadlock(tmp_path, tiny_model_path):
+    """Rank 1 finishes after turn 1, rank 0 grows three turns: the catch-up generation calls and row padding keep
+    every collective aligned (run with torchrun, gloo backend)."""
+    import json
+    import subprocess
+    import sys
+
+    (tmp_path / "two_ranks.py").write_text(_TWO_RANKS)
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", str(tmp_path / "two_ranks.py"),
+           str(tmp_path / "run"), tiny_model_path]
+    subprocess.run(cmd, check=True, timeout=600, env={**os.environ, "ACCELERATE_USE_CPU": "1"})
+    lines = [json.loads(s) for s in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert [d["step"] for d in lines] == [1, 2] and all(d["trees"] == 2 for d in lines)
 
 
 @pytest.mark.gpu
