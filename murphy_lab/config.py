@@ -286,9 +286,7 @@ PROFILES: dict[str, dict] = {
         g1=4, g2=2, turns=2, per_device_train_batch_size=8, max_completion_length=8, max_steps=2,
         learning_rate=1e-2, save_steps=2, bf16=False, executor={"timeout": 5.0, "workers": 1},
     ),
-    # the project's synthetic world on a laptop CPU (murphy_lab.toy registers its builder and may refine these)
-    "toy": dict(g1=8, g2=8, turns=2, per_device_train_batch_size=16, max_completion_length=96, max_steps=60,
-                learning_rate=1e-4, save_steps=20, bf16=False),
+    # "toy": registered by murphy_lab.toy (register_profile) on import; _load_profile imports it on demand
     # the paper's values (the dataclass defaults); model and tasks come from the YAML
     "paper": dict(),
 }
@@ -320,13 +318,8 @@ def resolve(config: MurphyConfig, workdir: str | os.PathLike) -> tuple[str, list
     `config.model` / `config.tasks`, when set, win over what the profile would build.
     """
     workdir = Path(workdir)
+    _load_profile(config.profile)
     builder = PROFILE_BUILDERS.get(config.profile)
-    if builder is None:
-        try:  # a profile may live in a module of the same name (murphy_lab.toy registers "toy" on import)
-            importlib.import_module(f"murphy_lab.{config.profile}")
-        except ImportError:
-            pass
-        builder = PROFILE_BUILDERS.get(config.profile)
     model = config.model or None
     tasks = load_tasks(config.tasks, **config.task_args) if config.tasks else None
     if model is None or tasks is None:
@@ -352,6 +345,16 @@ def load_tasks(name: str, **kw: Any) -> list:
     if not hasattr(tasks_pkg, "load_tasks"):
         raise ValueError(f"tasks: murphy_lab.tasks has no load_tasks registry yet; use 'module:function' for {name!r}")
     return list(tasks_pkg.load_tasks(name, **kw))
+
+
+def _load_profile(name: str) -> None:
+    """Import murphy_lab.<name> when it is not registered yet: a profile module registers itself on import."""
+    if name in PROFILE_BUILDERS or name == "paper" or not name.isidentifier():
+        return
+    try:
+        importlib.import_module(f"murphy_lab.{name}")
+    except ImportError:
+        pass
 
 
 def _smoke_builder(config: MurphyConfig, workdir: Path) -> tuple[str, list]:

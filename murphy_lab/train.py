@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from murphy_lab.config import PROFILES, MurphyConfig, resolve
+from murphy_lab.config import MurphyConfig, resolve
 
 log = logging.getLogger(__name__)
 
@@ -122,7 +122,7 @@ def main(argv: list[str] | None = None) -> Path:
     p = argparse.ArgumentParser(prog="python -m murphy_lab.train", description=__doc__.split("\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--config", help="YAML file of MurphyConfig fields (reproduce/configs/...)")
-    p.add_argument("--profile", choices=sorted(PROFILES), help="run profile (overrides the file's `profile:`)")
+    p.add_argument("--profile", help="run profile: smoke | toy | paper (overrides the file's `profile:`)")
     p.add_argument("--output-dir", help="run folder (default: runs/<profile>-<mode>)")
     p.add_argument("--resume", action="store_true", help="continue from the newest checkpoint in --output-dir")
     p.add_argument("--set", nargs="*", default=[], metavar="FIELD=VALUE", help="override config fields")

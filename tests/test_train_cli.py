@@ -9,7 +9,7 @@ import pytest
 
 import murphy_lab.executor as executor_pkg
 from murphy_lab.config import MurphyConfig
-from murphy_lab.train import last_checkpoint, main, train
+from murphy_lab.train import main, train
 
 
 @pytest.fixture
