@@ -162,3 +162,21 @@ def test_closed_executor_restarts_on_next_use():
 
 def test_execute_convenience_runs_one_program():
     assert execute(ADD, ["assert f(1) == 2"], workers=1).solved
+
+
+def test_an_interrupted_run_leaves_no_stale_replies_behind():
+    import signal
+
+    def interrupt(*_):
+        raise KeyboardInterrupt
+
+    with Executor(workers=1, timeout=5) as e:
+        old = signal.signal(signal.SIGALRM, interrupt)
+        signal.setitimer(signal.ITIMER_REAL, 0.5)
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                e.run_many([("import time\ntime.sleep(3)\n", ["assert True"])] * 3)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, old)
+        assert [r.reward for r in e.run_many([(ADD, ["assert f(1) == 2"]), (ADD, ["assert f(1) == 3"])])] == [1, 0]

@@ -251,9 +251,12 @@ def _abs(x):
 _CLEAN_BUILTINS["abs"] = _abs
 
 
+_LEAVES = (ast.Lambda, ast.Constant, ast.Name, ast.expr_context, ast.operator, ast.cmpop, ast.unaryop, ast.boolop)
+
+
 def _strict(node: ast.AST, loc: dict, src: ast.Constant) -> ast.AST:
     """Inside an assert: calls -> `value(call)`, comparisons -> `cmp`, arithmetic -> `arith` (not in lambdas)."""
-    if isinstance(node, ast.Lambda):
+    if isinstance(node, _LEAVES):
         return node
     for field in node._fields:
         value = getattr(node, field, None)

@@ -141,11 +141,14 @@ class Executor:
             except OSError:
                 pass
         for slot in slots:
-            try:
-                slot.proc.wait(timeout=2)
-            except subprocess.TimeoutExpired:
-                slot.proc.kill()
-                slot.proc.wait()
+            _stop(slot.proc, grace=2.0)
+            slot.proc.stdout.close()
+
+    def _terminate(self) -> None:
+        """Stop the workers now (SIGTERM: each kills its running test and sweeps), without waiting for jobs."""
+        slots, self._slots = self._slots, []
+        for slot in slots:
+            _stop(slot.proc, grace=0.0)
             slot.proc.stdout.close()
 
     def __enter__(self) -> Executor:
@@ -195,7 +198,11 @@ class Executor:
         with self._lock:
             if todo:
                 self._start()
-            self._dispatch(prepared, todo, results, bar)
+            try:
+                self._dispatch(prepared, todo, results, bar)
+            except BaseException:  # e.g. KeyboardInterrupt: workers may hold queued jobs; start afresh
+                self._terminate()
+                raise
         if bar is not None:
             bar.close()
         return results  # type: ignore[return-value]
@@ -256,8 +263,7 @@ class Executor:
             sel.unregister(slot.proc.stdout)
         except (KeyError, ValueError):
             pass
-        slot.proc.kill()
-        slot.proc.wait()
+        _stop(slot.proc, grace=0.0)
         slot.proc.stdout.close()
         new = self._spawn()
         if self._read_message(new, time.monotonic() + 60) is None:
@@ -353,6 +359,21 @@ def _prepare(i: int, job, timeout: float) -> dict:
         "tests": list(suite.cases),
         "timeout": timeout,
     }
+
+
+def _stop(proc: subprocess.Popen, grace: float) -> None:
+    """Let a worker exit by itself for `grace` s, then SIGTERM (it cleans up), then SIGKILL."""
+    for step, wait in ((None, grace), (proc.terminate, 2.0), (proc.kill, None)):
+        if step is not None:
+            try:
+                step()
+            except OSError:
+                pass
+        try:
+            proc.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
 
 
 def _progress(n: int):

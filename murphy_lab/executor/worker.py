@@ -234,8 +234,15 @@ class Worker:
         os.makedirs(self.base, mode=0o711, exist_ok=True)
         self.n = 0
         self.me = os.getpid()
+        self.current: int | None = None  # pid of the test child running now
         gc.collect()
         gc.freeze()  # warm objects leave the collector: a child's collections do not touch (and copy) their pages
+
+    def shutdown(self) -> None:
+        """Leave nothing behind: kill the running test (if any) and every descendant, remove the temp dirs."""
+        if self.current is not None:
+            self._sweep(self.current)
+        shutil.rmtree(self.base, ignore_errors=True)
 
     def run_job(self, job: dict) -> list[dict]:
         """All tests of one job, each in its own child. Compiling happens here, once (it executes nothing)."""
@@ -296,8 +303,10 @@ class Worker:
             finally:
                 os._exit(70)
         os.close(w)
+        self.current = pid
         raw, code, timed_out = self._wait(pid, r, timeout)
         self._sweep(pid)
+        self.current = None
         try:
             out = self._outcome(raw, code, timed_out, nonce, timeout, case, stdout_path)
         finally:
@@ -448,16 +457,19 @@ def main() -> None:
     signal.signal(
         signal.SIGINT, signal.SIG_IGN
     )  # Ctrl-C in a notebook interrupts the parent, not the sandbox
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # the parent's "stop now": clean up, then exit
     worker = Worker(cfg)
-    _send(stdout, {"ready": True, "active": worker.active, "warnings": worker.warnings})
-    while True:
-        job = _recv(stdin)
-        if job is None:  # the parent closed the pipe (or died): leave nothing behind
-            shutil.rmtree(worker.base, ignore_errors=True)
-            return
-        t0 = time.perf_counter()
-        outcomes = worker.run_job(job)
-        _send(stdout, {"outcomes": outcomes, "runtime_s": time.perf_counter() - t0})
+    try:
+        _send(stdout, {"ready": True, "active": worker.active, "warnings": worker.warnings})
+        while True:
+            job = _recv(stdin)
+            if job is None:  # the parent closed the pipe (or died)
+                return
+            t0 = time.perf_counter()
+            outcomes = worker.run_job(job)
+            _send(stdout, {"outcomes": outcomes, "runtime_s": time.perf_counter() - t0})
+    finally:
+        worker.shutdown()
 
 
 if __name__ == "__main__":
