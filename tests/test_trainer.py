@@ -51,6 +51,23 @@ def test_rows_are_the_kept_trajectories_with_their_advantages(tmp_path, tiny_mod
     assert [round(float(a), 5) for a in batch["advantages"]] == [round(n.advantage, 5) for n in kept]
 
 
+class NeverSolved:
+    """Every candidate fails (rewards 0 or 0.5 alternately), so every turn-1 node is expanded: full 72-node trees."""
+
+    def run_many(self, jobs):
+        from murphy_lab.executor.types import ExecutionResult
+
+        return [ExecutionResult(0.5 * (i % 2), i % 2, 2, "failed", "assert f() == 1  # output: 0")
+                for i, _ in enumerate(jobs)]
+
+
+@pytest.mark.parametrize("budget, rows", [({}, 72), ({"b_grp": 4}, 40), ({"b_traj": 4}, 36)])
+def test_paper_budgets_train_on_the_papers_trajectory_counts(budget, rows, tmp_path, tiny_model_path):
+    trainer = make_trainer(tmp_path, tiny_model_path, NeverSolved(), g1=8, g2=8, **budget)
+    batch = trainer._generate_and_score_completions(rows_for(trainer, smoke_tasks()[:1]))
+    assert len(batch["advantages"]) == rows and trainer.rollout_stats["trajectories/total"] == 72
+
+
 def test_rows_padded_to_a_multiple_of_steps_per_generation_without_loss_weight(tmp_path, tiny_model_path, executor):
     from trl.trainer.utils import split_tensor_dict
 
