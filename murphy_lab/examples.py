@@ -152,18 +152,17 @@ class ScriptedTaxPolicy:
 
 
 # --- exercise checks -----------------------------------------------------------------------------------------------
-def check_answer(name: str, answer, expected, tol: float = 1e-6) -> bool:
-    """The check cell of a notebook exercise: False (and a hint) while `answer` is None, else assert it is right.
+def check_answer(name: str, answer, expected, tol: float = 1e-6) -> None:
+    """The check cell of a notebook exercise: a hint while `answer` is None, else assert that it is right.
 
     Numbers compare within `tol`; anything else compares with ==. Raises AssertionError on a wrong answer.
     """
     if answer is None:
         print(f"exercise {name}: not answered yet — fill in the cell above and run this one again")
-        return False
+        return
     if isinstance(expected, (int, float)) and not isinstance(expected, bool):
         ok = isinstance(answer, (int, float)) and abs(answer - expected) <= tol
     else:
         ok = answer == expected
     assert ok, f"exercise {name}: {answer!r} is not right — look again at the equation above the exercise"
     print(f"exercise {name}: correct ✓")
-    return True
