@@ -17,13 +17,10 @@ kills the child's process group, sweeps every remaining descendant, and removes 
 
 from __future__ import annotations
 
-# Warm the standard library that generated programs import, so the forked child does not pay for it.
-import array  # noqa
 import ctypes
 import errno
 import gc
 import importlib.util
-import itertools  # noqa
 import json
 import os
 import random
@@ -34,6 +31,15 @@ import signal
 import struct
 import sys
 import time
+
+# Warm the standard library that generated programs import, so a forked child does not pay for importing it.
+WARM_MODULES = (
+    "abc", "array", "bisect", "collections", "collections.abc", "copy", "dataclasses", "datetime", "decimal",
+    "enum", "fractions", "functools", "hashlib", "heapq", "io", "itertools", "math", "operator", "queue",
+    "random", "re", "statistics", "string", "textwrap", "typing", "unicodedata",
+)  # fmt: skip
+for _name in WARM_MODULES:
+    importlib.import_module(_name)
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _spec = importlib.util.spec_from_file_location("_murphy_harness", os.path.join(_HERE, "harness.py"))
