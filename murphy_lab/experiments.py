@@ -81,6 +81,8 @@ class Profile:
     """Generation length per attempt at evaluation (the toy programs are one short line)."""
     scaffolds: tuple[str, ...] = ("reflexion", "lats", "dot")
     """Scaffolds of the cross-scaffold table (the paper: Reflexion-style, LATS, DoT)."""
+    train_overrides: tuple[tuple[str, object], ...] = ()
+    """Trainer-config fields this profile's tables set on top of the trainer's presets (e.g. the demo's step budget)."""
 
 
 PROFILES = {
@@ -242,7 +244,8 @@ def plan(
     """
     prof = profile(profile_name)
     defaults = dict(benchmarks=tuple(benchmarks or prof.benchmarks), iters=prof.iters, runs=prof.runs,
-                    train_data=prof.train_data, n_eval_tasks=prof.n_eval_tasks)  # fmt: skip
+                    train_data=prof.train_data, n_eval_tasks=prof.n_eval_tasks,
+                    overrides=prof.train_overrides)  # fmt: skip
     defaults.update(fields)
     out = []
     for model in models or prof.models:
