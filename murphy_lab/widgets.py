@@ -11,6 +11,7 @@ redraw live in JupyterLab. ipywidgets is imported only inside `playground`, so t
 
 from __future__ import annotations
 
+import io
 from collections.abc import Mapping, Sequence
 
 import matplotlib.pyplot as plt
@@ -89,11 +90,12 @@ def render(tree: RolloutTree, color_by: str = "credit", advantages: bool = True,
 def playground(trees: RolloutTree | Sequence[RolloutTree] | Mapping[str, RolloutTree], color_by: str = "credit"):
     """ipywidgets controls over `render`: credit rule, γ, b_grp, b_traj, backup_on, which tree, color.
 
-    Returns a widget to display in a notebook. Needs ipywidgets (the `notebooks` extra) and a live kernel; in a
-    papermill run, call `render` with fixed knobs instead.
+    Returns a VBox (controls, then an Output holding the current figure as a PNG) to display in a notebook. Needs
+    ipywidgets (the `notebooks` extra); the controls act only in a live kernel, so in a papermill run call
+    `render` with fixed knobs as well.
     """
     import ipywidgets as w  # imported here so that murphy_lab.widgets imports without ipywidgets
-    from IPython.display import display
+    from IPython.display import Image
 
     if isinstance(trees, RolloutTree):
         trees = {trees.task_id or "tree": trees}
@@ -116,15 +118,20 @@ def playground(trees: RolloutTree | Sequence[RolloutTree] | Mapping[str, Rollout
     out = w.Output()
 
     def redraw(*_):
-        with out:
-            out.clear_output(wait=True)
-            try:
-                fig = render(trees[which.value], color_by=color.value, rule=rule.value, gamma=gamma.value,
-                             b_grp=b_grp.value, b_traj=b_traj.value, backup_on=backup_on.value)
-                display(fig)
-                plt.close(fig)
-            except ValueError as err:  # e.g. b_traj larger than a group: say so instead of a traceback
-                print(f"cannot compute with these knobs: {err}")
+        # Outputs are set on the widget itself (not captured with `with out:`), so the figure shows the same in
+        # JupyterLab, in VS Code and in a kernel without a frontend (where the tests look at `out.outputs`).
+        try:
+            fig = render(trees[which.value], color_by=color.value, rule=rule.value, gamma=gamma.value,
+                         b_grp=b_grp.value, b_traj=b_traj.value, backup_on=backup_on.value)
+        except ValueError as err:  # e.g. b_traj larger than a group: say so instead of a traceback
+            out.outputs = ()
+            out.append_stdout(f"cannot compute with these knobs: {err}\n")
+            return
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=80, bbox_inches="tight")
+        plt.close(fig)
+        out.outputs = ()
+        out.append_display_data(Image(buf.getvalue()))
 
     for control in (which, rule, gamma, b_grp, b_traj, backup_on, color):
         control.observe(redraw, names="value")

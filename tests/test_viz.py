@@ -238,11 +238,42 @@ def test_render_returns_tree_and_advantage_panels():
     assert len(fig.axes) == 4  # tree + colorbar, advantages + colorbar
 
 
-def test_playground_builds_without_a_kernel():
+def _controls(widget) -> dict:
+    found = {}
+    for child in getattr(widget, "children", ()):
+        found.update(_controls(child))
+    if getattr(widget, "description", ""):
+        found[widget.description] = widget
+    return found
+
+
+def test_playground_shows_a_figure_when_built():
     pytest.importorskip("ipywidgets")
     from murphy_lab.widgets import playground
 
-    assert playground([informative_failure_tree(), paper_tree(0)]).children
+    _, out = playground([informative_failure_tree(), paper_tree(0)]).children
+    assert [list(o["data"]) for o in out.outputs] == [["image/png", "text/plain"]]
+
+
+def test_playground_redraws_when_a_knob_changes():
+    pytest.importorskip("ipywidgets")
+    from murphy_lab.widgets import playground
+
+    knobs, out = playground({"ex": informative_failure_tree(), "big": paper_tree(0)}).children
+    before = out.outputs[0]["data"]["image/png"]
+    controls = _controls(knobs)
+    controls["tree"].value = "big"
+    controls["b_grp"].value = 4
+    assert len(out.outputs) == 1 and out.outputs[0]["data"]["image/png"] != before
+
+
+def test_playground_explains_knobs_the_library_rejects():
+    pytest.importorskip("ipywidgets")
+    from murphy_lab.widgets import playground
+
+    knobs, out = playground({"ex": informative_failure_tree(), "big": paper_tree(0)}).children
+    _controls(knobs)["b_traj"].value = 8  # larger than the example's groups of 4: intrap raises ValueError
+    assert "cannot compute" in out.outputs[0]["text"] and "b_traj" in out.outputs[0]["text"]
 
 
 def test_viz_and_widgets_import_without_loading_ipywidgets():
@@ -256,3 +287,12 @@ def test_viz_and_widgets_import_without_loading_ipywidgets():
 def test_draw_tree_accepts_a_hand_built_three_node_tree():
     t = RolloutTree(Node(children=[Node(reward=0.0, children=[Node(reward=1.0), Node(reward=0.0)]), Node(reward=1.0)]))
     assert draw_tree(t) is not None
+
+
+def test_check_answer_accepts_a_right_number_and_rejects_a_wrong_one(capsys):
+    from murphy_lab.examples import check_answer
+
+    check_answer("x", 0.5, 0.5)
+    assert "correct" in capsys.readouterr().out
+    with pytest.raises(AssertionError, match="exercise x"):
+        check_answer("x", 0.4, 0.5)
