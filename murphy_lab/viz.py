@@ -240,10 +240,11 @@ def draw_tree(
             if not t:
                 continue
             style = dict(textcoords="offset points", fontsize=7, alpha=0.45 if n.pruned else 1.0, color="#111111")
+            gap = 1.7 * radius + 1  # clear of the pass ring (1.45 r) and the highlight ring (1.67 r)
             if n.children:  # edges leave downwards: put the label beside the node
-                ax.annotate(t, pos[n], xytext=(radius + 2, 2), ha="left", va="bottom", **style)
+                ax.annotate(t, pos[n], xytext=(gap, 2), ha="left", va="bottom", **style)
             else:
-                ax.annotate(t, pos[n], xytext=(0, -radius - 2), ha="center", va="top",
+                ax.annotate(t, pos[n], xytext=(0, -gap), ha="center", va="top",
                             rotation=90 if vertical else 0, **style)
 
     if feedback:
@@ -336,14 +337,14 @@ def draw_credit_flow(tree: RolloutTree, node: Node | Sequence[int], backup_on: s
         how = "its own reward: nothing to back up"
     else:
         how = f"a turn-{src.turn} refinement ({len(path) - 1} step{'s' if len(path) > 2 else ''} below)"
-    title = kw.pop("title", f"MaRS credit flow: r̃ = {_fmt(v.credit)} of the turn-{v.turn} node comes from {how}")
+    title = kw.pop("title", f"MaRS credit flow: r̃(v) = {_fmt(v.credit)} comes from {how}")
     fig = draw_tree(tree, color_by="credit", ax=ax, highlight=path, title=title, **kw)
     ax = ax or fig.axes[0]
     pos = tree_layout(tree)
     for a, b in zip(path, path[1:]):
         ax.annotate("", xy=pos[b], xytext=pos[a], zorder=6,
                     arrowprops=dict(arrowstyle="-|>", color=FLOW, lw=2.4, shrinkA=7, shrinkB=7))
-    ax.annotate(f"source:\nr = {_fmt(src.reward)}", pos[src], xytext=(0, -32), textcoords="offset points", fontsize=8,
+    ax.annotate(f"source:\nr = {_fmt(src.reward)}", pos[src], xytext=(0, -36), textcoords="offset points", fontsize=8,
                 ha="center", va="top", color=FLOW, fontweight="bold", zorder=7)
     return fig
 
