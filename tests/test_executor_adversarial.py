@@ -297,6 +297,16 @@ def test_files_outside_the_private_temp_dir_are_not_written(ex, tmp_path):
     assert not target.exists() and not shared.exists()
 
 
+def test_files_left_in_tmp_do_not_reach_the_next_program():
+    write = "def f():\n    for d in ('/tmp', '/dev/shm'):\n        open(d + '/leak.txt', 'w').write('x')\n    return 1\n"
+    read = "import os\ndef f():\n    return [os.path.exists(d + '/leak.txt') for d in ('/tmp', '/dev/shm')]\n"
+    with Executor(workers=1, timeout=1) as e:
+        if not e.run("", ["assert True"]).solved or not e.isolation.get("private_tmp"):
+            pytest.skip("no private /tmp on this machine")
+        res = e.run_many([(write, ["assert f() == 1"]), (read, ["assert f() == [False, False]"])])
+    assert [r.solved for r in res] == [True, True], res[1].feedback
+
+
 def test_the_callers_environment_is_not_visible(ex, monkeypatch):
     monkeypatch.setenv("MURPHY_SECRET", "s3cr3t-value")
     with Executor(workers=1, timeout=1) as e:  # started after the secret was set

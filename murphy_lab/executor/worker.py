@@ -23,7 +23,6 @@ import gc
 import importlib.util
 import json
 import os
-import random
 import resource
 import select
 import shutil
@@ -33,33 +32,12 @@ import sys
 import time
 
 # Warm the standard library that generated programs import, so a forked child does not pay for importing it.
+# Not queue (imports threading) nor random/statistics/tempfile (import random): their after-fork hooks would run
+# in every child (~0.1 ms each); a program that imports them pays for it in its own process.
 WARM_MODULES = (
-    "abc",
-    "array",
-    "bisect",
-    "collections",
-    "collections.abc",
-    "copy",
-    "dataclasses",
-    "datetime",
-    "decimal",
-    "enum",
-    "fractions",
-    "functools",
-    "hashlib",
-    "heapq",
-    "io",
-    "itertools",
-    "math",
-    "operator",
-    "random",
-    "re",
-    "statistics",
-    "string",
-    "textwrap",
-    "typing",
-    "unicodedata",
-)  # fmt: skip  (not queue: it imports threading, whose after-fork hook costs every child ~0.1 ms)
+    "abc array bisect collections collections.abc copy dataclasses datetime decimal enum fractions functools "
+    "hashlib heapq io itertools math operator re string textwrap typing unicodedata"
+).split()
 for _name in WARM_MODULES:
     importlib.import_module(_name)
 
@@ -190,6 +168,12 @@ def _drop_capabilities() -> None:
 
 # The child's sys.stdin/stdout/stderr, made once here (unused by the worker): fds 0-2 get their final targets in
 # the child by dup2, so these objects read and write the right files there without an open() per test.
+# The whole environment a program sees (the worker replaces its own with it at start; tests add HOME/TMPDIR).
+CHILD_ENV = {
+    "PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0",
+    "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+}  # fmt: skip
+_DEVNULL = os.open(os.devnull, os.O_RDWR)  # kept open in the worker, dup2'ed into each child
 _CHILD_STDIO = tuple(
     open(fd, mode, encoding="utf-8", errors="replace", closefd=False)
     for fd, mode in ((0, "r"), (1, "w"), (2, "w"))
@@ -204,7 +188,7 @@ def enter_sandbox(
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE, signal.SIGXFSZ, signal.SIGCHLD):
         signal.signal(sig, signal.SIG_DFL)
-    null = os.open(os.devnull, os.O_RDWR)
+    null = _DEVNULL
     os.dup2(os.open(stdin_path, os.O_RDONLY) if stdin_path else null, 0)
     out = os.open(stdout_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600) if stdout_path else null
     os.dup2(out, 1)
@@ -235,17 +219,7 @@ def enter_sandbox(
     elif os.geteuid() != 0:
         _drop_capabilities()
     _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)  # setuid binaries cannot give privileges back
-    os.environ.clear()
-    os.environ.update(
-        PATH="/usr/local/bin:/usr/bin:/bin",
-        HOME=workdir,
-        TMPDIR=workdir,
-        LANG="C.UTF-8",
-        PYTHONHASHSEED="0",
-        OMP_NUM_THREADS="1",
-        OPENBLAS_NUM_THREADS="1",
-        MKL_NUM_THREADS="1",
-    )
+    os.environ["HOME"] = os.environ["TMPDIR"] = workdir  # the rest was set once in the worker (CHILD_ENV)
     sys.stdin, sys.stdout, sys.stderr = _CHILD_STDIO  # built once in the worker; fds 0-2 now point right
     sys.argv = [harness.PROGRAM_FILE]
     return 3
@@ -257,13 +231,17 @@ class Worker:
         self.cfg = cfg
         self.active, self.warnings = isolate_worker(cfg)
         cfg["active"] = self.active
-        self.uid = random.SystemRandom().randrange(200_000, 2_000_000_000)  # private: nobody else runs as it
+        self.uid = (
+            200_000 + int.from_bytes(os.urandom(4), "little") % 2_000_000_000
+        )  # private: no one else has it
         self.base = os.path.join("/tmp", f"murphy-{os.getpid()}-{self.uid}")
         os.makedirs(self.base, mode=0o711, exist_ok=True)
         self.n = 0
         self.me = os.getpid()
         self.current: int | None = None  # pid of the test child running now
         self.prefetch = None  # called once while a child runs, when the next job is waiting on stdin
+        os.environ.clear()
+        os.environ.update(CHILD_ENV)
         gc.collect()
         gc.freeze()  # warm objects leave the collector: a child's collections do not touch (and copy) their pages
 
@@ -359,10 +337,31 @@ class Worker:
                 os.rmdir(workdir)  # the usual case: the test wrote nothing
             except OSError:
                 shutil.rmtree(workdir, ignore_errors=True)
+            self._clean_shared_tmp()
             for p in (stdin_path, stdout_path):
                 if p and os.path.exists(p):
                     os.unlink(p)
         return out
+
+    def _clean_shared_tmp(self) -> None:
+        """Empty the worker's private /tmp, /var/tmp, /dev/shm: nothing a test wrote there reaches the next one."""
+        if not self.active["private_tmp"]:
+            return
+        for d in ("/tmp", "/var/tmp", "/dev/shm"):
+            try:
+                entries = list(os.scandir(d))
+            except OSError:
+                continue
+            for e in entries:
+                if e.path in (self.base, "/tmp/.murphy-python"):
+                    continue
+                if e.is_dir(follow_symlinks=False):
+                    shutil.rmtree(e.path, ignore_errors=True)
+                else:
+                    try:
+                        os.unlink(e.path)
+                    except OSError:
+                        pass
 
     def _wait(self, pid: int, r: int, timeout: float) -> tuple[bytes, int, bool]:
         """Collect the verdict bytes until the child exits or the wall clock runs out; return (bytes, wait status)."""
