@@ -186,8 +186,8 @@ def enter_sandbox(
     """Everything between fork and running untrusted code. Returns the verdict fd's new number (3)."""
     os.setsid()
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE, signal.SIGXFSZ, signal.SIGCHLD):
-        signal.signal(sig, signal.SIG_DFL)
+    # Signal dispositions come from the worker: SIGXFSZ default (writing past RLIMIT_FSIZE kills: status
+    # `output`), SIGPIPE ignored as in any Python process, SIGINT ignored, SIGTERM -> SystemExit (status `exit`).
     null = _DEVNULL
     os.dup2(os.open(stdin_path, os.O_RDONLY) if stdin_path else null, 0)
     out = os.open(stdout_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600) if stdout_path else null
@@ -364,39 +364,34 @@ class Worker:
                         pass
 
     def _wait(self, pid: int, r: int, timeout: float) -> tuple[bytes, int, bool]:
-        """Collect the verdict bytes until the child exits or the wall clock runs out; return (bytes, wait status)."""
+        """Wait for the child to exit (or the wall clock to run out), then read its verdict; (bytes, status, timed out).
+
+        The verdict (a few KB at most) sits in the pipe's 64 KB buffer until the child has exited, so the worker
+        wakes once per test. A child that floods the pipe blocks, and times out without a verdict.
+        """
         pidfd = os.pidfd_open(pid)
-        os.set_blocking(r, False)
         poller = select.poll()
-        poller.register(r, select.POLLIN)
         poller.register(pidfd, select.POLLIN)
         if self.prefetch is not None:  # while the child runs, read and compile the next job
             poller.register(0, select.POLLIN)
-        deadline, chunks, timed_out, open_r = time.monotonic() + timeout, [], False, True
+        deadline, timed_out = time.monotonic() + timeout, False
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
                 timed_out = True
+                self._kill_group(pid)
                 break
             events = dict(poller.poll(left * 1000))
-            if r in events and open_r:
-                chunk = self._read(r)
-                if chunk:
-                    chunks.append(chunk)
-                else:
-                    poller.unregister(r)
-                    open_r = False
             if 0 in events and self.prefetch is not None:
                 poller.unregister(0)
                 self.prefetch()
                 self.prefetch = None
             if pidfd in events:
                 break
-        if timed_out:
-            self._kill_group(pid)
         _, status = os.waitpid(pid, 0)
-        chunk = self._read(r)
-        while chunk and sum(map(len, chunks)) < 1 << 20:
+        os.set_blocking(r, False)
+        chunks, chunk = [], self._read(r)
+        while chunk and len(chunks) < 16:
             chunks.append(chunk)
             chunk = self._read(r)
         os.close(r)
@@ -517,6 +512,7 @@ def main() -> None:
     stdin, stdout = 0, sys.stdout.buffer
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C in a notebook stops the parent, not the sandbox
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # the parent's "stop now": clean up, then exit
+    signal.signal(signal.SIGXFSZ, signal.SIG_DFL)  # inherited by the children: see enter_sandbox
     worker = Worker(cfg)
     ahead: list = []  # the next job, read (and compiled) while a child of the current one was running
 
