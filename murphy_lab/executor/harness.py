@@ -251,7 +251,16 @@ def _abs(x):
 _CLEAN_BUILTINS["abs"] = _abs
 
 
-_LEAVES = (ast.Lambda, ast.Constant, ast.Name, ast.expr_context, ast.operator, ast.cmpop, ast.unaryop, ast.boolop)
+_LEAVES = (
+    ast.Lambda,
+    ast.Constant,
+    ast.Name,
+    ast.expr_context,
+    ast.operator,
+    ast.cmpop,
+    ast.unaryop,
+    ast.boolop,
+)
 
 
 def _strict(node: ast.AST, loc: dict, src: ast.Constant) -> ast.AST:
@@ -267,20 +276,24 @@ def _strict(node: ast.AST, loc: dict, src: ast.Constant) -> ast.AST:
     if isinstance(node, ast.Call):
         return _call("value", [node], loc)
     if isinstance(node, ast.Compare) and len(node.ops) == 1:
-        return _call(
-            "cmp",
-            [node.left, ast.Constant(_AST_OPS[type(node.ops[0])], **loc), node.comparators[0], src],
-            loc,
-        )
+        op = ast.Constant(_AST_OPS[type(node.ops[0])], **loc)
+        return _call("cmp", [_bare(node.left), op, _bare(node.comparators[0]), src], loc)
     if isinstance(node, ast.Compare):
         ops = ast.Tuple([ast.Constant(_AST_OPS[type(o)], **loc) for o in node.ops], ast.Load(), **loc)
         return _call("chain", [ops, ast.List([node.left, *node.comparators], ast.Load(), **loc), src], loc)
     if isinstance(node, ast.BinOp) and type(node.op) in _AST_ARITH:
-        return _call(
-            "arith", [ast.Constant(_AST_ARITH[type(node.op)], **loc), src, node.left, node.right], loc
-        )
+        op = ast.Constant(_AST_ARITH[type(node.op)], **loc)
+        return _call("arith", [op, src, _bare(node.left), _bare(node.right)], loc)
     if isinstance(node, ast.UnaryOp) and type(node.op) in _AST_ARITH:
-        return _call("arith", [ast.Constant(_AST_ARITH[type(node.op)], **loc), src, node.operand], loc)
+        return _call("arith", [ast.Constant(_AST_ARITH[type(node.op)], **loc), src, _bare(node.operand)], loc)
+    return node
+
+
+def _bare(node: ast.AST) -> ast.AST:
+    """`value(call)` -> `call` where the consumer (`cmp`, `compare`, `arith`, `truthy`) reduces it anyway."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "value":
+        if isinstance(node.func.value, ast.Name) and node.func.value.id == CHECK:
+            return node.args[0]
     return node
 
 
@@ -307,11 +320,11 @@ def _rewrite_assert(node: ast.Assert, lines: list[bytes]) -> ast.stmt:
     if isinstance(t, ast.UnaryOp) and isinstance(t.op, ast.Not) and isinstance(t.operand, ast.Compare):
         t, negate = t.operand, True
     if isinstance(t, ast.Compare) and len(t.ops) == 1:  # the common case: report the left side's value
-        left, right = _strict(t.left, loc, src), _strict(t.comparators[0], loc, src)
+        left, right = _bare(_strict(t.left, loc, src)), _bare(_strict(t.comparators[0], loc, src))
         op = ast.Constant(_AST_OPS[type(t.ops[0])], **loc)
         call = _call("compare", [left, op, right, src, ast.Constant(negate, **loc)], loc)
     else:
-        call = _call("truthy", [_strict(node.test, loc, src), src], loc)
+        call = _call("truthy", [_bare(_strict(node.test, loc, src)), src], loc)
     return ast.Expr(call, **loc)
 
 
