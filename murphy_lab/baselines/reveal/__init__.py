@@ -1,0 +1,55 @@
+"""ReVeal (Jin et al., "ReVeal: Self-Evolving Code Agents via Reliable Self-Verification", ICLR 2026): the paper's
+self-verification baseline — alternating generation and verification turns, self-written tests checked against the
+gold solution, turn-level rewards and TAPO advantages — on MURPHY's trainer, executor and evaluation.
+
+    format.py    the tagged round (<generation-think/answer>, <verification-think/answer>, <tool-feedback>),
+                 a parser that tolerates malformed tags and lists what it repaired, test-case extraction
+    verify.py    the tool: validate tests on the reference, run the program on the valid ones, write feedback
+    chain.py     rollouts: chains of rounds, one generation call and one executor batch per round
+    rewards.py   outcome / generation / verification rewards and TAPO advantages (exact definitions there)
+    trainer.py   ReVealTrainer(MurphyTrainer) (per-token advantages), train_reveal, experiment_train
+    scaffold.py  ReVealScaffold (scaffold "reveal" for murphy_lab.evaluate), evaluate_reveal
+
+Published and followed: the turn structure and tag names; tests validated against the gold solution (a test the
+reference fails is invalid); feedback with runtime errors, invalid tests, expected vs actual and pass/fail; an
+outcome reward plus dense per-turn generation and verification rewards; turn-level credit (TAPO); 3 rounds in
+training and more at test time. Where the paper is silent we chose, and say so in the module that computes it:
+the exact reward formulas and TAPO combination (rewards.py), the stopping rule (chain.py), no reference at test
+time (scaffold.py), no format reward (a malformed round simply earns what its parsed content earns).
+
+    from murphy_lab.baselines.reveal import ReVealConfig, train_reveal, evaluate_reveal
+    final = train_reveal(MurphyConfig.for_profile("smoke"), "runs/reveal-smoke")
+    df = evaluate_reveal(policy, tasks, executor, iters=(1, 3, 5), scaffold="reveal")
+"""
+
+from murphy_lab.baselines.reveal.chain import Chain, Turn, run_chains
+from murphy_lab.baselines.reveal.format import Round, extract_tests, first_prompt, parse_round, reveal_extract
+from murphy_lab.baselines.reveal.rewards import (
+    generation_reward,
+    returns,
+    tapo,
+    tapo_groups,
+    turn_rewards,
+    verification_reward,
+)
+from murphy_lab.baselines.reveal.scaffold import ReVealScaffold, evaluate_reveal
+from murphy_lab.baselines.reveal.verify import Check, check_rounds, tool_feedback
+from murphy_lab.scaffolds import SCAFFOLDS
+
+SCAFFOLDS.setdefault("reveal", ReVealScaffold)  # evaluate(..., scaffold="reveal") once this package is imported
+
+
+def __getattr__(name: str):  # the trainer imports TRL: load it only when asked for
+    if name in ("ReVealConfig", "ReVealTrainer", "train_reveal", "experiment_train", "chain_stats"):
+        from murphy_lab.baselines.reveal import trainer
+
+        return getattr(trainer, name)
+    raise AttributeError(name)
+
+
+__all__ = [
+    "Chain", "Check", "ReVealConfig", "ReVealScaffold", "ReVealTrainer", "Round", "Turn", "chain_stats",
+    "check_rounds", "evaluate_reveal", "experiment_train", "extract_tests", "first_prompt", "generation_reward",
+    "parse_round", "returns", "reveal_extract", "run_chains", "tapo", "tapo_groups", "tool_feedback", "train_reveal",
+    "turn_rewards", "verification_reward",
+]

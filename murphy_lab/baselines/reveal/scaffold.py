@@ -1,0 +1,107 @@
+"""Evaluating a ReVeal policy: its own generation/verification scaffold, or any shared Iter-k scaffold.
+
+`ReVealScaffold` plugs ReVeal's test-time loop into `murphy_lab.evaluate` (registered as scaffold "reveal" when
+this package is imported): attempt j of the Iter-k table is round j's program. The model sees only the tool
+feedback on *its own* tests (no visible tests, no reference solution: at test time a reference would leak the
+answer, so tests run unvalidated); an episode stops when the program passes every test the model wrote, or after
+k rounds. The program held after k attempts is the latest one; the hidden tests then decide (evaluate.py).
+
+Transcripts: attempt 1 stores the round-1 prompt; later attempts store only their completion and feedback (the
+prompt of round j is the round-1 prompt followed by every earlier completion and feedback, in order).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from murphy_lab.baselines.reveal.chain import run_chains
+from murphy_lab.baselines.reveal.format import reveal_extract
+from murphy_lab.scaffolds.base import (
+    Attempt,
+    Episode,
+    Scaffold,
+    check_budget,
+    round_seed,
+    rounds,
+    sample_requests,
+)
+
+
+class ReVealScaffold(Scaffold):
+    """ReVeal's test-time loop (see the module docstring). `chat`: send the transcript as chat messages."""
+
+    name = "reveal"
+
+    def __init__(self, chat: bool = False, max_tests: int = 10, validate: bool = False):
+        self.chat, self.max_tests, self.validate = chat, max_tests, validate
+
+    def run(
+        self, tasks: Sequence[Any], policy: Any, executor: Any, budget: int, runs: int = 1,
+        seed: int | None = None, progress: bool = False, **sample_kw: Any,
+    ) -> list[Episode]:
+        budget = check_budget(budget)
+        tasks = list(tasks)
+        episodes = self.new_episodes(tasks, runs, self.name)
+        sampler = _PolicySampler(policy, seed, sample_kw)
+        bar = rounds(budget, progress, self.name)
+        chains = run_chains(tasks, sampler, executor, n=runs, rounds=budget, oracle=None, validate=self.validate,
+                            chat=self.chat, max_tests=self.max_tests, seed_fn=sampler.set_round,
+                            on_round=lambda r, played: bar.update(1))  # fmt: skip
+        bar.close()
+        for ep, chain in zip(episodes, chains):
+            for j, t in enumerate(chain.turns):
+                ntok = int(t.meta.get("tokens", 0))
+                ep.spend(ntok)
+                c = t.check
+                status = "self-verified" if c.verdict else ("syntax" if c.compile_error else "failed")
+                att = Attempt(prompt=t.prompt if j == 0 else "", completion=t.completion, code=t.code,
+                              reward=c.n_passed / c.n_valid if c.n_valid else 0.0, status=status,
+                              feedback=c.feedback, tokens=ntok, parent=j - 1 if j else None)  # fmt: skip
+                ep.record(att, held=j)  # held after j+1 attempts: the latest program
+            ep.done = True
+        return episodes
+
+
+class _PolicySampler:
+    """`sample(prompts, n)` for run_chains through a Policy; `pending` holds each completion's token count."""
+
+    def __init__(self, policy: Any, seed: int | None, sample_kw: dict):
+        self.policy, self.seed, self.kw, self.round, self.pending = policy, seed, sample_kw, 1, []
+
+    def set_round(self, r: int) -> None:
+        self.round = r
+
+    def __call__(self, prompts: list, n: int) -> list[list[str]]:
+        outs = sample_requests(self.policy, [(p, n) for p in prompts], round_seed(self.seed, self.round), **self.kw)
+        self.pending = [{"tokens": tok} for row in outs for _, tok in row]
+        return [[text for text, _ in row] for row in outs]
+
+
+def evaluate_reveal(
+    policy: Any,
+    tasks: Sequence[Any],
+    executor: Any,
+    iters: Sequence[int] = (1, 3, 5),
+    runs: int = 3,
+    scaffold: str = "reveal",
+    seed: int | None = 0,
+    transcripts_path: str | None = None,
+    progress: bool = True,
+    chat: bool = False,
+    **sample_kw: Any,
+):
+    """The Iter-k pass@1 table (murphy_lab.evaluate columns) of a ReVeal policy.
+
+    scaffold="reveal": ReVeal's own loop (self-written tests); "reflexion" / "dot" / "lats": the shared scaffold
+    unchanged, with programs read from <generation-answer> when the model writes one (`reveal_extract`).
+    """
+    from murphy_lab.evaluate import evaluate
+    from murphy_lab.scaffolds import get_scaffold
+
+    if scaffold == "reveal":
+        sc = ReVealScaffold(chat=chat)
+    else:
+        sc = get_scaffold(scaffold, extract=reveal_extract)
+    return evaluate(policy, tasks, executor, iters=iters, runs=runs, scaffold=sc, seed=seed,
+                    transcripts_path=transcripts_path, progress=progress, **sample_kw)  # fmt: skip
