@@ -426,7 +426,9 @@ def run_assert_test(code, program: str, setup_code, setup: str, case_code, case:
     _remember_source(SETUP_FILE, setup)
     _remember_source(TEST_FILE, case)
     ns = dict(module.__dict__)
-    ns.update(__builtins__=dict(_CLEAN_BUILTINS), __name__="__test__")
+    ns.update(
+        __builtins__=_CLEAN_BUILTINS, __name__="__test__"
+    )  # no copy needed: this process is thrown away
     ns[CHECK] = Check
     try:
         if setup_code is not None:
