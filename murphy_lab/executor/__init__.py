@@ -17,14 +17,15 @@ What is covered (each has a test in tests/test_executor_*.py):
   - `sys.exit(0)`, `os._exit(0)`, `raise SystemExit`, `KeyboardInterrupt` before or during a test (a pass is a
     verdict the harness writes after the test ran, with a per-test nonce; never an exit code);
   - objects whose `__eq__`/`__ne__`/`__hash__`/`__bool__` lie, builtin subclasses overriding operators,
-    `__class__` spoofing `isinstance` (asserts are rewritten to compare plain builtin values);
+    `__class__` spoofing `isinstance` (asserts are rewritten to compare plain builtin values; comparisons,
+    arithmetic and call results inside an assert are reduced the same way);
   - monkeypatching builtins or the program's globals (tests run with a builtins snapshot, in their own namespace);
   - a program killing its parent or the worker (as root it cannot: it runs as another uid; otherwise the dead
     worker is replaced and the job reported as `crashed`; every job still gets a result);
   - huge stdout/stderr (sent to /dev/null for assert tests; a capped file for IO tests; RLIMIT_FSIZE);
   - reading stdin when no input is given (stdin is /dev/null: EOFError, no hang);
   - writing files outside the private temp dir (as root: another uid cannot write the caller's files, and /tmp,
-    /var/tmp, /dev/shm are private tmpfs mounts of the worker);
+    /var/tmp, /dev/shm are private tmpfs mounts of the worker, emptied after every test);
   - reading the harness's environment (the environment is cleared; workers start with an empty one);
   - network access (a fresh network namespace with no interfaces up);
   - deep recursion and C-stack overflow (RecursionError is an `error`; a segfault is `crashed` with its signal).
