@@ -179,4 +179,7 @@ def test_an_interrupted_run_leaves_no_stale_replies_behind():
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, old)
-        assert [r.reward for r in e.run_many([(ADD, ["assert f(1) == 2"]), (ADD, ["assert f(1) == 3"])])] == [1, 0]
+        assert [r.reward for r in e.run_many([(ADD, ["assert f(1) == 2"]), (ADD, ["assert f(1) == 3"])])] == [
+            1,
+            0,
+        ]
