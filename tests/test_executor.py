@@ -183,3 +183,20 @@ def test_an_interrupted_run_leaves_no_stale_replies_behind():
             1,
             0,
         ]
+
+
+def test_numpy_values_compare_as_python_would(ex):
+    pytest.importorskip("numpy")
+    prog = "import numpy as np\ndef f():\n    return np.int64(3)\ndef g():\n    return np.array([1, 2])\n"
+    tests = [
+        "assert f() == 3",
+        "assert (g() == np.array([1, 2])).all()",
+        "assert not (g() == np.array([1, 3])).all()",
+    ]
+    assert ex.run(prog, tests).solved
+
+
+def test_unicode_and_multiline_asserts_are_quoted_exactly(ex):
+    prog = "def f(x):\n    return {'é': x}\n"
+    res = ex.run(prog, ["assert f(1) == {\n    'é': 2}"])
+    assert res.feedback == "Tests failed:\nassert f(1) == {\n    'é': 2}  # output: {'é': 1}"

@@ -198,12 +198,15 @@ class Check:
             return x
 
     @staticmethod
-    def cmp(left, op: str, right, src: str) -> bool:
-        """`left <op> right` by plain value; the program's own objects only ==/!= against the very same class."""
+    def cmp(left, op: str, right, src: str):
+        """`left <op> right` by plain value; the program's own objects only ==/!= against the very same class.
+
+        Returns what the operator returns (a bool, or e.g. a numpy array for `(a == b).all()`).
+        """
         if op in ("is", "is not"):
             return (left is right) == (op == "is")
         try:
-            return _bool(_OPS[op](plain(left), plain(right)))
+            return _OPS[op](plain(left), plain(right))
         except _Untrusted:
             if op in ("==", "!=") and _type(left) is _type(right) and not _trusted(_type(left)):
                 return _bool(_OPS[op](left, right))
@@ -212,12 +215,12 @@ class Check:
     @staticmethod
     def compare(left, op: str, right, src: str, negate: bool = False) -> None:
         """A top-level `assert left <op> right` (or `assert not ...`): fails with the left side's value."""
-        if Check.cmp(left, op, right, src) == negate:
+        if _bool(Check.cmp(left, op, right, src)) == negate:
             raise _AssertFailed(src, show(left))
 
     @staticmethod
     def chain(ops: tuple, values: list, src: str) -> bool:
-        return all(Check.cmp(values[i], op, values[i + 1], src) for i, op in enumerate(ops))
+        return all(_bool(Check.cmp(values[i], op, values[i + 1], src)) for i, op in enumerate(ops))
 
     @staticmethod
     def arith(op: str, src: str, *args):
