@@ -221,6 +221,17 @@ def test_chains_make_one_sampling_call_per_round(executor):
     assert len(chains) == 6 and policy.calls == 2 and policy.history[0][1] == 3 and len(policy.history[1][0]) == 6
 
 
+def test_chat_chains_send_the_transcript_as_messages(executor):
+    def fn(messages, n):
+        return [round_text(RIGHT if len(messages) > 1 else WRONG, ["assert f(2) == 4"])] * n
+
+    policy = ScriptedPolicy(fn)
+    (chain,) = run_chains([double_task()], policy.sample, executor, n=1, rounds=3, chat=True)
+    second = policy.history[1][0][0]
+    assert [m["role"] for m in second] == ["user", "assistant", "user"]
+    assert second[2]["content"].startswith("<tool-feedback>") and len(chain.turns) == 2
+
+
 def test_reveal_scaffold_fills_the_iter_k_table(executor):
     df = evaluate_reveal(repairing_policy(), [double_task()], executor, iters=(1, 3), runs=2, progress=False)
     assert list(df["pass@1"]) == [0.0, 100.0] and list(df.columns[:3]) == ["difficulty", "k", "pass@1"]

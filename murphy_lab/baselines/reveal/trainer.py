@@ -12,7 +12,8 @@ and TRL's, unchanged:
                           verification tokens A^ver_{i,t} (TRL's loss accepts per-token advantages)
 
 The tool's feedback is in the next round's prompt, never in a completion, so it is never trained on (the usual
-masking of tool tokens). Retokenizing the transcript may split text differently from the sampled tokens for BPE
+masking of tool tokens). A round cut after </verification-answer> ends without EOS: leave TRL's
+`mask_truncated_completions` off (its default), or those rows are masked out. Retokenizing the transcript may split text differently from the sampled tokens for BPE
 tokenizers (each round's own tokens are the sampled ones); character tokenizers are exact.
 """
 
@@ -283,6 +284,10 @@ def experiment_train(exp: Any, base_model: str, output_dir: str | Path, **overri
         executor = get_executor(workers=1)
     elif exp.train_data == "kodcode-1k":
         kw.update(tasks="kodcode", task_args=dict(n=1000, seed=exp.seed))
+    if exp.profile == "paper":  # chat models, as the trainer's paper recipes (Qwen3 without thinking)
+        kw.setdefault("chat", True)
+        if str(getattr(exp, "model", "")).startswith("Qwen3"):
+            kw.setdefault("chat_template_kwargs", {"enable_thinking": False})
     else:
         raise ValueError(f"train_data: unknown training set {exp.train_data!r} for ReVeal")
     config = MurphyConfig.for_profile(exp.profile, **kw)
