@@ -174,3 +174,41 @@ def main(argv: list[str] | None = None) -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def failure_values(model_dir: str, n_tasks: int = 100, g1: int = 4, g2: int = 4, seed: int = 99) -> dict:
+    """What a failed first attempt is worth to the next turn, by what its feedback revealed.
+
+    Grows real two-turn trees (G1 first attempts, G2 refinements per failure, feedback and reward from the
+    visible lock) on test-split tasks and groups the failed first attempts by kind: "reveals a", "reveals b",
+    "uninformative". For each kind: how many, the mean refinement success (the expected credit of one sampled
+    chain, as GRPO-MT sees it) and the mean of max over the G2 refinements (MaRS's credit r~(v)).
+    """
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from murphy_lab.executor import Executor
+    from murphy_lab.toy.world import make_tasks, revealed
+    from murphy_lab.tree import build_trees
+
+    torch.manual_seed(seed)
+    tasks = make_tasks("test", n_tasks, seed=seed)
+    sampler = HFSampler(AutoModelForCausalLM.from_pretrained(model_dir), AutoTokenizer.from_pretrained(model_dir))
+    by_prompt = {first_prompt(t.prompt): t for t in tasks}
+    with Executor(timeout=2.0, workers=2) as ex:
+        trees = build_trees([first_prompt(t.prompt) for t in tasks], [t.visible_tests for t in tasks], sampler, ex,
+                            g1=g1, g2=g2, turns=2, extract=extract_code,
+                            refine=lambda q, code, fb: refine_prompt(by_prompt[q].prompt, code, fb))
+    stats: dict = {}
+    for task, tree in zip(tasks, trees):
+        for v in tree.root.children:
+            if v.reward >= 1.0:
+                continue
+            got = revealed(task, v.feedback)
+            kind = "reveals a" if "a" in got else "reveals b" if "b" in got else "uninformative"
+            rs = [c.reward for c in v.children]
+            s = stats.setdefault(kind, {"n": 0, "chain": 0.0, "mars": 0.0})
+            s["n"] += 1
+            s["chain"] += sum(rs) / len(rs)  # E[one sampled refinement] (GRPO-MT's credit, in expectation)
+            s["mars"] += max(rs)  # MaRS: r~(v) = max(r(v), max_u r~(u)) with r(v) = 0
+    return {k: {"n": s["n"], "chain": s["chain"] / s["n"], "mars": s["mars"] / s["n"]} for k, s in stats.items()}
