@@ -106,7 +106,8 @@ def isolate_worker(cfg: dict) -> tuple[dict, list[str]]:
         if hidden:
             warnings.append(
                 f"{', '.join(hidden)} not readable by other users: programs may fail to import modules "
-                "that the worker did not pre-import"
+                "that the worker did not pre-import (install Python where other users can read it, or allow "
+                "mount namespaces)"
             )
     return active, warnings
 
