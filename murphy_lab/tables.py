@@ -472,8 +472,10 @@ def plot_pass_at_k(agg: pd.DataFrame, path: str | Path | None = None, title: str
             ylabel="pass@1 (%)",
             xticks=sorted(set(sub["k"])),
         )
+        top = float((sub["mean"] + sub["std"].fillna(0)).max())
+        ax.set_ylim(0, min(100.0, max(5.0, 1.1 * top)))  # pass@1 is a percentage: no negative axis
         ax.grid(alpha=0.3)
-    axes[0][-1].legend(fontsize=8, loc="best")
+    axes[0][-1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0))
     stand_in = (agg["backend"] == "stand-in").any() if "backend" in agg.columns else False
     fig.suptitle(title + ("  [STAND-IN NUMBERS, not a measurement]" if stand_in else ""), fontsize=10)
     fig.tight_layout()
