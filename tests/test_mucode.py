@@ -71,7 +71,9 @@ def test_reward_trainer_loss_equals_bradley_terry_loss(tmp_path):
             {"chosen_ids": mucode.encode(tok, "y", "ok"), "rejected_ids": mucode.encode(tok, "y", "no")}]  # fmt: skip
     args = RewardConfig(output_dir=str(tmp_path / "rm"), use_cpu=True, bf16=False, activation_checkpointing=False,
                         report_to=[], disable_tqdm=True)  # fmt: skip
-    trainer = RewardTrainer(model=model, args=args, train_dataset=Dataset.from_list(rows), processing_class=tok)
+    trainer = RewardTrainer(
+        model=model, args=args, train_dataset=Dataset.from_list(rows), processing_class=tok
+    )
     batch = trainer.data_collator(rows)  # chosen rows first, then rejected
     with torch.no_grad():
         trl_loss = trainer.compute_loss(model, dict(batch)).item()
@@ -82,9 +84,13 @@ def test_reward_trainer_loss_equals_bradley_terry_loss(tmp_path):
 
 # --- pairs and relabeling ----------------------------------------------------------------------------------------
 def test_preference_pairs_pair_a_correct_with_an_incorrect_response_to_the_same_prompt():
-    all_wrong = RolloutTree(root=Node(prompt="z", children=[_n("w1", False, 0), _n("w2", False, 0)]), task_id="u")
+    all_wrong = RolloutTree(
+        root=Node(prompt="z", children=[_n("w1", False, 0), _n("w2", False, 0)]), task_id="u"
+    )
     pairs = preference_pairs([chain_tree(), all_wrong], pairs_per_task=5, seed=0)
-    assert len(pairs) == 5 and {p["task_id"] for p in pairs} == {"t"}  # task u has no correct response: no pair
+    assert len(pairs) == 5 and {p["task_id"] for p in pairs} == {
+        "t"
+    }  # task u has no correct response: no pair
     assert all(p["prompt"] == "x" and p["chosen"] == "b2" and p["rejected"] != "b2" for p in pairs)
 
 
@@ -103,7 +109,9 @@ def test_relabel_maps_every_state_of_the_top_failed_chains_to_the_expert_choice(
 
 def test_relabel_all_failed_chains_when_num_to_relabel_is_zero():
     rows = relabel([chain_tree()], "oracle+verifier", num_to_relabel=0, keep_positive=False)
-    assert sorted(r["prompt"] for r in rows) == ["x", "x", "x|a1"] and {r["completion"] for r in rows} == {"b2"}
+    assert sorted(r["prompt"] for r in rows) == ["x", "x", "x|a1"] and {r["completion"] for r in rows} == {
+        "b2"
+    }
 
 
 # --- inference ---------------------------------------------------------------------------------------------------
@@ -127,7 +135,9 @@ def test_verifier_best_of_n_holds_the_candidate_the_verifier_scores_highest():
     task = Task(task_id="t", prompt="p", visible_tests=["assert 1"], hidden_tests=["assert 1"])
     policy = ScriptedPolicy(lambda prompt, n: (["wrong", "right"] * n)[:n])
     bon = VerifierBestOfN(_ScoreByText(), n=2, extract=lambda c: c)
-    plain = VerifierBestOfN(None, n=1, selection="random", extract=lambda c: c)  # always the first sample: "wrong"
+    plain = VerifierBestOfN(
+        None, n=1, selection="random", extract=lambda c: c
+    )  # always the first sample: "wrong"
     kw = dict(iters=(1,), runs=1, progress=False)
     assert evaluate(policy, [task], _Exec(), scaffold=bon, **kw)["pass@1"].iloc[0] == 100.0
     assert evaluate(policy, [task], _Exec(), scaffold=plain, **kw)["pass@1"].iloc[0] == 0.0
@@ -149,7 +159,13 @@ def test_config_rejects_an_unknown_field_by_name():
 def test_config_defaults_are_the_published_values():
     cfg = MuCodeConfig()
     assert (cfg.rollouts, cfg.turns, cfg.temperature, cfg.sft_lr, cfg.verifier_lr, cfg.verifier_loss) == (
-        15, 3, 0.7, 5e-7, 1e-6, "bt")
+        15,
+        3,
+        0.7,
+        5e-7,
+        1e-6,
+        "bt",
+    )
 
 
 # --- one full round on the smoke profile -------------------------------------------------------------------------
@@ -191,7 +207,11 @@ def test_resume_skips_every_finished_stage(smoke_run, monkeypatch):
     def boom(*a, **k):
         raise AssertionError("a finished stage ran again")
 
-    for mod, name in (("rollouts", "collect_rollouts"), ("verifier", "train_verifier"), ("sft", "sft_generator")):
+    for mod, name in (
+        ("rollouts", "collect_rollouts"),
+        ("verifier", "train_verifier"),
+        ("sft", "sft_generator"),
+    ):
         monkeypatch.setattr(f"murphy_lab.baselines.mucode.{mod}.{name}", boom)
     monkeypatch.setattr("murphy_lab.baselines.mucode.pipeline.evaluate_mucode", boom)
     again = run_mucode(MuCodeConfig.for_profile("smoke"), smoke_run["out"], resume=True, model=smoke_run["base"],
@@ -209,11 +229,18 @@ def test_cli_reads_the_config_file_and_lets_profile_and_resume_through(tmp_path,
     from murphy_lab.baselines.mucode import __main__ as cli
 
     seen = {}
-    monkeypatch.setattr(cli, "run_mucode", lambda cfg, out, resume, progress: seen.update(cfg=cfg, resume=resume))
+    monkeypatch.setattr(
+        cli, "run_mucode", lambda cfg, out, resume, progress: seen.update(cfg=cfg, resume=resume)
+    )
     (tmp_path / "c.yaml").write_text("method: mucode\nprofile: toy\nbest_of_n: 3\n")
     cli.main(["--config", str(tmp_path / "c.yaml"), "--output-dir", str(tmp_path / "o"), "--profile", "smoke",
               "--resume"])  # fmt: skip
-    assert (seen["cfg"].profile, seen["cfg"].best_of_n, seen["cfg"].rollouts, seen["resume"]) == ("smoke", 3, 2, True)
+    assert (seen["cfg"].profile, seen["cfg"].best_of_n, seen["cfg"].rollouts, seen["resume"]) == (
+        "smoke",
+        3,
+        2,
+        True,
+    )
 
 
 @pytest.mark.parametrize("loss", ["bt", "bce"])
@@ -234,9 +261,17 @@ def test_experiment_train_trains_on_the_toy_split_and_leaves_evaluation_to_the_c
     from murphy_lab.baselines.mucode import pipeline
 
     seen = {}
-    monkeypatch.setattr(pipeline, "run_mucode", lambda cfg, out, resume: seen.update(cfg=cfg, resume=resume) or out)
+    monkeypatch.setattr(
+        pipeline, "run_mucode", lambda cfg, out, resume: seen.update(cfg=cfg, resume=resume) or out
+    )
     exp = SimpleNamespace(profile="toy", seed=1, train_data="toy", overrides=(("rounds", 1),))
     pipeline.experiment_train(exp, "base/path", "out")
     cfg = seen["cfg"]
     assert (cfg.model, cfg.tasks, cfg.task_args["seed"], cfg.rounds, cfg.evaluate, seen["resume"]) == (
-        "base/path", "murphy_lab.toy:make_tasks", 1, 1, False, True)
+        "base/path",
+        "murphy_lab.toy:make_tasks",
+        1,
+        1,
+        False,
+        True,
+    )

@@ -61,7 +61,23 @@ from murphy_lab.baselines.mucode.verifier import (
 )
 
 __all__ = [
-    "PROFILES", "MuCodeConfig", "Verifier", "VerifierBestOfN", "bce_loss", "bradley_terry_loss", "choice_key",
-    "collect_rollouts", "encode", "evaluate_mucode", "experiment_train", "expert_choice", "finished_stages",
-    "label_with_oracle", "preference_pairs", "relabel", "run_mucode", "stage", "train_verifier",
+    "PROFILES",
+    "MuCodeConfig",
+    "Verifier",
+    "VerifierBestOfN",
+    "bce_loss",
+    "bradley_terry_loss",
+    "choice_key",
+    "collect_rollouts",
+    "encode",
+    "evaluate_mucode",
+    "experiment_train",
+    "expert_choice",
+    "finished_stages",
+    "label_with_oracle",
+    "preference_pairs",
+    "relabel",
+    "run_mucode",
+    "stage",
+    "train_verifier",
 ]

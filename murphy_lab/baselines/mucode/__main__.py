@@ -13,7 +13,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--config", help="YAML/JSON file of MuCodeConfig fields (method: mucode allowed)")
     ap.add_argument("--output-dir", required=True, help="run directory (stages, models, eval/table.csv)")
     ap.add_argument("--profile", choices=sorted(PROFILES), help="run profile; overrides the file's `profile`")
-    ap.add_argument("--resume", action="store_true", help="skip the stages that already finished in --output-dir")
+    ap.add_argument(
+        "--resume", action="store_true", help="skip the stages that already finished in --output-dir"
+    )
     ap.add_argument("--no-progress", action="store_true", help="no progress bars")
     args = ap.parse_args(argv)
     if args.config:

@@ -166,7 +166,9 @@ class MuCodeConfig:
         if not 0 < self.top_p <= 1 or self.temperature < 0 or self.eval_temperature < 0:
             raise ValueError("top_p must lie in (0, 1] and temperatures must be >= 0")
         if self.best_of_n > 1 and self.eval_temperature == 0:
-            raise ValueError("eval_temperature must be > 0 when best_of_n > 1 (greedy candidates are identical)")
+            raise ValueError(
+                "eval_temperature must be > 0 when best_of_n > 1 (greedy candidates are identical)"
+            )
         return self
 
     # --- construction -------------------------------------------------------------------------------------------
@@ -218,16 +220,48 @@ PROFILES: dict[str, dict] = {
     "paper": dict(backend="vllm"),
     # Every code path in seconds on a CPU: tiny random model, 3 tasks, one round.
     "smoke": dict(
-        rounds=1, final_verifier=False, rollouts=2, turns=2, max_new_tokens=16, pairs_per_task=4,
-        verifier_lr=1e-3, verifier_epochs=1, verifier_batch_size=4, verifier_grad_accum=1, verifier_max_length=512,
-        sft_lr=1e-3, sft_epochs=1, sft_batch_size=4, sft_grad_accum=1, sft_max_length=512,
-        iters=(1, 2), runs=1, best_of_n=2, trl=dict(logging_steps=1),
+        rounds=1,
+        final_verifier=False,
+        rollouts=2,
+        turns=2,
+        max_new_tokens=16,
+        pairs_per_task=4,
+        verifier_lr=1e-3,
+        verifier_epochs=1,
+        verifier_batch_size=4,
+        verifier_grad_accum=1,
+        verifier_max_length=512,
+        sft_lr=1e-3,
+        sft_epochs=1,
+        sft_batch_size=4,
+        sft_grad_accum=1,
+        sft_max_length=512,
+        iters=(1, 2),
+        runs=1,
+        best_of_n=2,
+        trl=dict(logging_steps=1),
     ),  # fmt: skip
     # The laptop profile over the toy world: learning rates sized for a small char-level model, fewer rollouts.
     "toy": dict(
-        rounds=2, final_verifier=True, rollouts=8, turns=3, max_new_tokens=96, pairs_per_task=16,
-        verifier_lr=3e-4, verifier_epochs=2, verifier_batch_size=16, verifier_grad_accum=1, verifier_max_length=1024,
-        sft_lr=3e-4, sft_epochs=2, sft_batch_size=16, sft_grad_accum=1, sft_max_length=1024,
-        iters=(1, 3, 5), runs=3, best_of_n=4, trl=dict(logging_steps=10),
+        rounds=2,
+        final_verifier=True,
+        rollouts=8,
+        turns=3,
+        max_new_tokens=96,
+        pairs_per_task=16,
+        verifier_lr=3e-4,
+        verifier_epochs=2,
+        verifier_batch_size=16,
+        verifier_grad_accum=1,
+        verifier_max_length=1024,
+        sft_lr=3e-4,
+        sft_epochs=2,
+        sft_batch_size=16,
+        sft_grad_accum=1,
+        sft_max_length=1024,
+        iters=(1, 3, 5),
+        runs=3,
+        best_of_n=4,
+        trl=dict(logging_steps=10),
     ),  # fmt: skip
 }

@@ -52,8 +52,15 @@ class VerifierBestOfN(Scaffold):
         self.name = f"mucode-bon{n}-{selection}"
 
     def run(
-        self, tasks: Sequence[Any], policy: Any, executor: Any, budget: int, runs: int = 1,
-        seed: int | None = None, progress: bool = False, **sample_kw: Any,
+        self,
+        tasks: Sequence[Any],
+        policy: Any,
+        executor: Any,
+        budget: int,
+        runs: int = 1,
+        seed: int | None = None,
+        progress: bool = False,
+        **sample_kw: Any,
     ) -> list[Episode]:
         budget = check_budget(budget)
         tasks = list(tasks)
@@ -65,7 +72,9 @@ class VerifierBestOfN(Scaffold):
             if not open_:
                 break
             prompts = [Reflexion.prompt(task_of[i], episodes[i]) for i in open_]
-            outs = sample_requests(policy, [(p, self.n) for p in prompts], round_seed(seed, round_), **sample_kw)
+            outs = sample_requests(
+                policy, [(p, self.n) for p in prompts], round_seed(seed, round_), **sample_kw
+            )
             picks, visible = self._choose(open_, task_of, outs, executor, rng)
             for i, p, o, (k, code), res in zip(open_, prompts, outs, picks, visible):
                 ep = episodes[i]
@@ -84,7 +93,11 @@ class VerifierBestOfN(Scaffold):
             picks = [rng.randrange(len(o)) for o in outs]
         else:
             flat = [(P.first_prompt(task_of[i].prompt), text) for i, o in zip(open_, outs) for text, _ in o]
-            scores = self.verifier.score([x for x, _ in flat], [y for _, y in flat]) if self.verifier else [0.0] * len(flat)
+            scores = (
+                self.verifier.score([x for x, _ in flat], [y for _, y in flat])
+                if self.verifier
+                else [0.0] * len(flat)
+            )
             per, at = [], 0
             for o in outs:
                 per.append(scores[at : at + len(o)])
@@ -95,7 +108,10 @@ class VerifierBestOfN(Scaffold):
             for cs in codes:
                 results.append(flat_res[at : at + len(cs)])
                 at += len(cs)
-            picks = [max(range(len(cs)), key=lambda k: (visible_pass(rs[k]), s[k])) for cs, rs, s in zip(codes, results, per)]
+            picks = [
+                max(range(len(cs)), key=lambda k: (visible_pass(rs[k]), s[k]))
+                for cs, rs, s in zip(codes, results, per)
+            ]
             return [(k, cs[k]) for k, cs in zip(picks, codes)], [rs[k] for k, rs in zip(picks, results)]
         if self.selection == "verifier":
             picks = [max(range(len(s)), key=s.__getitem__) for s in per]  # ŷ = argmax_i R_φ(x, y^i)

@@ -80,7 +80,9 @@ def resolve(cfg: MuCodeConfig, workdir: str | Path) -> tuple[str, list, list]:
         train = train if train is not None else make_tasks("train", n=200, seed=cfg.seed)
         test = test if test is not None else make_tasks("test", n=200, seed=1234)
     if model is None or train is None:
-        raise ValueError(f"profile {cfg.profile!r}: set `model` and `tasks` (e.g. model: Qwen/Qwen3-1.7B, tasks: kodcode)")
+        raise ValueError(
+            f"profile {cfg.profile!r}: set `model` and `tasks` (e.g. model: Qwen/Qwen3-1.7B, tasks: kodcode)"
+        )
     if test is None:
         raise ValueError("eval_tasks: set the evaluation benchmark (e.g. humaneval) for this profile")
     if cfg.n_eval_tasks:
@@ -149,11 +151,17 @@ def run_mucode(
     out = Path(output_dir)
     done = finished_stages(out)
     if done and not resume:
-        raise FileExistsError(f"output_dir {out} already holds finished stages {done[:3]}...; pass resume=True")
+        raise FileExistsError(
+            f"output_dir {out} already holds finished stages {done[:3]}...; pass resume=True"
+        )
     out.mkdir(parents=True, exist_ok=True)
     cfg.save(out / "config.json")
     if model is not None and tasks is not None:
-        base, train_tasks, test_tasks = model, list(tasks), list(eval_tasks if eval_tasks is not None else tasks)
+        base, train_tasks, test_tasks = (
+            model,
+            list(tasks),
+            list(eval_tasks if eval_tasks is not None else tasks),
+        )
     else:
         base, train_tasks, test_tasks = resolve(cfg, out)
         base, train_tasks = model or base, list(tasks) if tasks is not None else train_tasks
@@ -175,7 +183,9 @@ def _run(cfg: MuCodeConfig, out: Path, base: str, train_tasks: list, test_tasks:
     generator = base  # π_0
     for r in range(1, cfg.rounds + 1):
         rd = out / f"round{r}"
-        _rollouts_and_verifier(cfg, out, rd, r, generator, verifier_base, train_tasks, executor, log, progress)
+        _rollouts_and_verifier(
+            cfg, out, rd, r, generator, verifier_base, train_tasks, executor, log, progress
+        )
 
         def relabel_stage(d: Path, rd: Path = rd) -> dict:
             from murphy_lab.baselines.mucode.relabel import relabel
@@ -186,14 +196,19 @@ def _run(cfg: MuCodeConfig, out: Path, base: str, train_tasks: list, test_tasks:
             save_trees(trees, str(d / "trees.jsonl"))
             rows = relabel(trees, cfg.relabel_with, cfg.num_to_relabel, cfg.keep_positive)
             _write_jsonl(d / "sft.jsonl", rows)
-            return {"rows": len(rows), **{k: sum(x["kind"] == k for x in rows) for k in ("relabeled", "positive", "reference")}}
+            return {
+                "rows": len(rows),
+                **{k: sum(x["kind"] == k for x in rows) for k in ("relabeled", "positive", "reference")},
+            }
 
         stage(rd, "relabel", relabel_stage, log)
 
         def sft_stage(d: Path, r: int = r) -> dict:
             from murphy_lab.baselines.mucode.sft import sft_generator
 
-            rows = [x for i in range(1, r + 1) for x in _read_jsonl(out / f"round{i}" / "relabel" / "sft.jsonl")]
+            rows = [
+                x for i in range(1, r + 1) for x in _read_jsonl(out / f"round{i}" / "relabel" / "sft.jsonl")
+            ]
             start = base if cfg.sft_from == "base" or r == 1 else str(out / f"round{r - 1}" / "sft" / "model")
             return sft_generator(rows, start, d, lr=cfg.sft_lr, epochs=cfg.sft_epochs, batch_size=cfg.sft_batch_size,
                                  grad_accum=cfg.sft_grad_accum, max_length=cfg.sft_max_length, chat=cfg.chat,
@@ -205,7 +220,9 @@ def _run(cfg: MuCodeConfig, out: Path, base: str, train_tasks: list, test_tasks:
     if cfg.final_verifier:
         verifier_round = cfg.rounds + 1
         rd = out / f"round{verifier_round}"
-        _rollouts_and_verifier(cfg, out, rd, verifier_round, generator, verifier_base, train_tasks, executor, log, progress)
+        _rollouts_and_verifier(
+            cfg, out, rd, verifier_round, generator, verifier_base, train_tasks, executor, log, progress
+        )
 
     def eval_stage(d: Path) -> dict:
         table = evaluate_mucode(generator, out / f"round{verifier_round}" / "verifier" / "model", test_tasks,
@@ -257,7 +274,9 @@ def _rollouts_and_verifier(cfg, out, rd, r, generator, verifier_base, tasks, exe
 
         trees = load_trees(str(rd / "rollouts" / "trees.jsonl"))
         _write_jsonl(d / "pairs.jsonl", preference_pairs(trees, cfg.pairs_per_task, seed=cfg.seed + r))
-        pairs = [p for i in range(1, r + 1) for p in _read_jsonl(out / f"round{i}" / "verifier" / "pairs.jsonl")]
+        pairs = [
+            p for i in range(1, r + 1) for p in _read_jsonl(out / f"round{i}" / "verifier" / "pairs.jsonl")
+        ]
         return train_verifier(pairs, verifier_base, d, loss=cfg.verifier_loss, lr=cfg.verifier_lr,
                               epochs=cfg.verifier_epochs, batch_size=cfg.verifier_batch_size,
                               grad_accum=cfg.verifier_grad_accum, max_length=cfg.verifier_max_length, chat=cfg.chat,

@@ -82,4 +82,10 @@ def relabel(
 
 
 def _row(tree: RolloutTree, prompt: Any, completion: str, kind: str, turn: Any) -> dict:
-    return {"task_id": tree.task_id, "prompt": prompt, "completion": completion, "kind": kind, "turn": int(turn or 1)}
+    return {
+        "task_id": tree.task_id,
+        "prompt": prompt,
+        "completion": completion,
+        "kind": kind,
+        "turn": int(turn or 1),
+    }

@@ -55,7 +55,9 @@ def collect_rollouts(
         raise ValueError("tasks is empty")
     for i, t in enumerate(tasks):
         if not len(t.visible_tests) or not len(t.hidden_tests):
-            raise ValueError(f"tasks[{i}] ({t.task_id!r}) needs visible tests (feedback) and hidden tests (labels)")
+            raise ValueError(
+                f"tasks[{i}] ({t.task_id!r}) needs visible tests (feedback) and hidden tests (labels)"
+            )
     extract = extractor_for(tasks)
     firsts = [P.first_prompt(t.prompt) for t in tasks]
     task_text = dict(zip(firsts, (t.prompt for t in tasks)))

@@ -36,7 +36,9 @@ from murphy_lab.tree import RolloutTree
 def bradley_terry_loss(r_chosen: torch.Tensor, r_rejected: torch.Tensor) -> torch.Tensor:
     """Mean of -log σ(r+ - r-) over pairs; `r_chosen`, `r_rejected`: (P,) scores of the correct / incorrect."""
     if r_chosen.shape != r_rejected.shape:
-        raise ValueError(f"r_chosen and r_rejected differ in shape: {tuple(r_chosen.shape)} vs {tuple(r_rejected.shape)}")
+        raise ValueError(
+            f"r_chosen and r_rejected differ in shape: {tuple(r_chosen.shape)} vs {tuple(r_rejected.shape)}"
+        )
     return -F.logsigmoid(r_chosen - r_rejected).mean()  # Bradley-Terry: P(y+ ≻ y-) = σ(r+ - r-)
 
 
@@ -154,7 +156,9 @@ def train_verifier(
         model = trainer.model
     model.save_pretrained(output_dir / "model")
     tok.save_pretrained(output_dir / "model")
-    (output_dir / "model" / "verifier.json").write_text(json.dumps({"chat": chat, "max_length": max_length}) + "\n")
+    (output_dir / "model" / "verifier.json").write_text(
+        json.dumps({"chat": chat, "max_length": max_length}) + "\n"
+    )
     return stats
 
 
@@ -168,7 +172,9 @@ class Verifier:
 
         if isinstance(model_or_path, (str, Path)):
             path = Path(model_or_path)
-            meta = json.loads((path / "verifier.json").read_text()) if (path / "verifier.json").exists() else {}
+            meta = (
+                json.loads((path / "verifier.json").read_text()) if (path / "verifier.json").exists() else {}
+            )
             model = AutoModelForSequenceClassification.from_pretrained(path, num_labels=1)
             tokenizer = tokenizer or AutoTokenizer.from_pretrained(path)
             chat = meta.get("chat", False) if chat is None else chat
@@ -185,9 +191,17 @@ class Verifier:
     def score(self, prompts: Sequence[Any], completions: Sequence[str]) -> list[float]:
         """R_φ(x_i, y_i) for each pair of the two lists (same length)."""
         if len(prompts) != len(completions):
-            raise ValueError(f"prompts and completions differ in length: {len(prompts)} vs {len(completions)}")
-        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.tokenizer.eos_token_id
-        seqs = [encode(self.tokenizer, p, c, self.chat)[-self.max_length :] for p, c in zip(prompts, completions)]
+            raise ValueError(
+                f"prompts and completions differ in length: {len(prompts)} vs {len(completions)}"
+            )
+        pad = (
+            self.tokenizer.pad_token_id
+            if self.tokenizer.pad_token_id is not None
+            else self.tokenizer.eos_token_id
+        )
+        seqs = [
+            encode(self.tokenizer, p, c, self.chat)[-self.max_length :] for p, c in zip(prompts, completions)
+        ]
         out: list[float] = []
         with torch.inference_mode():
             for start in range(0, len(seqs), self.batch_size):
@@ -198,7 +212,9 @@ class Verifier:
                 for i, s in enumerate(chunk):
                     ids[i, : len(s)] = torch.tensor(s)
                     mask[i, : len(s)] = 1
-                logits = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device)).logits  # (B, 1)
+                logits = self.model(
+                    input_ids=ids.to(self.device), attention_mask=mask.to(self.device)
+                ).logits  # (B, 1)
                 out += logits.squeeze(-1).float().tolist()
         return out
 
