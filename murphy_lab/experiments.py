@@ -293,11 +293,13 @@ class RunResult:
     info: dict = field(default_factory=dict)  # done.json: timings, checkpoint, code version
 
 
-TrainFn = Callable[[Experiment, str, Path], Path]  # (experiment, base model, output dir) -> trained model dir
-EvaluateFn = Callable[
-    [Experiment, str, str], pd.DataFrame
-]  # (experiment, model dir, benchmark) -> Iter-k table
-BaseModelFn = Callable[[Experiment, Path], str]  # (experiment, cache dir) -> base model path or hub id
+# (experiment, base model, output dir) -> trained model dir
+TrainFn = Callable[[Experiment, str, Path], Path]
+# (experiment, model dir, benchmark) -> Iter-k table (columns of murphy_lab.evaluate.evaluate); may also accept
+# a `transcripts_path=` keyword, then the run folder keeps the episodes
+EvaluateFn = Callable[[Experiment, str, str], pd.DataFrame]
+# (experiment, cache dir) -> base model path or hub id
+BaseModelFn = Callable[[Experiment, Path], str]
 
 
 def run_experiment(
@@ -342,7 +344,10 @@ def run_experiment(
             info["trained"] = "given"
         elif (ckpt / "DONE").exists():
             info["trained"] = "reused"
-            ckpt = Path((ckpt / "DONE").read_text().strip())  # the model folder the trainer returned
+            done = Path((ckpt / "DONE").read_text().strip())  # the model folder the trainer returned
+            ckpt = (
+                ckpt / done if (ckpt / done).exists() else done
+            )  # relative to the checkpoint, or as written
         elif not train:
             raise FileNotFoundError(
                 f"train=False but no checkpoint for {exp.model}/{exp.method} (seed {exp.seed}, variant {exp.variant}) "
@@ -355,7 +360,12 @@ def run_experiment(
             t1 = time.perf_counter()
             ckpt = Path(train_fn(exp, str(base), ckpt))
             info.update(trained="now", train_s=round(time.perf_counter() - t1, 2))
-            (cache_dir / "checkpoints" / info["train_key"] / "DONE").write_text(str(ckpt))
+            root = cache_dir / "checkpoints" / info["train_key"]
+            # relative to the checkpoint folder when inside it, so the cache can move (an absolute path stays one)
+            inside = ckpt.resolve().is_relative_to(root.resolve())
+            (root / "DONE").write_text(
+                str(ckpt.resolve().relative_to(root.resolve())) if inside else str(ckpt.resolve())
+            )
         model_dir = str(ckpt)
         metrics_path = _find_metrics(Path(model_dir), cache_dir / "checkpoints" / info["train_key"])
 
