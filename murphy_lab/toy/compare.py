@@ -86,6 +86,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--runs", type=int, default=2)
     p.add_argument("--iters", type=int, nargs="+", default=[1, 2, 3])
     p.add_argument("--out", default="runs/toy-compare")
+    p.add_argument("--model", default="", help="a policy checkpoint (default: the cached toy policy)")
     p.add_argument("--threads", type=int, default=1)
     args = p.parse_args(argv)
     import torch
@@ -94,6 +95,8 @@ def main(argv: list[str] | None = None) -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     over = {"learning_rate": args.lr} if args.lr else {}
+    if args.model:
+        over["model"] = args.model
     for seed in args.seeds:  # seed-major: a partial run still has every method at the first seeds
         for method in args.methods:
             row = run_one(method, seed, args.steps, out, args.n_eval, args.runs, args.iters, **over)
