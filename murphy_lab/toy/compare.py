@@ -54,25 +54,25 @@ def run_one(method: str, seed: int, steps: int, out: Path, n_eval: int, runs: in
             "train_turn1_informative_share": turn1_informative_share(run_dir)}
 
 
-def summarize(rows: list[dict]) -> str:
-    """A markdown table: mean ± std over seeds of Iter-k pass@1 (%) and the informative shares, per method."""
+def _mean_std(values) -> str:
     import numpy as np
 
+    vals = np.asarray([v for v in values if v is not None and v == v], dtype=float)
+    return f"{vals.mean():.1f} ± {vals.std():.1f}" if len(vals) else "–"
+
+
+def summarize(rows: list[dict]) -> str:
+    """A markdown table: mean ± std over seeds (ddof 0) of Iter-k pass@1 (%) and the informative shares (%)."""
     methods = list(dict.fromkeys(r["method"] for r in rows))
     ks = sorted({int(k) for r in rows for k in r["pass@1"]})
     head = "| method | seeds | " + " | ".join(f"Iter-{k}" for k in ks) + " | informative (eval) | informative (train t1) |"
     lines = [head, "|" + "---|" * (len(ks) + 4)]
     for m in methods:
         rs = [r for r in rows if r["method"] == m]
-
-        def ms(vals):
-            vals = np.asarray([v for v in vals if v == v], dtype=float)
-            return f"{vals.mean():.1f} ± {vals.std():.1f}" if len(vals) else "–"
-
-        cells = [ms([r["pass@1"][str(k)] if str(k) in r["pass@1"] else r["pass@1"][k] for r in rs]) for k in ks]
-        share = lambda key: ms([100 * r[key] for r in rs if r.get(key) is not None])  # noqa: E731
-        lines.append(f"| {m} | {len(rs)} | " + " | ".join(cells) + f" | {share('eval_informative_share')} | "
-                     f"{share('train_turn1_informative_share')} |")
+        cells = [_mean_std([r["pass@1"].get(str(k), r["pass@1"].get(k)) for r in rs]) for k in ks]
+        shares = [_mean_std([100 * r[key] for r in rs if r.get(key) is not None])
+                  for key in ("eval_informative_share", "train_turn1_informative_share")]
+        lines.append(f"| {m} | {len(rs)} | " + " | ".join(cells + shares) + " |")
     return "\n".join(lines)
 
 

@@ -21,7 +21,7 @@ import random
 from dataclasses import asdict, dataclass
 
 from murphy_lab.prompts import first_prompt, refine_prompt
-from murphy_lab.toy.world import A_VALUES, B_VALUES, Spec, program, sample_specs, to_task, revealed
+from murphy_lab.toy.world import A_VALUES, B_VALUES, Spec, program, revealed, sample_specs, to_task
 
 
 @dataclass
@@ -107,7 +107,7 @@ def build_corpus(n_chains: int, executor, seed: int = 0, noise: NoiseConfig | No
         live.append((i, first_prompt(spec.prompt), att))
     bar = _bar(progress, turns)
     for turn in range(1, turns + 1):
-        for i, prompt, att in live:
+        for _, prompt, att in live:
             examples.append({"prompt": prompt, "completion": att.code, "turn": turn, "spec": asdict(att.spec)})
         if turn == turns:
             break
