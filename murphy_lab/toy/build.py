@@ -46,6 +46,7 @@ ALIASES = {"small": "toy"}  # other names callers use for the default size
 
 SIZES = {
     "toy": ToyPolicyConfig(),
+    "toy-long": ToyPolicyConfig(steps=3000),  # a clearly better base (docs/toy_world.md §4.4), ~10 min idle
     "smoke": ToyPolicyConfig(hidden=16, layers=1, heads=2, n_chains=60, steps=12, batch_size=8, warmup=2),
 }
 
@@ -136,7 +137,7 @@ def build_toy_policy(size: str = "toy", cache_dir: str | Path | None = None, see
 
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description="Build (or find in the cache) the toy world's policy.")
-    p.add_argument("--size", default="toy", choices=sorted(SIZES))
+    p.add_argument("--size", default="toy", choices=sorted(SIZES) + sorted(ALIASES))
     p.add_argument("--cache-dir", default=None, help="default: $MURPHY_LAB_CACHE/toy or ~/.cache/murphy_lab/toy")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--steps", type=int, default=None, help="override the preset's SFT steps")
