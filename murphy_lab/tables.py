@@ -190,8 +190,13 @@ def main_tables(agg: pd.DataFrame, methods: Sequence[str] = paper.METHODS) -> li
         ],
         columns=["model", "benchmark", "Iter-k"] + names,
     )
+    ran = set(agg["method"])
     notes = _common_notes(agg) + [
-        f"{paper.METHOD_NAMES[m]}: {UNAVAILABLE[m]}." for m in methods if m in UNAVAILABLE
+        f"{paper.METHOD_NAMES[m]}: {UNAVAILABLE[m]}."
+        if m in UNAVAILABLE
+        else f"{paper.METHOD_NAMES[m]}: not run here (add {m!r} to the notebook's `methods`)."
+        for m in methods
+        if m in UNAVAILABLE or m not in ran
     ]
 
     pt = paper.main_table()

@@ -138,8 +138,8 @@ def test_code_version_can_be_pinned_by_environment(monkeypatch):
 
 
 def test_unavailable_baseline_raises_not_implemented():
-    with pytest.raises(NotImplementedError, match="µCode"):
-        exp(method="mucode")
+    with pytest.raises(NotImplementedError, match="ReVeal"):
+        exp(method="reveal")
 
 
 def test_unknown_method_is_a_value_error_naming_it():
@@ -154,7 +154,7 @@ def test_unknown_profile_is_a_value_error_naming_it():
 
 def test_plan_skips_unavailable_methods_and_varies_only_murphy():
     exps = X.plan(
-        "smoke", methods=("base", "mucode", "murphy"), variants=[{"credit": "mars"}, {"credit": "mers"}]
+        "smoke", methods=("base", "reveal", "murphy"), variants=[{"credit": "mars"}, {"credit": "mers"}]
     )
     assert sorted((e.method, e.variant) for e in exps) == [
         ("base", "-"),
