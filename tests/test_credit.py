@@ -1,11 +1,11 @@
 import random
 
 import pytest
+from trees import informative_tree, random_tree, three_turn_tree
 
 from murphy_lab.credit import assign_credit, mars, mers
 from murphy_lab.prune import interp
 from murphy_lab.tree import Node, RolloutTree
-from trees import informative_tree, random_tree, three_turn_tree
 
 
 def credits(tree):

@@ -2,13 +2,13 @@ import math
 
 import pytest
 import torch
+from trees import informative_tree, paper_tree
 
 from murphy_lab.baselines.rules import grpo_mt, grpo_single
 from murphy_lab.credit import mars
 from murphy_lab.grpo import group_advantages, grpo_loss, k3_kl, normalize, training_pairs
 from murphy_lab.prune import intrap
 from murphy_lab.tree import Node, RolloutTree
-from trees import informative_tree, paper_tree
 
 
 def test_normalize_uses_bessel_std_and_eps():

@@ -1,10 +1,10 @@
 import itertools
 
 import pytest
+from trees import paper_tree
 
 from murphy_lab.prune import delta_var, interp, intrap, unprune, variance
 from murphy_lab.tree import Node, RolloutTree
-from trees import paper_tree
 
 
 def kept(tree):

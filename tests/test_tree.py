@@ -1,9 +1,9 @@
 from types import SimpleNamespace
 
 import pytest
+from trees import informative_tree, paper_tree, three_turn_tree
 
 from murphy_lab.tree import Node, RolloutTree, build_tree, build_trees, load_trees, save_trees
-from trees import informative_tree, paper_tree, three_turn_tree
 
 
 def test_node_defaults_make_hand_built_trees_easy():

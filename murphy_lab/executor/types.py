@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Union
 
 
 @dataclass(frozen=True)
@@ -16,7 +15,7 @@ class IOTest:
 
 
 # One test is an assert statement (str, may span lines) or an IOTest.
-Test = Union[str, IOTest]
+Test = str | IOTest
 
 
 @dataclass(frozen=True)
