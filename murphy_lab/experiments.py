@@ -40,14 +40,11 @@ import pandas as pd
 import murphy_lab
 
 # Methods we can train/evaluate today, and the main-table columns without a runnable method yet (shown as "–").
-TRAINABLE = ("grpo", "grpo_mt", "murphy")
+# µCode and ReVeal train with their own pipelines (murphy_lab.baselines.mucode / .reveal, `experiment_train`) and
+# are evaluated like every other column: plain Iter-k pass@1 under the experiment's scaffold.
+TRAINABLE = ("grpo", "grpo_mt", "mucode", "reveal", "murphy")
 METHODS = ("base",) + TRAINABLE
-UNAVAILABLE = {
-    # murphy_lab.baselines.mucode has an adapter (`experiment_train`, dispatched in `default_train`); it is not a
-    # table method yet because its smoke run still asks for evaluation tasks. Enable: move "mucode" to TRAINABLE.
-    "mucode": "µCode (learned verifier + expert iteration) is not wired into the reproduce tables yet",
-    "reveal": "ReVeal (generation/verification turns, TAPO) is not implemented in murphy_lab yet",
-}
+UNAVAILABLE: dict[str, str] = {}  # method -> why it cannot run (none at the moment)
 # Trainer mode per method (murphy_lab.config: murphy | grpo_mt | grpo).
 MODE = {"grpo": "grpo", "grpo_mt": "grpo_mt", "murphy": "murphy"}
 PAPER_MODEL_IDS = {  # Hugging Face ids for the paper profile; override with `model_paths=` where they differ
@@ -85,6 +82,12 @@ class Profile:
     """Scaffolds of the cross-scaffold table (the paper: Reflexion-style, LATS, DoT)."""
     train_overrides: tuple[tuple[str, object], ...] = ()
     """Trainer-config fields this profile's tables set on top of the trainer's presets (e.g. the demo's step budget)."""
+    methods: tuple[str, ...] = METHODS
+    """The main table's default methods (the notebook's `methods = None`)."""
+    not_run: tuple[tuple[str, str], ...] = ()
+    """(method, why) for main-table methods this profile leaves out by default; the table's "–" note says why."""
+    method_benchmarks: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """(method, benchmarks) where the paper reports a method on some benchmarks only (ReVeal: LiveCodeBench-v6)."""
 
 
 PROFILES = {
@@ -108,6 +111,19 @@ PROFILES = {
         runs=1,
         n_eval_tasks=200,
         train_overrides=(("max_steps", 40),),
+        methods=("base", "grpo", "grpo_mt", "murphy"),
+        not_run=(
+            (
+                "mucode",
+                'not run in the toy demo (pass -p methods \'["base", "grpo", "grpo_mt", "mucode", '
+                '"murphy"]\' to include it; it adds minutes of training per seed on 2 cores, docs/mucode.md)',
+            ),
+            (
+                "reveal",
+                "not run in the toy demo: the toy policy was never taught ReVeal's generation/verification "
+                "tag format, so all its rewards are zero (docs/reveal.md)",
+            ),
+        ),
     ),
     "paper": Profile(
         "paper",
@@ -118,8 +134,16 @@ PROFILES = {
         train_data="kodcode-1k",
         needs_gpu=True,
         max_new_tokens=2048,
+        method_benchmarks=(("reveal", ("LCB-v6",)),),  # the paper reports ReVeal on LiveCodeBench-v6 only
     ),
 }
+
+
+def not_run_note(profile_name: str | None, method: str) -> str | None:
+    """Why `profile_name` leaves `method` out of its default main table (None when it does not say)."""
+    if profile_name not in PROFILES:
+        return None
+    return dict(PROFILES[profile_name].not_run).get(method)
 
 
 def profile(name: str) -> Profile:
@@ -240,7 +264,7 @@ def run_key(exp: Experiment, version: str | None = None) -> str:
 
 def plan(
     profile_name: str,
-    methods: Sequence[str] = METHODS,
+    methods: Sequence[str] | None = None,
     models: Sequence[str] | None = None,
     seeds: Sequence[int] | None = None,
     benchmarks: Sequence[str] | None = None,
@@ -250,9 +274,13 @@ def plan(
     """Experiments for every (model, method, variant, seed), with the profile's defaults for what is not given.
 
     `variants` are dicts of Experiment fields (e.g. `{"credit": "mers", "gamma": 0.9}`), applied to MURPHY only;
-    methods listed in `UNAVAILABLE` are skipped here (their table column shows "–" with a note).
+    methods listed in `UNAVAILABLE` are skipped here (their table column shows "–" with a note). `methods=None`:
+    the profile's `methods`. A method the profile reports on some benchmarks only (`method_benchmarks`: ReVeal on
+    LiveCodeBench-v6 in the paper profile) is evaluated on those of the planned benchmarks.
     """
     prof = profile(profile_name)
+    methods = prof.methods if methods is None else methods
+    only = dict(prof.method_benchmarks)
     defaults = dict(benchmarks=tuple(benchmarks or prof.benchmarks), iters=prof.iters, runs=prof.runs,
                     train_data=prof.train_data, n_eval_tasks=prof.n_eval_tasks,
                     overrides=prof.train_overrides)  # fmt: skip
@@ -262,9 +290,12 @@ def plan(
         for method in methods:
             if method in UNAVAILABLE:
                 continue
+            kw = dict(defaults)
+            if method in only and set(only[method]) & set(kw["benchmarks"]):
+                kw["benchmarks"] = tuple(b for b in kw["benchmarks"] if b in only[method])
             for variant in variants if method == "murphy" else ({},):
                 for seed in seeds if seeds is not None else prof.seeds:
-                    out.append(Experiment(profile_name, model, method, seed=seed, **{**defaults, **variant}))
+                    out.append(Experiment(profile_name, model, method, seed=seed, **{**kw, **variant}))
     return list(dict.fromkeys(out))  # drop duplicates, keep order
 
 
@@ -585,9 +616,17 @@ def default_train(exp: Experiment, base_model: str, output_dir: Path) -> Path:
     `reproduce/configs/launch/train_8xh100.sh` (8 GPUs: 2 vLLM + 6 training) or `colocate_1gpu.sh` (fewer GPUs).
     """
     if exp.method == "mucode":  # its own pipeline: expert iteration with a learned verifier
+        from murphy_lab.baselines.mucode.config import MuCodeConfig
         from murphy_lab.baselines.mucode.pipeline import experiment_train
 
+        # the profile's trainer overrides (e.g. the toy demo's max_steps) mean nothing to µCode: pass only its fields
+        names = {f.name for f in dataclasses.fields(MuCodeConfig)}
+        exp = dataclasses.replace(exp, overrides=tuple(kv for kv in exp.overrides if kv[0] in names))
         return Path(experiment_train(exp, base_model, output_dir))
+    if exp.method == "reveal":  # its own trainer: generation/verification rounds, TAPO advantages
+        from murphy_lab.baselines.reveal.trainer import experiment_train as reveal_train
+
+        return Path(reveal_train(exp, base_model, output_dir))
     if exp.profile == "paper":
         return paper_train(exp, base_model, output_dir)
     from murphy_lab.config import PROFILE_BUILDERS
@@ -667,8 +706,32 @@ def default_evaluate(
         from murphy_lab.prompts import extract_program
 
         scaffold_kw["extract"] = extract_program
+    if exp.method == "reveal" or exp.scaffold == "reveal":
+        import murphy_lab.baselines.reveal  # noqa: F401  (registers the "reveal" scaffold)
+    if (
+        exp.method == "reveal" and exp.scaffold != "reveal"
+    ):  # its program sits in <generation-answer> when tagged
+        scaffold_kw["extract"] = reveal_program(scaffold_kw.get("extract"))
+    if exp.scaffold == "reveal":
+        scaffold_kw = {}  # ReVeal's own loop reads its rounds itself
     return evaluate(policy, tasks, executor, iters=tuple(exp.iters), runs=exp.runs, scaffold=exp.scaffold,
                     seed=exp.seed, transcripts_path=transcripts_path, progress=False, scaffold_kw=scaffold_kw)  # fmt: skip
+
+
+def reveal_program(fallback: Callable[[str], str] | None = None) -> Callable[[str], str]:
+    """Program extraction for a ReVeal-trained model in a shared scaffold: its <generation-answer> when it wrote
+    one (`reveal_extract`), else the benchmark's usual extraction (`fallback`, default `prompts.extract_code`)."""
+    from murphy_lab.baselines.reveal.format import reveal_extract
+    from murphy_lab.prompts import extract_code
+
+    fallback = fallback or extract_code
+
+    def extract(completion: str) -> str:
+        return (
+            reveal_extract(completion) if "<generation-answer" in completion.lower() else fallback(completion)
+        )
+
+    return extract
 
 
 def load_benchmark(benchmark: str, exp: Experiment) -> list:
@@ -771,7 +834,7 @@ def stand_in_train(exp: Experiment, base_model: str, output_dir: Path) -> Path:
 
 def stand_in_evaluate(exp: Experiment, model_dir: str, benchmark: str) -> pd.DataFrame:
     """STAND-IN evaluation: deterministic made-up pass@1 that grows with k; NOT a measurement."""
-    bump = dict(base=0.0, grpo=3.0, grpo_mt=5.0, murphy=7.0, mucode=4.0)[exp.method]
+    bump = dict(base=0.0, grpo=3.0, grpo_mt=5.0, murphy=7.0, mucode=4.0, reveal=4.5)[exp.method]
     diffs = ("all", "easy", "medium", "hard")
     rows = []
     for i, d in enumerate(diffs):

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from murphy_lab import paper
-from murphy_lab.experiments import UNAVAILABLE
+from murphy_lab.experiments import UNAVAILABLE, not_run_note
 
 DASH = "–"
 KEYS = (
@@ -171,12 +171,15 @@ def main_rows(agg: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(keep)
 
 
-def main_tables(agg: pd.DataFrame, methods: Sequence[str] = paper.METHODS) -> list[Table]:
+def main_tables(
+    agg: pd.DataFrame, methods: Sequence[str] = paper.METHODS, profile: str | None = None
+) -> list[Table]:
     """The main table (ours), the paper's main table, and the cell-by-cell comparison where model/benchmark match.
 
     `agg` is `aggregate(results)` restricted to the main configuration (MaRS, no pruning, one scaffold); only the
     rows `main_rows` selects are shown (difficulty "all", LiveCodeBench-v6 Hard).
-    Rows: model × benchmark × Iter-k; columns: `methods` (µCode and ReVeal show "–" until implemented).
+    Rows: model × benchmark × Iter-k; columns: `methods`. A method that did not run shows "–" with a note: the
+    profile's reason (`experiments.Profile.not_run`, when `profile` is given) or how to include it.
     """
     ours = _ordered(main_rows(agg))
     ours = ours.assign(bench=[bench_label(b, d) for b, d in zip(ours["benchmark"], ours["difficulty"])])
@@ -194,6 +197,8 @@ def main_tables(agg: pd.DataFrame, methods: Sequence[str] = paper.METHODS) -> li
     notes = _common_notes(agg) + [
         f"{paper.METHOD_NAMES[m]}: {UNAVAILABLE[m]}."
         if m in UNAVAILABLE
+        else f"{paper.METHOD_NAMES[m]}: {not_run_note(profile, m)}."
+        if not_run_note(profile, m)
         else f"{paper.METHOD_NAMES[m]}: not run here (add {m!r} to the notebook's `methods`)."
         for m in methods
         if m in UNAVAILABLE or m not in ran

@@ -137,7 +137,8 @@ def test_code_version_can_be_pinned_by_environment(monkeypatch):
     assert X.code_version() == "pinned"
 
 
-def test_unavailable_baseline_raises_not_implemented():
+def test_unavailable_baseline_raises_not_implemented(monkeypatch):
+    monkeypatch.setitem(X.UNAVAILABLE, "reveal", "ReVeal is switched off here")
     with pytest.raises(NotImplementedError, match="ReVeal"):
         exp(method="reveal")
 
@@ -152,7 +153,8 @@ def test_unknown_profile_is_a_value_error_naming_it():
         exp(profile="huge")
 
 
-def test_plan_skips_unavailable_methods_and_varies_only_murphy():
+def test_plan_skips_unavailable_methods_and_varies_only_murphy(monkeypatch):
+    monkeypatch.setitem(X.UNAVAILABLE, "reveal", "switched off")
     exps = X.plan(
         "smoke", methods=("base", "reveal", "murphy"), variants=[{"credit": "mars"}, {"credit": "mers"}]
     )
@@ -161,6 +163,61 @@ def test_plan_skips_unavailable_methods_and_varies_only_murphy():
         ("murphy", "mars"),
         ("murphy", "mers_1.0"),
     ]
+
+
+def test_mucode_and_reveal_are_trainable_table_methods():
+    assert {"mucode", "reveal"} <= set(X.TRAINABLE) and not {"mucode", "reveal"} & set(X.UNAVAILABLE)
+
+
+def test_smoke_plans_every_main_table_method_and_toy_leaves_out_mucode_and_reveal_with_a_reason():
+    assert {e.method for e in X.plan("smoke")} == set(X.METHODS)
+    assert {e.method for e in X.plan("toy")} == {"base", "grpo", "grpo_mt", "murphy"}
+    assert "never taught" in X.not_run_note("toy", "reveal") and "rewards are zero" in X.not_run_note(
+        "toy", "reveal"
+    )
+    assert "not run in the toy demo" in X.not_run_note("toy", "mucode")
+
+
+def test_paper_plan_evaluates_reveal_on_livecodebench_only():
+    exps = X.plan("paper", methods=("reveal", "murphy"), models=("Qwen3-4B",), seeds=(0,))
+    assert {e.method: e.benchmarks for e in exps} == {
+        "reveal": ("LCB-v6",),
+        "murphy": ("HumanEval", "MBPP", "LCB-v6"),
+    }
+
+
+@pytest.mark.parametrize("method, module", [("mucode", "murphy_lab.baselines.mucode.pipeline"),
+                                            ("reveal", "murphy_lab.baselines.reveal.trainer")])  # fmt: skip
+def test_default_train_dispatches_to_the_baselines_experiment_train(method, module, tmp_path, monkeypatch):
+    import importlib
+
+    calls = []
+    mod = importlib.import_module(module)
+    monkeypatch.setattr(
+        mod, "experiment_train", lambda e, base, out: calls.append((e, base, out)) or Path(out) / "m"
+    )
+    e = exp(method=method)
+    assert X.default_train(e, "base-model", tmp_path) == tmp_path / "m"
+    assert calls == [(e, "base-model", tmp_path)]
+
+
+def test_mucode_receives_only_its_own_config_fields_from_the_profile_overrides(tmp_path, monkeypatch):
+    import murphy_lab.baselines.mucode.pipeline as pipeline
+
+    seen = []
+    monkeypatch.setattr(
+        pipeline, "experiment_train", lambda e, base, out: seen.append(e.overrides) or Path(out)
+    )
+    X.default_train(
+        exp(method="mucode", overrides=(("max_steps", 40), ("rounds", 1))), "base-model", tmp_path
+    )
+    assert seen == [(("rounds", 1),)]
+
+
+def test_reveal_program_reads_the_generation_answer_else_falls_back():
+    extract = X.reveal_program(lambda c: "fallback")
+    assert extract("<generation-answer>\n```python\nx = 1\n```\n</generation-answer>").strip() == "x = 1"
+    assert extract("def f(): pass") == "fallback"
 
 
 def test_plan_uses_profile_defaults():

@@ -86,6 +86,16 @@ def test_smoke_profile_writes_the_tables(name, smoke_dir):
     assert (out / f"{name}.png").read_bytes()[:4] == b"\x89PNG"
     if name in FROM_CACHE:
         assert "from cache:" not in (smoke_dir / f"{name}.ipynb").read_text()  # every planned run was found
+    if (
+        name == "main_table"
+    ):  # the smoke profile trains and evaluates µCode and ReVeal like every other column
+        import pandas as pd
+
+        table = pd.read_csv(out / "main_table.csv")
+        for column in ("µCode", "ReVeal"):
+            assert len(table) and all(float(str(c).split(" ± ")[0]) >= 0 for c in table[column]), table[
+                column
+            ]
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)

@@ -59,10 +59,10 @@ def test_ablation_table_rejects_an_unknown_axis():
 
 def test_main_table_shows_dash_and_a_note_for_baselines_without_numbers():
     agg = T.aggregate(results([("toy", m, "toy", "all", 1, 0, 10.0) for m in ("base", "murphy")]))
-    ours = T.main_tables(agg)[0]
+    ours = T.main_tables(agg, profile="toy")[0]
     assert set(ours.frame["µCode"]) == {T.DASH} and set(ours.frame["ReVeal"]) == {T.DASH}
-    assert any("ReVeal" in n and "not implemented" in n for n in ours.notes)
-    assert any("µCode" in n for n in ours.notes)
+    assert any("ReVeal" in n and "never taught" in n and "rewards are zero" in n for n in ours.notes)
+    assert any("µCode" in n and "not run in the toy demo" in n for n in ours.notes)
 
 
 def test_main_table_compares_cells_the_paper_reports():

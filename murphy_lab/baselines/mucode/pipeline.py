@@ -84,7 +84,9 @@ def resolve(cfg: MuCodeConfig, workdir: str | Path) -> tuple[str, list, list]:
             f"profile {cfg.profile!r}: set `model` and `tasks` (e.g. model: Qwen/Qwen3-1.7B, tasks: kodcode)"
         )
     if test is None:
-        raise ValueError("eval_tasks: set the evaluation benchmark (e.g. humaneval) for this profile")
+        if cfg.evaluate:
+            raise ValueError("eval_tasks: set the evaluation benchmark (e.g. humaneval) for this profile")
+        test = []  # training only (evaluate: False, e.g. murphy_lab.experiments): no evaluation tasks needed
     if cfg.n_eval_tasks:
         test = test[: cfg.n_eval_tasks]
     return model, list(train), list(test)

@@ -284,11 +284,11 @@ def experiment_train(exp: Any, base_model: str, output_dir: str | Path, **overri
         executor = get_executor(workers=1)
     elif exp.train_data == "kodcode-1k":
         kw.update(tasks="kodcode", task_args=dict(n=1000, seed=exp.seed))
+    else:
+        raise ValueError(f"train_data: unknown training set {exp.train_data!r} for ReVeal")
     if exp.profile == "paper":  # chat models, as the trainer's paper recipes (Qwen3 without thinking)
         kw.setdefault("chat", True)
         if str(getattr(exp, "model", "")).startswith("Qwen3"):
             kw.setdefault("chat_template_kwargs", {"enable_thinking": False})
-    else:
-        raise ValueError(f"train_data: unknown training set {exp.train_data!r} for ReVeal")
     config = MurphyConfig.for_profile(exp.profile, **kw)
     return train_reveal(config, output_dir, reveal, resume=True, executor=executor, tasks=tasks)
