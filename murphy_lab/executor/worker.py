@@ -49,6 +49,10 @@ _spec.loader.exec_module(harness)
 CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWNET = 0x00020000, 0x10000000, 0x40000000
 PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 1, 38, 36
 MS_NOSUID, MS_NODEV, MS_BIND, MS_REC, MS_PRIVATE = 2, 4, 1 << 12, 1 << 14, 1 << 18
+MS_RDONLY, MS_REMOUNT = 1, 32
+# Top-level entries of the private /tmp that hold the bound-back Python installation (see _private_tmp): the
+# per-test cleanup of the private /tmp must never descend into them.
+KEPT_UNDER_TMP: set[str] = set()
 _libc = ctypes.CDLL(None, use_errno=True)
 MB = 1 << 20
 
@@ -89,8 +93,7 @@ def isolate_worker(cfg: dict) -> tuple[dict, list[str]]:
                 _call(_libc.mount, b"none", b"/", None, MS_REC | MS_PRIVATE, None)
                 for d in ("/tmp", "/var/tmp", "/dev/shm"):
                     if os.path.isdir(d):
-                        opts = f"size={cfg['tmp_mb']}m,mode=1777".encode()
-                        _call(_libc.mount, b"tmpfs", d.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, opts)
+                        _private_tmp(d, f"size={cfg['tmp_mb']}m,mode=1777".encode())
                 active["private_tmp"] = True
             except OSError as e:
                 warnings.append(f"no private /tmp ({e}); programs may write to the shared /tmp")
@@ -112,6 +115,31 @@ def isolate_worker(cfg: dict) -> tuple[dict, list[str]]:
     return active, warnings
 
 
+def _outermost(paths: list[str]) -> list[str]:
+    return [p for p in paths if not any(p.startswith(q + "/") for q in paths)]
+
+
+def _private_tmp(d: str, opts: bytes) -> None:
+    """Cover `d` with an empty tmpfs, keeping the parts of the Python installation that live under it.
+
+    A checkout or virtual environment under /tmp (as in a CI clone) would otherwise vanish from the worker's
+    view: each needed directory is held open, the tmpfs mounted, and the directory bound back from its open fd.
+    """
+    keep = _outermost([p for p in _needed_paths() if p.startswith(d + "/")])
+    held = [(p, os.open(p, os.O_RDONLY | os.O_DIRECTORY)) for p in keep]
+    try:
+        _call(_libc.mount, b"tmpfs", d.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, opts)
+        for p, fd in held:
+            os.makedirs(p, mode=0o755, exist_ok=True)
+            _call(_libc.mount, f"/proc/self/fd/{fd}".encode(), p.encode(), None, MS_BIND | MS_REC, None)
+            # read-only in this namespace: neither a test nor a cleanup can change the real files
+            _call(_libc.mount, None, p.encode(), None, MS_BIND | MS_REMOUNT | MS_RDONLY, None)
+            KEPT_UNDER_TMP.add(os.path.join(d, os.path.relpath(p, d).split(os.sep)[0]))
+    finally:
+        for _, fd in held:
+            os.close(fd)
+
+
 def _needed_paths() -> list[str]:
     """The Python installation a program needs to read: prefixes and every directory on sys.path."""
     paths = {sys.prefix, sys.base_prefix, *(p for p in sys.path if p and os.path.isdir(p))}
@@ -125,7 +153,11 @@ def _closed_ancestors() -> list[str]:
         parts = p.strip("/").split("/")
         for i in range(1, len(parts) + 1):
             d = "/" + "/".join(parts[:i])
-            if not os.stat(d).st_mode & 0o001:
+            try:
+                mode = os.stat(d).st_mode
+            except OSError:  # not visible in this namespace: nothing to open up
+                break
+            if not mode & 0o001:
                 closed.add(d)
                 break
     return sorted(closed)
@@ -141,7 +173,7 @@ def expose_python() -> list[str]:
     failed = []
     for closed in _closed_ancestors():
         inside = [p for p in _needed_paths() if p == closed or p.startswith(closed + "/")]
-        inside = [p for p in inside if not any(p.startswith(q + "/") for q in inside)]  # outermost only
+        inside = _outermost(inside)
         try:
             staged = []
             for k, p in enumerate(inside):
@@ -354,7 +386,7 @@ class Worker:
             except OSError:
                 continue
             for e in entries:
-                if e.path in (self.base, "/tmp/.murphy-python"):
+                if e.path in (self.base, "/tmp/.murphy-python") or e.path in KEPT_UNDER_TMP:
                     continue
                 if e.is_dir(follow_symlinks=False):
                     shutil.rmtree(e.path, ignore_errors=True)
