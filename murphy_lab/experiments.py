@@ -101,12 +101,12 @@ PROFILES = {
         n_eval_tasks=4,
         max_new_tokens=8,
     ),
-    # make demo on a 2-core laptop in ~20 minutes: the toy policy's SFT, then 3 methods × 2 seeds × 40 RL steps
+    # make demo on a 2-core laptop in ~20 minutes: the toy policy's SFT, then 3 methods × 3 seeds × 40 RL steps
     "toy": Profile(
         "toy",
         models=("toy",),
         benchmarks=("toy",),
-        seeds=(0, 1),
+        seeds=(0, 1, 2),
         iters=(1, 3, 5),
         runs=1,
         n_eval_tasks=200,
