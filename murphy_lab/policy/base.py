@@ -101,3 +101,37 @@ def count_tokens(policy: Any, text: str) -> int:
     """Tokens in `text` as the policy counts them (`policy.num_tokens`), else whitespace-separated words."""
     fn = getattr(policy, "num_tokens", None)
     return int(fn(text)) if fn is not None else len(text.split())
+
+
+class TextPolicy:
+    """What the tokenizer-backed policies share: sampling defaults, chat rendering, token counting, usage.
+
+    Subclasses call `_setup(...)` in `__init__` once `self.tokenizer` exists, and `_resolve(...)` at the top of
+    `sample` to apply per-call overrides to the defaults.
+    """
+
+    def _setup(self, max_new_tokens, temperature, top_p, use_chat_template, chat_template_kwargs, system_prompt, stop):
+        check_sampling(max_new_tokens, temperature, top_p)
+        self.max_new_tokens, self.temperature, self.top_p = max_new_tokens, temperature, top_p
+        self.use_chat_template = use_chat_template
+        self.chat_template_kwargs = dict(chat_template_kwargs or {})
+        self.system_prompt = system_prompt
+        self.stop = list(stop or [])
+        self.calls = 0  # number of generate calls so far
+        self.usage = {"prompts": 0, "completions": 0, "prompt_tokens": 0, "completion_tokens": 0}
+        self.last_token_counts: list[list[int]] = []  # completion lengths (tokens) of the last `sample` call
+
+    def _resolve(self, max_new_tokens, temperature, top_p) -> tuple:
+        """Per-call sampling values: the argument where given, else the policy's default; checked."""
+        max_new_tokens = self.max_new_tokens if max_new_tokens is None else max_new_tokens
+        temperature = self.temperature if temperature is None else temperature
+        top_p = self.top_p if top_p is None else top_p
+        check_sampling(max_new_tokens, temperature, top_p)
+        return max_new_tokens, temperature, top_p
+
+    def render(self, prompt: Any) -> str:
+        """The exact text the model is conditioned on for `prompt` (chat template applied where there is one)."""
+        return render(prompt, self.tokenizer, self.use_chat_template, self.system_prompt, **self.chat_template_kwargs)
+
+    def num_tokens(self, text: str) -> int:
+        return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])

@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from murphy_lab.policy.base import check_request, check_sampling, render, truncate_at_stop
+from murphy_lab.policy.base import TextPolicy, check_request, check_sampling, truncate_at_stop
 
 
-class TransformersPolicy:
+class TransformersPolicy(TextPolicy):
     """A `Policy` over a causal LM loaded with `AutoModelForCausalLM` (a folder, a hub id, or a model object).
 
     Args:
@@ -78,26 +78,12 @@ class TransformersPolicy:
             tokenizer.pad_token = tokenizer.eos_token
         model.eval()
         self.model, self.tokenizer = model, tokenizer
-        self.max_new_tokens, self.temperature, self.top_p = max_new_tokens, temperature, top_p
         self.batch_size, self.top_k = batch_size, int(top_k)
-        self.use_chat_template = use_chat_template
-        self.chat_template_kwargs = dict(chat_template_kwargs or {})
-        self.system_prompt = system_prompt
-        self.stop = list(stop or [])
-        self.calls = 0  # number of `generate` calls so far
-        self.usage = {"prompts": 0, "completions": 0, "prompt_tokens": 0, "completion_tokens": 0}
-        self.last_token_counts: list[list[int]] = []  # completion lengths (tokens) of the last `sample` call
+        self._setup(max_new_tokens, temperature, top_p, use_chat_template, chat_template_kwargs, system_prompt, stop)
 
     @property
     def device(self):
         return next(self.model.parameters()).device
-
-    def render(self, prompt: Any) -> str:
-        """The exact text the model is conditioned on for `prompt` (chat template applied where there is one)."""
-        return render(prompt, self.tokenizer, self.use_chat_template, self.system_prompt, **self.chat_template_kwargs)
-
-    def num_tokens(self, text: str) -> int:
-        return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 
     def sample(
         self,
@@ -113,10 +99,7 @@ class TransformersPolicy:
         import torch
 
         prompts = check_request(prompts, n)
-        max_new_tokens = self.max_new_tokens if max_new_tokens is None else max_new_tokens
-        temperature = self.temperature if temperature is None else temperature
-        top_p = self.top_p if top_p is None else top_p
-        check_sampling(max_new_tokens, temperature, top_p)
+        max_new_tokens, temperature, top_p = self._resolve(max_new_tokens, temperature, top_p)
         if seed is not None:
             torch.manual_seed(seed)  # seeds the global generator (and CUDA's) for a reproducible call
         texts = [self.render(p) for p in prompts]

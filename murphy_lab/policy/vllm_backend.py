@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from murphy_lab.policy.base import check_request, check_sampling, render, truncate_at_stop
+from murphy_lab.policy.base import TextPolicy, check_request, check_sampling, truncate_at_stop
 
 
-class VLLMPolicy:
+class VLLMPolicy(TextPolicy):
     """A `Policy` over `vllm.LLM(model_path, enable_prefix_caching=True, ...)`.
 
     Args:
@@ -58,21 +58,8 @@ class VLLMPolicy:
             )
         self.llm, self.model_path = llm, str(model_path)
         self.tokenizer = llm.get_tokenizer()
-        self.max_new_tokens, self.temperature, self.top_p = max_new_tokens, temperature, top_p
         self.top_k = top_k
-        self.use_chat_template = use_chat_template
-        self.chat_template_kwargs = dict(chat_template_kwargs or {})
-        self.system_prompt = system_prompt
-        self.stop = list(stop or [])
-        self.calls = 0  # number of `LLM.generate` calls so far
-        self.usage = {"prompts": 0, "completions": 0, "prompt_tokens": 0, "completion_tokens": 0}
-        self.last_token_counts: list[list[int]] = []
-
-    def render(self, prompt: Any) -> str:
-        return render(prompt, self.tokenizer, self.use_chat_template, self.system_prompt, **self.chat_template_kwargs)
-
-    def num_tokens(self, text: str) -> int:
-        return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+        self._setup(max_new_tokens, temperature, top_p, use_chat_template, chat_template_kwargs, system_prompt, stop)
 
     def sample(
         self,
@@ -88,10 +75,7 @@ class VLLMPolicy:
         from vllm import SamplingParams
 
         prompts = check_request(prompts, n)
-        max_new_tokens = self.max_new_tokens if max_new_tokens is None else max_new_tokens
-        temperature = self.temperature if temperature is None else temperature
-        top_p = self.top_p if top_p is None else top_p
-        check_sampling(max_new_tokens, temperature, top_p)
+        max_new_tokens, temperature, top_p = self._resolve(max_new_tokens, temperature, top_p)
         params = [
             SamplingParams(
                 n=n,
