@@ -114,6 +114,13 @@ class Scaffold:
         return ("" if i is None else ep.attempts[i].code), ep
 
     # --- helpers ------------------------------------------------------------------------------------------------
+    def start(self, tasks: Sequence[Any], runs: int, budget: int) -> tuple[int, list[Episode], list[Any]]:
+        """The checked budget, one Episode per (task, run), and the task behind each episode (same order)."""
+        budget = check_budget(budget)
+        tasks = list(tasks)
+        episodes = self.new_episodes(tasks, runs, self.name)
+        return budget, episodes, [t for t in tasks for _ in range(runs)]
+
     @staticmethod
     def new_episodes(tasks: Sequence[Any], runs: int, name: str) -> list[Episode]:
         check_tasks(tasks)

@@ -25,7 +25,6 @@ from murphy_lab import prompts as P
 from murphy_lab.scaffolds.base import (
     Episode,
     Scaffold,
-    check_budget,
     execute,
     make_attempt,
     round_seed,
@@ -51,10 +50,7 @@ class DoT(Scaffold):
         self, tasks: Sequence[Any], policy: Any, executor: Any, budget: int, runs: int = 1,
         seed: int | None = None, progress: bool = False, **sample_kw: Any,
     ) -> list[Episode]:
-        budget = check_budget(budget)
-        tasks = list(tasks)
-        episodes = self.new_episodes(tasks, runs, self.name)
-        task_of = [t for t in tasks for _ in range(runs)]
+        budget, episodes, task_of = self.start(tasks, runs, budget)
         memory: list[list[str]] = [[] for _ in episodes]  # the memory bank of chosen reflections, per episode
         for round_ in rounds(budget, progress, self.name):
             open_ = [i for i, ep in enumerate(episodes) if not ep.done]

@@ -22,7 +22,6 @@ from murphy_lab import prompts as P
 from murphy_lab.scaffolds.base import (
     Episode,
     Scaffold,
-    check_budget,
     execute,
     make_attempt,
     round_seed,
@@ -44,10 +43,7 @@ class Reflexion(Scaffold):
         self, tasks: Sequence[Any], policy: Any, executor: Any, budget: int, runs: int = 1,
         seed: int | None = None, progress: bool = False, **sample_kw: Any,
     ) -> list[Episode]:
-        budget = check_budget(budget)
-        tasks = list(tasks)
-        episodes = self.new_episodes(tasks, runs, self.name)
-        task_of = [t for t in tasks for _ in range(runs)]
+        budget, episodes, task_of = self.start(tasks, runs, budget)
         for round_ in rounds(budget, progress, self.name):
             open_ = [i for i, ep in enumerate(episodes) if not ep.done]
             if not open_:

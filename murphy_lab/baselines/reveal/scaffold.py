@@ -21,7 +21,6 @@ from murphy_lab.scaffolds.base import (
     Attempt,
     Episode,
     Scaffold,
-    check_budget,
     round_seed,
     rounds,
     sample_requests,
@@ -40,9 +39,8 @@ class ReVealScaffold(Scaffold):
         self, tasks: Sequence[Any], policy: Any, executor: Any, budget: int, runs: int = 1,
         seed: int | None = None, progress: bool = False, **sample_kw: Any,
     ) -> list[Episode]:
-        budget = check_budget(budget)
         tasks = list(tasks)
-        episodes = self.new_episodes(tasks, runs, self.name)
+        budget, episodes, _ = self.start(tasks, runs, budget)
         sampler = _PolicySampler(policy, seed, sample_kw)
         bar = rounds(budget, progress, self.name)
         chains = run_chains(tasks, sampler, executor, n=runs, rounds=budget, oracle=None, validate=self.validate,
