@@ -4,6 +4,7 @@
     python -m murphy_lab.train --config reproduce/configs/qwen3-1.7b/murphy_mars.yaml --output-dir runs/q17-mars
     python -m murphy_lab.train --config ... --output-dir runs/q17-mars --resume       # continue a killed run
     python -m murphy_lab.train --profile smoke --set mode=grpo_mt g2=1                # override any field
+    python -m murphy_lab.train --set model=./my-model tasks=jsonl task_args.path=train.jsonl  # your own tasks
 
 Writes under the output directory:
     config.yaml          the resolved MurphyConfig (model path filled in)
@@ -106,16 +107,46 @@ def train(
     return final
 
 
-def _parse_sets(items: list[str]) -> dict:
+def _parse_sets(items: list[str]) -> tuple[dict, dict]:
+    """`--set` items as (plain field overrides, dotted ones nested: ``task_args.path=x`` -> {task_args: {path: x}})."""
     import yaml
 
-    out = {}
+    plain: dict = {}
+    nested: dict = {}
     for item in items:
         if "=" not in item:
             raise ValueError(f"--set expects field=value, got {item!r}")
-        key, value = item.split("=", 1)
-        out[key.strip()] = yaml.safe_load(value)
+        key, value = (part.strip() for part in item.split("=", 1))
+        *parents, leaf = key.split(".")
+        if not all(parents + [leaf]):
+            raise ValueError(f"--set: bad field name {key!r}")
+        target = nested if parents else plain
+        for name in parents:
+            target = target.setdefault(name, {})
+            if not isinstance(target, dict):
+                raise ValueError(f"--set {key}: {name!r} was already set to a value, not a mapping")
+        target[leaf] = yaml.safe_load(value)
+    return plain, nested
+
+
+def _merge(base: dict, extra: dict) -> dict:
+    out = dict(base)
+    for k, v in extra.items():
+        out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
     return out
+
+
+def _apply_nested(config: MurphyConfig, nested: dict) -> MurphyConfig:
+    """Merge dotted `--set` values into the config's mapping fields (task_args, executor, trl, ...)."""
+    names = {f.name for f in dataclasses.fields(config)}
+    for name, values in nested.items():
+        if name not in names:
+            raise ValueError(f"--set {name}.…: unknown config field {name!r}")
+        current = getattr(config, name)
+        if not isinstance(current, dict):
+            raise ValueError(f"--set {name}.…: {name!r} is not a mapping field (got {current!r})")
+        config = dataclasses.replace(config, **{name: _merge(current, values)})
+    return config
 
 
 def main(argv: list[str] | None = None) -> Path:
@@ -132,11 +163,12 @@ def main(argv: list[str] | None = None) -> Path:
         import torch
 
         torch.set_num_threads(a.threads)
-    overrides = _parse_sets(a.set)
+    overrides, nested = _parse_sets(a.set)
     if a.config:
         config = MurphyConfig.from_yaml(a.config, profile=a.profile, **overrides)
     else:
         config = MurphyConfig.for_profile(a.profile or "smoke", **overrides)
+    config = _apply_nested(config, nested)
     output_dir = a.output_dir or f"runs/{config.profile}-{config.mode}"
     final = train(config, output_dir, resume=a.resume)
     print(f"final model: {final}")

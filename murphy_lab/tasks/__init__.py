@@ -4,7 +4,8 @@ load_humaneval()                                   164 HumanEval tasks (bundled 
 load_mbpp(split="test", variant="sanitized")       MBPP (hub id, local HF folder, or the original files)
 load_livecodebench(version_tag="release_v6", ...)  LiveCodeBench code generation, by release/date/difficulty
 load_kodcode(n=1000, seed=0)                       the KodCode-V1 training subset (documented selection rule)
-load_tasks(name, **kw)                             any of the above by name
+load_task_file(path)                               your own tasks: a JSON-lines file or dataset (docs/own_tasks.md)
+load_tasks(name, **kw)                             any of the above by name ("jsonl": load_task_file)
 find_overlap(train_tasks, eval_tasks)              train/eval contamination check
 """
 
@@ -16,16 +17,19 @@ from murphy_lab.tasks.overlap import Overlap, find_overlap
 from murphy_lab.tasks.registry import LOADERS, load_tasks, register
 from murphy_lab.tasks.summary import summarize
 from murphy_lab.tasks.task import Task
+from murphy_lab.tasks.taskfile import TaskFileError, load_task_file
 
 __all__ = [
     "LOADERS",
     "Overlap",
     "Task",
+    "TaskFileError",
     "find_overlap",
     "load_humaneval",
     "load_kodcode",
     "load_livecodebench",
     "load_mbpp",
+    "load_task_file",
     "load_tasks",
     "register",
     "summarize",

@@ -9,6 +9,7 @@ from murphy_lab.tasks.kodcode import load_kodcode
 from murphy_lab.tasks.livecodebench import load_livecodebench
 from murphy_lab.tasks.mbpp import load_mbpp
 from murphy_lab.tasks.task import Task
+from murphy_lab.tasks.taskfile import load_task_file
 
 LOADERS: dict[str, Callable[..., list[Task]]] = {
     "humaneval": load_humaneval,
@@ -16,6 +17,8 @@ LOADERS: dict[str, Callable[..., list[Task]]] = {
     "livecodebench": load_livecodebench,
     "lcb": load_livecodebench,
     "kodcode": load_kodcode,
+    "jsonl": load_task_file,  # your own tasks (docs/own_tasks.md)
+    "taskfile": load_task_file,
 }
 
 

@@ -1,0 +1,128 @@
+"""Evaluate a model with multi-turn Iter-k pass@1 from the command line: `python -m murphy_lab.eval_cli`.
+
+    python -m murphy_lab.eval_cli --model runs/own --task-args path=heldout.jsonl      # a trained run, your tasks
+    python -m murphy_lab.eval_cli --model Qwen/Qwen3-1.7B --chat --tasks humaneval --iters 1 3 5 --runs 3
+
+`--model` is a training run folder (one holding `final/` and `config.yaml`: its final model is evaluated, with the
+run's `chat`, `chat_template_kwargs`, `max_completion_length`, `temperature` and `executor` settings as defaults),
+a model folder, or a hub id. `--tasks` names a loader of `murphy_lab.tasks.load_tasks` (default `jsonl`, your own
+task file: docs/own_tasks.md) and `--task-args` its keyword arguments. The tasks are loaded and validated before
+the model is. The table is `murphy_lab.evaluate.evaluate`'s (definitions: docs/evaluation.md).
+
+Writes under --output-dir (default: `<run>/eval`, else `eval/<model name>`):
+    table.csv            the Iter-k pass@1 table: difficulty, k, pass@1 (%), std, n_tasks, calls, tokens
+    table.md             the same table in Markdown (also printed)
+    transcripts.jsonl    one JSON line per episode (murphy_lab.evaluate.table_from_transcripts re-derives the table)
+    eval.json            what was evaluated: model, tasks, iters, runs, scaffold, sampling settings
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+
+def run_defaults(model: str) -> tuple[str, dict]:
+    """(the model to load, defaults from a training run's config.yaml) for `--model`."""
+    run = Path(model).expanduser()
+    if not (run / "final").is_dir() or not (run / "config.yaml").is_file():
+        return model, {}
+    from murphy_lab.config import MurphyConfig
+
+    cfg = MurphyConfig.from_yaml(run / "config.yaml")
+    return str(run / "final"), {
+        "chat": cfg.chat, "chat_template_kwargs": cfg.chat_template_kwargs,
+        "max_new_tokens": cfg.max_completion_length, "temperature": cfg.temperature, "executor": cfg.executor,
+    }
+
+
+def _key_values(items: list[str]) -> dict:
+    import yaml
+
+    out = {}
+    for item in items:
+        if "=" not in item:
+            raise ValueError(f"--task-args expects key=value, got {item!r}")
+        key, value = item.split("=", 1)
+        out[key.strip()] = yaml.safe_load(value)
+    return out
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m murphy_lab.eval_cli", description=__doc__.split("\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--model", required=True, help="training run folder, model folder, or hub id")
+    p.add_argument("--tasks", default="jsonl", help="task loader name (default: jsonl, your own task file)")
+    p.add_argument("--task-args", nargs="*", default=[], metavar="KEY=VALUE", help="loader arguments, e.g. path=x")
+    p.add_argument("--iters", nargs="+", type=int, default=[1, 3, 5], help="the k of Iter-k (default: 1 3 5)")
+    p.add_argument("--runs", type=int, default=3, help="independent runs per task (mean ± std over runs)")
+    p.add_argument("--scaffold", default="reflexion", help="reflexion (the paper's) | lats | dot")
+    p.add_argument("--max-new-tokens", type=int, help="tokens per attempt (default: the run's, else 512)")
+    p.add_argument("--temperature", type=float, help="sampling temperature (default: the run's, else 1.0)")
+    p.add_argument("--chat", action=argparse.BooleanOptionalAction, default=None,
+                   help="use the tokenizer's chat template (default: the run's `chat`, else when it has one)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--timeout", type=float, help="seconds per test (default: the run's executor, else 5)")
+    p.add_argument("--output-dir", help="where the table and transcripts go")
+    p.add_argument("--threads", type=int, help="torch CPU threads")
+    return p
+
+
+def main(argv: list[str] | None = None) -> Any:
+    """Run the evaluation; returns the table (a pandas DataFrame)."""
+    a = parser().parse_args(argv)
+    model, defaults = run_defaults(a.model)
+    from murphy_lab.config import load_tasks
+
+    task_args = _key_values(a.task_args)
+    tasks = load_tasks(a.tasks, **task_args)  # validated here, before any model loads
+    if not tasks:
+        raise ValueError(f"--tasks {a.tasks!r} gave no tasks")
+    if a.threads:
+        import torch
+
+        torch.set_num_threads(a.threads)
+    from murphy_lab.evaluate import evaluate
+    from murphy_lab.executor import Executor
+    from murphy_lab.policy import TransformersPolicy
+
+    sampling = {
+        "max_new_tokens": a.max_new_tokens or defaults.get("max_new_tokens", 512),
+        "temperature": a.temperature if a.temperature is not None else defaults.get("temperature", 1.0),
+    }
+    chat = a.chat if a.chat is not None else defaults.get("chat")  # None: the tokenizer decides
+    policy = TransformersPolicy(model, use_chat_template=chat,
+                                chat_template_kwargs=defaults.get("chat_template_kwargs") or None, **sampling)
+    executor_kw = {"workers": 1, **defaults.get("executor", {})}
+    if a.timeout is not None:
+        executor_kw["timeout"] = a.timeout
+    executor_kw.setdefault("timeout", 5.0)
+    out = Path(a.output_dir or (Path(a.model) / "eval" if defaults else Path("eval") / Path(model).name))
+    out.mkdir(parents=True, exist_ok=True)
+    with Executor(**executor_kw) as executor:
+        df = evaluate(policy, tasks, executor, iters=a.iters, runs=a.runs, scaffold=a.scaffold, seed=a.seed,
+                      transcripts_path=str(out / "transcripts.jsonl"))
+    df.to_csv(out / "table.csv", index=False)
+    (out / "table.md").write_text(df.to_markdown(index=False, floatfmt=".2f") + "\n")
+    (out / "eval.json").write_text(json.dumps({
+        "model": model, "tasks": a.tasks, "task_args": task_args, "n_tasks": len(tasks), "iters": a.iters,
+        "runs": a.runs, "scaffold": a.scaffold, "seed": a.seed, "chat": chat, **sampling, "executor": executor_kw,
+    }, indent=2, default=str) + "\n")
+    print(df.to_markdown(index=False, floatfmt=".2f"))
+    print(f"wrote {out}/table.csv, table.md, transcripts.jsonl, eval.json")
+    return df
+
+
+if __name__ == "__main__":
+    logging.basicConfig(level=logging.INFO)
+    try:
+        main()
+    except ValueError as e:  # bad tasks or arguments: one clear message, no traceback
+        print(f"error: {e}", file=sys.stderr)
+        sys.exit(2)
