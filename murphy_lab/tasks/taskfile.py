@@ -6,8 +6,9 @@
     tasks = load_task_file("train.jsonl")             # or, in a config: tasks: jsonl, task_args: {path: ...}
 
 Columns (docs/own_tasks.md has the full table): `task_id`, `prompt`, `tests` (assert strings) or `io_tests`
-(``{input, output}`` stdin/stdout pairs), and optionally `visible_tests` (the feedback quoted during refinement;
-default: the same tests), `entry_point`, `setup`, `difficulty`, `reference`, `metadata`.
+(``{input, output}`` stdin/stdout pairs), and optionally `visible_tests` / `visible_io_tests` (the tests whose
+feedback is quoted during refinement; default: the same tests), `entry_point`, `setup`, `difficulty`, `reference`,
+`metadata`. Each column holds one type, so the same rows load as a Hugging Face dataset.
 
 Every row is checked before anything else happens, and every bad row is reported at once in one `TaskFileError`
 (a ValueError), one line per problem: ``row 3 (task_id 'x'): field 'tests': ...``. Row numbers are 1-based: the
@@ -31,8 +32,8 @@ from murphy_lab.executor.types import IOTest, TestSuite
 from murphy_lab.tasks.task import Task
 
 FIELDS = (
-    "task_id", "prompt", "tests", "io_tests", "visible_tests", "entry_point", "setup", "difficulty", "reference",
-    "metadata",
+    "task_id", "prompt", "tests", "io_tests", "visible_tests", "visible_io_tests", "entry_point", "setup",
+    "difficulty", "reference", "metadata",
 )
 CHECKS = ("error", "warn", "off")
 
@@ -146,30 +147,49 @@ def _defined_names(code: str) -> set[str]:
 
 
 def _tests(value: Any, name: str, bad: list) -> list:
-    """The tests of one column as executor tests (assert strings or IOTest); appends (field, message) to `bad`."""
+    """One test column as executor tests: assert strings (`tests`, `visible_tests`) or IOTests (`io_tests`,
+    `visible_io_tests`). Appends (field, message) to `bad` for what is wrong."""
+    io = name.endswith("io_tests")
     if not isinstance(value, (list, tuple)):
         bad.append((name, f"must be a list of tests, got {type(value).__name__}"))
         return []
     if not value:
-        bad.append((name, "is empty" + ("" if name != "visible_tests" else " (omit it to use the tests)")))
+        bad.append((name, "is empty" + (" (omit it to use the tests)" if name.startswith("visible") else "")))
     out: list = []
     for i, test in enumerate(value):
-        if isinstance(test, str) and name != "io_tests":
+        if isinstance(test, str) and not io:
             error = _parses(test)
             if error:
                 bad.append((name, f"test {i} does not parse: {error}: {test[:60]!r}"))
             out.append(test)
-        elif isinstance(test, dict) and name != "tests":
-            fields = {k: test.get(k) for k in ("input", "output")}
-            wrong = [k for k, v in fields.items() if not isinstance(v, str)]
-            if wrong or set(test) - {"input", "output"}:
+        elif isinstance(test, dict) and io:
+            if set(test) != {"input", "output"} or not all(isinstance(v, str) for v in test.values()):
                 bad.append((name, f"test {i} must be {{\"input\": str, \"output\": str}}, got {test!r:.80}"))
             else:
-                out.append(IOTest(**fields))
+                out.append(IOTest(input=test["input"], output=test["output"]))
         else:
-            kind = {"tests": "an assert string", "io_tests": "an {input, output} object"}.get(name, "either kind")
+            kind = "an {input, output} object" if io else "an assert string"
             bad.append((name, f"test {i} must be {kind}, got {type(test).__name__}"))
     return out
+
+
+def _suites(row: dict, bad: list) -> tuple[list, list]:
+    """(tests, visible tests) of a row: `tests` + `visible_tests`, or `io_tests` + `visible_io_tests`."""
+    tests, io_tests = row.get("tests"), row.get("io_tests")
+    if tests is None and io_tests is None:
+        bad.append(("tests", "no tests: give 'tests' (assert strings) or 'io_tests' ({input, output} pairs)"))
+        return [], []
+    if tests is not None and io_tests is not None:
+        bad.append(("tests", "give 'tests' or 'io_tests', not both"))
+        return [], []
+    name, visible_name, other = ("tests", "visible_tests", "visible_io_tests")
+    if io_tests is not None:
+        name, visible_name, other = ("io_tests", "visible_io_tests", "visible_tests")
+    if row.get(other) is not None:
+        bad.append((other, f"does not go with {name!r}: use {visible_name!r}"))
+    cases = _tests(row[name], name, bad)
+    visible = cases if row.get(visible_name) is None else _tests(row[visible_name], visible_name, bad)
+    return cases, visible
 
 
 def _text(row: dict, name: str, bad: list, required: bool = False) -> str | None:
@@ -201,15 +221,7 @@ def row_task(row: Any, source: str = "jsonl") -> tuple[Task | None, list[tuple[s
     elif isinstance(task_id, bool) or not isinstance(task_id, (str, int)):
         bad.append(("task_id", f"must be a string or an integer, got {type(task_id).__name__}"))
     prompt = _text(row, "prompt", bad, required=True)
-    tests, io_tests = row.get("tests"), row.get("io_tests")
-    cases: list = []
-    if tests is None and io_tests is None:
-        bad.append(("tests", "no tests: give 'tests' (assert strings) or 'io_tests' ({input, output} pairs)"))
-    elif tests is not None and io_tests is not None:
-        bad.append(("tests", "give 'tests' or 'io_tests', not both"))
-    else:
-        cases = _tests(tests, "tests", bad) if tests is not None else _tests(io_tests, "io_tests", bad)
-    visible = cases if row.get("visible_tests") is None else _tests(row["visible_tests"], "visible_tests", bad)
+    cases, visible = _suites(row, bad)
     setup = _text(row, "setup", bad) or ""
     if setup and _parses(setup):
         bad.append(("setup", f"does not parse: {_parses(setup)}"))
