@@ -1,0 +1,87 @@
+"""Your own tasks end to end: `python -m murphy_lab.train --set tasks=jsonl task_args.path=...` trains on the example
+file, `python -m murphy_lab.eval_cli` scores the run on the held-out file, a bad file stops both before any model."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from murphy_lab.config import MurphyConfig
+from murphy_lab.eval_cli import main as eval_main
+from murphy_lab.tasks.taskfile import TaskFileError
+from murphy_lab.train import _apply_nested, _parse_sets
+from murphy_lab.train import main as train_main
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "docs" / "examples" / "own_tasks"
+BAD = [{"task_id": "a", "prompt": "x"}, {"task_id": "b", "tests": ["assert True"]}]
+
+
+def bad_file(tmp_path) -> Path:
+    path = tmp_path / "bad.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in BAD))
+    return path
+
+
+@pytest.mark.slow
+def test_train_on_the_example_file_then_evaluate_the_run_on_the_heldout_file(tmp_path, tiny_model_path):
+    run = tmp_path / "run"
+    train_main(["--profile", "smoke", "--output-dir", str(run), "--set", f"model={tiny_model_path}", "tasks=jsonl",
+                f"task_args.path={EXAMPLES / 'train.jsonl'}", "max_steps=1"])
+    resolved = MurphyConfig.from_yaml(run / "config.yaml")
+    assert (resolved.tasks, resolved.task_args) == ("jsonl", {"path": str(EXAMPLES / "train.jsonl")})
+    trained_on = {json.loads(line)["task_id"] for line in (run / "trees" / "step_000001.jsonl").open()}
+    assert trained_on <= {"add", "reverse_words", "mean", "echo_twice", "sum_numbers"} and trained_on
+
+    df = eval_main(["--model", str(run), "--task-args", f"path={EXAMPLES / 'heldout.jsonl'}", "--iters", "1", "2",
+                    "--runs", "1"])
+    out = run / "eval"
+    assert pd.read_csv(out / "table.csv")[["difficulty", "k"]].values.tolist() == [
+        ["all", 1], ["all", 2], ["easy", 1], ["easy", 2], ["medium", 1], ["medium", 2]]
+    assert len((out / "transcripts.jsonl").read_text().splitlines()) == 5 and len(df) == 6
+    meta = json.loads((out / "eval.json").read_text())
+    assert meta["model"] == str(run / "final") and meta["max_new_tokens"] == resolved.max_completion_length
+
+
+def test_a_bad_task_file_stops_training_before_the_model_is_built(tmp_path):
+    run = tmp_path / "run"
+    with pytest.raises(TaskFileError) as err:  # the smoke profile would build its model under run/smoke-model
+        train_main(["--profile", "smoke", "--output-dir", str(run), "--set", "tasks=jsonl",
+                    f"task_args.path={bad_file(tmp_path)}"])
+    assert [(p.row, p.field) for p in err.value.problems] == [(1, "tests"), (2, "prompt")]
+    assert not (run / "smoke-model").exists()
+
+
+def test_a_bad_task_file_stops_evaluation_before_the_model_loads(tmp_path):
+    with pytest.raises(TaskFileError, match="row 2 \\(task_id 'b'\\): field 'prompt'"):
+        eval_main(["--model", str(tmp_path / "no-such-model"), "--task-args", f"path={bad_file(tmp_path)}"])
+
+
+def test_the_train_command_prints_every_bad_row_and_exits_2(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(
+        [sys.executable, "-m", "murphy_lab.train", "--output-dir", str(tmp_path / "run"), "--set", "tasks=jsonl",
+         f"task_args.path={bad_file(tmp_path)}"], capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 2
+    assert "row 1 (task_id 'a'): field 'tests'" in proc.stderr and "row 2 (task_id 'b'): field 'prompt'" in proc.stderr
+
+
+def test_dotted_set_merges_into_a_mapping_field():
+    plain, nested = _parse_sets(["tasks=jsonl", "task_args.path=t.jsonl", "executor.timeout=3"])
+    cfg = _apply_nested(MurphyConfig.for_profile("smoke", task_args={"check_reference": "warn"}, **plain), nested)
+    assert cfg.tasks == "jsonl" and cfg.task_args == {"check_reference": "warn", "path": "t.jsonl"}
+    assert cfg.executor == {"timeout": 3, "workers": 1}
+
+
+@pytest.mark.parametrize("item, message", [("nope.x=1", "unknown config field 'nope'"),
+                                           ("mode.x=1", "'mode' is not a mapping field")])
+def test_dotted_set_on_a_field_that_is_not_a_mapping_is_an_error(item, message):
+    plain, nested = _parse_sets([item])
+    with pytest.raises(ValueError, match=message):
+        _apply_nested(MurphyConfig.for_profile("smoke"), nested)
