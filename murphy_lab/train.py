@@ -141,12 +141,40 @@ def _apply_nested(config: MurphyConfig, nested: dict) -> MurphyConfig:
     names = {f.name for f in dataclasses.fields(config)}
     for name, values in nested.items():
         if name not in names:
-            raise ValueError(f"--set {name}.…: unknown config field {name!r}")
+            raise ValueError(f"--set {name}.*: unknown config field {name!r}")
         current = getattr(config, name)
         if not isinstance(current, dict):
-            raise ValueError(f"--set {name}.…: {name!r} is not a mapping field (got {current!r})")
+            raise ValueError(f"--set {name}.*: {name!r} is not a mapping field (got {current!r})")
         config = dataclasses.replace(config, **{name: _merge(current, values)})
     return config
+
+
+def _file_field(path: str, name: str) -> Any:
+    """The value of `name` in a YAML config file (None when absent or unreadable; from_yaml reports those)."""
+    import yaml
+
+    try:
+        d = yaml.safe_load(Path(path).read_text())
+    except (OSError, yaml.YAMLError):
+        return None
+    return d.get(name) if isinstance(d, dict) else None
+
+
+def config_from_args(config: str | None, profile: str | None, sets: list[str]) -> MurphyConfig:
+    """The MurphyConfig that `--config`, `--profile` and `--set` describe (train() validates it).
+
+    The file's presets come first, then `--set`; dotted items merge into mapping fields. Setting `tasks` to another
+    loader than the file's drops the file's `task_args` (they are arguments of the file's loader).
+    """
+    overrides, nested = _parse_sets(sets)
+    if config and "tasks" in overrides and "task_args" not in overrides:
+        if _file_field(config, "tasks") != overrides["tasks"]:
+            overrides["task_args"] = {}
+    if config:
+        cfg = MurphyConfig.from_yaml(config, profile=profile, **overrides)
+    else:
+        cfg = MurphyConfig.for_profile(profile or "smoke", **overrides)
+    return _apply_nested(cfg, nested)
 
 
 def main(argv: list[str] | None = None) -> Path:
@@ -156,19 +184,15 @@ def main(argv: list[str] | None = None) -> Path:
     p.add_argument("--profile", help="run profile: smoke | toy | paper (overrides the file's `profile:`)")
     p.add_argument("--output-dir", help="run folder (default: runs/<profile>-<mode>)")
     p.add_argument("--resume", action="store_true", help="continue from the newest checkpoint in --output-dir")
-    p.add_argument("--set", nargs="*", default=[], metavar="FIELD=VALUE", help="override config fields")
+    p.add_argument("--set", nargs="*", default=[], metavar="FIELD=VALUE",
+                   help="override config fields; dotted names reach into mappings (task_args.path=x)")
     p.add_argument("--threads", type=int, help="torch CPU threads (1 is fastest on a busy laptop/CI machine)")
     a = p.parse_args(argv)
     if a.threads:
         import torch
 
         torch.set_num_threads(a.threads)
-    overrides, nested = _parse_sets(a.set)
-    if a.config:
-        config = MurphyConfig.from_yaml(a.config, profile=a.profile, **overrides)
-    else:
-        config = MurphyConfig.for_profile(a.profile or "smoke", **overrides)
-    config = _apply_nested(config, nested)
+    config = config_from_args(a.config, a.profile, a.set)
     output_dir = a.output_dir or f"runs/{config.profile}-{config.mode}"
     final = train(config, output_dir, resume=a.resume)
     print(f"final model: {final}")

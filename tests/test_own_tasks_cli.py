@@ -15,7 +15,7 @@ import pytest
 from murphy_lab.config import MurphyConfig
 from murphy_lab.eval_cli import main as eval_main
 from murphy_lab.tasks.taskfile import TaskFileError
-from murphy_lab.train import _apply_nested, _parse_sets
+from murphy_lab.train import config_from_args
 from murphy_lab.train import main as train_main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -72,16 +72,22 @@ def test_the_train_command_prints_every_bad_row_and_exits_2(tmp_path):
     assert "row 1 (task_id 'a'): field 'tests'" in proc.stderr and "row 2 (task_id 'b'): field 'prompt'" in proc.stderr
 
 
-def test_dotted_set_merges_into_a_mapping_field():
-    plain, nested = _parse_sets(["tasks=jsonl", "task_args.path=t.jsonl", "executor.timeout=3"])
-    cfg = _apply_nested(MurphyConfig.for_profile("smoke", task_args={"check_reference": "warn"}, **plain), nested)
-    assert cfg.tasks == "jsonl" and cfg.task_args == {"check_reference": "warn", "path": "t.jsonl"}
+def test_dotted_set_merges_into_a_mapping_field(tmp_path):
+    (tmp_path / "c.yaml").write_text("profile: smoke\ntasks: jsonl\ntask_args: {check_reference: warn}\n")
+    cfg = config_from_args(str(tmp_path / "c.yaml"), None, ["task_args.path=t.jsonl", "executor.timeout=3"])
+    assert cfg.task_args == {"check_reference": "warn", "path": "t.jsonl"}
     assert cfg.executor == {"timeout": 3, "workers": 1}
+
+
+def test_setting_another_task_loader_drops_the_config_files_task_args():
+    """The paper config's `task_args: {n: 1000, seed: 0}` are KodCode's; they must not reach the jsonl loader."""
+    cfg = config_from_args(str(ROOT / "reproduce/configs/qwen3-1.7b/murphy_mars.yaml"), None,
+                           ["tasks=jsonl", "task_args.path=train.jsonl"])
+    assert (cfg.tasks, cfg.task_args) == ("jsonl", {"path": "train.jsonl"})
 
 
 @pytest.mark.parametrize("item, message", [("nope.x=1", "unknown config field 'nope'"),
                                            ("mode.x=1", "'mode' is not a mapping field")])
 def test_dotted_set_on_a_field_that_is_not_a_mapping_is_an_error(item, message):
-    plain, nested = _parse_sets([item])
     with pytest.raises(ValueError, match=message):
-        _apply_nested(MurphyConfig.for_profile("smoke"), nested)
+        config_from_args(None, "smoke", [item])
