@@ -65,6 +65,15 @@ def test_a_hugging_face_dataset_of_the_same_rows_gives_the_same_tasks(tmp_path):
     assert load_task_file(ds, check_reference="off") == from_file
     ds.save_to_disk(str(tmp_path / "saved"))
     assert load_task_file(str(tmp_path / "saved"), check_reference="off") == from_file
+    ds.to_parquet(str(tmp_path / "tasks.parquet"))
+    assert load_task_file(str(tmp_path / "tasks.parquet"), check_reference="off") == from_file
+
+
+def test_a_json_array_file_gives_the_same_tasks_as_json_lines(tmp_path):
+    path = EXAMPLES / "train.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    (tmp_path / "tasks.json").write_text(json.dumps(rows))
+    assert load_task_file(tmp_path / "tasks.json", check_reference="off") == load_task_file(path, check_reference="off")
 
 
 def test_the_pipeline_scores_each_example_task_solved_by_its_own_reference(executor):
