@@ -4,6 +4,7 @@ Compared: the cells' type, source and tags (papermill's `parameters` tag among t
 disagrees fails with the command that re-syncs it.
 """
 
+import re
 from pathlib import Path
 
 import pytest
@@ -23,10 +24,10 @@ def _rel(path: Path) -> str:
 def _resync_hint(ipynb: Path) -> str:
     py = ipynb.with_suffix(".py")
     newer = py if py.exists() and py.stat().st_mtime > ipynb.stat().st_mtime else ipynb
-    return (f"Re-sync the pair with `jupytext --sync {_rel(ipynb)}` (or `make notebooks` for all of them): the more "
-            f"recently modified file of the pair wins, here {_rel(newer)}. To force a direction: "
-            f"`jupytext --to py:percent {_rel(ipynb)}` (.ipynb -> .py) or `jupytext --update --to ipynb {_rel(py)}` "
-            f"(.py -> .ipynb).")
+    return (f"Re-sync the pair: `jupytext --to py:percent {_rel(ipynb)}` if you edited the .ipynb, "
+            f"`jupytext --update --to ipynb {_rel(py)}` if you edited the .py. (`make notebooks` runs "
+            f"`jupytext --sync` on every pair, which copies the more recently modified file over the other: here "
+            f"{_rel(newer)}.)")
 
 
 def _cells(nb) -> list[tuple[str, str, list[str]]]:
@@ -36,7 +37,7 @@ def _cells(nb) -> list[tuple[str, str, list[str]]]:
 def _first_difference(want: list, got: list) -> str | None:
     for i, (a, b) in enumerate(zip(want, got)):
         if a != b:
-            return f"cell {i}: " + " and ".join(k for k, x, y in zip(("type", "source", "tags"), a, b) if x != y) + " differ"
+            return f"cell {i} differs in " + " and ".join(k for k, x, y in zip(("type", "source", "tags"), a, b) if x != y)
     if len(want) != len(got):
         return f"{len(want)} cells in the .ipynb, {len(got)} in the .py"
     return None
@@ -63,8 +64,14 @@ def test_notebook_and_its_py_percent_file_hold_the_same_cells(ipynb):
 
 
 
-@pytest.mark.parametrize("py", sorted([*ROOT.glob("notebooks/*.py"), *ROOT.glob("reproduce/*.py")]), ids=_rel)
+def _percent_files() -> list[Path]:
+    """The .py files under notebooks/ and reproduce/ that are jupytext notebooks (any other module is left alone)."""
+    files = [*ROOT.glob("notebooks/*.py"), *ROOT.glob("reproduce/*.py")]
+    return sorted(p for p in files if re.search(r"^# %%", p.read_text(encoding="utf-8"), re.MULTILINE))
+
+
+@pytest.mark.parametrize("py", _percent_files(), ids=_rel)
 def test_every_py_percent_file_has_its_notebook(py):
     assert py.with_suffix(".ipynb").exists(), (
-        f"{_rel(py)} has no {_rel(py.with_suffix('.ipynb'))}: create it with `jupytext --sync {_rel(py)}`, or delete "
-        f"the .py.")
+        f"{_rel(py)} has no {_rel(py.with_suffix('.ipynb'))}: create it with "
+        f"`jupytext --set-formats {PAIR_FORMATS} {_rel(py)}`, or delete the .py.")
