@@ -39,5 +39,9 @@ lint: $(STAMP)
 format: $(STAMP)
 	$(BIN)/ruff format murphy_lab tests benchmarks
 
+## Sync every notebook with its py:percent twin (notebooks/NN_*.py, reproduce/*.py; the newer file of a pair wins).
+notebooks: $(STAMP)
+	$(BIN)/jupytext --sync notebooks/[0-9][0-9]_*.ipynb reproduce/*.ipynb
+
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

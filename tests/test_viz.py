@@ -1,4 +1,4 @@
-"""Figures, widgets' compute path and the teaching examples: one property per test, Agg backend."""
+"""murphy_lab.viz: layout, draw_tree, credit flow and the summary plots; one property per test, Agg backend."""
 
 import matplotlib
 
@@ -8,10 +8,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
 from murphy_lab.credit import mars, mers  # noqa: E402
-from murphy_lab.examples import ScriptedTaxPolicy, informative_failure_tree, paper_tree, small_tree  # noqa: E402
+from murphy_lab.examples import informative_failure_tree, paper_tree, small_tree  # noqa: E402
 from murphy_lab.grpo import group_advantages  # noqa: E402
 from murphy_lab.prune import interp, intrap  # noqa: E402
-from murphy_lab.tree import Node, RolloutTree, build_tree  # noqa: E402
+from murphy_lab.tree import Node, RolloutTree  # noqa: E402
 from murphy_lab.viz import (  # noqa: E402
     credit_path,
     draw_credit_flow,
@@ -22,66 +22,12 @@ from murphy_lab.viz import (  # noqa: E402
     snippet,
     tree_layout,
 )
-from murphy_lab.widgets import compute, render, summary  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
 def _close_figures():
     yield
     plt.close("all")
-
-
-# --- examples ------------------------------------------------------------------------------------------------------
-def test_paper_tree_has_72_trajectories_in_9_groups_with_every_turn1_failing():
-    t = paper_tree(seed=3)
-    assert len(t) == 72 and len(t.groups()) == 9
-    assert all(v.reward < 1.0 for v in t.root.children)
-
-
-def test_paper_tree_prunes_to_40_with_interp_and_36_with_intrap():
-    assert len(interp(paper_tree(0), 4).nodes(kept_only=True)) == 40
-    assert len(intrap(paper_tree(0), 4).nodes(kept_only=True)) == 36
-
-
-def test_informative_failure_is_credited_by_mars_and_uninformative_is_not():
-    t = mars(informative_failure_tree())
-    a, b, _, _ = t.root.children
-    assert (a.credit, b.credit) == (1.0, 0.0)
-
-
-def test_mers_ranks_the_lucky_failure_below_the_informative_one():
-    t = mers(informative_failure_tree(), gamma=1.0)
-    a, _, _, d = t.root.children
-    assert a.credit == pytest.approx(0.75 / 2) and d.credit == pytest.approx(0.125)
-
-
-def test_informative_and_uninformative_failures_share_the_same_immediate_reward():
-    a, b, _, d = informative_failure_tree().root.children
-    assert a.reward == b.reward == d.reward == 0.0
-
-
-def test_example_feedback_matches_what_the_executor_writes():
-    pytest.importorskip("murphy_lab.executor")
-    from murphy_lab.examples import TAX_TESTS
-    from murphy_lab.executor import Executor
-
-    a, b, _, d = informative_failure_tree().root.children
-    with Executor(timeout=2.0, workers=1) as ex:
-        results = ex.run_many([(v.code, TAX_TESTS) for v in (a, b, d)])
-    assert [r.feedback for r in results] == [a.feedback, b.feedback, d.feedback]
-    assert [r.reward for r in results] == [0.0, 0.0, 0.0]
-
-
-def test_scripted_policy_makes_one_sample_call_per_turn_in_build_tree():
-    policy = ScriptedTaxPolicy(seed=0)
-    run = lambda program, tests: type("R", (), {"reward": float("1.2" in program), "feedback": "== 12.0 output:"})()  # noqa: E731
-    t = build_tree("task", [], policy, run, g1=4, g2=3, turns=2)
-    assert policy.calls == 2 and len(t.root.children) == 4
-
-
-def test_scripted_policy_rejects_probabilities_outside_unit_interval():
-    with pytest.raises(ValueError, match="p_fix_blind"):
-        ScriptedTaxPolicy(p_fix_blind=1.5)
 
 
 # --- layout and draw_tree ------------------------------------------------------------------------------------------
@@ -146,6 +92,11 @@ def test_draw_tree_draws_into_a_given_axes():
     assert draw_tree(small_tree(), ax=ax, colorbar=False) is fig
 
 
+def test_draw_tree_accepts_a_hand_built_three_node_tree():
+    t = RolloutTree(Node(children=[Node(reward=0.0, children=[Node(reward=1.0), Node(reward=0.0)]), Node(reward=1.0)]))
+    assert draw_tree(t) is not None
+
+
 def test_snippet_prefers_the_first_failed_assert_and_shortens():
     assert snippet("Tests failed:\nassert f(1) == 2  # output: 3 and a very long tail", width=20).endswith("…")
     assert snippet("Tests failed:\nassert f(1) == 2\nassert f(2) == 3", width=40) == "assert f(1) == 2"
@@ -208,91 +159,3 @@ def test_curves_plot_one_line_per_run():
 def test_curves_name_a_missing_metric():
     with pytest.raises(ValueError, match="pass@1"):
         plot_curves({"a": [{"step": 0, "reward": 0.0}]}, y="pass@1")
-
-
-# --- widgets' compute path ----------------------------------------------------------------------------------------
-def test_compute_leaves_the_input_tree_untouched():
-    t = paper_tree(0)
-    compute(t, rule="mars", b_grp=4)
-    assert all(n.credit is None and not n.pruned for n in t.nodes())
-
-
-def test_compute_matches_the_library_pipeline():
-    t = compute(paper_tree(0), rule="mers", gamma=0.9, b_traj=4)
-    ref = group_advantages(mers(intrap(paper_tree(0), 4), gamma=0.9))
-    assert [n.advantage for n in t.nodes()] == [n.advantage for n in ref.nodes()]
-
-
-def test_compute_mers_backup_on_full_differs_from_pruned_on_the_paper_tree():
-    full = compute(paper_tree(0), rule="mers", b_traj=4, backup_on="full")
-    pruned = compute(paper_tree(0), rule="mers", b_traj=4, backup_on="pruned")
-    assert [n.credit for n in full.nodes()] != [n.credit for n in pruned.nodes()]
-
-
-def test_summary_counts_kept_trajectories():
-    assert summary(compute(paper_tree(0), b_grp=4))["kept"] == 40
-
-
-def test_render_returns_tree_and_advantage_panels():
-    fig = render(informative_failure_tree(), rule="mars")
-    assert len(fig.axes) == 4  # tree + colorbar, advantages + colorbar
-
-
-def _controls(widget) -> dict:
-    found = {}
-    for child in getattr(widget, "children", ()):
-        found.update(_controls(child))
-    if getattr(widget, "description", ""):
-        found[widget.description] = widget
-    return found
-
-
-def test_playground_shows_a_figure_when_built():
-    pytest.importorskip("ipywidgets")
-    from murphy_lab.widgets import playground
-
-    _, out = playground([informative_failure_tree(), paper_tree(0)]).children
-    assert [list(o["data"]) for o in out.outputs] == [["image/png", "text/plain"]]
-
-
-def test_playground_redraws_when_a_knob_changes():
-    pytest.importorskip("ipywidgets")
-    from murphy_lab.widgets import playground
-
-    knobs, out = playground({"ex": informative_failure_tree(), "big": paper_tree(0)}).children
-    before = out.outputs[0]["data"]["image/png"]
-    controls = _controls(knobs)
-    controls["tree"].value = "big"
-    controls["b_grp"].value = 4
-    assert len(out.outputs) == 1 and out.outputs[0]["data"]["image/png"] != before
-
-
-def test_playground_explains_knobs_the_library_rejects():
-    pytest.importorskip("ipywidgets")
-    from murphy_lab.widgets import playground
-
-    knobs, out = playground({"ex": informative_failure_tree(), "big": paper_tree(0)}).children
-    _controls(knobs)["b_traj"].value = 8  # larger than the example's groups of 4: intrap raises ValueError
-    assert "cannot compute" in out.outputs[0]["text"] and "b_traj" in out.outputs[0]["text"]
-
-
-def test_viz_and_widgets_import_without_loading_ipywidgets():
-    import subprocess
-    import sys
-
-    code = "import sys, murphy_lab.viz, murphy_lab.widgets; sys.exit('ipywidgets' in sys.modules)"
-    assert subprocess.run([sys.executable, "-c", code], env={"MPLBACKEND": "Agg"}).returncode == 0
-
-
-def test_draw_tree_accepts_a_hand_built_three_node_tree():
-    t = RolloutTree(Node(children=[Node(reward=0.0, children=[Node(reward=1.0), Node(reward=0.0)]), Node(reward=1.0)]))
-    assert draw_tree(t) is not None
-
-
-def test_check_answer_accepts_a_right_number_and_rejects_a_wrong_one(capsys):
-    from murphy_lab.examples import check_answer
-
-    check_answer("x", 0.5, 0.5)
-    assert "correct" in capsys.readouterr().out
-    with pytest.raises(AssertionError, match="exercise x"):
-        check_answer("x", 0.4, 0.5)

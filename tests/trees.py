@@ -1,10 +1,17 @@
-"""Hand-built trees shared by the core tests (imported as a helper module, not a fixture file)."""
+"""Hand-built trees shared by the core tests (imported as a helper module, not a fixture file).
+
+`paper_tree` (72 trajectories in 9 groups) is the library's `murphy_lab.examples.paper_tree`, re-exported here so
+the tests and the notebooks use one generator.
+"""
 
 from __future__ import annotations
 
 import random
 
+from murphy_lab.examples import paper_tree
 from murphy_lab.tree import Node, RolloutTree
+
+__all__ = ["informative_tree", "paper_tree", "random_tree", "three_turn_tree"]
 
 
 def informative_tree() -> RolloutTree:
@@ -38,13 +45,3 @@ def random_tree(rng: random.Random, depth: int = 3, width: tuple[int, int] = (2,
         return n
 
     return RolloutTree(Node(children=[grow(1) for _ in range(rng.randint(*width))]))
-
-
-def paper_tree(seed: int = 0, g1: int = 8, g2: int = 8) -> RolloutTree:
-    """G1 = G2 = 8, S = 2, every turn-1 candidate failing: 8 + 64 = 72 trajectories in 9 groups."""
-    rng = random.Random(seed)
-    turn1 = []
-    for _ in range(g1):
-        kids = [Node(reward=rng.choice([0.0, 0.0, 0.5, 1.0])) for _ in range(g2)]
-        turn1.append(Node(reward=rng.choice([0.0, 0.25, 0.5]), children=kids))
-    return RolloutTree(Node(children=turn1), task_id=f"paper-{seed}")
