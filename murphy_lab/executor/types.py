@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 
@@ -30,6 +30,11 @@ class TestSuite:
     cases: tuple[Test, ...] = ()
     setup: str = ""
 
+    def __post_init__(self) -> None:
+        for k, case in enumerate(self.cases):
+            if isinstance(case, str) and not _has_code(case):
+                raise ValueError(f"test case {k} ({case!r}) is empty or only comments: it would test nothing")
+
     @classmethod
     def of(cls, tests: TestSuite | Sequence[Test]) -> TestSuite:
         if isinstance(tests, TestSuite):
@@ -40,6 +45,17 @@ class TestSuite:
 
     def __len__(self) -> int:
         return len(self.cases)
+
+    def __iter__(self) -> Iterator[Test]:
+        return iter(self.cases)
+
+    def __getitem__(self, k: int | slice) -> Test | tuple[Test, ...]:
+        return self.cases[k]
+
+
+def _has_code(source: str) -> bool:
+    """Whether test source holds a statement (not only blank lines and comments)."""
+    return any(line.strip() and not line.strip().startswith("#") for line in source.splitlines())
 
 
 @dataclass
