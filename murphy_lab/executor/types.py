@@ -60,7 +60,7 @@ def _has_code(source: str) -> bool:
 
 @dataclass
 class TestOutcome:
-    """What happened to one test: `status` is one of passed/failed/error/timeout/memory/exit/crashed/output/syntax."""
+    """What happened to one test: `status` is one of passed/failed/error/timeout/memory/exit/crashed/output/syntax/too_large."""
 
     test: Test
     status: str
@@ -80,7 +80,7 @@ class ExecutionResult:
     reward: float
     passed: int
     total: int
-    status: str  # passed | failed | error | timeout | memory | exit | crashed | output | syntax | no_tests
+    status: str  # passed | failed | error | timeout | memory | exit | crashed | output | syntax | too_large | no_tests
     feedback: str = ""  # the text quoted in the next turn's refinement prompt, f(v)
     outcomes: list[TestOutcome] = field(default_factory=list)
     runtime_s: float = 0.0
