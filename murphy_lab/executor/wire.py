@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import builtins
 import json
+import json.encoder
+import json.scanner
 import os
 import struct
 import sys
-import json.scanner
-import json.encoder
 import traceback
 
 MAX_MESSAGE = 256 << 20  # bytes in one message
@@ -281,7 +281,7 @@ class Endpoint:
                         _apply_changes(req[2], req[3], msg[2])
                     return msg[1]
                 if msg[0] == "err" and _len(msg) == 5:
-                    raise self.rebuild(msg)
+                    break
                 if msg[0] == "req":
                     self.serve(msg[1:])
                     continue
@@ -294,6 +294,7 @@ class Endpoint:
         except (OSError, ValueError, TypeError, RecursionError) as e:
             self.fault = Fault("error", f"the value could not cross ({type(e).__name__}: {e})"[:500])
             raise self.fault from None
+        raise self.rebuild(msg)  # the other side's exception, as ours (outside the try: it is not a fault)
 
     def serve(self, req: list) -> None:
         """Perform one request of the other side and send the reply (the result or the exception)."""
