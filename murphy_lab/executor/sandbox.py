@@ -12,7 +12,7 @@ Once per program process (`enter`): a fresh IPC namespace (SysV/POSIX shared mem
 session, parent-death signal, stdio redirected, a private empty working directory, a cleared environment,
 rlimits (address space, CPU, file size, files, processes, no core dumps), the cgroup (memory incl. tmpfs,
 pids incl. threads) where the kernel offers one, and, as root, a private uid with no groups; then
-`no_new_privs`.
+`no_new_privs` and a seccomp filter that refuses new user namespaces.
 """
 
 from __future__ import annotations
@@ -269,8 +269,43 @@ def enter(cfg: dict, workdir: str, uid: int, fds: dict[int, int], cgroups: list[
     elif os.geteuid() != 0:
         drop_capabilities()
     _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    no_user_namespaces()
     os.environ.clear()
     os.environ.update(CHILD_ENV, HOME=workdir, TMPDIR=workdir)
+
+
+def no_user_namespaces() -> bool:
+    """A seccomp filter: `unshare`/`clone` with CLONE_NEWUSER fail with EPERM (clone3 says ENOSYS, so libc falls
+    back to clone, whose flags the filter can read). x86_64 only; elsewhere nothing is installed (False)."""
+    import platform
+
+    if platform.machine() != "x86_64":
+        return False
+    ld, jeq, jset, ret = 0x20, 0x15, 0x45, 0x06
+    allow, errno_ = 0x7FFF0000, 0x00050000
+    prog = [
+        (ld, 0, 0, 4),  # seccomp_data.arch
+        (jeq, 1, 0, 0xC000003E),  # AUDIT_ARCH_X86_64
+        (ret, 0, 0, allow),
+        (ld, 0, 0, 0),  # seccomp_data.nr
+        (jeq, 0, 1, 435),  # clone3
+        (ret, 0, 0, errno_ | 38),  # ENOSYS
+        (jeq, 1, 0, 272),  # unshare
+        (jeq, 0, 3, 56),  # clone
+        (ld, 0, 0, 16),  # args[0], low 32 bits: the flags
+        (jset, 0, 1, CLONE_NEWUSER),
+        (ret, 0, 0, errno_ | 1),  # EPERM
+        (ret, 0, 0, allow),
+    ]
+    filters = (ctypes.c_uint64 * len(prog))(
+        *(code | (jt << 16) | (jf << 24) | (k << 32) for code, jt, jf, k in prog)
+    )
+
+    class Prog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    fprog = Prog(len(prog), ctypes.cast(filters, ctypes.c_void_p))
+    return _libc.prctl(22, 2, ctypes.byref(fprog), 0, 0) == 0  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
 
 
 # --- cleanup ----------------------------------------------------------------------------------------------------
