@@ -58,6 +58,7 @@ class Executor:
         tmp_mb: size of each worker's private /tmp (tmpfs), in MB.
         max_program_kb: largest program accepted (larger ones get status `too_large`), in KB.
         max_input_kb: largest total test text of one job (setup, cases, IO inputs and outputs), in KB.
+        max_worker_mb: a worker or program server whose resident memory grew past this is replaced after its job.
 
     Example:
         >>> with Executor(workers=2) as ex:                                            # doctest: +SKIP
@@ -77,6 +78,7 @@ class Executor:
         tmp_mb: int = 256,
         max_program_kb: int = 512,
         max_input_kb: int = 64 * 1024,
+        max_worker_mb: int = 400,
     ):
         for name, v in (
             ("timeout", timeout),
@@ -87,6 +89,7 @@ class Executor:
             ("tmp_mb", tmp_mb),
             ("max_program_kb", max_program_kb),
             ("max_input_kb", max_input_kb),
+            ("max_worker_mb", max_worker_mb),
         ):
             if not isinstance(v, (int, float)) or isinstance(v, bool) or v <= 0:
                 raise ValueError(f"{name} must be a positive number, got {v!r}")
@@ -94,6 +97,7 @@ class Executor:
         self.output_kb, self.max_processes, self.tmp_mb = int(output_kb), int(max_processes), int(tmp_mb)
         self.isolate, self.drop_user = bool(isolate), drop_user
         self.max_program_kb, self.max_input_kb = int(max_program_kb), int(max_input_kb)
+        self.max_worker_mb = int(max_worker_mb)
         self.isolation: dict = {}  # what the workers report as active (network, private_tmp, user, subreaper)
         self._slots: list[_Slot] = []
         self._lock = threading.Lock()
@@ -113,6 +117,7 @@ class Executor:
                 "tmp_mb": self.tmp_mb,
                 "max_program_kb": self.max_program_kb,
                 "max_input_kb": self.max_input_kb,
+                "max_worker_mb": self.max_worker_mb,
                 "hidden": hidden_paths(),
             }
         )

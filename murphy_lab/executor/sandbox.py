@@ -261,6 +261,7 @@ def enter(cfg: dict, workdir: str, uid: int, fds: dict[int, int], cgroups: list[
     import _thread
 
     _thread.stack_size(THREAD_STACK)
+    _libc.mallopt(-8, 2)  # M_ARENA_MAX: no 64 MB malloc arena reserved per thread (16 threads would fill 1 GB)
     if cfg["active"]["user"]:
         resource.setrlimit(resource.RLIMIT_NPROC, (cfg["max_processes"],) * 2)  # per uid: ours is private
         os.setgroups([])

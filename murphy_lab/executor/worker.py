@@ -11,7 +11,7 @@ worker waits with the wall-clock timeout, then the server kills and sweeps the p
 the server runs the program as a script on the input and returns its stdout; the worker compares it.
 
 A job that cannot be run (invalid text, too large, a fault of ours) gets its own outcomes; the worker keeps
-going. A worker whose memory grew past `MAX_RSS_MB` (or whose server died) answers its job, then asks the pool
+going. A worker whose memory grew past ``max_worker_mb`` (or whose server died) answers its job, then asks the pool
 to replace it (``{"retire": ...}``), so no job waits behind it.
 """
 
@@ -46,7 +46,6 @@ wire = _load("_murphy_wire", "wire.py")
 harness = _load("_murphy_harness", "harness.py")
 harness.wire = wire
 MB = 1 << 20
-MAX_RSS_MB = 400  # a worker or server that grew past this (e.g. after a huge job) is replaced
 _DEVNULL = os.open(os.devnull, os.O_RDWR)
 
 
@@ -221,7 +220,8 @@ class Worker:
         return {"status": "passed" if same else "failed", "detail": "", "assertion": "", "got": got[:4000]}
 
     def _watch(self, reply: dict) -> None:
-        if reply.get("rss_mb", 0) > MAX_RSS_MB or _rss_mb() > MAX_RSS_MB:
+        limit = self.cfg["max_worker_mb"]
+        if reply.get("rss_mb", 0) > limit or _rss_mb() > limit:
             self.retire = "memory grew"
 
     def _enter_test(self, timeout: float) -> None:
