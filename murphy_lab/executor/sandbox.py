@@ -249,7 +249,7 @@ def enter(cfg: dict, workdir: str, uid: int, fds: dict[int, int], cgroups: list[
     os.chdir(workdir)
     limit = cfg["memory_mb"] * MB
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit + 64 * MB))  # slack above soft: room to report
-    cpu = int(cfg["timeout"]) + 2
+    cpu = cfg["cpu"]
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     resource.setrlimit(resource.RLIMIT_FSIZE, (cfg["output_kb"] * 1024,) * 2)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
@@ -278,9 +278,7 @@ def enter(cfg: dict, workdir: str, uid: int, fds: dict[int, int], cgroups: list[
 def no_user_namespaces() -> bool:
     """A seccomp filter: `unshare`/`clone` with CLONE_NEWUSER fail with EPERM (clone3 says ENOSYS, so libc falls
     back to clone, whose flags the filter can read). x86_64 only; elsewhere nothing is installed (False)."""
-    import platform
-
-    if platform.machine() != "x86_64":
+    if os.uname().machine != "x86_64":
         return False
     ld, jeq, jset, ret = 0x20, 0x15, 0x45, 0x06
     allow, errno_ = 0x7FFF0000, 0x00050000

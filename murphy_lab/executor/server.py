@@ -5,8 +5,9 @@ Started by `pool.Executor` as ``python -I server.py '<config json>' <socket fd>`
 its tests or expected values, so nothing a program reads in its own memory or files can hold an answer.
 Requests (length-prefixed JSON; the channel to the test process travels as a file descriptor):
 
-    {"op": "job", "program": ...}            compile it once for the job -> {"syntax": None | text}
-    {"op": "assert"} + channel fd            fork a program process serving the program's names -> {"pid": ...}
+    {"op": "job", "program": ...}            compile it once for the job (no reply)
+    {"op": "assert", "cpu": s} + channel fd  fork a program process serving the program's names (no reply; a
+                                             syntax error is sent on the channel as the program's hello)
     {"op": "finish"}                         kill it and everything it started, clean up -> {"status": ...}
     {"op": "io", "input": ..., "timeout": ...} run the program as a script on that stdin -> status, stdout, report
 
@@ -194,7 +195,7 @@ class Server:
             )
         self.active["cgroup"] = bool(self.cgroups)
         self.me, self.n = os.getpid(), 0
-        self.code = self.program = None
+        self.code = self.program = self.syntax = None
         self.current: int | None = None
         os.environ.clear()
         os.environ.update(sandbox.CHILD_ENV)
@@ -230,13 +231,14 @@ class Server:
             except (EOFError, ConnectionError, OSError):
                 return
             op = msg.get("op")
-            if op == "job":
-                self.code, self.program = None, None
-                code, error = compile_program(msg["program"])
-                self.code, self.program = code, msg["program"]
-                self.send({"syntax": error})
+            if op == "job":  # no reply: a syntax error reaches the test process as the program's hello
+                self.code, self.syntax = compile_program(msg["program"])
+                self.program = msg["program"]
             elif op == "assert":
-                self.send({"pid": self.start(fds[0], msg["timeout"])})
+                if self.code is None:
+                    wire.Endpoint(fds[0]).send(["loadfail", "syntax", self.syntax])
+                else:
+                    self.start(fds[0], msg["cpu"])
                 os.close(fds[0])
             elif op == "finish":
                 status = self.finish()
@@ -254,14 +256,14 @@ class Server:
         os.mkdir(workdir, 0o700)
         return workdir
 
-    def start(self, chan: int, timeout: float, fds: dict | None = None, script: int | None = None) -> int:
+    def start(self, chan: int, cpu: float, fds: dict | None = None, script: int | None = None) -> int:
         """Fork one sandboxed program process (serving calls on `chan`, or running as a script)."""
         workdir = self._workdir()
         self.workdir, self.fail0 = workdir, _failcnt(self.cgroups)
         pid = os.fork()
         if pid == 0:
             try:
-                cfg = dict(self.cfg, timeout=timeout)
+                cfg = dict(self.cfg, cpu=int(cpu) + 2)
                 sandbox.enter(cfg, workdir, self.uid, fds or {0: _DEVNULL, 1: _DEVNULL, 2: _DEVNULL, 3: chan}, self.cgroups)
                 sys.stdin, sys.stdout, sys.stderr = _CHILD_STDIO
                 sys.argv = [PROGRAM_FILE]

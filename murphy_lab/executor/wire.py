@@ -32,6 +32,7 @@ NUMERIC_KINDS = "biufc"  # numpy arrays of these dtypes cross as their numbers (
 _BUILTIN_CLASSES = {name: v for name, v in vars(builtins).items() if isinstance(v, type)}
 _BUILTIN_IDS = {id(v): name for name, v in _BUILTIN_CLASSES.items()}
 _type, _id, _isinstance, _len = type, id, isinstance, len
+_FunctionType = _type(lambda: None)
 _BASES = (bool, int, float, complex, str, bytes, list, tuple, dict, set, frozenset)
 sys.set_int_max_str_digits(0)
 
@@ -51,11 +52,12 @@ class Fault(BaseException):
 class Remote:
     """A handle to an object that lives on the other side; every operation is a request over the channel."""
 
-    __slots__ = ("_ep", "_hid")
+    __slots__ = ("_ep", "_hid", "_native")
 
-    def __init__(self, ep: Endpoint, hid: int):
+    def __init__(self, ep: Endpoint, hid: int, native: bool = False):
         object.__setattr__(self, "_ep", ep)
         object.__setattr__(self, "_hid", hid)
+        object.__setattr__(self, "_native", native)  # the sender says: an object of a C type (e.g. re.Match)
 
     def _op(self, name: str, *args):
         return self._ep.request(["op", self._hid, name, args])
@@ -203,9 +205,13 @@ class Endpoint:
         if np is not None and t is np.ndarray and x.dtype.kind in NUMERIC_KINDS:  # rebuilt from its numbers
             return {"nd": [x.dtype.str, list(x.shape), self.encode(np.ndarray.tolist(x.ravel()), depth)]}
         self.objects[_id(x)] = x
+        if _native(t):
+            return {"h": _id(x), "n": 1}
         return {"h": _id(x)}
 
     def _hook(self, obj: dict):
+        if _len(obj) == 2 and _type(obj.get("h")) is int and obj.get("n") == 1:
+            return Remote(self, obj["h"], True)
         if _len(obj) != 1:
             raise ValueError("not a value")
         (tag, v), = obj.items()
@@ -367,6 +373,16 @@ class Endpoint:
         except AttributeError:
             pass
         return exc
+
+
+def _native(t: type) -> bool:
+    """A class with no Python-level methods anywhere in its MRO (a C type such as re.Match)."""
+    try:
+        return not any(
+            _type(v) is _FunctionType for c in type.__getattribute__(t, "__mro__") for v in vars(c).values()
+        )
+    except BaseException:  # noqa: BLE001
+        return False
 
 
 def _ndarray(dtype, shape, flat):

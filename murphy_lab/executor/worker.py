@@ -62,6 +62,8 @@ class Worker:
         self.current: int | None = None
         self.prefetch = None  # called once while a test runs, when the next job is waiting on stdin
         self.retire = ""  # why this worker should be replaced after the current job
+        self.unread = 0  # replies of the server to `finish` requests not read yet
+        self.grew = False  # this worker or its server grew past max_worker_mb: replace it after this job
         os.environ.clear()
         os.environ.update(sandbox.CHILD_ENV)
         gc.collect()
@@ -126,87 +128,98 @@ class Worker:
         return job
 
     def run_job(self, job: dict) -> list[dict]:
-        """All tests of one job; the program is sent to the server (and compiled) once."""
+        """All tests of one job. The program is sent to the server once; its assert tests share one program
+        process and one test process, loaded once, until a test ends either (then a fresh pair takes the rest)."""
         if "compiled" not in job:
             self.prepare(job)
         if isinstance(job["compiled"], list):
             return job["compiled"]
-        setup_code, cases = job["compiled"]
+        _, cases = job["compiled"]
+        self._finished()  # the previous job's cleanup replies (and whether the server grew)
+        outcomes: list[dict | None] = [c if isinstance(c, dict) else None for c in cases]
         try:
             self._ps_send({"op": "job", "program": job["program"]})
-            syntax = self._ps_recv(120)["syntax"]
+            pending = [i for i, c in enumerate(job["cases"]) if outcomes[i] is None and c[0] == "assert"]
+            while pending and not self.retire:
+                got = self.run_asserts(job, pending)
+                for i, out in zip(pending, got):
+                    outcomes[i] = out
+                if got and got[-1].get("assertion") == "(loading the program)":  # the same for every test
+                    for i in pending[len(got) :]:
+                        outcomes[i] = got[-1]
+                    break
+                pending = pending[len(got) :]
+            for i, c in enumerate(job["cases"]):
+                if outcomes[i] is None and c[0] == "io" and not self.retire:
+                    outcomes[i] = self.run_io(job, c, None)
         except ServerLost as e:
             self.retire = f"program server lost: {e}"
-            return [_lost()] * len(cases)
-        if syntax is not None:
-            return [{"status": "syntax", "detail": syntax}] * len(cases)
-        outcomes = []
-        for case, case_code in zip(job["cases"], cases):
-            if self.retire:
-                outcomes.append(_lost())
-            elif isinstance(case_code, dict):
-                outcomes.append(case_code)
-            else:
-                try:
-                    run = self.run_io if case[0] == "io" else self.run_assert
-                    outcomes.append(run(job, case, case_code))
-                except ServerLost as e:
-                    self.retire = f"program server lost: {e}"
-                    outcomes.append(_lost())
-        return outcomes
+        return [o if o is not None else _lost() for o in outcomes]
 
-    def run_assert(self, job: dict, case: list, case_code) -> dict:
-        """One assert test: a program process (server) and a test process (here), joined by a socketpair."""
+    def run_asserts(self, job: dict, idx: list[int]) -> list[dict]:
+        """Assert tests `idx` in one program process (server) and one test process (forked here), joined by a
+        socketpair. Returns the outcomes of a prefix of `idx` (all of them unless one ended a process)."""
         timeout = job["timeout"]
         mine, theirs = socket.socketpair()
         try:
-            self._ps_send({"op": "assert", "timeout": timeout}, (theirs.fileno(),))
+            self._ps_send({"op": "assert", "cpu": timeout * len(idx)}, (theirs.fileno(),))
         finally:
             theirs.close()
         r, w = os.pipe()
-        deadline = time.monotonic() + timeout
         pid = os.fork()
         if pid == 0:  # --------------------------------------------------------------------- the test process
             try:
                 os.close(r)
-                self._enter_test(timeout)
+                self._enter_test(timeout * len(idx))
                 os.dup2(mine.fileno(), 3)
                 os.dup2(w, 4)
                 os.closerange(5, 1 << 16)
-                harness.run_case(3, 4, job["compiled"][0], job["setup"], case_code, case[1])
+                setup_code, codes = job["compiled"]
+                harness.run_cases(3, 4, setup_code, job["setup"], [(codes[i], job["cases"][i][1]) for i in idx])
             finally:
                 os._exit(70)
         mine.close()
         os.close(w)
         self.current = pid
         try:
-            self._ps_recv(30)  # {"pid": ...}: the program process is running
-            raw, timed_out = self._wait(pid, r, deadline)
+            verdicts, timed_out = self._collect(pid, r, len(idx), timeout)
         finally:
             _kill_group(pid)
             os.waitpid(pid, 0)
             self.current = None
         self._ps_send({"op": "finish"})
-        done = self._ps_recv(30)
-        self._watch(done)
+        self.unread += 1
+        out = [{k: str(v.get(k, "")) for k in ("status", "detail", "assertion")} for v in verdicts]
+        for o in out:
+            if o["status"] == "syntax":
+                o["assertion"] = ""
         if timed_out:
-            return {"status": "timeout", "detail": f"{timeout:g}"}
-        try:
-            verdict = json.loads(raw.decode("utf-8", "replace"))
-        except ValueError:
-            verdict = {"status": "crashed", "detail": "the test process ended without a verdict"}
-        if verdict.get("status") == "lost":  # the program process ended mid-test: how it ended is the outcome
-            return _ended(done["status"], done.get("oom", False), timeout, self.cfg)
-        return {k: str(verdict.get(k, "")) for k in ("status", "detail", "assertion")}
+            out.append({"status": "timeout", "detail": f"{timeout:g}"})
+        elif len(out) < len(idx) and (not out or out[-1]["status"] not in _ENDS):
+            out.append({"status": "crashed", "detail": "the test process ended without a verdict"})
+        if out and out[-1]["status"] == "lost":  # the program process ended mid-test: how it ended is the outcome
+            done = self._finished()
+            out[-1] = _ended(done["status"], done.get("oom", False), timeout, self.cfg)
+        return out
+
+    def _finished(self) -> dict:
+        """The server's replies to our `finish` requests, read when needed (the last one is returned)."""
+        done = {}
+        while self.unread:
+            done = self._ps_recv(60)
+            self.unread -= 1
+            self._watch(done)
+        return done
 
     def run_io(self, job: dict, case: list, _code) -> dict:
         """One IO test: the server runs the program on the input; the expected output stays here."""
         timeout = job["timeout"]
+        self._finished()
         self._ps_send({"op": "io", "input": case[1], "timeout": timeout})
         r = self._ps_recv(timeout + 30)
         self._watch(r)
         if r.get("status") == "syntax":
-            return {"status": "syntax", "detail": ""}
+            return {"status": "syntax", "detail": r.get("detail", "")}
         if r["timed_out"]:
             return {"status": "timeout", "detail": f"{timeout:g}"}
         try:
@@ -222,7 +235,7 @@ class Worker:
     def _watch(self, reply: dict) -> None:
         limit = self.cfg["max_worker_mb"]
         if reply.get("rss_mb", 0) > limit or _rss_mb() > limit:
-            self.retire = "memory grew"
+            self.grew = True
 
     def _enter_test(self, timeout: float) -> None:
         """The test process: its own group, no core, no ptrace, address-space and CPU limits, quiet stdio."""
@@ -237,41 +250,42 @@ class Worker:
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
-    def _wait(self, pid: int, r: int, deadline: float) -> tuple[bytes, bool]:
-        """Wait for the test process (or the deadline); read its verdict. Reading ahead never costs a test time:
-        the deadline only counts if the process is still running when it is checked after the read."""
-        pidfd = os.pidfd_open(pid)
+    def _collect(self, pid: int, r: int, n: int, timeout: float) -> tuple[list[dict], bool]:
+        """Read up to `n` verdict lines, each within `timeout` s of the previous one; (verdicts, timed out).
+
+        Reading ahead (the next job, while a test runs) never costs a test its time: the deadline only counts
+        when it is checked after the read and the test still has no verdict."""
         poller = select.poll()
-        poller.register(pidfd, select.POLLIN)
+        poller.register(r, select.POLLIN)
         if self.prefetch is not None:
             poller.register(0, select.POLLIN)
-        timed_out = False
-        while True:
-            left = deadline - time.monotonic()
-            events = dict(poller.poll(max(0.0, left) * 1000))
-            if pidfd in events:
-                break
+        verdicts, buf, timed_out = [], b"", False
+        deadline = time.monotonic() + timeout
+        while len(verdicts) < n:
+            events = dict(poller.poll(max(0.0, deadline - time.monotonic()) * 1000))
             if 0 in events and self.prefetch is not None:
                 poller.unregister(0)
                 self.prefetch()
                 self.prefetch = None
                 continue
+            if r in events:
+                chunk = os.read(r, 1 << 16)
+                if not chunk:
+                    break  # the test process ended
+                buf += chunk
+                while b"\n" in buf and len(verdicts) < n:
+                    line, buf = buf.split(b"\n", 1)
+                    try:
+                        verdicts.append(json.loads(line.decode("utf-8", "replace")))
+                    except ValueError:
+                        verdicts.append({"status": "crashed", "detail": "a verdict that is not JSON"})
+                    deadline = time.monotonic() + timeout
+                continue
             if time.monotonic() >= deadline:
                 timed_out = True
                 break
-        os.close(pidfd)
-        os.set_blocking(r, False)
-        chunks = []
-        try:
-            while len(chunks) < 16:
-                chunk = os.read(r, 1 << 16)
-                if not chunk:
-                    break
-                chunks.append(chunk)
-        except BlockingIOError:
-            pass
         os.close(r)
-        return b"".join(chunks), timed_out
+        return verdicts, timed_out
 
     def shutdown(self) -> None:
         if self.current is not None:
@@ -292,6 +306,9 @@ def _too_large(job: dict, cfg: dict) -> str:
     if total > cfg["max_input_kb"] * 1024:
         return f"the tests are {total:,} characters; the limit is {cfg['max_input_kb'] * 1024:,}"
     return ""
+
+
+_ENDS = ("lost", "exit", "memory", "error", "crashed", "syntax")  # verdicts after which a test process stops early
 
 
 def _lost() -> dict:
@@ -387,8 +404,8 @@ def main() -> None:
                 worker.retire = worker.retire or "executor fault"
             worker.prefetch = None
             _send(stdout, {"outcomes": outcomes, "runtime_s": time.perf_counter() - t0})
-            if worker.retire:
-                _send(stdout, {"retire": worker.retire, "ahead": bool(ahead)})
+            if worker.retire or worker.grew:
+                _send(stdout, {"retire": worker.retire or "memory grew", "ahead": bool(ahead)})
                 return
     finally:
         worker.shutdown()
