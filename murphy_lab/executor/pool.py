@@ -122,8 +122,11 @@ class Executor:
             }
         )
 
-    def _spawn(self) -> _Slot:
-        """A test worker and its program server, joined by a socket (neither is the other's child)."""
+    def _spawn(self, k: int) -> _Slot:
+        """A test worker and its program server, joined by a socket (neither is the other's child).
+
+        Both are pinned to one CPU (slot k -> the k-th CPU we may use): a test and its program hand the CPU to
+        each other on every call, which is fastest on one core."""
         env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}  # nothing of the caller's environment
         ours, theirs = socket.socketpair()
         procs = []
@@ -131,7 +134,7 @@ class Executor:
             for script, fd, pipes in ((SERVER, theirs.fileno(), False), (WORKER, ours.fileno(), True)):
                 procs.append(
                     subprocess.Popen(
-                        [sys.executable, "-I", script, self._config(), str(fd)],
+                        [sys.executable, "-I", script, self._config(), str(fd), str(_cpu(k))],
                         stdin=subprocess.PIPE if pipes else subprocess.DEVNULL,
                         stdout=subprocess.PIPE if pipes else subprocess.DEVNULL,
                         env=env,
@@ -152,7 +155,7 @@ class Executor:
             self._slots, self._pid = [], os.getpid()
         if self._slots:
             return
-        self._slots = [self._spawn() for _ in range(self.workers)]
+        self._slots = [self._spawn(k) for k in range(self.workers)]
         for slot in self._slots:
             hello = self._read_message(slot, time.monotonic() + 60)
             if hello is None:
@@ -304,7 +307,7 @@ class Executor:
         _stop(slot.proc, grace=0.0)
         _stop(slot.server, grace=0.0)
         slot.proc.stdout.close()
-        new = self._spawn()
+        new = self._spawn(self._slots.index(slot) if slot in self._slots else 0)
         if self._read_message(new, time.monotonic() + 60) is None:
             raise RuntimeError("executor worker failed to restart")
         return new
@@ -400,6 +403,11 @@ def _prepare(i: int, job, timeout: float) -> dict:
     }
 
 
+def _cpu(k: int) -> int:
+    cpus = sorted(os.sched_getaffinity(0))
+    return cpus[k % len(cpus)]
+
+
 def hidden_paths() -> list[str]:
     """What a program must not read: the repository, ../shared, dataset caches, benchmark data in packages."""
     repo = Path(__file__).resolve().parents[2]
@@ -417,7 +425,19 @@ def hidden_paths() -> list[str]:
 
 
 def _stop(proc: subprocess.Popen, grace: float) -> None:
-    """Let a worker exit by itself for `grace` s, then SIGTERM (it cleans up), then SIGKILL."""
+    """Let a worker exit by itself for `grace` s, then SIGTERM (it cleans up), then SIGKILL; then remove the
+    server's cgroups if it could not (they are named after its pid)."""
+    try:
+        _stop_process(proc, grace)
+    finally:
+        for ctrl in ("memory", "pids"):
+            try:
+                os.rmdir(f"/sys/fs/cgroup/{ctrl}/murphy-{proc.pid}")
+            except OSError:
+                pass
+
+
+def _stop_process(proc: subprocess.Popen, grace: float) -> None:
     for step, wait in ((None, grace), (proc.terminate, 2.0), (proc.kill, None)):
         if step is not None:
             try:

@@ -6,7 +6,9 @@ Once per process (`isolate`): child subreaper (orphans and `setsid` daemons come
 fresh network namespace (no network), IPC namespace, and a mount namespace in which every world-writable
 directory (/tmp, /var/tmp, /dev/shm, /run/lock, ...) is a private tmpfs and every hidden path (the repository,
 ../shared, dataset caches, benchmark data shipped in installed packages) is covered by an empty tmpfs. As root
-directly; as a normal user through a user namespace where the kernel allows it.
+directly; as a normal user through a user namespace where the kernel allows it. Where the kernel offers cgroup
+v1, the server makes a memory group (counts tmpfs pages) and a pids group (counts threads) that each program
+process joins.
 
 Once per program process (`enter`): a fresh IPC namespace (SysV/POSIX shared memory dies with the test), a new
 session, parent-death signal, stdio redirected, a private empty working directory, a cleared environment,
@@ -231,7 +233,7 @@ def enter(cfg: dict, workdir: str, uid: int, fds: dict[int, int], cgroups: list[
     """Everything between fork and running untrusted code; `fds` maps target fd -> open fd (0, 1, 2, 3)."""
     os.setsid()
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    for d in cgroups:
+    for d in cgroups:  # memory incl. tmpfs pages, pids incl. threads: the server itself stays outside
         with open(os.path.join(d, "cgroup.procs"), "w") as f:
             f.write(str(os.getpid()))
     if cfg["active"]["network"]:

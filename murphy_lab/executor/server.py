@@ -189,7 +189,7 @@ class Server:
         self.base = os.path.join("/tmp", f"murphy-{os.getpid()}-{self.uid}")
         os.makedirs(self.base, mode=0o711, exist_ok=True)
         self.cgroups = []
-        if cfg["isolate"] and os.geteuid() == 0:
+        if cfg["isolate"] and os.geteuid() == 0:  # each program process joins it (the server stays outside)
             self.cgroups = sandbox.make_cgroup(
                 f"murphy-{os.getpid()}", cfg["memory_mb"] + cfg["tmp_mb"], cfg["max_processes"]
             )
@@ -400,6 +400,11 @@ def _failcnt(cgroups: list[str]) -> int:
 def main() -> None:
     cfg = json.loads(sys.argv[1])
     sock = socket.socket(fileno=int(sys.argv[2]))
+    if len(sys.argv) > 3 and cfg.get("pin", True):
+        try:
+            os.sched_setaffinity(0, {int(sys.argv[3])})  # see pool.Executor._spawn
+        except OSError:
+            pass
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     signal.signal(signal.SIGXFSZ, signal.SIG_DFL)  # inherited by program processes: writing too much kills

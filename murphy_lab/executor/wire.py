@@ -162,6 +162,7 @@ class Endpoint:
         self.objects: dict[int, object] = {}  # handles this side gave out: id -> object (kept alive)
         self.trace_files = trace_files  # traceback frames of these files travel with an exception
         self.fault: Fault | None = None
+        self.buf = bytearray()  # bytes read but not consumed yet
         self.check = None  # called after serving each request (the program side: no trace hooks)
         # the C encoder and scanner of `json`, called directly: no Python-level json code (which looks up
         # builtins a program may have patched) runs on the way
@@ -246,14 +247,15 @@ class Endpoint:
             view = view[os.write(self.fd, view) :]
 
     def _read(self, n: int) -> bytes:
-        parts, got = [], 0
-        while got < n:
-            chunk = os.read(self.fd, min(n - got, 1 << 20))
+        """Exactly `n` bytes: from what an earlier read brought, then from the socket (one read for most)."""
+        while _len(self.buf) < n:
+            chunk = os.read(self.fd, max(1 << 16, n - _len(self.buf)))
             if not chunk:
                 raise Fault("lost", "the other side of the channel closed it")
-            parts.append(chunk)
-            got += _len(chunk)
-        return b"".join(parts)
+            self.buf += chunk
+        data = bytes(self.buf[:n])
+        del self.buf[:n]
+        return data
 
     def recv(self):
         (n,) = struct.unpack("<I", self._read(4))

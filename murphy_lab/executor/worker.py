@@ -378,6 +378,11 @@ def _send(stream, obj) -> None:
 def main() -> None:
     cfg = json.loads(sys.argv[1])
     sock = socket.socket(fileno=int(sys.argv[2]))
+    if len(sys.argv) > 3 and cfg.get("pin", True):
+        try:
+            os.sched_setaffinity(0, {int(sys.argv[3])})  # see pool.Executor._spawn
+        except OSError:
+            pass
     stdin, stdout = 0, sys.stdout.buffer
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C in a notebook stops the parent, not the sandbox
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
