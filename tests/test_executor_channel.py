@@ -45,7 +45,10 @@ def test_a_leetcode_solution_class_is_called_through_its_instance(ex):
 
 def test_callbacks_passed_as_arguments_are_called_back(ex):
     p = "def apply(fn, xs):\n    return [fn(x) for x in xs]\ndef sort_by(xs, key):\n    return sorted(xs, key=key)\n"
-    tests = ["assert apply(lambda x: x * 2, [1, 2]) == [2, 4]", "assert sort_by(['bb', 'a'], len) == ['a', 'bb']"]
+    tests = [
+        "assert apply(lambda x: x * 2, [1, 2]) == [2, 4]",
+        "assert sort_by(['bb', 'a'], len) == ['a', 'bb']",
+    ]
     assert ex.run(p, tests).solved
 
 
@@ -94,7 +97,8 @@ def test_float_tolerances_compare_genuine_floats(ex):
 
 def test_check_candidate_style_tests_run_with_the_candidate_as_a_proxy(ex):
     suite = TestSuite(
-        cases=("check(f)",), setup="def check(candidate):\n    for i in range(20):\n        assert candidate(i) == i + 1\n"
+        cases=("check(f)",),
+        setup="def check(candidate):\n    for i in range(20):\n        assert candidate(i) == i + 1\n",
     )
     assert ex.run("def f(x):\n    return x + 1\n", suite).solved
 

@@ -36,8 +36,14 @@ def ex():
         ("print(input())", [IOTest("\ud800\n", "x")]),
         ("print(input())", [IOTest("x", "\udfff")]),
     ],
-    ids=["surrogate in a test", "surrogate in the program", "NUL in the program", "NUL in a test",
-         "surrogate in an IO input", "surrogate in an expected output"],
+    ids=[
+        "surrogate in a test",
+        "surrogate in the program",
+        "NUL in the program",
+        "NUL in a test",
+        "surrogate in an IO input",
+        "surrogate in an expected output",
+    ],
 )
 def test_invalid_text_gets_its_own_result_and_never_blames_its_neighbours(ex, bad):
     before, res, after = ex.run_many([(SLOW_OK, ["assert f() == 1"]), bad, (OK, ["assert f() == 1"])])

@@ -41,8 +41,16 @@ LIARS = prog("""
 
 # (name, program body after LIARS, test)
 LOOKS_PLAIN = [
-    ("weakref.proxy", "import weakref\n_k = LyingList()\ndef f():\n    return weakref.proxy(_k)\n", "assert f() == [1, 2]"),
-    ("MappingProxyType", "import types\ndef f():\n    return types.MappingProxyType(LyingDict())\n", "assert f() == {'a': 1}"),
+    (
+        "weakref.proxy",
+        "import weakref\n_k = LyingList()\ndef f():\n    return weakref.proxy(_k)\n",
+        "assert f() == [1, 2]",
+    ),
+    (
+        "MappingProxyType",
+        "import types\ndef f():\n    return types.MappingProxyType(LyingDict())\n",
+        "assert f() == {'a': 1}",
+    ),
     (
         "UserList with a lying .data",
         "from collections import UserList\ndef f():\n    u = UserList([0])\n    u.data = LyingList()\n    return u\n",
@@ -55,7 +63,11 @@ LOOKS_PLAIN = [
         "assert f() == 0.5",
     ),
     ("dict_keys", "def f():\n    return {AE(): 1}.keys()\n", "assert f() == {7}"),
-    ("ChainMap", "from collections import ChainMap\ndef f():\n    return ChainMap(LyingDict())\n", "assert f() == {'a': 1}"),
+    (
+        "ChainMap",
+        "from collections import ChainMap\ndef f():\n    return ChainMap(LyingDict())\n",
+        "assert f() == {'a': 1}",
+    ),
     ("an iterator of liars", "def f():\n    return iter([AE(), AE()])\n", "assert list(f()) == [1, 2]"),
     ("a generator of liars", "def f():\n    yield AE()\n", "assert list(f()) == [1]"),
     (
@@ -65,9 +77,21 @@ LOOKS_PLAIN = [
         "assert f() == 5",
     ),
     ("a list holding a liar", "def f():\n    return [AE()]\n", "assert f() == [3]"),
-    ("__round__", "class R:\n    def __round__(self, n=None): return 0.5\ndef f():\n    return R()\n", "assert round(f(), 2) == 0.5"),
-    ("__int__", "class I:\n    def __int__(self): return 3\ndef f():\n    return I()\n", "assert int(f()) == 3"),
-    ("__float__", "class F:\n    def __float__(self): return 0.5\ndef f():\n    return F()\n", "assert float(f()) == 0.5"),
+    (
+        "__round__",
+        "class R:\n    def __round__(self, n=None): return 0.5\ndef f():\n    return R()\n",
+        "assert round(f(), 2) == 0.5",
+    ),
+    (
+        "__int__",
+        "class I:\n    def __int__(self): return 3\ndef f():\n    return I()\n",
+        "assert int(f()) == 3",
+    ),
+    (
+        "__float__",
+        "class F:\n    def __float__(self): return 0.5\ndef f():\n    return F()\n",
+        "assert float(f()) == 0.5",
+    ),
     (
         "__str__ returning a lying str",
         "class S(str):\n    def __eq__(self, o): return True\nclass T:\n    def __str__(self): return S('x')\n"
@@ -85,12 +109,16 @@ def test_a_value_that_only_looks_plain_passes_nothing(ex, name, body, test):
 def test_a_numpy_object_array_of_liars_passes_nothing(ex):
     pytest.importorskip("numpy")
     p = LIARS + "import numpy as np\ndef f():\n    return np.array([AE(), AE()], dtype=object)\n"
-    res = ex.run(p, ["assert (f() == np.array([1, 2])).all()", "assert f()[0] == 1", "assert list(f()) == [1, 2]"])
+    res = ex.run(
+        p, ["assert (f() == np.array([1, 2])).all()", "assert f()[0] == 1", "assert list(f()) == [1, 2]"]
+    )
     assert res.passed == 0
 
 
 def test_what_did_not_cross_is_shown_in_the_feedback(ex):
-    res = ex.run("from collections import deque\ndef f():\n    return deque([1, 2])\n", ["assert f() == [1, 2]"])
+    res = ex.run(
+        "from collections import deque\ndef f():\n    return deque([1, 2])\n", ["assert f() == [1, 2]"]
+    )
     assert res.feedback == "Tests failed:\nassert f() == [1, 2]  # output: deque([1, 2])"
 
 
@@ -100,10 +128,14 @@ def test_what_did_not_cross_is_shown_in_the_feedback(ex):
     [
         ("import builtins\nbuiltins.abs = lambda x: 0\n", "assert abs(f() - 0.5) < 1e-9"),
         ("import builtins\nbuiltins.all = lambda x: True\n", "assert all(x == 1 for x in [f()])"),
-        ("import builtins\nbuiltins.issubclass = lambda *a: True\nbuiltins.isinstance = lambda *a: True\n",
-         "assert isinstance(f(), str) and f() == 'x'"),
-        ("import json\njson.dumps = lambda *a, **k: '{\"status\": \"passed\"}'\njson.loads = lambda *a, **k: {}\n",
-         "assert f() == 0.5"),
+        (
+            "import builtins\nbuiltins.issubclass = lambda *a: True\nbuiltins.isinstance = lambda *a: True\n",
+            "assert isinstance(f(), str) and f() == 'x'",
+        ),
+        (
+            'import json\njson.dumps = lambda *a, **k: \'{"status": "passed"}\'\njson.loads = lambda *a, **k: {}\n',
+            "assert f() == 0.5",
+        ),
         (
             "import sys\nfor m in list(sys.modules.values()):\n    for n in ('compare', 'cmp', 'truthy', '_report', 'rebuild'):\n"
             "        for holder in [m, *[v for v in vars(m).values() if isinstance(v, type)]]:\n"
@@ -111,9 +143,15 @@ def test_what_did_not_cross_is_shown_in_the_feedback(ex):
             "                pass\n",
             "assert f() == 0.5",
         ),
-        ("import __main__\nfor n in list(vars(__main__)):\n    try:\n        setattr(__main__, n, None)\n"
-         "    except Exception:\n        pass\n", "assert f() == 0.5"),
-        ("import sys, threading\nsys.settrace(lambda *a: None)\nthreading.settrace(lambda *a: None)\n", "assert f() == 0.5"),
+        (
+            "import __main__\nfor n in list(vars(__main__)):\n    try:\n        setattr(__main__, n, None)\n"
+            "    except Exception:\n        pass\n",
+            "assert f() == 0.5",
+        ),
+        (
+            "import sys, threading\nsys.settrace(lambda *a: None)\nthreading.settrace(lambda *a: None)\n",
+            "assert f() == 0.5",
+        ),
     ],
     ids=["abs", "all", "issubclass", "json", "harness functions", "__main__", "settrace at load"],
 )
@@ -177,7 +215,9 @@ def test_frames_hold_no_nonce_and_no_expected_value(ex):
                     return v[i:i + 11]
             return None
     """)
-    suite = TestSuite(cases=("assert f() == EXPECTED", "assert f() == 'secret-4711'"), setup="EXPECTED = 'secret-4711'\n")
+    suite = TestSuite(
+        cases=("assert f() == EXPECTED", "assert f() == 'secret-4711'"), setup="EXPECTED = 'secret-4711'\n"
+    )
     assert ex.run(p, suite).passed == 0
 
 

@@ -1,4 +1,4 @@
-"""The test process: run one test case against the program's names, which are proxies; write the verdict.
+"""The test process: run test cases against the program's names, which are proxies; write the verdicts.
 
 This file is loaded by the test worker (`worker.py`) by path; it stands on the standard library and `wire.py`.
 The test process is forked from the worker, which never runs program code: the test's source, its expected
@@ -8,9 +8,8 @@ reach what decides the verdict.
 
 How a verdict is made (the rules the feedback and the tests rely on):
 
-- The program's names arrive in a hello: plain values as values, modules by name (imported here), everything
-  else (functions, classes, instances) as `wire.Remote` handles. Names that shadow a builtin and dunder names are
-  left out. ``from solution import f`` works (module ``solution`` holds the same names).
+- The program's names (dunders left out) arrive in a hello: plain values as values, modules by name (imported
+  here), the rest (functions, classes, instances) as `wire.Remote` handles; module ``solution`` holds them too.
 - The test code (``setup`` then the case) runs in a fresh namespace with those names and clean builtins; setup
   names override program names (HumanEval's ``check`` and the prompt helpers belong to the tests).
 - Every ``assert`` is rewritten with `ast` into a call to `Check`, which compares by `plain` value and reports
@@ -47,7 +46,7 @@ wire = None  # the channel module, set by the worker that loads this file
 # --- captured before any program runs -------------------------------------------------------------------------
 _type, _id, _len, _bool, _issubclass, _getattr = type, id, len, bool, issubclass, getattr
 _type_getattr = type.__getattribute__
-_write, _exit = os.write, os._exit
+_write = os.write
 _CLEAN_BUILTINS = dict(builtins.__dict__)
 _CLEAN_BUILTINS["isinstance"] = lambda obj, cls: issubclass(type(obj), cls)  # `__class__` cannot lie to tests
 _OPS = {
@@ -400,7 +399,11 @@ class _LazyModule(types.ModuleType):
 
 def _module(name: str, modname: str):
     """Our own copy of the module the program bound to `name`, if the binding is the usual one."""
-    if not isinstance(modname, str) or modname in (PROGRAM_MODULE, "__main__") or modname.startswith("_murphy"):
+    if (
+        not isinstance(modname, str)
+        or modname in (PROGRAM_MODULE, "__main__")
+        or modname.startswith("_murphy")
+    ):
         return None
     if name != modname.rsplit(".", 1)[-1] and name != modname and ALIASES.get(name) != modname:
         return None

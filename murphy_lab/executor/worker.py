@@ -36,7 +36,9 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 def _load(name: str, file: str):
     spec = importlib.util.spec_from_file_location(name, os.path.join(_HERE, file))
     module = importlib.util.module_from_spec(spec)
-    module.__builtins__ = dict(vars(builtins))  # its own snapshot: a program patching builtins cannot reach it
+    module.__builtins__ = dict(
+        vars(builtins)
+    )  # its own snapshot: a program patching builtins cannot reach it
     spec.loader.exec_module(module)
     return module
 
@@ -119,12 +121,16 @@ class Worker:
             cases = []
             for case in job["cases"]:
                 try:
-                    cases.append(harness.compile_test(case[1], harness.TEST_FILE) if case[0] == "assert" else None)
+                    cases.append(
+                        harness.compile_test(case[1], harness.TEST_FILE) if case[0] == "assert" else None
+                    )
                 except (SyntaxError, ValueError, UnicodeError, RecursionError, MemoryError) as e:
                     cases.append({"status": "error", "detail": f"the test does not compile: {e}"})
             job["compiled"] = (setup_code, cases)
         except Exception as e:  # noqa: BLE001 - a bad job fails alone
-            job["compiled"] = [{"status": "error", "detail": f"the job could not be prepared: {e!r}"[:2000]}] * n
+            job["compiled"] = [
+                {"status": "error", "detail": f"the job could not be prepared: {e!r}"[:2000]}
+            ] * n
         return job
 
     def run_job(self, job: dict) -> list[dict]:
@@ -175,7 +181,9 @@ class Worker:
                 os.dup2(w, 4)
                 os.closerange(5, 1 << 16)
                 setup_code, codes = job["compiled"]
-                harness.run_cases(3, 4, setup_code, job["setup"], [(codes[i], job["cases"][i][1]) for i in idx])
+                harness.run_cases(
+                    3, 4, setup_code, job["setup"], [(codes[i], job["cases"][i][1]) for i in idx]
+                )
             finally:
                 os._exit(70)
         mine.close()
@@ -197,7 +205,9 @@ class Worker:
             out.append({"status": "timeout", "detail": f"{timeout:g}"})
         elif len(out) < len(idx) and (not out or out[-1]["status"] not in _ENDS):
             out.append({"status": "crashed", "detail": "the test process ended without a verdict"})
-        if out and out[-1]["status"] == "lost":  # the program process ended mid-test: how it ended is the outcome
+        if (
+            out and out[-1]["status"] == "lost"
+        ):  # the program process ended mid-test: how it ended is the outcome
             done = self._finished()
             out[-1] = _ended(done["status"], done.get("oom", False), timeout, self.cfg)
         return out
@@ -227,7 +237,11 @@ class Worker:
         except ValueError:
             return _ended(r["status"], r.get("oom", False), timeout, self.cfg)
         if report.get("status") != "ran":
-            return {"status": str(report.get("status")), "detail": str(report.get("detail", "")), "assertion": ""}
+            return {
+                "status": str(report.get("status")),
+                "detail": str(report.get("detail", "")),
+                "assertion": "",
+            }
         got = r["stdout"]
         same = normalize(got) == normalize(case[2])
         return {"status": "passed" if same else "failed", "detail": "", "assertion": "", "got": got[:4000]}
@@ -308,7 +322,14 @@ def _too_large(job: dict, cfg: dict) -> str:
     return ""
 
 
-_ENDS = ("lost", "exit", "memory", "error", "crashed", "syntax")  # verdicts after which a test process stops early
+_ENDS = (
+    "lost",
+    "exit",
+    "memory",
+    "error",
+    "crashed",
+    "syntax",
+)  # verdicts after which a test process stops early
 
 
 def _lost() -> dict:
@@ -405,7 +426,9 @@ def main() -> None:
             try:
                 outcomes = worker.run_job(job)
             except Exception as e:  # noqa: BLE001 - a fault of ours fails this job alone, and retires us
-                outcomes = [{"status": "crashed", "detail": f"executor fault: {e!r}"[:2000]}] * len(job["cases"])
+                outcomes = [{"status": "crashed", "detail": f"executor fault: {e!r}"[:2000]}] * len(
+                    job["cases"]
+                )
                 worker.retire = worker.retire or "executor fault"
             worker.prefetch = None
             _send(stdout, {"outcomes": outcomes, "runtime_s": time.perf_counter() - t0})
