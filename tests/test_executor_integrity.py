@@ -274,3 +274,34 @@ def test_redefining_a_humaneval_helper_the_tests_call_scores_zero(ex, task_id):
     }
     assert ex.run(cheats[task_id], task.hidden_tests).passed == 0
     assert ex.run(task.reference, task.hidden_tests).solved
+
+
+def test_a_program_cannot_read_another_jobs_program_from_its_memory():
+    secret = "def f():\n    return 1  # XQZ-4471-LEAK-payload-end\n"
+    scanner = prog("""
+        def f():
+            import ctypes
+            needle = b"XQZ-" + b"4471-LEAK"
+            for line in open("/proc/self/maps").read().splitlines():
+                parts = line.split()
+                lo, hi = (int(x, 16) for x in parts[0].split("-"))
+                anonymous = len(parts) < 6 or parts[5] == "[heap]"  # where freed objects of the process lie
+                if "rw" not in parts[1] or not anonymous or hi - lo > 256 << 20:
+                    continue
+                chunk = ctypes.string_at(lo, hi - lo)  # this process's own memory, read directly
+                at = chunk.find(needle)
+                while at >= 0:  # the needle itself is in memory too; the program's text continues "-pay..."
+                    if chunk[at + len(needle) : at + len(needle) + 4] == bytes([45, 112, 97, 121]):
+                        return True
+                    at = chunk.find(needle, at + 1)
+            return False
+    """)
+    scanner += "import time\ndef wait():\n    time.sleep(0.3)  # the next job is read meanwhile\n"
+    with Executor(workers=1, timeout=10) as e:  # one worker and server run all jobs
+        jobs = [
+            (secret, ["assert f() == 1"]),
+            (scanner, ["wait()", "assert f() is False"]),
+            (secret, ["f()"]),
+        ]
+        first, scan, last = e.run_many(jobs)
+    assert first.solved and scan.solved and last.solved

@@ -249,7 +249,10 @@ def enter(cfg: dict, workdir: str, uid: int, fds: dict[int, int], cgroups: list[
             call(_libc.unshare, CLONE_NEWIPC)  # SysV shm, semaphores, message queues die with this test
         except OSError:
             pass
-    for target, fd in fds.items():
+    high = {
+        target: os.dup2(fd, 1000 + target, inheritable=False) for target, fd in fds.items()
+    }  # no overlaps
+    for target, fd in high.items():
         os.dup2(fd, target)
     os.closerange(max(fds) + 1, 1 << 16)
     if cfg["active"]["user"]:

@@ -1,15 +1,15 @@
 """The program server: the only process that starts program processes. It never sees a test.
 
 Started by `pool.Executor` as ``python -I server.py '<config json>' <socket fd>``, beside its test worker
-(`worker.py`), which is the other end of the socket. It receives a job's program (and an IO test's input), never
-its tests or expected values, so nothing a program reads in its own memory or files can hold an answer.
+(`worker.py`), which is the other end of the socket. It never receives a test or an expected value, and never
+reads a program either: the program comes as a file descriptor (a memfd) that only the program process reads. So
+nothing a program reads in its own memory or files holds an answer, or another job's program.
 Requests (length-prefixed JSON; the channel to the test process travels as a file descriptor):
 
-    {"op": "job", "program": ...}            compile it once for the job (no reply)
-    {"op": "assert", "cpu": s} + channel fd  fork a program process serving the program's names (no reply; a
-                                             syntax error is sent on the channel as the program's hello)
+    {"op": "assert", "cpu": s} + channel fd, program fd   fork a program process serving the program's names (no
+                                             reply; a syntax error is sent on the channel as the program's hello)
     {"op": "finish"}                         kill it and everything it started, clean up -> {"status": ...}
-    {"op": "io", "input": ..., "timeout": ...} run the program as a script on that stdin -> status, stdout, report
+    {"op": "io", "input": ..., "timeout": ...} + program fd   run it as a script on that stdin -> status, stdout
 
 A program process (`serve_program`) loads the program as module ``solution`` and answers calls on the channel
 (`wire.Endpoint`): only plain data crosses. It runs in the sandbox of `sandbox.enter`.
@@ -161,8 +161,11 @@ def serve_program(code, program: str, fd: int) -> None:
     _exit(0)
 
 
-def run_script(code, program: str, report: int) -> None:
+def run_script(code, program: str, report: int, syntax: str | None = None) -> None:
     """An IO test: run the program as ``__main__`` on the stdin in place; 'ran' or the error on `report`."""
+    if code is None:
+        os.write(report, json.dumps({"status": "syntax", "detail": syntax}).encode("utf-8", "replace")[:8192])
+        _exit(0)
     try:
         _load_program(code, program, "__main__")
         status, detail = "ran", ""
@@ -198,7 +201,6 @@ class Server:
             )
         self.active["cgroup"] = bool(self.cgroups)
         self.me, self.n = os.getpid(), 0
-        self.code = self.program = self.syntax = None
         self.current: int | None = None
         os.environ.clear()
         os.environ.update(sandbox.CHILD_ENV)
@@ -234,20 +236,16 @@ class Server:
             except (EOFError, ConnectionError, OSError):
                 return
             op = msg.get("op")
-            if op == "job":  # no reply: a syntax error reaches the test process as the program's hello
-                self.code, self.syntax = compile_program(msg["program"])
-                self.program = msg["program"]
-            elif op == "assert":
-                if self.code is None:
-                    wire.Endpoint(fds[0]).send(["loadfail", "syntax", self.syntax])
-                else:
-                    self.start(fds[0], msg["cpu"])
-                os.close(fds[0])
+            if op == "assert":  # fds: the channel, the program (a memfd the worker wrote; we never read it)
+                self.start(fds[1], msg["cpu"], {0: _DEVNULL, 1: _DEVNULL, 2: _DEVNULL, 3: fds[0], 4: fds[1]})
+                for fd in fds:
+                    os.close(fd)
             elif op == "finish":
                 status = self.finish()
                 self.send({"status": status, "oom": self.oom(), "rss_mb": _rss_mb()})
             elif op == "io":
-                self.send(self.run_io(msg["input"], msg["timeout"]))
+                self.send(self.run_io(msg["input"], msg["timeout"], fds[0]))
+                os.close(fds[0])
             else:
                 for fd in fds:
                     os.close(fd)
@@ -259,27 +257,29 @@ class Server:
         os.mkdir(workdir, 0o700)
         return workdir
 
-    def start(self, chan: int, cpu: float, fds: dict | None = None, script: int | None = None) -> int:
-        """Fork one sandboxed program process (serving calls on `chan`, or running as a script)."""
+    def start(self, program: int, cpu: float, fds: dict, script: bool = False) -> int:
+        """Fork one sandboxed program process: it reads the program from fd 4, then serves calls on fd 3 (or runs
+        as a script, reporting on fd 3). This server never holds a program: nothing of one job is in the memory
+        the next job's process is forked from."""
         workdir = self._workdir()
         self.workdir, self.fail0 = workdir, _failcnt(self.cgroups)
         pid = os.fork()
         if pid == 0:
             try:
-                cfg = dict(self.cfg, cpu=int(cpu) + 2)
                 sandbox.enter(
-                    cfg,
-                    workdir,
-                    self.uid,
-                    fds or {0: _DEVNULL, 1: _DEVNULL, 2: _DEVNULL, 3: chan},
-                    self.cgroups,
+                    dict(self.cfg, cpu=int(cpu) + 2), workdir, self.uid, {**fds, 4: program}, self.cgroups
                 )
                 sys.stdin, sys.stdout, sys.stderr = _CHILD_STDIO
                 sys.argv = [PROGRAM_FILE]
-                if script is None:
-                    serve_program(self.code, self.program, 3)
+                source = os.pread(4, os.fstat(4).st_size, 0).decode("utf-8", "surrogatepass")
+                os.close(4)
+                code, error = compile_program(source)
+                if script:
+                    run_script(code, source, 3, error)
+                elif code is None:
+                    wire.Endpoint(3).send(["loadfail", "syntax", error])
                 else:
-                    run_script(self.code, self.program, 3)
+                    serve_program(code, source, 3)
             finally:
                 os._exit(70)
         self.current = pid
@@ -315,10 +315,8 @@ class Server:
                 _kill_group(k)
             time.sleep(0.0005)
 
-    def run_io(self, stdin: str, timeout: float) -> dict:
+    def run_io(self, stdin: str, timeout: float, program: int) -> dict:
         """Run the program as a script on `stdin` (the expected output never comes here)."""
-        if self.code is None:
-            return {"status": "syntax"}
         inp = os.path.join(self.base, f"{self.n + 1}.in")
         out = os.path.join(self.base, f"{self.n + 1}.out")
         with open(inp, "w", encoding="utf-8", errors="surrogatepass") as f:
@@ -327,7 +325,7 @@ class Server:
         r, w = os.pipe()
         fin = os.open(inp, os.O_RDONLY)
         fout = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        pid = self.start(-1, timeout, fds={0: fin, 1: fout, 2: _DEVNULL, 3: w}, script=True)
+        pid = self.start(program, timeout, {0: fin, 1: fout, 2: _DEVNULL, 3: w}, script=True)
         for fd in (w, fin, fout):
             os.close(fd)
         timed_out = _wait_pid(pid, timeout)

@@ -77,7 +77,7 @@ class Worker:
         data = struct.pack("<I", len(data)) + data
         try:
             if fds:
-                sent = socket.send_fds(self.sock, [data], list(fds))
+                sent = socket.send_fds(self.sock, [data[:4096]], list(fds))
                 self.sock.sendall(data[sent:])
             else:
                 self.sock.sendall(data)
@@ -141,10 +141,12 @@ class Worker:
         if isinstance(job["compiled"], list):
             return job["compiled"]
         _, cases = job["compiled"]
-        self._finished()  # the previous job's cleanup replies (and whether the server grew)
         outcomes: list[dict | None] = [c if isinstance(c, dict) else None for c in cases]
+        self.program = os.memfd_create("program", os.MFD_CLOEXEC)  # read only by the program processes
         try:
-            self._ps_send({"op": "job", "program": job["program"]})
+            data = job["program"].encode("utf-8", "surrogatepass")
+            while data:
+                data = data[os.write(self.program, data) :]
             pending = [i for i, c in enumerate(job["cases"]) if outcomes[i] is None and c[0] == "assert"]
             while pending and not self.retire:
                 got = self.run_asserts(job, pending)
@@ -158,8 +160,11 @@ class Worker:
             for i, c in enumerate(job["cases"]):
                 if outcomes[i] is None and c[0] == "io" and not self.retire:
                     outcomes[i] = self.run_io(job, c, None)
+            self._finished()  # nothing of the job survives its reply
         except ServerLost as e:
             self.retire = f"program server lost: {e}"
+        finally:
+            os.close(self.program)
         return [o if o is not None else _lost() for o in outcomes]
 
     def run_asserts(self, job: dict, idx: list[int]) -> list[dict]:
@@ -168,7 +173,7 @@ class Worker:
         timeout = job["timeout"]
         mine, theirs = socket.socketpair()
         try:
-            self._ps_send({"op": "assert", "cpu": timeout * len(idx)}, (theirs.fileno(),))
+            self._ps_send({"op": "assert", "cpu": timeout * len(idx)}, (theirs.fileno(), self.program))
         finally:
             theirs.close()
         r, w = os.pipe()
@@ -225,7 +230,7 @@ class Worker:
         """One IO test: the server runs the program on the input; the expected output stays here."""
         timeout = job["timeout"]
         self._finished()
-        self._ps_send({"op": "io", "input": case[1], "timeout": timeout})
+        self._ps_send({"op": "io", "input": case[1], "timeout": timeout}, (self.program,))
         r = self._ps_recv(timeout + 30)
         self._watch(r)
         if r.get("status") == "syntax":
