@@ -1,7 +1,8 @@
 """`Executor`: the parent side — a pool of warm workers, job dispatch, respawn, and turning outcomes into results.
 
-The parent never runs untrusted code and never unpickles anything from a worker (replies are JSON). A worker that
-dies or stops answering (for example because a program killed it) is replaced; its job still gets a result.
+The parent never runs untrusted code and never unpickles anything from a worker (replies are JSON). A slot whose
+worker dies or stops answering (for example because a program killed its server) is replaced; its job still gets
+a result, and a worker that asks to be replaced (``{"retire": ...}``, after it grew) has its queued jobs re-sent.
 """
 
 from __future__ import annotations
@@ -55,12 +56,13 @@ class _Slot:
 
 
 class Executor:
-    """Run untrusted programs against tests in sandboxed, forked children of warm worker processes.
+    """Run untrusted programs against tests: each slot is a test worker (holds the tests) and a program server
+    (runs the programs, never sees a test), joined by a socket; only plain data crosses (docs/executor.md).
 
     Args:
-        timeout: wall-clock seconds per test (the program is loaded afresh for each test, inside that budget).
-        memory_mb: address-space limit of each test process (RLIMIT_AS), in MB.
-        workers: parallel worker processes (one test at a time each).
+        timeout: wall-clock seconds per test (the program is loaded once per job, inside its first test's budget).
+        memory_mb: address-space limit of each program process (RLIMIT_AS), in MB (+ tmp_mb: its memory cgroup).
+        workers: parallel slots (one test at a time each).
         output_kb: largest file (and IO-test stdout) a test may write, in KB.
         max_processes: processes a test may have at once (as root, counted on its private uid).
         isolate: enter network and mount namespaces (no network; private /tmp) where the kernel allows it.
