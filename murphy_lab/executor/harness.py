@@ -1,24 +1,21 @@
-"""What runs inside one sandboxed test process: load the program, run one test, write the verdict.
+"""The test process: run test cases against the program's names, which are proxies; write the verdicts.
 
-This file is loaded by the warm worker (`worker.py`) by path, before any program runs, so every name it binds
-(`_type`, `_issubclass`, the clean builtins, ...) is captured while the interpreter is still untouched. It stands
-on the standard library only.
+This file is loaded by the test worker (`worker.py`) by path; it stands on the standard library and `wire.py`.
+The test process is forked from the worker, which never runs program code: the test's source, its expected
+values and the comparison live here, the program lives in another process (`server.py`) and answers calls over
+the channel with plain data only (`wire.py`). So no object, patch, trace hook or memory read of the program can
+reach what decides the verdict.
 
 How a verdict is made (the rules the feedback and the tests rely on):
 
-- The program is executed as module ``solution`` (registered in ``sys.modules``, so ``from solution import f``
-  works); the test code (``setup`` then the case) runs in a *copy* of the program's namespace whose builtins are a
-  snapshot taken before the program ran. Rebinding ``builtins.len`` or the program's own globals after loading
-  cannot change what the test sees.
-- Every ``assert`` in the test code (the case and the setup, e.g. HumanEval's ``check``) is rewritten with `ast`
-  into a call to the harness: ``assert a == b`` becomes ``compare(a, "==", b)``, which evaluates both sides and
-  compares them by `plain` value: builtin values (and subclasses of builtins, reduced to the builtin) are compared
-  with the builtin operation, so an object whose ``__eq__``/``__ne__``/``__hash__`` lies cannot pass. Objects of a
-  class the program defined compare only with an object of the very same class. Values returned by calls inside
-  an assert are reduced the same way (so ``abs(f(x) - 0.5) < 1e-6`` cannot be fooled by a float subclass).
-  Python's own numeric semantics stay (``1 == 1.0 == True``).
-- ``passed`` is written through the verdict pipe (with a per-test nonce) only after the test statement finished;
-  an exit, a crash or a kill leaves no verdict, and the worker reports what stopped the process instead.
+- The program's names (dunders left out) arrive in a hello: plain values as values, modules by name (imported
+  here), the rest (functions, classes, instances) as `wire.Remote` handles; module ``solution`` holds them too.
+- The test code (``setup`` then the case) runs in a fresh namespace with those names and clean builtins; setup
+  names override program names (HumanEval's ``check`` and the prompt helpers belong to the tests).
+- Every ``assert`` is rewritten with `ast` into a call to `Check`, which compares by `plain` value and reports
+  the left side's value for feedback. A handle compares equal only to a handle (the program's own ``__eq__``).
+- ``passed`` is written only after the case finished and the channel saw no fault (a stop, a lost program
+  process, a message that is not plain data): a test that could not run this way fails closed.
 """
 
 from __future__ import annotations
@@ -26,7 +23,8 @@ from __future__ import annotations
 import ast
 import builtins
 import functools
-import io
+import importlib
+import importlib.util
 import json
 import linecache
 import operator
@@ -43,11 +41,12 @@ TEST_FILE = "test.py"
 SETUP_FILE = "test_setup.py"
 CHECK = "__murphy_check__"  # the one name the rewritten asserts call
 MAX_DETAIL = 2000  # characters of a detail sent back (feedback.py truncates further)
+wire = None  # the channel module, set by the worker that loads this file
 
 # --- captured before any program runs -------------------------------------------------------------------------
 _type, _id, _len, _bool, _issubclass, _getattr = type, id, len, bool, issubclass, getattr
 _type_getattr = type.__getattribute__
-_write, _exit, _gettrace, _getprofile = os.write, os._exit, sys.gettrace, sys.getprofile
+_write = os.write
 _CLEAN_BUILTINS = dict(builtins.__dict__)
 _CLEAN_BUILTINS["isinstance"] = lambda obj, cls: issubclass(type(obj), cls)  # `__class__` cannot lie to tests
 _OPS = {
@@ -238,7 +237,9 @@ class Check:
         try:
             ok = _bool(plain(x)) == want
         except _Untrusted:
-            ok = False
+            # an object of a C type in the program process (e.g. re.Match): its truth, computed there. A lie
+            # about the type gains nothing: `return True` passes the same test.
+            ok = _type(x) is wire.Remote and object.__getattribute__(x, "_native") and _bool(x) == want
         if not ok:
             raise _AssertFailed(src, show(x))
 
@@ -362,10 +363,19 @@ def format_exception(e: BaseException, limit: int = 3) -> str:
         for f in traceback.extract_tb(e.__traceback__)
         if f.filename in (PROGRAM_FILE, TEST_FILE, SETUP_FILE)
     ]
-    try:
-        head = "".join(traceback.format_exception_only(_type(e), e)).strip()
-    except BaseException:  # noqa: BLE001 - a program exception whose __str__ raises
-        head = _type_getattr(_type(e), "__name__")
+    remote = getattr(e, "__murphy_remote__", None)
+    if remote is not None:  # raised in the program process: its frames follow ours, its text is the head
+        frames += [
+            traceback.FrameSummary(str(fn), int(ln), str(name), lookup_line=False, line=str(line))
+            for fn, ln, name, line in remote[0]
+            if fn == PROGRAM_FILE
+        ]
+        head = remote[1]
+    else:
+        try:
+            head = "".join(traceback.format_exception_only(_type(e), e)).strip()
+        except BaseException:  # noqa: BLE001 - an exception whose __str__ raises
+            head = _type_getattr(_type(e), "__name__")
     lines = traceback.format_list(frames[-limit:])
     body = ("Traceback (most recent call last):\n" + "".join(lines)) if lines else ""
     return (body + head)[-MAX_DETAIL:]
@@ -375,17 +385,65 @@ def _remember_source(filename: str, source: str) -> None:
     linecache.cache[filename] = (_len(source), None, source.splitlines(True), filename)
 
 
-def _report(fd: int, nonce: str, status: str, detail: str = "", assertion: str = "") -> None:
-    if status == "memory":  # room to write the verdict: the soft limit up to the hard one (64 MB more)
+# --- one test -------------------------------------------------------------------------------------------------
+ALIASES = {"np": "numpy", "pd": "pandas", "plt": "matplotlib.pyplot", "nx": "networkx", "sp": "scipy"}
+
+
+class _LazyModule(types.ModuleType):
+    """A module the program imported, imported here on first use (by its name, from our own sys.path)."""
+
+    def __getattr__(self, name: str):
+        module = importlib.import_module(self.__name__)
+        return getattr(module, name)
+
+
+def _module(name: str, modname: str):
+    """Our own copy of the module the program bound to `name`, if the binding is the usual one."""
+    if (
+        not isinstance(modname, str)
+        or modname in (PROGRAM_MODULE, "__main__")
+        or modname.startswith("_murphy")
+    ):
+        return None
+    if name != modname.rsplit(".", 1)[-1] and name != modname and ALIASES.get(name) != modname:
+        return None
+    if modname in sys.modules:
+        return sys.modules[modname]
+    try:
+        if importlib.util.find_spec(modname) is None:
+            return None
+    except (ImportError, ValueError):
+        return None
+    return _LazyModule(modname)
+
+
+def program_names(hello: list) -> dict:
+    """The test namespace's view of the program: values, our own modules, and handles (`wire.Remote`)."""
+    names = {}
+    for item in hello if type(hello) is list else []:
+        if type(item) is not list or len(item) != 3 or type(item[0]) is not str:
+            continue
+        name, kind, payload = item
+        if name.startswith("__") or name == CHECK:
+            continue
+        if kind == "m":
+            module = _module(name, payload)
+            if module is not None:
+                names[name] = module
+        elif kind == "v":
+            names[name] = payload
+    return names
+
+
+def _verdict(fd: int, status: str, detail: str = "", assertion: str = "") -> None:
+    """One case's outcome, one JSON line on `fd` (the worker reads them as they come)."""
+    if status == "memory":
         _, hard = resource.getrlimit(resource.RLIMIT_AS)
         resource.setrlimit(resource.RLIMIT_AS, (hard, hard))
-    msg = json.dumps(
-        {"nonce": nonce, "status": status, "detail": detail[:MAX_DETAIL], "assertion": assertion[:MAX_DETAIL]}
-    )
-    data = msg.encode("utf-8", "replace")
+    msg = {"status": status, "detail": detail[:MAX_DETAIL], "assertion": assertion[:MAX_DETAIL]}
+    data = json.dumps(msg).encode("utf-8", "replace") + b"\n"
     while data:
         data = data[_write(fd, data) :]
-    _exit(0)
 
 
 def _stop_status(e: BaseException) -> str | None:
@@ -396,62 +454,47 @@ def _stop_status(e: BaseException) -> str | None:
     return None
 
 
-# --- the two test kinds ----------------------------------------------------------------------------------------
-def compile_program(program: str):
-    """(code, None) or (None, the SyntaxError text). Runs in the worker: compiling executes nothing."""
+def run_cases(chan: int, fd: int, setup_code, setup: str, cases: list) -> None:
+    """Receive the program's names once, then run setup and each (compiled case, source) in a fresh namespace;
+    one verdict line per case on `fd`. Stops at the first fault of the channel (the worker starts a new pair)."""
+    ep = wire.Endpoint(chan, trace_files=(TEST_FILE, SETUP_FILE))
     try:
-        return compile(program, PROGRAM_FILE, "exec"), None
-    except (SyntaxError, ValueError) as e:  # ValueError: source with NUL bytes
-        return None, "".join(traceback.format_exception_only(_type(e), e)).strip()
-    except (MemoryError, RecursionError) as e:
-        return None, f"{_type(e).__name__}: the program is too large or too deeply nested to compile"
-
-
-def load_program(code, program: str, fd: int, nonce: str, name: str) -> types.ModuleType:
-    """Execute the compiled program as module `name`; report and exit if that fails."""
-    _remember_source(PROGRAM_FILE, program)
-    module = types.ModuleType(name)
-    module.__file__ = PROGRAM_FILE
-    sys.modules[name] = module
-    try:
-        exec(code, module.__dict__)
-    except BaseException as e:  # noqa: BLE001 - whatever stops the program is the verdict
-        stop = _stop_status(e)
-        if stop == "exit" and name == "__main__" and isinstance(e, SystemExit) and e.code in (None, 0):
-            return module  # an IO program may end with sys.exit(0)
-        _report(fd, nonce, stop or "error", ("" if stop else format_exception(e)), "(loading the program)")
-    return module
-
-
-def run_assert_test(code, program: str, setup_code, setup: str, case_code, case: str, fd: int, nonce: str):
-    """Run the program, then setup and one test case (compiled by `compile_test`) in a protected namespace."""
-    module = load_program(code, program, fd, nonce, PROGRAM_MODULE)
+        hello = ep.recv()
+    except wire.Fault as f:
+        return _verdict(fd, f.status, f.detail)
+    if hello[0] == "loadfail" and len(hello) == 3:
+        return _verdict(fd, str(hello[1]), str(hello[2]), "(loading the program)")
+    if hello[0] != "hello" or len(hello) != 2:
+        return _verdict(fd, "error", "the program process did not describe its names")
+    names = program_names(hello[1])
+    module = types.ModuleType(PROGRAM_MODULE)
+    module.__dict__.update(names)
+    sys.modules[PROGRAM_MODULE] = module
     _remember_source(SETUP_FILE, setup)
-    _remember_source(TEST_FILE, case)
-    ns = dict(module.__dict__)
-    ns.update(
-        __builtins__=_CLEAN_BUILTINS, __name__="__test__"
-    )  # no copy needed: this process is thrown away
+    for case_code, case in cases:
+        _remember_source(TEST_FILE, case)
+        _verdict(fd, *run_case(ep, names, setup_code, case_code))
+        if ep.fault is not None:
+            return None
+    return None
+
+
+def run_case(ep, names: dict, setup_code, case_code) -> tuple[str, str, str]:
+    """(status, detail, assertion) of one case; a fault of the channel decides it even if the test caught it."""
+    ns = dict(names, __builtins__=_CLEAN_BUILTINS, __name__="__test__")
     ns[CHECK] = Check
     try:
         if setup_code is not None:
             exec(setup_code, ns)
         exec(case_code, ns)
+        out = ("passed", "", "")
+    except wire.Fault as f:
+        out = (f.status, f.detail, "")
     except _AssertFailed as f:
-        _report(fd, nonce, "failed", f.value, f.assertion)
+        out = ("failed", f.value, f.assertion)
     except BaseException as e:  # noqa: BLE001
         stop = _stop_status(e)
-        _report(fd, nonce, stop or "error", "" if stop else format_exception(e))
-    if _gettrace() is not None or _getprofile() is not None:
-        _report(fd, nonce, "error", "the program installed a trace/profile hook (not allowed during tests)")
-    _report(fd, nonce, "passed")
-
-
-def run_io_test(code, program: str, fd: int, nonce: str, stdout: io.TextIOBase) -> None:
-    """Run the program as a script on the stdin already in place; the worker compares stdout afterwards."""
-    load_program(code, program, fd, nonce, "__main__")
-    try:
-        stdout.flush()
-    except BaseException:  # noqa: BLE001 - e.g. the output limit was hit while flushing
-        pass
-    _report(fd, nonce, "ran")
+        out = (stop or "error", "" if stop else format_exception(e), "")
+    if ep.fault is not None:
+        return ep.fault.status, ep.fault.detail, ""
+    return out

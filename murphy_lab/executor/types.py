@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 
@@ -30,6 +30,11 @@ class TestSuite:
     cases: tuple[Test, ...] = ()
     setup: str = ""
 
+    def __post_init__(self) -> None:
+        for k, case in enumerate(self.cases):
+            if isinstance(case, str) and not _has_code(case):
+                raise ValueError(f"test case {k} ({case!r}) is empty or only comments: it would test nothing")
+
     @classmethod
     def of(cls, tests: TestSuite | Sequence[Test]) -> TestSuite:
         if isinstance(tests, TestSuite):
@@ -41,10 +46,21 @@ class TestSuite:
     def __len__(self) -> int:
         return len(self.cases)
 
+    def __iter__(self) -> Iterator[Test]:
+        return iter(self.cases)
+
+    def __getitem__(self, k: int | slice) -> Test | tuple[Test, ...]:
+        return self.cases[k]
+
+
+def _has_code(source: str) -> bool:
+    """Whether test source holds a statement (not only blank lines and comments)."""
+    return any(line.strip() and not line.strip().startswith("#") for line in source.splitlines())
+
 
 @dataclass
 class TestOutcome:
-    """What happened to one test: `status` is one of passed/failed/error/timeout/memory/exit/crashed/output/syntax."""
+    """What happened to one test: `status` is one of passed/failed/error/timeout/memory/exit/crashed/output/syntax/too_large."""
 
     test: Test
     status: str
@@ -64,7 +80,7 @@ class ExecutionResult:
     reward: float
     passed: int
     total: int
-    status: str  # passed | failed | error | timeout | memory | exit | crashed | output | syntax | no_tests
+    status: str  # passed | failed | error | timeout | memory | exit | crashed | output | syntax | too_large | no_tests
     feedback: str = ""  # the text quoted in the next turn's refinement prompt, f(v)
     outcomes: list[TestOutcome] = field(default_factory=list)
     runtime_s: float = 0.0

@@ -1,512 +1,359 @@
-"""The warm worker: a long-lived process that forks one sandboxed child per test and writes the verdicts.
+"""The test worker: holds the tests, forks one clean test process per test, and writes the outcomes.
 
-Started by `pool.Executor` as ``python -I worker.py '<config json>'``; speaks length-prefixed JSON on stdin/stdout
-(one job in, one list of outcomes out). It imports the standard library once, so a test costs a `fork` (about
-2 ms), not an interpreter start (10-20 ms). It stands on the standard library and `harness.py` only.
+Started by `pool.Executor` as ``python -I worker.py '<config json>' <socket fd>``; speaks length-prefixed JSON
+on stdin/stdout with the pool (one job in, one list of outcomes out) and drives its program server
+(`server.py`) over the socket. This process and the test processes it forks never execute program code: the
+program runs in a program process of the server, which never receives a test or an expected value.
 
-Per worker, once: become a child subreaper (orphaned grandchildren and `setsid` daemons are re-parented to us and
-swept), enter a fresh network namespace (no network) and mount namespace with private tmpfs on /tmp, /var/tmp and
-/dev/shm (as root directly; as a normal user through a user namespace where the kernel allows it).
+One assert test: a socketpair is the channel; one end goes to the server, which forks a program process serving
+the program's names on it; the worker forks the test process with the other end (`harness.run_case`). The
+worker waits with the wall-clock timeout, then the server kills and sweeps the program process. One IO test:
+the server runs the program as a script on the input and returns its stdout; the worker compares it.
 
-Per test, in the forked child: new session, parent-death signal, stdin from /dev/null (or the IO test's input),
-stdout/stderr to /dev/null (or a capped file for IO tests), a private empty working directory, a cleared
-environment, rlimits (address space, CPU seconds, file size, processes, no core dumps), and, as root, a private
-unprivileged uid with no supplementary groups; then `no_new_privs`. The worker waits with the wall-clock timeout,
-kills the child's process group, sweeps every remaining descendant, and removes the directory.
+A job that cannot be run (invalid text, too large, a fault of ours) gets its own outcomes; the worker keeps
+going. A worker whose memory grew past ``max_worker_mb`` (or whose server died) answers its job, then asks the pool
+to replace it (``{"retire": ...}``), so no job waits behind it.
 """
 
 from __future__ import annotations
 
-import ctypes
-import errno
+import builtins
 import gc
 import importlib.util
 import json
 import os
 import resource
 import select
-import shutil
 import signal
+import socket
 import struct
 import sys
 import time
 
-# Warm the standard library that generated programs import, so a forked child does not pay for importing it.
-# Not queue (imports threading) nor random/statistics/tempfile (import random): their after-fork hooks would run
-# in every child (~0.1 ms each); a program that imports them pays for it in its own process.
-WARM_MODULES = (
-    "abc array bisect collections collections.abc copy dataclasses datetime decimal enum fractions functools "
-    "hashlib heapq io itertools math operator re string textwrap typing unicodedata"
-).split()
-for _name in WARM_MODULES:
-    importlib.import_module(_name)
-
 _HERE = os.path.dirname(os.path.abspath(__file__))
-_spec = importlib.util.spec_from_file_location("_murphy_harness", os.path.join(_HERE, "harness.py"))
-harness = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(harness)
 
-CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWNET = 0x00020000, 0x10000000, 0x40000000
-PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 1, 38, 36
-MS_NOSUID, MS_NODEV, MS_BIND, MS_REC, MS_PRIVATE = 2, 4, 1 << 12, 1 << 14, 1 << 18
-MS_RDONLY, MS_REMOUNT = 1, 32
-# Top-level entries of the private /tmp that hold the bound-back Python installation (see _private_tmp): the
-# per-test cleanup of the private /tmp must never descend into them.
-KEPT_UNDER_TMP: set[str] = set()
-_libc = ctypes.CDLL(None, use_errno=True)
+
+def _load(name: str, file: str):
+    spec = importlib.util.spec_from_file_location(name, os.path.join(_HERE, file))
+    module = importlib.util.module_from_spec(spec)
+    module.__builtins__ = dict(
+        vars(builtins)
+    )  # its own snapshot: a program patching builtins cannot reach it
+    spec.loader.exec_module(module)
+    return module
+
+
+sandbox = _load("_murphy_sandbox", "sandbox.py")
+wire = _load("_murphy_wire", "wire.py")
+harness = _load("_murphy_harness", "harness.py")
+harness.wire = wire
 MB = 1 << 20
+_DEVNULL = os.open(os.devnull, os.O_RDWR)
 
 
-def _call(fn, *args) -> None:
-    if fn(*args) != 0:
-        e = ctypes.get_errno()
-        raise OSError(e, os.strerror(e))
+class ServerLost(Exception):
+    """The program server died (e.g. a program killed its parent)."""
 
 
-# --- once per worker -------------------------------------------------------------------------------------------
-def isolate_worker(cfg: dict) -> tuple[dict, list[str]]:
-    """Subreaper, network and mount namespaces. Returns (what is active, warnings for what is not)."""
-    active, warnings = {"subreaper": False, "network": False, "private_tmp": False, "user": False}, []
-    try:
-        _call(_libc.prctl, PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-        active["subreaper"] = True
-    except OSError as e:
-        warnings.append(f"cannot become a child subreaper ({e}); daemonized grandchildren may survive a test")
-    uid, gid = os.geteuid(), os.getegid()
-    if cfg["isolate"]:
-        flags = CLONE_NEWNET | CLONE_NEWNS | (0 if uid == 0 else CLONE_NEWUSER)
-        try:
-            _call(_libc.unshare, flags)
-            if uid != 0:  # map ourselves to ourselves inside the new user namespace
-                for name, text in (
-                    ("setgroups", "deny"),
-                    ("uid_map", f"{uid} {uid} 1"),
-                    ("gid_map", f"{gid} {gid} 1"),
-                ):
-                    with open(f"/proc/self/{name}", "w") as f:
-                        f.write(text)
-            active["network"] = True
-        except OSError as e:
-            warnings.append(f"no network namespace ({e}); programs can reach the network")
-        if active["network"]:
-            try:
-                _call(_libc.mount, b"none", b"/", None, MS_REC | MS_PRIVATE, None)
-                for d in ("/tmp", "/var/tmp", "/dev/shm"):
-                    if os.path.isdir(d):
-                        _private_tmp(d, f"size={cfg['tmp_mb']}m,mode=1777".encode())
-                active["private_tmp"] = True
-            except OSError as e:
-                warnings.append(f"no private /tmp ({e}); programs may write to the shared /tmp")
-    drop = cfg["drop_user"]
-    if drop is None:
-        drop = uid == 0
-    if drop and uid != 0:
-        warnings.append("not root: cannot switch tests to a private uid; programs run as the calling user")
-        drop = False
-    active["user"] = drop
-    if drop:
-        hidden = expose_python() if active["private_tmp"] else _closed_ancestors()
-        if hidden:
-            warnings.append(
-                f"{', '.join(hidden)} not readable by other users: programs may fail to import modules "
-                "that the worker did not pre-import (install Python where other users can read it, or allow "
-                "mount namespaces)"
-            )
-    return active, warnings
-
-
-def _outermost(paths: list[str]) -> list[str]:
-    return [p for p in paths if not any(p.startswith(q + "/") for q in paths)]
-
-
-def _private_tmp(d: str, opts: bytes) -> None:
-    """Cover `d` with an empty tmpfs, keeping the parts of the Python installation that live under it.
-
-    A checkout or virtual environment under /tmp (as in a CI clone) would otherwise vanish from the worker's
-    view: each needed directory is held open, the tmpfs mounted, and the directory bound back from its open fd.
-    """
-    keep = _outermost([p for p in _needed_paths() if p.startswith(d + "/")])
-    held = [(p, os.open(p, os.O_RDONLY | os.O_DIRECTORY)) for p in keep]
-    try:
-        _call(_libc.mount, b"tmpfs", d.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, opts)
-        for p, fd in held:
-            os.makedirs(p, mode=0o755, exist_ok=True)
-            _call(_libc.mount, f"/proc/self/fd/{fd}".encode(), p.encode(), None, MS_BIND | MS_REC, None)
-            # read-only in this namespace: neither a test nor a cleanup can change the real files
-            _call(_libc.mount, None, p.encode(), None, MS_BIND | MS_REMOUNT | MS_RDONLY, None)
-            KEPT_UNDER_TMP.add(os.path.join(d, os.path.relpath(p, d).split(os.sep)[0]))
-    finally:
-        for _, fd in held:
-            os.close(fd)
-
-
-def _needed_paths() -> list[str]:
-    """The Python installation a program needs to read: prefixes and every directory on sys.path."""
-    paths = {sys.prefix, sys.base_prefix, *(p for p in sys.path if p and os.path.isdir(p))}
-    return sorted(os.path.realpath(p) for p in paths)
-
-
-def _closed_ancestors() -> list[str]:
-    """Directories on the way to the installation that other users cannot enter (e.g. /root, mode 700)."""
-    closed = set()
-    for p in _needed_paths():
-        parts = p.strip("/").split("/")
-        for i in range(1, len(parts) + 1):
-            d = "/" + "/".join(parts[:i])
-            try:
-                mode = os.stat(d).st_mode
-            except OSError:  # not visible in this namespace: nothing to open up
-                break
-            if not mode & 0o001:
-                closed.add(d)
-                break
-    return sorted(closed)
-
-
-def expose_python() -> list[str]:
-    """Let the private uid read the Python installation when it lives under a closed directory such as /root.
-
-    In the worker's own mount namespace: bind each needed directory aside, cover the closed directory with an
-    empty tmpfs, and bind the needed directories back. Nothing else under the closed directory is visible.
-    Returns the closed directories that could not be handled.
-    """
-    failed = []
-    for closed in _closed_ancestors():
-        inside = [p for p in _needed_paths() if p == closed or p.startswith(closed + "/")]
-        inside = _outermost(inside)
-        try:
-            staged = []
-            for k, p in enumerate(inside):
-                aside = f"/tmp/.murphy-python/{len(staged)}-{k}"
-                os.makedirs(aside, exist_ok=True)
-                _call(_libc.mount, p.encode(), aside.encode(), None, MS_BIND | MS_REC, None)
-                staged.append((aside, p))
-            _call(_libc.mount, b"tmpfs", closed.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, b"size=1m,mode=755")
-            for aside, p in staged:
-                os.makedirs(p, mode=0o755, exist_ok=True)
-                _call(_libc.mount, aside.encode(), p.encode(), None, MS_BIND | MS_REC, None)
-            os.chmod("/tmp/.murphy-python", 0o700)
-        except OSError:
-            failed.append(closed)
-    return failed
-
-
-# --- once per test, in the child -------------------------------------------------------------------------------
-def _drop_capabilities() -> None:
-    """Clear all capabilities (the user-namespace case, where our uid holds them inside the namespace)."""
-    header = struct.pack("Ii", 0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
-    data = bytes(24)  # two zeroed {effective, permitted, inheritable} sets
-    _libc.capset(ctypes.c_char_p(header), ctypes.c_char_p(data))
-
-
-# The child's sys.stdin/stdout/stderr, made once here (unused by the worker): fds 0-2 get their final targets in
-# the child by dup2, so these objects read and write the right files there without an open() per test.
-# The whole environment a program sees (the worker replaces its own with it at start; tests add HOME/TMPDIR).
-CHILD_ENV = {
-    "PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0",
-    "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-}  # fmt: skip
-_DEVNULL = os.open(os.devnull, os.O_RDWR)  # kept open in the worker, dup2'ed into each child
-_CHILD_STDIO = tuple(
-    open(fd, mode, encoding="utf-8", errors="replace", closefd=False)
-    for fd, mode in ((0, "r"), (1, "w"), (2, "w"))
-)
-
-
-def enter_sandbox(
-    cfg: dict, workdir: str, uid: int, stdin_path: str | None, stdout_path: str | None, verdict_fd: int
-) -> int:
-    """Everything between fork and running untrusted code. Returns the verdict fd's new number (3)."""
-    os.setsid()
-    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    # Signal dispositions come from the worker: SIGXFSZ default (writing past RLIMIT_FSIZE kills: status
-    # `output`), SIGPIPE ignored as in any Python process, SIGINT ignored, SIGTERM -> SystemExit (status `exit`).
-    null = _DEVNULL
-    os.dup2(os.open(stdin_path, os.O_RDONLY) if stdin_path else null, 0)
-    out = os.open(stdout_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600) if stdout_path else null
-    os.dup2(out, 1)
-    os.dup2(null, 2)
-    os.dup2(verdict_fd, 3)
-    os.closerange(4, 1 << 16)  # the worker's pipes to the parent process, pidfds, everything else
-    if cfg["active"]["user"]:
-        os.chown(workdir, uid, uid)
-        if stdout_path:
-            os.fchown(1, uid, uid)
-    os.chdir(workdir)
-    limit = cfg["memory_mb"] * MB
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit + 64 * MB))  # slack above soft: room to report
-    cpu = int(cfg["timeout"]) + 2
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (cfg["output_kb"] * 1024,) * 2)
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
-    try:
-        resource.setrlimit(resource.RLIMIT_STACK, (64 * MB, resource.getrlimit(resource.RLIMIT_STACK)[1]))
-    except (ValueError, OSError):
-        pass
-    if cfg["active"]["user"]:
-        resource.setrlimit(resource.RLIMIT_NPROC, (cfg["max_processes"],) * 2)  # per uid: ours is private
-        os.setgroups([])
-        os.setresgid(uid, uid, uid)
-        os.setresuid(uid, uid, uid)  # all ids non-zero: the kernel clears every capability
-    elif os.geteuid() != 0:
-        _drop_capabilities()
-    _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)  # setuid binaries cannot give privileges back
-    os.environ["HOME"] = os.environ["TMPDIR"] = workdir  # the rest was set once in the worker (CHILD_ENV)
-    sys.stdin, sys.stdout, sys.stderr = _CHILD_STDIO  # built once in the worker; fds 0-2 now point right
-    sys.argv = [harness.PROGRAM_FILE]
-    return 3
-
-
-# --- the worker's side of one test -----------------------------------------------------------------------------
 class Worker:
-    def __init__(self, cfg: dict):
-        self.cfg = cfg
-        self.active, self.warnings = isolate_worker(cfg)
-        cfg["active"] = self.active
-        self.uid = (
-            200_000 + int.from_bytes(os.urandom(4), "little") % 2_000_000_000
-        )  # private: no one else has it
-        self.base = os.path.join("/tmp", f"murphy-{os.getpid()}-{self.uid}")
-        os.makedirs(self.base, mode=0o711, exist_ok=True)
-        self.n = 0
-        self.me = os.getpid()
-        self.current: int | None = None  # pid of the test child running now
-        self.prefetch = None  # called once while a child runs, when the next job is waiting on stdin
+    def __init__(self, cfg: dict, sock: socket.socket):
+        self.cfg, self.sock = cfg, sock
+        self.active, self.warnings = sandbox.isolate(cfg, hide=False)
+        hello = self._ps_recv(60)
+        self.active, self.warnings = hello["active"], self.warnings + hello["warnings"]
+        self.current: int | None = None
+        self.prefetch = None  # called once while a test runs, when the next job is waiting on stdin
+        self.retire = ""  # why this worker should be replaced after the current job
+        self.unread = 0  # replies of the server to `finish` requests not read yet
+        self.grew = False  # this worker or its server grew past max_worker_mb: replace it after this job
         os.environ.clear()
-        os.environ.update(CHILD_ENV)
+        os.environ.update(sandbox.CHILD_ENV)
         gc.collect()
-        gc.freeze()  # warm objects leave the collector: a child's collections do not touch (and copy) their pages
+        gc.freeze()
 
-    def shutdown(self) -> None:
-        """Leave nothing behind: kill the running test (if any) and every descendant, remove the temp dirs."""
-        if self.current is not None:
-            self._sweep(self.current)
-        shutil.rmtree(self.base, ignore_errors=True)
-
-    @staticmethod
-    def prepare(job: dict) -> dict:
-        """Compile the program and the tests once per job (compiling executes nothing), into `job["compiled"]`."""
-        n = len(job["cases"])
-        code, error = harness.compile_program(job["program"])
-        if error is not None:
-            job["compiled"] = [{"status": "syntax", "detail": error}] * n
-            return job
-        setup = job["setup"]
+    # --- the socket to the program server -----------------------------------------------------------------
+    def _ps_send(self, obj: dict, fds: tuple[int, ...] = ()) -> None:
+        data = json.dumps(obj).encode("utf-8", "surrogatepass")
+        data = struct.pack("<I", len(data)) + data
         try:
-            setup_code = harness.compile_test(setup, harness.SETUP_FILE) if setup.strip() else None
-        except SyntaxError as e:
-            job["compiled"] = [{"status": "error", "detail": f"the test setup does not compile: {e}"}] * n
-            return job
-        cases = []
-        for case in job["cases"]:
+            if fds:
+                sent = socket.send_fds(self.sock, [data[:4096]], list(fds))
+                self.sock.sendall(data[sent:])
+            else:
+                self.sock.sendall(data)
+        except OSError as e:
+            raise ServerLost(str(e)) from None
+
+    def _ps_recv(self, timeout: float | None = None) -> dict:
+        self.sock.settimeout(timeout)
+        try:
+            head = self._exact(4)
+            (n,) = struct.unpack("<I", head)
+            return json.loads(self._exact(n))
+        except (OSError, ValueError) as e:
+            raise ServerLost(str(e)) from None
+
+    def _exact(self, n: int) -> bytes:
+        parts, got = [], 0
+        while got < n:
+            chunk = self.sock.recv(min(n - got, 1 << 20))
+            if not chunk:
+                raise ServerLost("the program server closed its socket")
+            parts.append(chunk)
+            got += len(chunk)
+        return b"".join(parts)
+
+    # --- jobs -------------------------------------------------------------------------------------------------
+    def prepare(self, job: dict) -> dict:
+        """Check sizes and text, compile the tests once per job (compiling executes nothing)."""
+        n = len(job.get("cases", []))
+        try:
+            problem = _too_large(job, self.cfg)
+            if problem:
+                job["compiled"] = [{"status": "too_large", "detail": problem}] * n
+                return job
+            setup = job["setup"]
             try:
-                cases.append(
-                    harness.compile_test(case[1], harness.TEST_FILE) if case[0] == "assert" else None
-                )
-            except SyntaxError as e:
-                cases.append({"status": "error", "detail": f"the test does not compile: {e}"})
-        job["compiled"] = (code, setup_code, cases)
+                setup_code = harness.compile_test(setup, harness.SETUP_FILE) if setup.strip() else None
+            except (SyntaxError, ValueError, UnicodeError) as e:
+                job["compiled"] = [{"status": "error", "detail": f"the test setup does not compile: {e}"}] * n
+                return job
+            cases = []
+            for case in job["cases"]:
+                try:
+                    cases.append(
+                        harness.compile_test(case[1], harness.TEST_FILE) if case[0] == "assert" else None
+                    )
+                except (SyntaxError, ValueError, UnicodeError, RecursionError, MemoryError) as e:
+                    cases.append({"status": "error", "detail": f"the test does not compile: {e}"})
+            job["compiled"] = (setup_code, cases)
+        except Exception as e:  # noqa: BLE001 - a bad job fails alone
+            job["compiled"] = [
+                {"status": "error", "detail": f"the job could not be prepared: {e!r}"[:2000]}
+            ] * n
         return job
 
     def run_job(self, job: dict) -> list[dict]:
-        """All tests of one job, each in its own child."""
+        """All tests of one job. The program is sent to the server once; its assert tests share one program
+        process and one test process, loaded once, until a test ends either (then a fresh pair takes the rest)."""
         if "compiled" not in job:
             self.prepare(job)
-        if isinstance(job["compiled"], list):  # it did not compile: the same outcome for every test
+        if isinstance(job["compiled"], list):
             return job["compiled"]
-        code, setup_code, cases = job["compiled"]
-        outcomes = []
-        for case, case_code in zip(job["cases"], cases):
-            if isinstance(case_code, dict):
-                outcomes.append(case_code)
-                continue
-            outcomes.append(
-                self.run_test(code, job["program"], setup_code, job["setup"], case, case_code, job["timeout"])
-            )
-        return outcomes
+        _, cases = job["compiled"]
+        outcomes: list[dict | None] = [c if isinstance(c, dict) else None for c in cases]
+        self.program = os.memfd_create("program", os.MFD_CLOEXEC)  # read only by the program processes
+        try:
+            data = job["program"].encode("utf-8", "surrogatepass")
+            while data:
+                data = data[os.write(self.program, data) :]
+            pending = [i for i, c in enumerate(job["cases"]) if outcomes[i] is None and c[0] == "assert"]
+            while pending and not self.retire:
+                got = self.run_asserts(job, pending)
+                for i, out in zip(pending, got):
+                    outcomes[i] = out
+                if got and got[-1].get("assertion") == "(loading the program)":  # the same for every test
+                    for i in pending[len(got) :]:
+                        outcomes[i] = got[-1]
+                    break
+                pending = pending[len(got) :]
+            for i, c in enumerate(job["cases"]):
+                if outcomes[i] is None and c[0] == "io" and not self.retire:
+                    outcomes[i] = self.run_io(job, c, None)
+            self._finished()  # nothing of the job survives its reply
+        except ServerLost as e:
+            self.retire = f"program server lost: {e}"
+        finally:
+            os.close(self.program)
+        return [o if o is not None else _lost() for o in outcomes]
 
-    def run_test(
-        self, code, program: str, setup_code, setup: str, case: list, case_code, timeout: float
-    ) -> dict:
-        """Fork a sandboxed child for one test, wait at most `timeout` s, clean up, return the outcome."""
-        self.n += 1
-        workdir = os.path.join(self.base, str(self.n))
-        os.mkdir(workdir, 0o700)
-        is_io = case[0] == "io"
-        stdin_path = stdout_path = None
-        if is_io:
-            stdin_path = os.path.join(self.base, f"{self.n}.in")
-            with open(stdin_path, "w", encoding="utf-8") as f:
-                f.write(case[1])
-            os.chmod(stdin_path, 0o644)
-            stdout_path = os.path.join(self.base, f"{self.n}.out")
-        nonce = os.urandom(16).hex()
+    def run_asserts(self, job: dict, idx: list[int]) -> list[dict]:
+        """Assert tests `idx` in one program process (server) and one test process (forked here), joined by a
+        socketpair. Returns the outcomes of a prefix of `idx` (all of them unless one ended a process)."""
+        timeout = job["timeout"]
+        mine, theirs = socket.socketpair()
+        try:
+            self._ps_send({"op": "assert", "cpu": timeout * len(idx)}, (theirs.fileno(), self.program))
+        finally:
+            theirs.close()
         r, w = os.pipe()
-        sys.stdout.flush()
         pid = os.fork()
-        if (
-            pid == 0
-        ):  # ------------------------------------------------------------------- the sandboxed child
+        if pid == 0:  # --------------------------------------------------------------------- the test process
             try:
                 os.close(r)
-                cfg = dict(self.cfg, timeout=timeout)
-                fd = enter_sandbox(cfg, workdir, self.uid, stdin_path, stdout_path, w)
-                if is_io:
-                    harness.run_io_test(code, program, fd, nonce, sys.stdout)
-                else:
-                    harness.run_assert_test(code, program, setup_code, setup, case_code, case[1], fd, nonce)
+                self._enter_test(timeout * len(idx))
+                os.dup2(mine.fileno(), 3)
+                os.dup2(w, 4)
+                os.closerange(5, 1 << 16)
+                setup_code, codes = job["compiled"]
+                harness.run_cases(
+                    3, 4, setup_code, job["setup"], [(codes[i], job["cases"][i][1]) for i in idx]
+                )
             finally:
                 os._exit(70)
+        mine.close()
         os.close(w)
         self.current = pid
-        raw, code, timed_out = self._wait(pid, r, timeout)
-        self._sweep(pid)
-        self.current = None
         try:
-            out = self._outcome(raw, code, timed_out, nonce, timeout, case, stdout_path)
+            verdicts, timed_out = self._collect(pid, r, len(idx), timeout)
         finally:
-            try:
-                os.rmdir(workdir)  # the usual case: the test wrote nothing
-            except OSError:
-                shutil.rmtree(workdir, ignore_errors=True)
-            self._clean_shared_tmp()
-            for p in (stdin_path, stdout_path):
-                if p and os.path.exists(p):
-                    os.unlink(p)
+            _kill_group(pid)
+            os.waitpid(pid, 0)
+            self.current = None
+        self._ps_send({"op": "finish"})
+        self.unread += 1
+        out = [{k: str(v.get(k, "")) for k in ("status", "detail", "assertion")} for v in verdicts]
+        for o in out:
+            if o["status"] == "syntax":
+                o["assertion"] = ""
+        if timed_out:
+            out.append({"status": "timeout", "detail": f"{timeout:g}"})
+        elif len(out) < len(idx) and (not out or out[-1]["status"] not in _ENDS):
+            out.append({"status": "crashed", "detail": "the test process ended without a verdict"})
+        if (
+            out and out[-1]["status"] == "lost"
+        ):  # the program process ended mid-test: how it ended is the outcome
+            done = self._finished()
+            out[-1] = _ended(done["status"], done.get("oom", False), timeout, self.cfg)
         return out
 
-    def _clean_shared_tmp(self) -> None:
-        """Empty the worker's private /tmp, /var/tmp, /dev/shm: nothing a test wrote there reaches the next one."""
-        if not self.active["private_tmp"]:
-            return
-        for d in ("/tmp", "/var/tmp", "/dev/shm"):
-            try:
-                entries = list(os.scandir(d))
-            except OSError:
-                continue
-            for e in entries:
-                if e.path in (self.base, "/tmp/.murphy-python") or e.path in KEPT_UNDER_TMP:
-                    continue
-                if e.is_dir(follow_symlinks=False):
-                    shutil.rmtree(e.path, ignore_errors=True)
-                else:
-                    try:
-                        os.unlink(e.path)
-                    except OSError:
-                        pass
+    def _finished(self) -> dict:
+        """The server's replies to our `finish` requests, read when needed (the last one is returned)."""
+        done = {}
+        while self.unread:
+            done = self._ps_recv(60)
+            self.unread -= 1
+            self._watch(done)
+        return done
 
-    def _wait(self, pid: int, r: int, timeout: float) -> tuple[bytes, int, bool]:
-        """Wait for the child to exit (or the wall clock to run out), then read its verdict; (bytes, status, timed out).
+    def run_io(self, job: dict, case: list, _code) -> dict:
+        """One IO test: the server runs the program on the input; the expected output stays here."""
+        timeout = job["timeout"]
+        self._finished()
+        self._ps_send({"op": "io", "input": case[1], "timeout": timeout}, (self.program,))
+        r = self._ps_recv(timeout + 30)
+        self._watch(r)
+        if r.get("status") == "syntax":
+            return {"status": "syntax", "detail": r.get("detail", "")}
+        if r["timed_out"]:
+            return {"status": "timeout", "detail": f"{timeout:g}"}
+        try:
+            report = json.loads(r["report"])
+        except ValueError:
+            return _ended(r["status"], r.get("oom", False), timeout, self.cfg)
+        if report.get("status") != "ran":
+            return {
+                "status": str(report.get("status")),
+                "detail": str(report.get("detail", "")),
+                "assertion": "",
+            }
+        got = r["stdout"]
+        same = normalize(got) == normalize(case[2])
+        return {"status": "passed" if same else "failed", "detail": "", "assertion": "", "got": got[:4000]}
 
-        The verdict (a few KB at most) sits in the pipe's 64 KB buffer until the child has exited, so the worker
-        wakes once per test. A child that floods the pipe blocks, and times out without a verdict.
-        """
-        pidfd = os.pidfd_open(pid)
+    def _watch(self, reply: dict) -> None:
+        limit = self.cfg["max_worker_mb"]
+        if reply.get("rss_mb", 0) > limit or _rss_mb() > limit:
+            self.grew = True
+
+    def _enter_test(self, timeout: float) -> None:
+        """The test process: its own group, no core, no ptrace, address-space and CPU limits, quiet stdio."""
+        os.setsid()
+        sandbox._libc.prctl(sandbox.PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        sandbox.not_dumpable()
+        for fd in (0, 1, 2):
+            os.dup2(_DEVNULL, fd)
+        limit = (self.cfg["memory_mb"] + 256) * MB  # the test's own data, plus room for the verdict
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit + 64 * MB))
+        cpu = int(timeout) + 2
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+    def _collect(self, pid: int, r: int, n: int, timeout: float) -> tuple[list[dict], bool]:
+        """Read up to `n` verdict lines, each within `timeout` s of the previous one; (verdicts, timed out).
+
+        Reading ahead (the next job, while a test runs) never costs a test its time: the deadline only counts
+        when it is checked after the read and the test still has no verdict."""
         poller = select.poll()
-        poller.register(pidfd, select.POLLIN)
-        if self.prefetch is not None:  # while the child runs, read and compile the next job
+        poller.register(r, select.POLLIN)
+        if self.prefetch is not None:
             poller.register(0, select.POLLIN)
-        deadline, timed_out = time.monotonic() + timeout, False
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                timed_out = True
-                self._kill_group(pid)
-                break
-            events = dict(poller.poll(left * 1000))
+        verdicts, buf, timed_out = [], b"", False
+        deadline = time.monotonic() + timeout
+        while len(verdicts) < n:
+            events = dict(poller.poll(max(0.0, deadline - time.monotonic()) * 1000))
             if 0 in events and self.prefetch is not None:
                 poller.unregister(0)
                 self.prefetch()
                 self.prefetch = None
-            if pidfd in events:
+                continue
+            if r in events:
+                chunk = os.read(r, 1 << 16)
+                if not chunk:
+                    break  # the test process ended
+                buf += chunk
+                while b"\n" in buf and len(verdicts) < n:
+                    line, buf = buf.split(b"\n", 1)
+                    try:
+                        verdicts.append(json.loads(line.decode("utf-8", "replace")))
+                    except ValueError:
+                        verdicts.append({"status": "crashed", "detail": "a verdict that is not JSON"})
+                    deadline = time.monotonic() + timeout
+                continue
+            if time.monotonic() >= deadline:
+                timed_out = True
                 break
-        _, status = os.waitpid(pid, 0)
-        os.set_blocking(r, False)
-        chunks, chunk = [], self._read(r)
-        while chunk and len(chunks) < 16:
-            chunks.append(chunk)
-            chunk = self._read(r)
         os.close(r)
-        os.close(pidfd)
-        return b"".join(chunks), status, timed_out
+        return verdicts, timed_out
 
-    @staticmethod
-    def _read(fd: int) -> bytes:
+    def shutdown(self) -> None:
+        if self.current is not None:
+            _kill_group(self.current)
         try:
-            return os.read(fd, 1 << 16)
-        except BlockingIOError:
-            return b""
-
-    @staticmethod
-    def _kill_group(pid: int) -> None:
-        for target in (-pid, pid):
-            try:
-                os.kill(target, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-
-    def _sweep(self, pid: int) -> None:
-        """Kill and reap every process the test left behind (they are all our descendants: we are a subreaper)."""
-        self._kill_group(pid)
-        path = f"/proc/{self.me}/task/{self.me}/children"
-        for _ in range(10_000):
-            self._reap()
-            try:
-                with open(path) as f:
-                    kids = [int(k) for k in f.read().split()]
-            except OSError:
-                return
-            if not kids:
-                return
-            for k in kids:
-                self._kill_group(k)
-            time.sleep(0.0005)
-
-    @staticmethod
-    def _reap() -> None:
-        while True:
-            try:
-                p, _ = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                return
-            if p == 0:
-                return
-
-    def _outcome(self, raw, status, timed_out, nonce, timeout, case, stdout_path) -> dict:
-        """Turn what came back (verdict bytes, wait status) into {status, detail, assertion, got}."""
-        if timed_out:
-            return {"status": "timeout", "detail": f"{timeout:g}"}
-        verdict = None
-        try:
-            verdict = json.loads(raw.decode("utf-8", "replace"))
-            if not isinstance(verdict, dict) or verdict.get("nonce") != nonce:
-                verdict = None
-        except ValueError:
+            self.sock.close()
+        except OSError:
             pass
-        if verdict is None:  # no verdict: what stopped the process is the outcome
-            if os.WIFSIGNALED(status):
-                sig = os.WTERMSIG(status)
-                if sig == signal.SIGXCPU:
-                    return {"status": "timeout", "detail": f"{timeout:g}"}
-                if sig == signal.SIGXFSZ:
-                    return {"status": "output", "detail": str(self.cfg["output_kb"])}
-                return {
-                    "status": "crashed",
-                    "detail": signal.Signals(sig).name if sig in signal.valid_signals() else str(sig),
-                }
-            return {"status": "exit", "detail": str(os.waitstatus_to_exitcode(status))}
-        out = {
-            "status": verdict.get("status", "error"),
-            "detail": str(verdict.get("detail", "")),
-            "assertion": str(verdict.get("assertion", "")),
-        }
-        if out["status"] == "ran":  # IO test: the worker, not the program, compares the output
-            with open(stdout_path, "rb") as f:
-                got = f.read(self.cfg["output_kb"] * 1024 + 1).decode("utf-8", "replace")
-            same = normalize(got) == normalize(case[2])
-            out.update(status="passed" if same else "failed", got=got[:4000])
-        return out
+
+
+def _too_large(job: dict, cfg: dict) -> str:
+    """Why a job is refused before it runs (its program or inputs exceed the limits), or ''."""
+    limit = cfg["max_program_kb"] * 1024
+    size = len(job["program"].encode("utf-8", "surrogatepass"))
+    if size > limit:
+        return f"the program is {size:,} bytes; the limit is {limit:,} bytes"
+    total = len(job["setup"]) + sum(len(x) for case in job["cases"] for x in case[1:])
+    if total > cfg["max_input_kb"] * 1024:
+        return f"the tests are {total:,} characters; the limit is {cfg['max_input_kb'] * 1024:,}"
+    return ""
+
+
+_ENDS = (
+    "lost",
+    "exit",
+    "memory",
+    "error",
+    "crashed",
+    "syntax",
+)  # verdicts after which a test process stops early
+
+
+def _lost() -> dict:
+    return {"status": "crashed", "detail": "the program server died (did the program kill its parent?)"}
+
+
+def _ended(status: int, oom: bool, timeout: float, cfg: dict) -> dict:
+    """The outcome of a program process that ended without finishing the test, from its wait status."""
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        if sig == signal.SIGXCPU:
+            return {"status": "timeout", "detail": f"{timeout:g}"}
+        if sig == signal.SIGXFSZ:
+            return {"status": "output", "detail": str(cfg["output_kb"])}
+        if sig == signal.SIGKILL and oom:
+            return {"status": "memory", "detail": ""}
+        name = signal.Signals(sig).name if sig in signal.valid_signals() else str(sig)
+        return {"status": "crashed", "detail": name}
+    return {"status": "exit", "detail": str(os.waitstatus_to_exitcode(status))}
 
 
 def normalize(text: str) -> str:
@@ -514,16 +361,30 @@ def normalize(text: str) -> str:
     return "\n".join(line.rstrip() for line in text.rstrip().splitlines())
 
 
-# --- the loop --------------------------------------------------------------------------------------------------
+def _kill_group(pid: int) -> None:
+    for target in (-pid, pid):
+        try:
+            os.kill(target, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / MB
+
+
+# --- the loop ---------------------------------------------------------------------------------------------------
 def _read_exact(fd: int, n: int) -> bytes:
     """Exactly n bytes from fd (unbuffered, so poll() on it tells whether the next job is waiting), b"" at EOF."""
-    data = b""
-    while len(data) < n:
-        chunk = os.read(fd, n - len(data))
+    parts, got = [], 0
+    while got < n:
+        chunk = os.read(fd, min(n - got, 1 << 20))
         if not chunk:
             return b""
-        data += chunk
-    return data
+        parts.append(chunk)
+        got += len(chunk)
+    return b"".join(parts)
 
 
 def _recv(fd: int) -> dict | None:
@@ -535,19 +396,25 @@ def _recv(fd: int) -> dict | None:
 
 
 def _send(stream, obj) -> None:
-    data = json.dumps(obj).encode()
+    data = json.dumps(obj).encode("utf-8", "surrogatepass")
     stream.write(struct.pack("<I", len(data)) + data)
     stream.flush()
 
 
 def main() -> None:
     cfg = json.loads(sys.argv[1])
+    sock = socket.socket(fileno=int(sys.argv[2]))
+    if len(sys.argv) > 3 and cfg.get("pin", True):
+        try:
+            os.sched_setaffinity(0, {int(sys.argv[3])})  # see pool.Executor._spawn
+        except OSError:
+            pass
     stdin, stdout = 0, sys.stdout.buffer
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C in a notebook stops the parent, not the sandbox
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # the parent's "stop now": clean up, then exit
-    signal.signal(signal.SIGXFSZ, signal.SIG_DFL)  # inherited by the children: see enter_sandbox
-    worker = Worker(cfg)
-    ahead: list = []  # the next job, read (and compiled) while a child of the current one was running
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    sandbox.not_dumpable()
+    worker = Worker(cfg, sock)
+    ahead: list = []  # the next job, read (and compiled) while a test of the current one was running
 
     def read_ahead() -> None:
         job = _recv(stdin)
@@ -557,13 +424,22 @@ def main() -> None:
         _send(stdout, {"ready": True, "active": worker.active, "warnings": worker.warnings})
         while True:
             job = ahead.pop() if ahead else _recv(stdin)
-            if job is None:  # the parent closed the pipe (or died)
+            if job is None:
                 return
             t0 = time.perf_counter()
             worker.prefetch = read_ahead
-            outcomes = worker.run_job(job)
+            try:
+                outcomes = worker.run_job(job)
+            except Exception as e:  # noqa: BLE001 - a fault of ours fails this job alone, and retires us
+                outcomes = [{"status": "crashed", "detail": f"executor fault: {e!r}"[:2000]}] * len(
+                    job["cases"]
+                )
+                worker.retire = worker.retire or "executor fault"
             worker.prefetch = None
             _send(stdout, {"outcomes": outcomes, "runtime_s": time.perf_counter() - t0})
+            if worker.retire or worker.grew:
+                _send(stdout, {"retire": worker.retire or "memory grew", "ahead": bool(ahead)})
+                return
     finally:
         worker.shutdown()
 
@@ -573,6 +449,3 @@ if __name__ == "__main__":
         main()
     except (BrokenPipeError, KeyboardInterrupt):
         pass
-    except OSError as e:
-        if e.errno != errno.EPIPE:
-            raise

@@ -10,6 +10,10 @@
 - hidden tests: the benchmark's ``check(candidate)``, split into one case per assert where safe
   (`convert.split_check`), else the single case ``check(<entry_point>)``.
 - reference: prompt + canonical_solution.
+- prompt helpers (functions the prompt defines beside the entry point, e.g. ``poly`` in HumanEval/32,
+  ``encode_cyclic``/``encode_shift`` in /38 and /50) belong to the tests: they are put, with the prompt's
+  imports, in front of every suite's setup (`test_helpers`), so a candidate that redefines one cannot change
+  what the tests compute with it.
 """
 
 from __future__ import annotations
@@ -74,6 +78,28 @@ def _examples(prompt: str, entry_point: str) -> list[str]:
     return []
 
 
+def test_helpers(prompt: str, entry_point: str) -> str:
+    """The prompt's imports and helper functions (every top-level def but the entry point), as test code."""
+    source = prompt + "    pass\n"  # the prompt ends in a function without a body
+    try:
+        module = ast.parse(source)
+    except SyntaxError:
+        return ""
+    keep = [
+        n
+        for n in module.body
+        if isinstance(n, (ast.Import, ast.ImportFrom))
+        or (isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name != entry_point)
+    ]
+    if not any(isinstance(n, (ast.FunctionDef, ast.ClassDef)) for n in keep):
+        return ""
+    return "\n".join(ast.get_source_segment(source, n) for n in keep) + "\n\n"
+
+
+def _with_helpers(suite: TestSuite, helpers: str) -> TestSuite:
+    return TestSuite(cases=suite.cases, setup=helpers + suite.setup) if helpers else suite
+
+
 def humaneval_task(row: dict, where: str = "HumanEval") -> Task:
     """One HumanEval row (task_id, prompt, canonical_solution, test, entry_point) as a `Task`."""
     missing = [
@@ -92,11 +118,12 @@ def humaneval_task(row: dict, where: str = "HumanEval") -> Task:
         visible, origin = list(IMPLIED_EXAMPLES[row["task_id"]]), "implied by the docstring (ours)"
     elif not visible:  # no parsable example: MBPP's rule, the first hidden assert is shown as feedback
         visible, origin = list(hidden.cases[:1]), "first hidden test"
+    helpers = test_helpers(row["prompt"], entry)
     return Task(
         task_id=row["task_id"],
         prompt=row["prompt"],
-        visible_tests=TestSuite(cases=tuple(visible)),
-        hidden_tests=hidden,
+        visible_tests=_with_helpers(TestSuite(cases=tuple(visible)), helpers),
+        hidden_tests=_with_helpers(hidden, helpers),
         entry_point=entry,
         reference=row["prompt"] + row["canonical_solution"],
         source="humaneval",

@@ -1,0 +1,399 @@
+"""The sandbox: namespaces once per process server, limits once per program process, non-recursive cleanup.
+
+Loaded by path (stdlib only) by the program server (`server.py`) and the test worker (`worker.py`).
+
+Once per process (`isolate`): child subreaper (orphans and `setsid` daemons come back to us and are swept),
+fresh network namespace (no network), IPC namespace, and a mount namespace in which every world-writable
+directory (/tmp, /var/tmp, /dev/shm, /run/lock, ...) is a private tmpfs and every hidden path (the repository,
+../shared, dataset caches, benchmark data shipped in installed packages) is covered by an empty tmpfs. As root
+directly; as a normal user through a user namespace where the kernel allows it. Where the kernel offers cgroup
+v1, the server makes a memory group (counts tmpfs pages) and a pids group (counts threads) that each program
+process joins.
+
+Once per program process (`enter`): a fresh IPC namespace (SysV/POSIX shared memory dies with the test), a new
+session, parent-death signal, stdio redirected, a private empty working directory, a cleared environment,
+rlimits (address space, CPU, file size, files, processes, no core dumps), the cgroup (memory incl. tmpfs,
+pids incl. threads) where the kernel offers one, and, as root, a private uid with no groups; then
+`no_new_privs` and a seccomp filter that refuses new user namespaces.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import resource
+import signal
+import stat
+import struct
+import sys
+
+CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWNET, CLONE_NEWIPC = 0x00020000, 0x10000000, 0x40000000, 0x08000000
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 1, 4, 38, 36
+MS_NOSUID, MS_NODEV, MS_BIND, MS_REC, MS_PRIVATE = 2, 4, 1 << 12, 1 << 14, 1 << 18
+MS_RDONLY, MS_REMOUNT = 1, 32
+MB = 1 << 20
+THREAD_STACK = 16 * MB  # per thread (RLIMIT_STACK would give every thread 64 MB of address space)
+CGROUP_V1 = "/sys/fs/cgroup"
+_libc = ctypes.CDLL(None, use_errno=True)
+
+# The whole environment a program sees (tests add HOME/TMPDIR).
+CHILD_ENV = {
+    "PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0",
+    "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+}  # fmt: skip
+PRIVATE_DIRS: list[
+    str
+] = []  # world-writable directories covered by a private tmpfs (emptied after each test)
+KEPT: set[str] = set()  # entries of those directories that hold the bound-back Python installation
+
+
+def call(fn, *args) -> None:
+    if fn(*args) != 0:
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e))
+
+
+def not_dumpable() -> None:
+    """No ptrace and no /proc/<pid>/mem for processes of the same uid (the test side keeps its memory)."""
+    _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+
+
+# --- once per process -------------------------------------------------------------------------------------------
+def isolate(cfg: dict, hide: bool) -> tuple[dict, list[str]]:
+    """Subreaper, network/IPC/mount namespaces, private world-writable dirs, hidden paths (when `hide`)."""
+    active = {"subreaper": False, "network": False, "private_tmp": False, "user": False, "hidden": False}
+    warnings = []
+    try:
+        call(_libc.prctl, PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        active["subreaper"] = True
+    except OSError as e:
+        warnings.append(f"cannot become a child subreaper ({e}); daemonized grandchildren may survive a test")
+    uid, gid = os.geteuid(), os.getegid()
+    if cfg["isolate"]:
+        flags = CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWIPC | (0 if uid == 0 else CLONE_NEWUSER)
+        try:
+            call(_libc.unshare, flags)
+            if uid != 0:  # map ourselves to ourselves inside the new user namespace
+                for name, text in (
+                    ("setgroups", "deny"),
+                    ("uid_map", f"{uid} {uid} 1"),
+                    ("gid_map", f"{gid} {gid} 1"),
+                ):
+                    with open(f"/proc/self/{name}", "w") as f:
+                        f.write(text)
+            active["network"] = True
+        except OSError as e:
+            warnings.append(f"no network/IPC namespace ({e}); programs can reach the network")
+        if active["network"]:
+            try:
+                call(_libc.mount, b"none", b"/", None, MS_REC | MS_PRIVATE, None)
+                for d in world_writable():
+                    cover(d, f"size={cfg['tmp_mb']}m,mode=1777".encode())
+                    PRIVATE_DIRS.append(d)
+                active["private_tmp"] = True
+                if hide:
+                    for d in cfg.get("hidden", []):
+                        if os.path.isdir(d):
+                            cover(d, b"size=1m,mode=755")
+                    active["hidden"] = True
+            except OSError as e:
+                warnings.append(
+                    f"no private /tmp or hidden paths ({e}); programs may read and write shared files"
+                )
+    drop = cfg["drop_user"]
+    if drop is None:
+        drop = uid == 0
+    if drop and uid != 0:
+        warnings.append("not root: cannot switch tests to a private uid; programs run as the calling user")
+        drop = False
+    active["user"] = drop
+    if drop:
+        hidden = expose_python() if active["private_tmp"] else closed_ancestors()
+        if hidden:
+            warnings.append(
+                f"{', '.join(hidden)} not readable by other users: programs may fail to import modules "
+                "(install Python where other users can read it, or allow mount namespaces)"
+            )
+    return active, warnings
+
+
+def world_writable() -> list[str]:
+    """Directories anyone may write (mode o+w), two levels below / (not /proc, /sys): each gets a private tmpfs."""
+    found = []
+    for top in ("/", "/run", "/var", "/dev", "/var/lib"):
+        try:
+            entries = list(os.scandir(top))
+        except OSError:
+            continue
+        for e in entries:
+            if e.path in ("/proc", "/sys") or not e.is_dir(follow_symlinks=False):
+                continue
+            try:
+                if e.stat(follow_symlinks=False).st_mode & stat.S_IWOTH:
+                    found.append(e.path)
+            except OSError:
+                pass
+    return sorted(set(found))
+
+
+def outermost(paths: list[str]) -> list[str]:
+    return [p for p in paths if not any(p.startswith(q + "/") for q in paths)]
+
+
+def cover(d: str, opts: bytes) -> None:
+    """Cover `d` with an empty tmpfs, binding back (read-only) the parts of the Python installation under it."""
+    keep = outermost([p for p in needed_paths() if p.startswith(d + "/")])
+    held = [(p, os.open(p, os.O_RDONLY | os.O_DIRECTORY)) for p in keep]
+    try:
+        call(_libc.mount, b"tmpfs", d.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, opts)
+        for p, fd in held:
+            os.makedirs(p, mode=0o755, exist_ok=True)
+            call(_libc.mount, f"/proc/self/fd/{fd}".encode(), p.encode(), None, MS_BIND | MS_REC, None)
+            call(_libc.mount, None, p.encode(), None, MS_BIND | MS_REMOUNT | MS_RDONLY, None)
+            KEPT.add(os.path.join(d, os.path.relpath(p, d).split(os.sep)[0]))
+    finally:
+        for _, fd in held:
+            os.close(fd)
+
+
+def needed_paths() -> list[str]:
+    """The Python installation a program needs to read: prefixes and every directory on sys.path."""
+    paths = {sys.prefix, sys.base_prefix, *(p for p in sys.path if p and os.path.isdir(p))}
+    return sorted(os.path.realpath(p) for p in paths)
+
+
+def closed_ancestors() -> list[str]:
+    """Directories on the way to the installation that other users cannot enter (e.g. /root, mode 700)."""
+    closed = set()
+    for p in needed_paths():
+        parts = p.strip("/").split("/")
+        for i in range(1, len(parts) + 1):
+            d = "/" + "/".join(parts[:i])
+            try:
+                mode = os.stat(d).st_mode
+            except OSError:
+                break
+            if not mode & 0o001:
+                closed.add(d)
+                break
+    return sorted(closed)
+
+
+def expose_python() -> list[str]:
+    """Let the private uid read the installation under a closed directory such as /root (bind aside and back)."""
+    failed = []
+    for closed in closed_ancestors():
+        inside = outermost([p for p in needed_paths() if p == closed or p.startswith(closed + "/")])
+        try:
+            staged = []
+            for k, p in enumerate(inside):
+                aside = f"/tmp/.murphy-python/{k}"
+                os.makedirs(aside, exist_ok=True)
+                call(_libc.mount, p.encode(), aside.encode(), None, MS_BIND | MS_REC, None)
+                staged.append((aside, p))
+            call(_libc.mount, b"tmpfs", closed.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, b"size=1m,mode=755")
+            for aside, p in staged:
+                os.makedirs(p, mode=0o755, exist_ok=True)
+                call(_libc.mount, aside.encode(), p.encode(), None, MS_BIND | MS_REC, None)
+            os.chmod("/tmp/.murphy-python", 0o700)
+            KEPT.add("/tmp/.murphy-python")
+        except OSError:
+            failed.append(closed)
+    return failed
+
+
+def make_cgroup(name: str, memory_mb: int, max_processes: int) -> list[str]:
+    """cgroup v1 memory (counts tmpfs pages) and pids (counts threads) groups for the program processes."""
+    made = []
+    for ctrl, files in (
+        ("memory", {"memory.limit_in_bytes": memory_mb * MB, "memory.swappiness": 0}),
+        ("pids", {"pids.max": max_processes}),
+    ):
+        d = os.path.join(CGROUP_V1, ctrl, name)
+        try:
+            os.makedirs(d, exist_ok=True)
+            for f, v in files.items():
+                if os.path.exists(os.path.join(d, f)):
+                    with open(os.path.join(d, f), "w") as fh:
+                        fh.write(str(v))
+            made.append(d)
+        except OSError:
+            pass
+    return made
+
+
+def remove_cgroups(dirs: list[str]) -> None:
+    for d in dirs:
+        try:
+            os.rmdir(d)
+        except OSError:
+            pass
+
+
+# --- once per program process -----------------------------------------------------------------------------------
+def drop_capabilities() -> None:
+    """Clear all capabilities (the user-namespace case, where our uid holds them inside the namespace)."""
+    header = struct.pack("Ii", 0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
+    _libc.capset(ctypes.c_char_p(header), ctypes.c_char_p(bytes(24)))
+
+
+def enter(cfg: dict, workdir: str, uid: int, fds: dict[int, int], cgroups: list[str]) -> None:
+    """Everything between fork and running untrusted code; `fds` maps target fd -> open fd (0, 1, 2, 3)."""
+    os.setsid()
+    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    for d in cgroups:  # memory incl. tmpfs pages, pids incl. threads: the server itself stays outside
+        with open(os.path.join(d, "cgroup.procs"), "w") as f:
+            f.write(str(os.getpid()))
+    if cfg["active"]["network"]:
+        try:
+            call(_libc.unshare, CLONE_NEWIPC)  # SysV shm, semaphores, message queues die with this test
+        except OSError:
+            pass
+    high = {
+        target: os.dup2(fd, 1000 + target, inheritable=False) for target, fd in fds.items()
+    }  # no overlaps
+    for target, fd in high.items():
+        os.dup2(fd, target)
+    os.closerange(max(fds) + 1, 1 << 16)
+    if cfg["active"]["user"]:
+        os.chown(workdir, uid, uid)
+        if 1 in fds:
+            os.fchown(1, uid, uid)
+    os.chdir(workdir)
+    limit = cfg["memory_mb"] * MB
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit + 64 * MB))  # slack above soft: room to report
+    cpu = cfg["cpu"]
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (cfg["output_kb"] * 1024,) * 2)
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
+    try:
+        resource.setrlimit(resource.RLIMIT_STACK, (64 * MB, resource.getrlimit(resource.RLIMIT_STACK)[1]))
+    except (ValueError, OSError):
+        pass
+    import _thread
+
+    _thread.stack_size(THREAD_STACK)
+    _libc.mallopt(
+        -8, 2
+    )  # M_ARENA_MAX: no 64 MB malloc arena reserved per thread (16 threads would fill 1 GB)
+    if cfg["active"]["user"]:
+        resource.setrlimit(resource.RLIMIT_NPROC, (cfg["max_processes"],) * 2)  # per uid: ours is private
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)  # all ids non-zero: the kernel clears every capability
+    elif os.geteuid() != 0:
+        drop_capabilities()
+    _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    no_user_namespaces()
+    os.environ.clear()
+    os.environ.update(CHILD_ENV, HOME=workdir, TMPDIR=workdir)
+
+
+def no_user_namespaces() -> bool:
+    """A seccomp filter: `unshare`/`clone` with CLONE_NEWUSER fail with EPERM (clone3 says ENOSYS, so libc falls
+    back to clone, whose flags the filter can read). x86_64 only; elsewhere nothing is installed (False)."""
+    if os.uname().machine != "x86_64":
+        return False
+    ld, jeq, jset, ret = 0x20, 0x15, 0x45, 0x06
+    allow, errno_ = 0x7FFF0000, 0x00050000
+    prog = [
+        (ld, 0, 0, 4),  # seccomp_data.arch
+        (jeq, 1, 0, 0xC000003E),  # AUDIT_ARCH_X86_64
+        (ret, 0, 0, allow),
+        (ld, 0, 0, 0),  # seccomp_data.nr
+        (jeq, 0, 1, 435),  # clone3
+        (ret, 0, 0, errno_ | 38),  # ENOSYS
+        (jeq, 1, 0, 272),  # unshare
+        (jeq, 0, 3, 56),  # clone
+        (ld, 0, 0, 16),  # args[0], low 32 bits: the flags
+        (jset, 0, 1, CLONE_NEWUSER),
+        (ret, 0, 0, errno_ | 1),  # EPERM
+        (ret, 0, 0, allow),
+    ]
+    filters = (ctypes.c_uint64 * len(prog))(
+        *(code | (jt << 16) | (jf << 24) | (k << 32) for code, jt, jf, k in prog)
+    )
+
+    class Prog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    fprog = Prog(len(prog), ctypes.cast(filters, ctypes.c_void_p))
+    return _libc.prctl(22, 2, ctypes.byref(fprog), 0, 0) == 0  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
+
+
+# --- cleanup ----------------------------------------------------------------------------------------------------
+def _scan(d: str) -> list[str]:
+    """Unlink every non-directory entry of `d`; return the names of its subdirectories."""
+    dirs = []
+    for e in os.scandir(d):
+        if e.is_dir(follow_symlinks=False):
+            dirs.append(e.name)
+        else:
+            try:
+                os.unlink(e.name)
+            except OSError:
+                pass
+    return dirs
+
+
+def remove_tree(path: str) -> None:
+    """Remove `path` and everything below it without recursion, at any depth (relative steps: no PATH_MAX).
+
+    Runs only after every process of the test is dead, so nothing moves underneath it.
+    """
+    try:
+        if not stat.S_ISDIR(os.lstat(path).st_mode):
+            os.unlink(path)
+            return
+    except OSError:
+        return
+    back = os.open(".", os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.chdir(path)
+        pending, entered = [_scan(".")], []  # per level: subdirectories left; the names of the levels entered
+        while pending:
+            if pending[-1]:
+                name = pending[-1].pop()
+                try:
+                    os.chdir(name)
+                except OSError:
+                    continue
+                entered.append(name)
+                pending.append(_scan("."))
+                continue
+            pending.pop()
+            if entered:
+                os.chdir("..")
+                try:
+                    os.rmdir(entered.pop())
+                except OSError:
+                    pass
+    except OSError:
+        pass
+    finally:
+        os.fchdir(back)
+        os.close(back)
+    try:
+        os.rmdir(path)
+    except OSError:
+        pass
+
+
+def empty_private_dirs(keep: tuple[str, ...] = ()) -> None:
+    """Empty every private world-writable directory: nothing a test wrote there reaches the next one."""
+    for d in PRIVATE_DIRS:
+        try:
+            entries = list(os.scandir(d))
+        except OSError:
+            continue
+        for e in entries:
+            if e.path in KEPT or e.path in keep:
+                continue
+            if e.is_dir(follow_symlinks=False):
+                remove_tree(e.path)
+            else:
+                try:
+                    os.unlink(e.path)
+                except OSError:
+                    pass

@@ -1,0 +1,170 @@
+"""A bad job fails alone and the host is untouched (docs/executor.md, "Faults"): each job below once crashed a
+worker, blamed an innocent job, slowed later batches, or left something behind."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from murphy_lab.executor import Executor, IOTest
+
+ROOT = os.geteuid() == 0
+OK = "def f():\n    return 1\n"
+SLOW_OK = "import time\ndef f():\n    time.sleep(0.3)\n    return 1\n"
+
+
+def prog(src: str) -> str:
+    return textwrap.dedent(src).lstrip()
+
+
+@pytest.fixture(scope="module")
+def ex():
+    with Executor(workers=1, timeout=2.0) as e:
+        yield e
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        (OK, ["assert f() == '\ud800'"]),
+        ("def f():\n    return '\ud800'\n", ["assert f() == 1"]),
+        ("def f():\n    return 1\x00\n", ["assert f() == 1"]),
+        (OK, ["assert f() == 1\x00"]),
+        ("print(input())", [IOTest("\ud800\n", "x")]),
+        ("print(input())", [IOTest("x", "\udfff")]),
+    ],
+    ids=[
+        "surrogate in a test",
+        "surrogate in the program",
+        "NUL in the program",
+        "NUL in a test",
+        "surrogate in an IO input",
+        "surrogate in an expected output",
+    ],
+)
+def test_invalid_text_gets_its_own_result_and_never_blames_its_neighbours(ex, bad):
+    before, res, after = ex.run_many([(SLOW_OK, ["assert f() == 1"]), bad, (OK, ["assert f() == 1"])])
+    assert before.solved and after.solved
+    assert not res.solved and res.status not in ("crashed", "passed")
+
+
+def test_a_deep_directory_tree_is_cleaned_up_without_recursion(ex):
+    deep = prog("""
+        import os
+        def f():
+            for top in (".", "/tmp"):
+                os.chdir(top)
+                for _ in range(1500):
+                    os.mkdir("d")
+                    os.chdir("d")
+            return 1
+    """)
+    probe = "import os\ndef f():\n    return os.path.exists('/tmp/d') or os.listdir('.') != []\n"
+    deep_res, probe_res = ex.run_many([(deep, ["assert f() == 1"]), (probe, ["assert f() is False"])])
+    assert deep_res.solved and probe_res.solved
+
+
+def test_a_program_over_the_size_limit_gets_a_clear_status():
+    with Executor(workers=1, max_program_kb=64) as e:
+        big = "x = 1\n" * 20_000  # 120 KB
+        res = e.run(big + OK, ["assert f() == 1"])
+        assert res.status == "too_large" and "the limit is 65,536 bytes" in res.feedback
+        assert e.run(OK, ["assert f() == 1"]).solved
+
+
+def test_huge_inputs_get_a_clear_status():
+    with Executor(workers=1, max_input_kb=64) as e:
+        res = e.run("print(len(input()))", [IOTest("x" * 100_000, "100000")])
+        assert res.status == "too_large" and "the tests are" in res.feedback
+
+
+def test_a_big_next_job_does_not_make_an_innocent_test_time_out():
+    with Executor(workers=1, timeout=0.6) as e:
+        big = [IOTest("y" * 20_000_000, "0")]  # 20 MB read ahead while the innocent test runs
+        innocent, _ = e.run_many([(SLOW_OK, ["assert f() == 1"]), ("print(0)", big)])
+        assert innocent.solved
+
+
+def test_a_worker_that_grew_is_replaced_and_every_job_still_gets_its_result():
+    with Executor(workers=1, max_worker_mb=1) as e:  # every worker is "too big": replaced after each job
+        res = e.run_many([(f"def f():\n    return {i}\n", [f"assert f() == {i % 2}"]) for i in range(4)])
+        assert [r.solved for r in res] == [True, True, False, False]
+
+
+@pytest.mark.skipif(not ROOT, reason="IPC namespaces and private mounts need root here")
+def test_shared_memory_and_lock_files_do_not_outlive_the_test():
+    key = 0x4D555250
+    leaver = prog(f"""
+        import ctypes, os
+        libc = ctypes.CDLL(None, use_errno=True)
+        def f():
+            ok = libc.shmget({key}, 4096, 0o1000 | 0o666) >= 0
+            for d in ("/run/lock", "/dev/shm", "/var/tmp", "/tmp"):
+                if os.path.isdir(d):
+                    open(os.path.join(d, "murphy-probe"), "w").write("x")
+            return ok
+    """)
+    probe = prog(f"""
+        import ctypes, os
+        libc = ctypes.CDLL(None)
+        def f():
+            return libc.shmget({key}, 0, 0) >= 0 or any(
+                os.path.exists(os.path.join(d, "murphy-probe")) for d in ("/run/lock", "/dev/shm", "/var/tmp", "/tmp"))
+    """)
+    with Executor(workers=1) as e:
+        assert e.run(leaver, ["assert f() is True"]).solved
+        assert e.run(probe, ["assert f() is False"]).solved
+    with Executor(workers=1) as e:
+        assert e.run(probe, ["assert f() is False"]).solved
+    shm = Path("/proc/sysvipc/shm").read_text().split("\n")[1:]
+    assert not any(line.split() and int(line.split()[0]) == key for line in shm)
+    assert not any(Path(d, "murphy-probe").exists() for d in ("/run/lock", "/dev/shm", "/var/tmp", "/tmp"))
+
+
+@pytest.mark.skipif(not ROOT, reason="the memory cgroup needs root here")
+def test_filling_every_private_tmpfs_counts_against_the_memory_limit():
+    hog = prog("""
+        def f():
+            for d in ("/tmp", "/var/tmp", "/dev/shm", "/run/lock"):
+                for k in range(120):  # files under the output limit, 120 MB per directory
+                    with open(f"{d}/fill{k}", "wb") as fh:
+                        fh.write(b"x" * 1_000_000)
+            return 1
+    """)
+    with Executor(workers=1, memory_mb=128, tmp_mb=128, timeout=10) as e:
+        if not e.run(OK, ["assert f() == 1"]).solved or not e.isolation.get("cgroup"):
+            pytest.skip("no memory cgroup")
+        res, after = e.run_many([(hog, ["assert f() == 1"]), (OK, ["assert f() == 1"])])
+    assert not res.solved and res.status in ("memory", "error") and after.solved
+
+
+def test_a_correct_program_using_a_thread_pool_of_16_passes_at_the_default_memory_limit():
+    p = prog("""
+        from concurrent.futures import ThreadPoolExecutor
+        def f(n):
+            with ThreadPoolExecutor(max_workers=16) as pool:
+                return sum(pool.map(lambda x: x * x, range(n)))
+    """)
+    with Executor(workers=1) as e:
+        assert e.run(p, ["assert f(1000) == 332833500"]).solved
+
+
+def test_a_program_cannot_create_a_nested_user_namespace(ex):
+    p = prog("""
+        import ctypes, subprocess
+        libc = ctypes.CDLL(None, use_errno=True)
+        def f():
+            return libc.unshare(0x10000000) == 0
+        def g():
+            return subprocess.run(["unshare", "-U", "true"], capture_output=True).returncode == 0
+    """)
+    assert ex.run(p, ["assert f() is False", "assert g() is False"]).solved
+
+
+def test_a_memory_hog_fails_alone(ex):
+    hog = "def f():\n    x = bytearray(8 << 30)\n    return 1\n"
+    res = ex.run_many([(OK, ["assert f() == 1"]), (hog, ["assert f() == 1"]), (OK, ["assert f() == 1"])])
+    assert [r.status for r in res] == ["passed", "memory", "passed"]
