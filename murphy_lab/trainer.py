@@ -14,7 +14,7 @@ contiguous blocks), so we override exactly one method, `_generate_and_score_comp
 The private TRL names we rely on (`_generate_single_turn`, `_tokenize_prompts`, `_get_per_token_logps_and_entropies`,
 `_compute_loss`, `split_tensor_dict`) change between releases: trl is pinned to 1.16.0 and tests/test_trainer.py
 holds a contract test. Two traps handled here: TRL's `split_tensor_dict` silently drops rows when the row count is
-not a multiple of `steps_per_generation` (we pad with zero-mask rows, exact for loss_type dapo/bnpo), and vLLM
+not a multiple of `steps_per_generation` (we pad with zero-mask rows and keep every loss_type exact, `_compute_loss`), and vLLM
 server mode / ZeRO-3 need every rank to make the same generation calls with the same prompt counts (we pad each
 turn to the largest rank and let ranks whose trees finished early join the remaining turns with filler prompts).
 """
@@ -162,8 +162,11 @@ class MurphyTrainer(GRPOTrainer):
     def _batch(self, nodes: list[Node]) -> dict[str, Any]:
         device, pad_id = self.accelerator.device, self._tokenizer.pad_token_id
         rows = len(nodes)
-        target = self._row_target(rows)  # equal on every rank and a multiple of steps_per_generation
-        fill = [nodes[0]] * (target - rows)  # copies with a zero completion mask: they add nothing to the loss
+        truncated = [self._is_truncated(n.meta["completion_ids"]) for n in nodes]
+        tokens = sum(len(n.meta["completion_ids"]) for n, cut in zip(nodes, truncated) if not cut)
+        counts = self._gather_counts(rows, tokens)  # (ranks, 2): real rows and completion tokens of every rank
+        target = self._row_target(int(counts[:, 0].max()))  # equal on every rank, a multiple of steps_per_generation
+        fill = [nodes[0]] * (target - rows)  # copies with a zero completion mask (decision 3 in docs/training.md)
         prompts = [torch.tensor(n.meta["prompt_ids"], dtype=torch.long) for n in nodes + fill]
         comps = [torch.tensor(n.meta["completion_ids"], dtype=torch.long) for n in nodes + fill]
         ptm = self.pad_to_multiple_of
@@ -174,20 +177,50 @@ class MurphyTrainer(GRPOTrainer):
         completion_mask = pad([torch.ones_like(c) for c in comps], padding_value=0, padding_side="right",
                               pad_to_multiple_of=ptm).to(device)  # (B, C)
         completion_mask[rows:] = 0  # filler rows
-        if self.mask_truncated_completions:
-            eos = set(self.eos_token_ids) | {pad_id}
-            truncated = torch.tensor([not c.numel() or int(c[-1]) not in eos for c in comps], device=device)
-            completion_mask = completion_mask * (~truncated).unsqueeze(1).int()
+        completion_mask[:rows][torch.tensor(truncated, dtype=torch.bool, device=device)] = 0
         advantages = torch.zeros(target, device=device)  # (B,)
         advantages[:rows] = torch.tensor([n.advantage for n in nodes], dtype=torch.float32)
         out = {
             "prompt_ids": prompt_ids, "prompt_mask": prompt_mask,
             "completion_ids": completion_ids, "completion_mask": completion_mask,
             "advantages": advantages,
-            "num_items_in_batch": self.accelerator.gather(completion_mask.sum()).sum(),  # tokens, all ranks
+            "num_items_in_batch": counts[:, 1].sum().to(device),  # completion tokens, all ranks
+            "num_rows_in_batch": counts[:, 0].sum().to(device),  # real rows, all ranks (read by _compute_loss)
         }
         out.update(self._logps(prompt_ids, prompt_mask, completion_ids, completion_mask, nodes + fill))
         return out
+
+    def _is_truncated(self, completion_ids: list[int]) -> bool:
+        """TRL's mask_truncated_completions: a completion that does not end in EOS (or pad) gets a zero mask."""
+        if not self.mask_truncated_completions:
+            return False
+        return not completion_ids or completion_ids[-1] not in set(self.eos_token_ids) | {self._tokenizer.pad_token_id}
+
+    def _gather_counts(self, rows: int, tokens: int) -> torch.Tensor:
+        """(ranks, 2) int64: every rank's real rows and completion tokens this round (one collective)."""
+        local = torch.tensor([[rows, tokens]], dtype=torch.long, device=self.accelerator.device)
+        return self.accelerator.gather(local).cpu() if self.accelerator.num_processes > 1 else local.cpu()
+
+    def _compute_loss(self, model, inputs):
+        """TRL's loss, with filler rows made exact for the loss types that count rows (decision 3, docs/training.md).
+
+        grpo and dr_grpo divide by the micro-batch's row count B_mb, filler rows included; the unpadded batch has
+        B_real = (real rows on all ranks) / (ranks · steps_per_generation) rows per micro-batch, so the loss is
+        multiplied by B_mb / B_real (= 1 exactly when there are no filler rows). dapo divides by a token count and
+        bnpo is accepted only with one micro-batch per round, so both are exact as TRL computes them.
+        """
+        loss = super()._compute_loss(model, inputs)
+        if self.loss_type == "bnpo" and self.args.steps_per_generation > 1 and self.model.training:
+            raise ValueError("loss_type='bnpo' is exact under filler rows only with steps_per_generation = 1")
+        if self.loss_type not in ("grpo", "dr_grpo") or "num_rows_in_batch" not in inputs or not self.model.training:
+            return loss
+        b_mb = inputs["advantages"].size(0)
+        b_real = inputs["num_rows_in_batch"].float() / (self.accelerator.num_processes * self.args.steps_per_generation)
+        scale = b_mb / b_real.clamp(min=1e-8)
+        if (self._entropy_bonus_enabled or self.aux_loss_enabled) and not torch.isclose(scale, torch.ones_like(scale)):
+            raise ValueError(f"loss_type={self.loss_type!r} with filler rows cannot rescale TRL's entropy bonus or MoE "
+                             "aux loss with the policy loss; use loss_type='dapo'")
+        return loss * scale
 
     def _logps(self, prompt_ids, prompt_mask, completion_ids, completion_mask, nodes) -> dict[str, torch.Tensor]:
         """old_per_token_logps (when TRL would compute them), importance_sampling_ratio (vLLM), ref_per_token_logps."""
@@ -236,9 +269,7 @@ class MurphyTrainer(GRPOTrainer):
         return {"importance_sampling_ratio": ratio, "sampling_per_token_logps": sampled}
 
     def _row_target(self, rows: int) -> int:
-        """Rows after padding: the largest rank's count, rounded up to a multiple of steps_per_generation."""
-        if self.accelerator.num_processes > 1:
-            rows = int(self.accelerator.gather(torch.tensor([rows], device=self.accelerator.device)).max())
+        """Rows after padding: the largest rank's count `rows`, rounded up to a multiple of steps_per_generation."""
         spg = self.args.steps_per_generation
         return -(-rows // spg) * spg
 
