@@ -22,6 +22,7 @@ turn to the largest rank and let ranks whose trees finished early join the remai
 from __future__ import annotations
 
 import json
+import logging
 import math
 import time
 from pathlib import Path
@@ -33,6 +34,7 @@ from trl import GRPOTrainer
 from trl.models.utils import disable_gradient_checkpointing
 from trl.trainer.utils import pad, use_adapter
 
+from murphy_lab import prefix
 from murphy_lab.baselines.rules import grpo_mt, grpo_single
 from murphy_lab.config import MurphyConfig
 from murphy_lab.credit import assign_credit
@@ -41,6 +43,7 @@ from murphy_lab.prompts import extract_code, first_prompt, refine_prompt
 from murphy_lab.prune import interp, intrap
 from murphy_lab.tree import Node, RolloutTree, build_trees
 
+logger = logging.getLogger(__name__)
 _TOKEN_KEYS = ("prompt_ids", "completion_ids", "sampling_logps")  # per-node token data, stripped before trees/ dump
 
 
@@ -272,6 +275,62 @@ class MurphyTrainer(GRPOTrainer):
         """Rows after padding: the largest rank's count `rows`, rounded up to a multiple of steps_per_generation."""
         spg = self.args.steps_per_generation
         return -(-rows // spg) * spg
+
+    # --- 4. prefix-shared log-probs (murphy_lab/prefix.py, docs/performance.md) -----------------------------------
+    def _get_per_token_logps_and_entropies(self, model, input_ids, attention_mask, logits_to_keep, batch_size=None,
+                                           compute_entropy=False, compute_aux_loss=False, **extra):
+        """TRL's log-prob pass (loss, π_old, π_ref), with every shared prompt encoded once per group where that is
+        exact; TRL's row-by-row pass otherwise (prefix_sharing off, images, MoE aux loss, unsupported model)."""
+        plain = compute_aux_loss or any(v is not None for v in extra.values())  # MoE aux loss, images: TRL's pass
+        if plain or not self._prefix_ok(model, input_ids, attention_mask, logits_to_keep):
+            return super()._get_per_token_logps_and_entropies(model, input_ids, attention_mask, logits_to_keep,
+                                                              batch_size, compute_entropy, compute_aux_loss, **extra)
+        logps, entropy = self._shared_logps(model, input_ids, attention_mask, logits_to_keep, batch_size,
+                                            compute_entropy)
+        return logps, entropy, None
+
+    def _shared_logps(self, model, input_ids, attention_mask, logits_to_keep, batch_size, compute_entropy):
+        def fused_head(m, inputs, labels):  # TRL's LM head (temperature, chunked log-softmax), as its row pass
+            out = m(**inputs, labels=labels, fused_lm_head=True)
+            return out.log_probs, out.entropy if compute_entropy else None
+
+        with self.accelerator.autocast():
+            return prefix.shared_logps(model, input_ids, attention_mask, logits_to_keep, score=fused_head,
+                                       prefix_model=self.accelerator.unwrap_model(model), batch_size=batch_size)
+
+    def _prefix_ok(self, model, input_ids, attention_mask, logits_to_keep) -> bool:
+        """Whether this model shares prefixes: murphy.prefix_sharing, `prefix.supported`, and once per model a check
+        against the row pass on the first batch it sees (|Δ log p| <= 1e-4 in fp32, mean <= 2e-2 in bf16/fp16)."""
+        if not self.murphy.prefix_sharing:
+            return False
+        verdicts = self.__dict__.setdefault("_prefix_verdicts", {})  # id(model) -> None (shares) or the reason not
+        key = id(model)
+        if key not in verdicts:
+            reason = prefix.supported(self.accelerator.unwrap_model(model))
+            if reason is None:
+                reason = self._prefix_check(model, input_ids, attention_mask, logits_to_keep)
+            verdicts[key] = reason
+            if reason is not None:
+                logger.warning(f"prefix sharing off for {type(self.accelerator.unwrap_model(model)).__name__}: "
+                               f"{reason}; using TRL's row-by-row log-prob pass")
+        return verdicts[key] is None
+
+    def _prefix_check(self, model, input_ids, attention_mask, logits_to_keep) -> str | None:
+        """None if the shared pass reproduces TRL's row pass on this batch, else why not."""
+        mask = attention_mask[:, -logits_to_keep:].bool()
+        with torch.no_grad():
+            rows = super()._get_per_token_logps_and_entropies(model, input_ids, attention_mask, logits_to_keep)[0]
+            try:
+                shared = self._shared_logps(model, input_ids, attention_mask, logits_to_keep, None, False)[0]
+            except prefix.PrefixUnsupported as err:
+                return str(err)
+        diff = (rows - shared).abs()[mask].float()
+        if not diff.numel():
+            return None
+        half = self.args.bf16 or self.args.fp16
+        worst = float(diff.mean() if half else diff.max())
+        tol = 2e-2 if half else 1e-4
+        return None if worst <= tol else f"shared log-probs differ from the row pass by {worst:.2e} (> {tol:g})"
 
     # --- logging -------------------------------------------------------------------------------------------------
     def _stats(self, trees: list[RolloutTree], kept: list[Node], padded: int) -> dict[str, float]:
