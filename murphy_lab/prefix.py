@@ -26,7 +26,8 @@ from collections.abc import Callable
 
 import torch
 
-# score(model, inputs, labels) -> (log-probs (B, T-1), entropy (B, T-1) or None): the LM head, next-token shifted
+# score(model, inputs, labels) -> (log-probs, entropy or None), (B, T-1) or its last columns (at least those with a
+# label): the LM head, next-token shifted
 Score = Callable[[torch.nn.Module, dict, torch.Tensor], tuple[torch.Tensor, torch.Tensor | None]]
 ATTENTION = ("eager", "sdpa")  # attention implementations the shared pass is exact with (tested)
 
@@ -36,12 +37,15 @@ class PrefixUnsupported(RuntimeError):
 
 
 def logits_score(temperature: float = 1.0, compute_entropy: bool = False) -> Score:
-    """The plain LM head: log softmax(logits / temperature) of each next token (0 where the label is -100)."""
+    """The plain LM head: log softmax(logits / temperature) of each next token (0 where the label is -100), the
+    head applied only from the position before the first label on (`logits_to_keep`), as TRL's fused head does."""
 
     def score(model, inputs, labels):
-        logits = model(**inputs).logits[:, :-1].float() / temperature  # position t predicts token t+1
+        first = (labels != -100).any(0).nonzero()
+        keep = labels.size(1) - int(first[0]) + 1 if first.numel() else 1  # positions from the one before
+        logits = model(**inputs, logits_to_keep=keep).logits[:, :-1].float() / temperature  # t predicts t+1
         logp_all = torch.log_softmax(logits, dim=-1)
-        target = labels[:, 1:]
+        target = labels[:, labels.size(1) - keep + 1 :]
         logps = logp_all.gather(-1, target.clamp(min=0).unsqueeze(-1)).squeeze(-1).masked_fill(target == -100, 0.0)
         entropy = -(logp_all.exp() * logp_all).sum(-1) if compute_entropy else None
         return logps, entropy
@@ -92,6 +96,21 @@ def shared_logps(model, input_ids, attention_mask, logits_to_keep: int, score: S
     return logps, entropy
 
 
+def shuffle_groups(batch: dict) -> dict:
+    """The rows of a TRL generation batch (a dict of (B, ...) tensors, lists and scalars) in a random order of their
+    prompt groups, siblings adjacent: what TRL's row shuffle would do, at the granularity of groups."""
+    group = prefix_groups(batch["prompt_ids"], batch["prompt_mask"]).cpu()
+    rank = torch.randperm(int(group.max()) + 1)[group]  # each group's random position
+    order = torch.argsort(rank, stable=True)
+
+    def permute(v):
+        if isinstance(v, torch.Tensor):
+            return v if v.ndim == 0 else v[order.to(v.device)]
+        return v if v is None else [v[i] for i in order.tolist()]
+
+    return {k: permute(v) for k, v in batch.items()}
+
+
 def _chunks(group: torch.Tensor, batch_size: int | None) -> list[torch.Tensor]:
     """Row indices, whole groups together, at most `batch_size` rows a chunk (None: one chunk)."""
     rows = torch.argsort(group, stable=True)
@@ -109,8 +128,8 @@ def _chunks(group: torch.Tensor, batch_size: int | None) -> list[torch.Tensor]:
 
 
 def _shared_chunk(model, prefix_model, input_ids, attention_mask, group, p: int, score: Score):
-    """One chunk of whole groups: prefix pass over its distinct prompts, tail pass over its rows."""
-    _, local = torch.unique(group, return_inverse=True)  # group index within this chunk, 0..K-1
+    """One chunk of whole groups, rows sorted by group: prefix pass over its distinct prompts, tail pass over its rows."""
+    _, local = torch.unique(group, return_inverse=True)  # group index within this chunk, 0..K-1, non-decreasing
     first = torch.zeros(int(local.max()) + 1, dtype=torch.long, device=group.device)
     first[local] = torch.arange(local.numel(), device=group.device)  # some row of each group (all are alike)
     prompt_mask = attention_mask[first, : p - 1]  # (K, P-1): every prompt without its last column
@@ -124,13 +143,23 @@ def _shared_chunk(model, prefix_model, input_ids, attention_mask, group, p: int,
                   position_ids=columns[start : p - 1].expand(first.numel(), -1), use_cache=True)  # prefix pass
     cache = out["cache"] if "cache" in out else out["past_key_values"]
     _check_cache(cache)
-    cache.reorder_cache(local)  # (K, ...) -> (B, ...): each row reads its group's keys/values
+    _expand(cache, torch.bincount(local).tolist())  # (K, ...) -> (B, ...): each row reads its group's keys/values
     tail = input_ids[:, p - 1 :]  # (B, C+1): last prompt token, then the completion
     labels = tail.masked_fill(attention_mask[:, p - 1 :] == 0, -100)
     labels[:, 0] = -100  # the prompt token is context, not a target
     inputs = {"input_ids": tail, "attention_mask": attention_mask[:, start:],
               "position_ids": columns[p - 1 :].expand(tail.size(0), -1), key: cache}
     return score(model, inputs, labels)  # tail pass
+
+
+def _expand(cache, counts: list[int]) -> None:
+    """Repeat group k's keys/values counts[k] times along the batch: expand (a view, whose backward sums the
+    siblings' gradients) and one cat, far cheaper in backward than index_select's scatter-add on a CPU."""
+    for layer in cache.layers:
+        for name in ("keys", "values"):
+            t = getattr(layer, name)
+            parts = [t[k : k + 1].expand(n, *t.shape[1:]) for k, n in enumerate(counts)]
+            setattr(layer, name, parts[0] if len(parts) == 1 else torch.cat(parts))
 
 
 def _decoder(model: torch.nn.Module) -> torch.nn.Module:
@@ -172,4 +201,5 @@ def supported(model: torch.nn.Module) -> str | None:
     return None
 
 
-__all__ = ["PrefixUnsupported", "logits_score", "prefix_groups", "row_logps", "shared_logps", "supported"]
+__all__ = ["PrefixUnsupported", "logits_score", "prefix_groups", "row_logps", "shared_logps", "shuffle_groups",
+           "supported"]

@@ -32,7 +32,7 @@ import torch
 from transformers import TrainerCallback
 from trl import GRPOTrainer
 from trl.models.utils import disable_gradient_checkpointing
-from trl.trainer.utils import pad, use_adapter
+from trl.trainer.utils import pad, split_tensor_dict, use_adapter
 
 from murphy_lab import prefix
 from murphy_lab.baselines.rules import grpo_mt, grpo_single
@@ -212,9 +212,9 @@ class MurphyTrainer(GRPOTrainer):
         multiplied by B_mb / B_real (= 1 exactly when there are no filler rows). dapo divides by a token count and
         bnpo is accepted only with one micro-batch per round, so both are exact as TRL computes them.
         """
-        loss = super()._compute_loss(model, inputs)
         if self.loss_type == "bnpo" and self.args.steps_per_generation > 1 and self.model.training:
             raise ValueError("loss_type='bnpo' is exact under filler rows only with steps_per_generation = 1")
+        loss = super()._compute_loss(model, inputs)
         if self.loss_type not in ("grpo", "dr_grpo") or "num_rows_in_batch" not in inputs or not self.model.training:
             return loss
         b_mb = inputs["advantages"].size(0)
@@ -298,6 +298,19 @@ class MurphyTrainer(GRPOTrainer):
             return prefix.shared_logps(model, input_ids, attention_mask, logits_to_keep, score=fused_head,
                                        prefix_model=self.accelerator.unwrap_model(model), batch_size=batch_size)
 
+    def _prepare_inputs(self, generation_batch):
+        """TRL's `_prepare_inputs`, except that with prefix sharing the round is shuffled by prompt group, not by
+        row, before TRL's split into steps_per_generation micro-batches, so siblings stay in one micro-batch and
+        share their prompt. An optimizer step sums the same rows' losses either way (every accepted loss_type
+        normalises by round-level counts, decision 3 in docs/training.md), so its gradient is unchanged."""
+        if not (self.murphy.prefix_sharing and self.model.training):
+            return super()._prepare_inputs(generation_batch)
+        spg = self.args.steps_per_generation
+        if self._step % (spg * self.num_iterations) == 0 or self._buffered_inputs is None:
+            batch = self._generate_and_score_completions(generation_batch)
+            self._buffered_inputs = split_tensor_dict(prefix.shuffle_groups(batch), spg)
+        return self._buffered_inputs[self._step % spg]
+
     def _prefix_ok(self, model, input_ids, attention_mask, logits_to_keep) -> bool:
         """Whether this model shares prefixes: murphy.prefix_sharing, `prefix.supported`, and once per model a check
         against the row pass on the first batch it sees (|Δ log p| <= 1e-4 in fp32, mean <= 2e-2 in bf16/fp16)."""
@@ -317,18 +330,16 @@ class MurphyTrainer(GRPOTrainer):
 
     def _prefix_check(self, model, input_ids, attention_mask, logits_to_keep) -> str | None:
         """None if the shared pass reproduces TRL's row pass on this batch, else why not."""
-        mask = attention_mask[:, -logits_to_keep:].bool()
+        bs, args = self.args.per_device_train_batch_size, (model, input_ids, attention_mask, logits_to_keep)
         with torch.no_grad():
-            rows = super()._get_per_token_logps_and_entropies(model, input_ids, attention_mask, logits_to_keep)[0]
+            rows = super()._get_per_token_logps_and_entropies(*args, batch_size=bs)[0]
             try:
-                shared = self._shared_logps(model, input_ids, attention_mask, logits_to_keep, None, False)[0]
+                shared = self._shared_logps(*args, bs, False)[0]
             except prefix.PrefixUnsupported as err:
                 return str(err)
-        diff = (rows - shared).abs()[mask].float()
-        if not diff.numel():
-            return None
+        diff = (rows - shared).abs()[attention_mask[:, -logits_to_keep:].bool()].float()
         half = self.args.bf16 or self.args.fp16
-        worst = float(diff.mean() if half else diff.max())
+        worst = float(diff.mean() if half else diff.max()) if diff.numel() else 0.0
         tol = 2e-2 if half else 1e-4
         return None if worst <= tol else f"shared log-probs differ from the row pass by {worst:.2e} (> {tol:g})"
 

@@ -181,3 +181,16 @@ def test_trainer_falls_back_to_the_row_pass_with_one_log_line(trainer, caplog, m
 def test_prefix_sharing_switch_must_be_a_bool():
     with pytest.raises(ValueError, match="prefix_sharing"):
         MurphyConfig.for_profile("smoke", prefix_sharing="yes").validate()
+
+
+def test_shuffle_groups_permutes_whole_groups_and_every_field_alike():
+    ids, mask, c = tree_batch()
+    batch = {"prompt_ids": ids[:, :-c], "prompt_mask": mask[:, :-c], "row": torch.arange(len(ids)),
+             "names": [f"r{i}" for i in range(len(ids))], "num_items_in_batch": torch.tensor(7)}
+    torch.manual_seed(3)
+    out = prefix.shuffle_groups(batch)
+    order = out["row"].tolist()
+    group = prefix.prefix_groups(batch["prompt_ids"], batch["prompt_mask"])[out["row"]].tolist()
+    assert sorted(order) == list(range(len(ids))) and out["names"] == [f"r{i}" for i in order]
+    assert all(group[i] == group[i + 1] or group[i + 1] not in group[: i + 1] for i in range(len(group) - 1))
+    assert torch.equal(out["prompt_ids"], batch["prompt_ids"][out["row"]]) and int(out["num_items_in_batch"]) == 7
