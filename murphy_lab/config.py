@@ -282,8 +282,10 @@ class MurphyConfig:
             use_bias_correction_kl=False,
             remove_unused_columns=False,  # keep `task_id` in the rows
         )
-        if self.gradient_checkpointing:  # (transformers 5 warns on the mere keyword, so pass it only when on)
-            kw["gradient_checkpointing"] = True
+        # Always passed: TRL's GRPOConfig defaults it to True. transformers >= 5.2x names it activation_checkpointing
+        # (and warns on the old keyword); earlier releases only know gradient_checkpointing.
+        name = "activation_checkpointing" if "activation_checkpointing" in _grpo_fields() else "gradient_checkpointing"
+        kw[name] = self.gradient_checkpointing
         kw.update(self.trl)
         kw.update(extra)
         return GRPOConfig(**kw)

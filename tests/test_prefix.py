@@ -194,3 +194,10 @@ def test_shuffle_groups_permutes_whole_groups_and_every_field_alike():
     assert sorted(order) == list(range(len(ids))) and out["names"] == [f"r{i}" for i in order]
     assert all(group[i] == group[i + 1] or group[i + 1] not in group[: i + 1] for i in range(len(group) - 1))
     assert torch.equal(out["prompt_ids"], batch["prompt_ids"][out["row"]]) and int(out["num_items_in_batch"]) == 7
+
+
+@pytest.mark.parametrize("on", [False, True])
+def test_gradient_checkpointing_is_what_the_config_says_not_trls_default(on, tmp_path):
+    """TRL's GRPOConfig turns checkpointing on by default, which also switches prefix sharing off in training."""
+    args = MurphyConfig.for_profile("smoke", model="x", gradient_checkpointing=on).to_grpo_config(tmp_path)
+    assert args.gradient_checkpointing is on
