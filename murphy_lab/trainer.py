@@ -11,12 +11,16 @@ contiguous blocks), so we override exactly one method, `_generate_and_score_comp
        [grpo_mt: G chains, final reward broadcast (baselines.rules.grpo_mt); grpo: one group]
     -> one row per kept (prompt, completion) pair, in the dict TRL's `_compute_loss` reads        (unchanged)
 
+Three thin overrides serve the loss pass (docs/performance.md): `_get_per_token_logps_and_entropies` encodes each
+shared prompt once per group (murphy_lab/prefix.py) where that is exact, `_prepare_inputs` keeps groups together
+in micro-batches, and `_compute_loss` makes filler rows exact for the loss types that count rows.
+
 The private TRL names we rely on (`_generate_single_turn`, `_tokenize_prompts`, `_get_per_token_logps_and_entropies`,
 `_compute_loss`, `split_tensor_dict`) change between releases: trl is pinned to 1.16.0 and tests/test_trainer.py
 holds a contract test. Two traps handled here: TRL's `split_tensor_dict` silently drops rows when the row count is
-not a multiple of `steps_per_generation` (we pad with zero-mask rows and keep every loss_type exact, `_compute_loss`), and vLLM
-server mode / ZeRO-3 need every rank to make the same generation calls with the same prompt counts (we pad each
-turn to the largest rank and let ranks whose trees finished early join the remaining turns with filler prompts).
+not a multiple of `steps_per_generation` (we pad with zero-mask rows, exact for every loss_type), and vLLM server
+mode / ZeRO-3 need every rank to make the same generation calls with the same prompt counts (we pad each turn to
+the largest rank and let ranks whose trees finished early join the remaining turns with filler prompts).
 """
 
 from __future__ import annotations
@@ -312,8 +316,7 @@ class MurphyTrainer(GRPOTrainer):
         return self._buffered_inputs[self._step % spg]
 
     def _prefix_ok(self, model, input_ids, attention_mask, logits_to_keep) -> bool:
-        """Whether this model shares prefixes: murphy.prefix_sharing, `prefix.supported`, and once per model a check
-        against the row pass on the first batch it sees (|Δ log p| <= 1e-4 in fp32, mean <= 2e-2 in bf16/fp16)."""
+        """murphy.prefix_sharing, `prefix.supported` and, once per model, `_prefix_check` on its first batch."""
         if not self.murphy.prefix_sharing:
             return False
         verdicts = self.__dict__.setdefault("_prefix_verdicts", {})  # id(model) -> None (shares) or the reason not
@@ -337,11 +340,7 @@ class MurphyTrainer(GRPOTrainer):
                 shared = self._shared_logps(*args, bs, False)[0]
             except prefix.PrefixUnsupported as err:
                 return str(err)
-        diff = (rows - shared).abs()[attention_mask[:, -logits_to_keep:].bool()].float()
-        half = self.args.bf16 or self.args.fp16
-        worst = float(diff.mean() if half else diff.max()) if diff.numel() else 0.0
-        tol = 2e-2 if half else 1e-4
-        return None if worst <= tol else f"shared log-probs differ from the row pass by {worst:.2e} (> {tol:g})"
+        return prefix.disagreement(rows, shared, attention_mask[:, -logits_to_keep:], self.args.bf16 or self.args.fp16)
 
     # --- logging -------------------------------------------------------------------------------------------------
     def _stats(self, trees: list[RolloutTree], kept: list[Node], padded: int) -> dict[str, float]:

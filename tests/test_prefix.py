@@ -166,7 +166,7 @@ def test_trainer_loss_and_gradient_with_shared_prefixes_equal_trls_row_pass(loss
 
 
 def test_trainer_falls_back_to_the_row_pass_with_one_log_line(trainer, caplog, monkeypatch):
-    monkeypatch.setattr(trainer, "_prefix_verdicts", {})
+    monkeypatch.setattr(trainer, "_prefix_verdicts", {}, raising=False)
     monkeypatch.setattr(prefix, "supported", lambda model: "attention implementation 'flash_attention_2'")
     calls = []
     monkeypatch.setattr(prefix, "shared_logps", lambda *a, **k: calls.append(1))
@@ -201,3 +201,28 @@ def test_gradient_checkpointing_is_what_the_config_says_not_trls_default(on, tmp
     """TRL's GRPOConfig turns checkpointing on by default, which also switches prefix sharing off in training."""
     args = MurphyConfig.for_profile("smoke", model="x", gradient_checkpointing=on).to_grpo_config(tmp_path)
     assert args.gradient_checkpointing is on
+
+
+def test_a_shared_pass_that_disagrees_with_the_row_pass_is_not_used(trainer, caplog, monkeypatch):
+    """The first-batch check: a model whose cache the shared pass would misuse falls back, with the size of the gap."""
+    monkeypatch.setattr(trainer, "_prefix_verdicts", {}, raising=False)
+    real = prefix.shared_logps
+    monkeypatch.setattr(prefix, "shared_logps", lambda *a, **k: tuple(
+        None if x is None else x + 0.5 for x in real(*a, **k)))
+    with caplog.at_level(logging.WARNING, logger="murphy_lab.trainer"):
+        batch = trainer._batch(tree_nodes(trainer))
+    assert all(v is not None and "differ from the row pass by 5.00e-01" in v for v in trainer._prefix_verdicts.values())
+    monkeypatch.setattr(prefix, "shared_logps", real)
+    monkeypatch.setattr(trainer, "_prefix_verdicts", {}, raising=False)
+    trainer.murphy.prefix_sharing = False
+    try:
+        torch.testing.assert_close(batch["ref_per_token_logps"], trainer._batch(tree_nodes(trainer))["ref_per_token_logps"])
+    finally:
+        trainer.murphy.prefix_sharing = True
+
+
+def test_disagreement_tolerates_rounding_and_names_a_gap():
+    x, mask = -torch.rand(3, 5), torch.ones(3, 5)
+    assert prefix.disagreement(x, x + 1e-6, mask, half=False) is None
+    assert "1.00e-02" in prefix.disagreement(x, x + 1e-2, mask, half=False)
+    assert prefix.disagreement(x, x + 1e-2, mask, half=True) is None
