@@ -25,7 +25,7 @@ from typing import Any
 
 MODES = ("murphy", "grpo_mt", "grpo")
 CREDITS = ("mars", "mers")
-LOSS_TYPES = ("dapo", "bnpo", "grpo", "dr_grpo")  # row padding (trainer.py) is exact for dapo and bnpo
+LOSS_TYPES = ("dapo", "bnpo", "grpo", "dr_grpo")  # filler rows are exact for each (docs/training.md, decision 3)
 
 
 @dataclass
@@ -79,6 +79,9 @@ class MurphyConfig:
     """Clip range ε of the ratio (standard GRPO value)."""
     loss_type: str = "dapo"
     """TRL loss aggregation: 'dapo' (token mean over the generation batch, TRL's default), 'bnpo', 'grpo', 'dr_grpo'."""
+    prefix_sharing: bool = True
+    """Compute each shared prompt once per group in the loss and π_old / π_ref passes (exact; docs/performance.md).
+    Falls back to TRL's row-by-row pass, with a one-line log, where the model or attention backend cannot share."""
     temperature: float = 1.0
     """Sampling temperature for every turn."""
     max_completion_length: int = 1024
@@ -184,6 +187,7 @@ class MurphyConfig:
         need(self.prune_method in ("loo", "exact"), "prune_method", "must be 'loo' or 'exact'")
         need(self.reward_tests in ("hidden", "visible"), "reward_tests", "must be 'hidden' or 'visible'")
         need(self.loss_type in LOSS_TYPES, "loss_type", f"must be one of {LOSS_TYPES}")
+        need(isinstance(self.prefix_sharing, bool), "prefix_sharing", "must be true or false")
         need(self.vllm_mode in ("server", "colocate"), "vllm_mode", "must be 'server' or 'colocate'")
         need(isinstance(self.gamma, (int, float)) and 0.0 <= self.gamma <= 1.0, "gamma", "must lie in [0, 1]")
         need(is_int(self.g1) and self.g1 >= 2, "g1", "must be an integer >= 2 (a group needs two members)")
@@ -214,6 +218,14 @@ class MurphyConfig:
             # a turn-2 group hangs under each failed turn-1 candidate: at most g1 of them per tree
             need(self.b_grp <= self.g1, "b_grp", f"must be <= g1 = {self.g1} (the most turn-2 groups a tree has)")
         spg = self.steps_per_generation or self.gradient_accumulation_steps
+        if self.loss_type == "bnpo":  # docs/training.md, decision 3
+            need(spg == 1, "loss_type", "'bnpo' normalises by the tokens of each micro-batch, and the filler rows that "
+                 f"make the rows a multiple of steps_per_generation ({spg}) change what a micro-batch holds (one can "
+                 "hold filler rows only and still weigh 1/steps): not exact. Use 'dapo' or steps_per_generation = 1")
+        if self.loss_type in ("grpo", "dr_grpo"):
+            bonus = self.trl.get("entropy_coef", 0.0) or self.trl.get("use_adaptive_entropy", False)
+            need(not bonus, "loss_type", f"{self.loss_type!r} is made exact under filler rows by rescaling TRL's "
+                 "micro-batch loss, which would also rescale trl.entropy_coef's bonus; use 'dapo' with the bonus")
         need(
             is_int(self.per_device_train_batch_size) and (self.per_device_train_batch_size * spg) % self.g1 == 0,
             "per_device_train_batch_size",
@@ -270,8 +282,10 @@ class MurphyConfig:
             use_bias_correction_kl=False,
             remove_unused_columns=False,  # keep `task_id` in the rows
         )
-        if self.gradient_checkpointing:  # (transformers 5 warns on the mere keyword, so pass it only when on)
-            kw["gradient_checkpointing"] = True
+        # Always passed: TRL's GRPOConfig defaults it to True. transformers >= 5.2x names it activation_checkpointing
+        # (and warns on the old keyword); earlier releases only know gradient_checkpointing.
+        name = "activation_checkpointing" if "activation_checkpointing" in _grpo_fields() else "gradient_checkpointing"
+        kw[name] = self.gradient_checkpointing
         kw.update(self.trl)
         kw.update(extra)
         return GRPOConfig(**kw)

@@ -12,7 +12,13 @@ The loss, per completion token t of sequence i (ratio ρ = π_θ / π_old, token
     L_it = - min( ρ_it Â_i , clip(ρ_it, 1 - ε, 1 + ε) Â_i ) + β · KL_it
     KL_it = exp(ref_it - logp_it) - (ref_it - logp_it) - 1        (k3 estimator, >= 0)
 
-aggregated as TRL does for its `loss_type` (default "dapo"/"bnpo": a token-level mean over the batch).
+aggregated as TRL 1.16 does for its `loss_type` (B sequences, T = padded completion width, L_max = max_completion_length):
+
+    grpo     mean_i ( sum_t L_it / |o_i| )                          per-sequence token mean, then mean over sequences
+    bnpo     sum_it L_it / sum_i |o_i|                              token mean over this batch
+    dapo     sum_it L_it / num_items_in_batch                       token mean over the whole generation batch (default)
+    dr_grpo  sum_it L_it / (B · L_max)                              Dr. GRPO: a constant, the configured limit, not T
+
 Paper values: ε = 0.2, β = 0.04 (TRL >= 0.19 defaults to β = 0: set it), AdamW lr 1e-6.
 """
 
@@ -75,13 +81,13 @@ def grpo_loss(
     beta: float = 0.04,  # β, KL coefficient (paper: 0.04)
     loss_type: str = "dapo",
     num_items_in_batch: int | None = None,  # tokens in the whole generation batch (dapo); default mask.sum()
+    max_completion_length: int | None = None,  # L, TRL's generation limit (dr_grpo divides by B · L_max); required there
     bias_correction_kl: bool = False,  # TRL's use_bias_correction_kl: multiply the KL by the ratio
 ) -> torch.Tensor:
     """The token-level clipped GRPO surrogate with a k3 KL penalty; returns a scalar loss to minimise.
 
-    `loss_type` aggregates as TRL 1.16 does: "grpo" (mean over each sequence's tokens, then over sequences),
-    "bnpo" (sum over tokens / tokens in this batch), "dapo" (sum / `num_items_in_batch`), "dr_grpo"
-    (sum / (B * T)).
+    `loss_type` aggregates as TRL 1.16 does (module docstring): "grpo", "bnpo", "dapo" or "dr_grpo"
+    (sum / (B · max_completion_length), as TRL's `_compute_loss`, so `max_completion_length` is required there).
     """
     if logps.shape != mask.shape:
         raise ValueError(f"logps {tuple(logps.shape)} and mask {tuple(mask.shape)} must have the same (B, T) shape")
@@ -91,6 +97,9 @@ def grpo_loss(
         raise ValueError(f"beta must be >= 0, got {beta}")
     if beta > 0 and ref_logps is None:
         raise ValueError("ref_logps is required when beta > 0")
+    if loss_type == "dr_grpo" and max_completion_length is None:
+        raise ValueError("loss_type='dr_grpo' divides by B · max_completion_length (TRL's configured limit, not the "
+                         "padded width T): pass max_completion_length")
     mask = mask.to(logps.dtype)
     old = logps.detach() if old_logps is None else old_logps
     ratio = torch.exp(logps - old)  # ρ = π_θ / π_old, (B, T)
@@ -110,7 +119,7 @@ def grpo_loss(
         n = mask.sum() if num_items_in_batch is None else torch.as_tensor(float(num_items_in_batch))
         return (per_token * mask).sum() / n.clamp(min=1.0)
     if loss_type == "dr_grpo":
-        return (per_token * mask).sum() / (mask.shape[0] * mask.shape[1])
+        return (per_token * mask).sum() / (mask.shape[0] * max_completion_length)  # / (B · L_max)
     raise ValueError(f"loss_type must be one of grpo, bnpo, dapo, dr_grpo; got {loss_type!r}")
 
 

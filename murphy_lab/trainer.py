@@ -11,17 +11,22 @@ contiguous blocks), so we override exactly one method, `_generate_and_score_comp
        [grpo_mt: G chains, final reward broadcast (baselines.rules.grpo_mt); grpo: one group]
     -> one row per kept (prompt, completion) pair, in the dict TRL's `_compute_loss` reads        (unchanged)
 
+Three thin overrides serve the loss pass (docs/performance.md): `_get_per_token_logps_and_entropies` encodes each
+shared prompt once per group (murphy_lab/prefix.py) where that is exact, `_prepare_inputs` keeps groups together
+in micro-batches, and `_compute_loss` makes filler rows exact for the loss types that count rows.
+
 The private TRL names we rely on (`_generate_single_turn`, `_tokenize_prompts`, `_get_per_token_logps_and_entropies`,
 `_compute_loss`, `split_tensor_dict`) change between releases: trl is pinned to 1.16.0 and tests/test_trainer.py
 holds a contract test. Two traps handled here: TRL's `split_tensor_dict` silently drops rows when the row count is
-not a multiple of `steps_per_generation` (we pad with zero-mask rows, exact for loss_type dapo/bnpo), and vLLM
-server mode / ZeRO-3 need every rank to make the same generation calls with the same prompt counts (we pad each
-turn to the largest rank and let ranks whose trees finished early join the remaining turns with filler prompts).
+not a multiple of `steps_per_generation` (we pad with zero-mask rows, exact for every loss_type), and vLLM server
+mode / ZeRO-3 need every rank to make the same generation calls with the same prompt counts (we pad each turn to
+the largest rank and let ranks whose trees finished early join the remaining turns with filler prompts).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import math
 import time
 from pathlib import Path
@@ -31,8 +36,9 @@ import torch
 from transformers import TrainerCallback
 from trl import GRPOTrainer
 from trl.models.utils import disable_gradient_checkpointing
-from trl.trainer.utils import pad, use_adapter
+from trl.trainer.utils import pad, split_tensor_dict, use_adapter
 
+from murphy_lab import prefix
 from murphy_lab.baselines.rules import grpo_mt, grpo_single
 from murphy_lab.config import MurphyConfig
 from murphy_lab.credit import assign_credit
@@ -41,6 +47,7 @@ from murphy_lab.prompts import extract_code, first_prompt, refine_prompt
 from murphy_lab.prune import interp, intrap
 from murphy_lab.tree import Node, RolloutTree, build_trees
 
+logger = logging.getLogger(__name__)
 _TOKEN_KEYS = ("prompt_ids", "completion_ids", "sampling_logps")  # per-node token data, stripped before trees/ dump
 
 
@@ -162,8 +169,11 @@ class MurphyTrainer(GRPOTrainer):
     def _batch(self, nodes: list[Node]) -> dict[str, Any]:
         device, pad_id = self.accelerator.device, self._tokenizer.pad_token_id
         rows = len(nodes)
-        target = self._row_target(rows)  # equal on every rank and a multiple of steps_per_generation
-        fill = [nodes[0]] * (target - rows)  # copies with a zero completion mask: they add nothing to the loss
+        truncated = [self._is_truncated(n.meta["completion_ids"]) for n in nodes]
+        tokens = sum(len(n.meta["completion_ids"]) for n, cut in zip(nodes, truncated) if not cut)
+        counts = self._gather_counts(rows, tokens)  # (ranks, 2): real rows and completion tokens of every rank
+        target = self._row_target(int(counts[:, 0].max()))  # equal on every rank, a multiple of steps_per_generation
+        fill = [nodes[0]] * (target - rows)  # copies with a zero completion mask (decision 3 in docs/training.md)
         prompts = [torch.tensor(n.meta["prompt_ids"], dtype=torch.long) for n in nodes + fill]
         comps = [torch.tensor(n.meta["completion_ids"], dtype=torch.long) for n in nodes + fill]
         ptm = self.pad_to_multiple_of
@@ -174,20 +184,50 @@ class MurphyTrainer(GRPOTrainer):
         completion_mask = pad([torch.ones_like(c) for c in comps], padding_value=0, padding_side="right",
                               pad_to_multiple_of=ptm).to(device)  # (B, C)
         completion_mask[rows:] = 0  # filler rows
-        if self.mask_truncated_completions:
-            eos = set(self.eos_token_ids) | {pad_id}
-            truncated = torch.tensor([not c.numel() or int(c[-1]) not in eos for c in comps], device=device)
-            completion_mask = completion_mask * (~truncated).unsqueeze(1).int()
+        completion_mask[:rows][torch.tensor(truncated, dtype=torch.bool, device=device)] = 0
         advantages = torch.zeros(target, device=device)  # (B,)
         advantages[:rows] = torch.tensor([n.advantage for n in nodes], dtype=torch.float32)
         out = {
             "prompt_ids": prompt_ids, "prompt_mask": prompt_mask,
             "completion_ids": completion_ids, "completion_mask": completion_mask,
             "advantages": advantages,
-            "num_items_in_batch": self.accelerator.gather(completion_mask.sum()).sum(),  # tokens, all ranks
+            "num_items_in_batch": counts[:, 1].sum().to(device),  # completion tokens, all ranks
+            "num_rows_in_batch": counts[:, 0].sum().to(device),  # real rows, all ranks (read by _compute_loss)
         }
         out.update(self._logps(prompt_ids, prompt_mask, completion_ids, completion_mask, nodes + fill))
         return out
+
+    def _is_truncated(self, completion_ids: list[int]) -> bool:
+        """TRL's mask_truncated_completions: a completion that does not end in EOS (or pad) gets a zero mask."""
+        if not self.mask_truncated_completions:
+            return False
+        return not completion_ids or completion_ids[-1] not in set(self.eos_token_ids) | {self._tokenizer.pad_token_id}
+
+    def _gather_counts(self, rows: int, tokens: int) -> torch.Tensor:
+        """(ranks, 2) int64: every rank's real rows and completion tokens this round (one collective)."""
+        local = torch.tensor([[rows, tokens]], dtype=torch.long, device=self.accelerator.device)
+        return self.accelerator.gather(local).cpu() if self.accelerator.num_processes > 1 else local.cpu()
+
+    def _compute_loss(self, model, inputs):
+        """TRL's loss, with filler rows made exact for the loss types that count rows (decision 3, docs/training.md).
+
+        grpo and dr_grpo divide by the micro-batch's row count B_mb, filler rows included; the unpadded batch has
+        B_real = (real rows on all ranks) / (ranks · steps_per_generation) rows per micro-batch, so the loss is
+        multiplied by B_mb / B_real (= 1 exactly when there are no filler rows). dapo divides by a token count and
+        bnpo is accepted only with one micro-batch per round, so both are exact as TRL computes them.
+        """
+        if self.loss_type == "bnpo" and self.args.steps_per_generation > 1 and self.model.training:
+            raise ValueError("loss_type='bnpo' is exact under filler rows only with steps_per_generation = 1")
+        loss = super()._compute_loss(model, inputs)
+        if self.loss_type not in ("grpo", "dr_grpo") or "num_rows_in_batch" not in inputs or not self.model.training:
+            return loss
+        b_mb = inputs["advantages"].size(0)
+        b_real = inputs["num_rows_in_batch"].float() / (self.accelerator.num_processes * self.args.steps_per_generation)
+        scale = b_mb / b_real.clamp(min=1e-8)
+        if (self._entropy_bonus_enabled or self.aux_loss_enabled) and not torch.isclose(scale, torch.ones_like(scale)):
+            raise ValueError(f"loss_type={self.loss_type!r} with filler rows cannot rescale TRL's entropy bonus or MoE "
+                             "aux loss with the policy loss; use loss_type='dapo'")
+        return loss * scale
 
     def _logps(self, prompt_ids, prompt_mask, completion_ids, completion_mask, nodes) -> dict[str, torch.Tensor]:
         """old_per_token_logps (when TRL would compute them), importance_sampling_ratio (vLLM), ref_per_token_logps."""
@@ -236,11 +276,71 @@ class MurphyTrainer(GRPOTrainer):
         return {"importance_sampling_ratio": ratio, "sampling_per_token_logps": sampled}
 
     def _row_target(self, rows: int) -> int:
-        """Rows after padding: the largest rank's count, rounded up to a multiple of steps_per_generation."""
-        if self.accelerator.num_processes > 1:
-            rows = int(self.accelerator.gather(torch.tensor([rows], device=self.accelerator.device)).max())
+        """Rows after padding: the largest rank's count `rows`, rounded up to a multiple of steps_per_generation."""
         spg = self.args.steps_per_generation
         return -(-rows // spg) * spg
+
+    # --- 4. prefix-shared log-probs (murphy_lab/prefix.py, docs/performance.md) -----------------------------------
+    def _get_per_token_logps_and_entropies(self, model, input_ids, attention_mask, logits_to_keep, batch_size=None,
+                                           compute_entropy=False, compute_aux_loss=False, **extra):
+        """TRL's log-prob pass (loss, π_old, π_ref), with every shared prompt encoded once per group where that is
+        exact; TRL's row-by-row pass otherwise (prefix_sharing off, images, MoE aux loss, unsupported model)."""
+        plain = compute_aux_loss or any(v is not None for v in extra.values())  # MoE aux loss, images: TRL's pass
+        if plain or not self._prefix_ok(model, input_ids, attention_mask, logits_to_keep):
+            return super()._get_per_token_logps_and_entropies(model, input_ids, attention_mask, logits_to_keep,
+                                                              batch_size, compute_entropy, compute_aux_loss, **extra)
+        logps, entropy = self._shared_logps(model, input_ids, attention_mask, logits_to_keep, batch_size,
+                                            compute_entropy)
+        return logps, entropy, None
+
+    def _shared_logps(self, model, input_ids, attention_mask, logits_to_keep, batch_size, compute_entropy):
+        def fused_head(m, inputs, labels):  # TRL's LM head (temperature, chunked log-softmax), as its row pass
+            out = m(**inputs, labels=labels, fused_lm_head=True)
+            return out.log_probs, out.entropy if compute_entropy else None
+
+        with self.accelerator.autocast():
+            return prefix.shared_logps(model, input_ids, attention_mask, logits_to_keep, score=fused_head,
+                                       prefix_model=self.accelerator.unwrap_model(model), batch_size=batch_size)
+
+    def _prepare_inputs(self, generation_batch):
+        """TRL's `_prepare_inputs`, except that with prefix sharing the round is shuffled by prompt group, not by
+        row, before TRL's split into steps_per_generation micro-batches, so siblings stay in one micro-batch and
+        share their prompt. An optimizer step sums the same rows' losses either way (every accepted loss_type
+        normalises by round-level counts, decision 3 in docs/training.md), so its gradient is unchanged."""
+        if not (self.murphy.prefix_sharing and self.model.training):
+            return super()._prepare_inputs(generation_batch)
+        spg = self.args.steps_per_generation
+        if self._step % (spg * self.num_iterations) == 0 or self._buffered_inputs is None:
+            batch = self._generate_and_score_completions(generation_batch)
+            self._buffered_inputs = split_tensor_dict(prefix.shuffle_groups(batch), spg)
+        return self._buffered_inputs[self._step % spg]
+
+    def _prefix_ok(self, model, input_ids, attention_mask, logits_to_keep) -> bool:
+        """murphy.prefix_sharing, `prefix.supported` and, once per model, `_prefix_check` on its first batch."""
+        if not self.murphy.prefix_sharing:
+            return False
+        verdicts = self.__dict__.setdefault("_prefix_verdicts", {})  # id(model) -> None (shares) or the reason not
+        key = id(model)
+        if key not in verdicts:
+            reason = prefix.supported(self.accelerator.unwrap_model(model))
+            if reason is None:
+                reason = self._prefix_check(model, input_ids, attention_mask, logits_to_keep)
+            verdicts[key] = reason
+            if reason is not None:
+                logger.warning(f"prefix sharing off for {type(self.accelerator.unwrap_model(model)).__name__}: "
+                               f"{reason}; using TRL's row-by-row log-prob pass")
+        return verdicts[key] is None
+
+    def _prefix_check(self, model, input_ids, attention_mask, logits_to_keep) -> str | None:
+        """None if the shared pass reproduces TRL's row pass on this batch, else why not."""
+        bs, args = self.args.per_device_train_batch_size, (model, input_ids, attention_mask, logits_to_keep)
+        with torch.no_grad():
+            rows = super()._get_per_token_logps_and_entropies(*args, batch_size=bs)[0]
+            try:
+                shared = self._shared_logps(*args, bs, False)[0]
+            except prefix.PrefixUnsupported as err:
+                return str(err)
+        return prefix.disagreement(rows, shared, attention_mask[:, -logits_to_keep:], self.args.bf16 or self.args.fp16)
 
     # --- logging -------------------------------------------------------------------------------------------------
     def _stats(self, trees: list[RolloutTree], kept: list[Node], padded: int) -> dict[str, float]:

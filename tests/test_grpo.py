@@ -137,3 +137,12 @@ def test_grpo_loss_rejects_mismatched_shapes():
     logps, _, _, adv, mask = _random_batch(0)
     with pytest.raises(ValueError, match="advantages"):
         grpo_loss(logps, adv[:2], mask, beta=0.0)
+
+
+def test_dr_grpo_divides_by_rows_times_max_completion_length_not_the_padded_width():
+    logps, _, _, adv, mask = _random_batch(0)  # (4, 6): padded width T = 6
+    loss = grpo_loss(logps, adv, mask, beta=0.0, loss_type="dr_grpo", max_completion_length=10)
+    on_policy = (-adv[:, None] * mask).sum()  # ratio 1: -Â per completion token
+    assert loss.item() == pytest.approx(on_policy.item() / (4 * 10))
+    with pytest.raises(ValueError, match="max_completion_length"):
+        grpo_loss(logps, adv, mask, beta=0.0, loss_type="dr_grpo")

@@ -81,13 +81,18 @@ def test_rows_padded_to_a_multiple_of_steps_per_generation_without_loss_weight(t
     assert not batch["advantages"][real:].any()
 
 
-def test_trl_loss_equals_teaching_grpo_loss(tmp_path, tiny_model_path, executor):
+@pytest.mark.parametrize("loss_type", ["dapo", "bnpo", "grpo", "dr_grpo"])
+def test_trl_loss_equals_teaching_grpo_loss(loss_type, tmp_path, tiny_model_path, executor):
     """PARITY: TRL's _compute_loss on a batch from the trainer == murphy_lab.grpo.grpo_loss on the same tensors,
-    with the policy moved away from π_old and π_ref so that clipping and the KL term both act."""
-    trainer = make_trainer(tmp_path, tiny_model_path, executor, num_iterations=2)  # -> old_per_token_logps
+    for every accepted loss_type, with the policy moved away from π_old and π_ref so that clipping and the KL term
+    both act."""
+    trainer = make_trainer(tmp_path, tiny_model_path, executor, num_iterations=2,  # -> old_per_token_logps
+                           loss_type=loss_type)
     trainer.model.train()
     trainer.current_gradient_accumulation_steps = 1
     batch = trainer._generate_and_score_completions(rows_for(trainer, smoke_tasks()))
+    for key in ("completion_ids", "completion_mask", "old_per_token_logps", "ref_per_token_logps"):
+        batch[key] = torch.nn.functional.pad(batch[key], (0, 3))  # padded width T > max_completion_length
     torch.manual_seed(0)
     with torch.no_grad():
         for p in trainer.model.parameters():
@@ -97,8 +102,9 @@ def test_trl_loss_equals_teaching_grpo_loss(tmp_path, tiny_model_path, executor)
     attn = torch.cat([batch["prompt_mask"], batch["completion_mask"]], 1)
     logps = trainer._get_per_token_logps_and_entropies(trainer.model, ids, attn, batch["completion_ids"].size(1))[0]
     ours = grpo_loss(logps, batch["advantages"], batch["completion_mask"], old_logps=batch["old_per_token_logps"],
-                     ref_logps=batch["ref_per_token_logps"], epsilon=0.2, beta=0.04, loss_type="dapo",
-                     num_items_in_batch=int(batch["num_items_in_batch"]))
+                     ref_logps=batch["ref_per_token_logps"], epsilon=0.2, beta=0.04, loss_type=loss_type,
+                     num_items_in_batch=int(batch["num_items_in_batch"]),
+                     max_completion_length=trainer.max_completion_length)
     ratio = torch.exp(logps - batch["old_per_token_logps"])[batch["completion_mask"].bool()]
     assert ((ratio < 0.8) | (ratio > 1.2)).any()  # clipping is active on this batch
     torch.testing.assert_close(trl_loss, ours, rtol=1e-5, atol=1e-6)
