@@ -39,7 +39,9 @@ class DoT(Scaffold):
 
     name = "dot"
 
-    def __init__(self, n_reflections: int = 3, memory_size: int = 3, extract: Callable[[str], str] = P.extract_code):
+    def __init__(
+        self, n_reflections: int = 3, memory_size: int = 3, extract: Callable[[str], str] = P.extract_program
+    ):
         if isinstance(n_reflections, bool) or not isinstance(n_reflections, int) or n_reflections < 1:
             raise ValueError(f"n_reflections must be an integer >= 1, got {n_reflections!r}")
         if isinstance(memory_size, bool) or not isinstance(memory_size, int) or memory_size < 1:
@@ -74,7 +76,7 @@ class DoT(Scaffold):
             prompts = [self._prompt(task_of[i], episodes[i], memory[i]) for i in open_]
             outs = sample_requests(policy, [(p, 1) for p in prompts], round_seed(seed, round_), **sample_kw)
             codes = [self.extract(o[0][0]) for o in outs]
-            results = execute(executor, [(c, task_of[i].visible_tests) for i, c in zip(open_, codes)])
+            results = execute(executor, [task_of[i].job(c, "visible") for i, c in zip(open_, codes)])
             for i, p, o, code, res in zip(open_, prompts, outs, codes, results):
                 ep = episodes[i]
                 text, ntok = o[0]

@@ -59,7 +59,7 @@ class LATS(Scaffold):
 
     def __init__(
         self, width: int = 2, c_uct: float = 1.0, self_eval: bool = False, lam: float = 0.5, reflect: bool = True,
-        max_notes: int = 2, extract: Callable[[str], str] = P.extract_code,
+        max_notes: int = 2, extract: Callable[[str], str] = P.extract_program,
     ):
         if isinstance(width, bool) or not isinstance(width, int) or width < 1:
             raise ValueError(f"width must be an integer >= 1, got {width!r}")
@@ -94,14 +94,15 @@ class LATS(Scaffold):
             sizes = {i: min(self.width, budget - len(episodes[i].attempts)) for i in open_}
             prompts = {i: self._prompt(task_of[i], episodes[i], trees[i], chosen[i]) for i in open_}
             outs = sample_requests(policy, [(prompts[i], sizes[i]) for i in open_], round_seed(seed, round_), **sample_kw)
-            jobs, owners = [], []
+            jobs, owners, codes = [], [], []
             for i, out in zip(open_, outs):
                 for text, ntok in out:
-                    jobs.append((self.extract(text), task_of[i].visible_tests))
+                    codes.append(self.extract(text))
+                    jobs.append(task_of[i].job(codes[-1], "visible"))
                     owners.append((i, text, ntok))
             results = execute(executor, jobs)  # 4. one execution batch for every new candidate
             new: dict[int, list[int]] = {i: [] for i in open_}
-            for (i, text, ntok), (code, _), res in zip(owners, jobs, results):
+            for (i, text, ntok), code, res in zip(owners, codes, results):
                 ep, tree, parent = episodes[i], trees[i], chosen[i]
                 ep.spend(ntok)
                 note = tree[parent].reflection or ""

@@ -32,11 +32,12 @@ from murphy_lab.scaffolds.base import (
 
 
 class Reflexion(Scaffold):
-    """Reflexion-style loop; `extract` maps a completion to a program (default `prompts.extract_code`)."""
+    """Reflexion-style loop; `extract` maps a completion to a program (default `prompts.extract_program`, the
+    reading training uses too)."""
 
     name = "reflexion"
 
-    def __init__(self, extract: Callable[[str], str] = P.extract_code):
+    def __init__(self, extract: Callable[[str], str] = P.extract_program):
         self.extract = extract
 
     def run(
@@ -51,7 +52,7 @@ class Reflexion(Scaffold):
             prompts = [self.prompt(task_of[i], episodes[i]) for i in open_]
             outs = sample_requests(policy, [(p, 1) for p in prompts], round_seed(seed, round_), **sample_kw)
             codes = [self.extract(o[0][0]) for o in outs]
-            results = execute(executor, [(c, task_of[i].visible_tests) for i, c in zip(open_, codes)])
+            results = execute(executor, [task_of[i].job(c, "visible") for i, c in zip(open_, codes)])
             for i, p, o, code, res in zip(open_, prompts, outs, codes, results):
                 ep = episodes[i]
                 text, ntok = o[0]
