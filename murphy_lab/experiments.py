@@ -616,11 +616,12 @@ def default_train(exp: Experiment, base_model: str, output_dir: Path) -> Path:
     `reproduce/configs/launch/train_8xh100.sh` (8 GPUs: 2 vLLM + 6 training) or `colocate_1gpu.sh` (fewer GPUs).
     """
     if exp.method == "mucode":  # its own pipeline: expert iteration with a learned verifier
-        from murphy_lab.baselines.mucode.config import MuCodeConfig
+        from murphy_lab.baselines.mucode.config import REMOVED, MuCodeConfig
         from murphy_lab.baselines.mucode.pipeline import experiment_train
 
         # the profile's trainer overrides (e.g. the toy demo's max_steps) mean nothing to µCode: pass only its fields
-        names = {f.name for f in dataclasses.fields(MuCodeConfig)}
+        # (and removed ones, which MuCodeConfig refuses with the reason)
+        names = {f.name for f in dataclasses.fields(MuCodeConfig)} | set(REMOVED)
         exp = dataclasses.replace(exp, overrides=tuple(kv for kv in exp.overrides if kv[0] in names))
         return Path(experiment_train(exp, base_model, output_dir))
     if exp.method == "reveal":  # its own trainer: generation/verification rounds, TAPO advantages
@@ -698,14 +699,7 @@ def default_evaluate(
         from murphy_lab.executor import Executor
 
         executor = Executor()
-    scaffold_kw = {}
-    if benchmark not in (
-        "toy",
-        "smoke",
-    ):  # chat models wrap code in prose (docs/evaluation.md, "Code extraction")
-        from murphy_lab.prompts import extract_program
-
-        scaffold_kw["extract"] = extract_program
+    scaffold_kw = {}  # every scaffold reads answers with prompts.extract_program, as training does
     if exp.method == "reveal" or exp.scaffold == "reveal":
         import murphy_lab.baselines.reveal  # noqa: F401  (registers the "reveal" scaffold)
     if (
@@ -720,11 +714,11 @@ def default_evaluate(
 
 def reveal_program(fallback: Callable[[str], str] | None = None) -> Callable[[str], str]:
     """Program extraction for a ReVeal-trained model in a shared scaffold: its <generation-answer> when it wrote
-    one (`reveal_extract`), else the benchmark's usual extraction (`fallback`, default `prompts.extract_code`)."""
+    one (`reveal_extract`), else the usual extraction (`fallback`, default `prompts.extract_program`)."""
     from murphy_lab.baselines.reveal.format import reveal_extract
-    from murphy_lab.prompts import extract_code
+    from murphy_lab.prompts import extract_program
 
-    fallback = fallback or extract_code
+    fallback = fallback or extract_program
 
     def extract(completion: str) -> str:
         return (

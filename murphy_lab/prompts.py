@@ -3,12 +3,17 @@
 The refinement prompt is q = [task prompt, previous code, executor feedback] (MURPHY §3.1; Reflexion-style),
 written in our own words. Plain text here (small local models are trained on exactly these strings);
 chat models get the same text as a user message (see murphy_lab.policy).
+
+One reading of a model's answer everywhere — training rewards, µCode, ReVeal's fallback, every evaluation
+scaffold: `extract_program` for code (`read_answer` / `answer_extractor`; text answers are stripped). `extract_code`
+is the short teaching version (same program on clean code, fenced or not).
 """
 
 from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 
 FIRST_TEMPLATE = "{task}\n### Code:\n"
 REFINE_TEMPLATE = "{task}\n### Previous attempt:\n{code}\n### Feedback:\n{feedback}\n### Fixed code:\n"
@@ -143,6 +148,24 @@ def _code_span(lines: list[str], max_lines: int = 400) -> str | None:
                 best = (i, j)
                 break
     return None if best is None else "\n".join(lines[best[0] : best[1]]).strip("\n")
+
+
+def read_answer(completion: str, kind: str = "code") -> str:
+    """THE reading of a model output, in training and evaluation alike: `extract_program` for code tasks, the
+    stripped text for text-answer tasks (``Task.metadata["answer"] == "text"``, run as ``ANSWER = '<text>'``)."""
+    if kind not in ("code", "text"):
+        raise ValueError(f"answer kind must be 'code' or 'text', got {kind!r}")
+    return completion.strip() if kind == "text" else extract_program(completion)
+
+
+def answer_extractor(tasks) -> Callable[[str], str]:
+    """completion -> answer (`read_answer`) for a batch of tasks; refuses a batch mixing text and code tasks."""
+    kinds = {(getattr(t, "metadata", None) or {}).get("answer", "code") for t in tasks}
+    if len(kinds) > 1:
+        raise ValueError(f"tasks mix answer kinds {sorted(kinds)} (metadata['answer']); split them")
+    if kinds == {"text"}:
+        return lambda completion: read_answer(completion, "text")
+    return extract_program
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -200,7 +200,7 @@ def _run(cfg: MuCodeConfig, out: Path, base: str, train_tasks: list, test_tasks:
             _write_jsonl(d / "sft.jsonl", rows)
             return {
                 "rows": len(rows),
-                **{k: sum(x["kind"] == k for x in rows) for k in ("relabeled", "positive", "reference")},
+                **{k: sum(x["kind"] == k for x in rows) for k in ("relabeled", "positive")},
             }
 
         stage(rd, "relabel", relabel_stage, log)
@@ -264,7 +264,7 @@ def _rollouts_and_verifier(cfg, out, rd, r, generator, verifier_base, tasks, exe
 
         policy = make_policy(generator, cfg, cfg.temperature)
         trees = collect_rollouts(tasks, policy, executor, rollouts=cfg.rollouts, turns=cfg.turns,
-                                 include_reference=cfg.include_reference, seed=cfg.seed + r, progress=progress)  # fmt: skip
+                                 seed=cfg.seed + r, progress=progress)  # fmt: skip
         release(policy)
         save_trees(trees, str(d / "trees.jsonl"))
         return rollout_stats(trees)

@@ -51,11 +51,13 @@ def bce_loss(r_chosen: torch.Tensor, r_rejected: torch.Tensor) -> torch.Tensor:
 
 # --- data --------------------------------------------------------------------------------------------------------
 def candidates(tree: RolloutTree) -> list[dict]:
-    """Every labeled response of a tree (attempts, then the reference if stored) as dicts with completion/meta."""
-    out = [{"completion": n.completion, "meta": n.meta} for n in tree.nodes()]
+    """Every sampled response of a tree (its attempts; never a reference solution) as dicts with completion/meta."""
     if "reference" in tree.meta:
-        out.append({"completion": tree.meta["reference"]["completion"], "meta": tree.meta["reference"]})
-    return out
+        raise ValueError(
+            f"tree {tree.task_id!r} carries a reference candidate (tree.meta['reference']): µCode's candidates are "
+            "sampled attempts only (docs/mucode.md); drop it"
+        )
+    return [{"completion": n.completion, "meta": n.meta} for n in tree.nodes()]
 
 
 def preference_pairs(trees: Sequence[RolloutTree], pairs_per_task: int = 32, seed: int = 0) -> list[dict]:
@@ -219,7 +221,7 @@ class Verifier:
         return out
 
     def score_trees(self, trees: Sequence[RolloutTree]) -> None:
-        """Write R_φ(x, y) into `meta["verifier"]` of every attempt and stored reference (x = the tree's root prompt)."""
+        """Write R_φ(x, y) into `meta["verifier"]` of every attempt (x = the tree's root prompt)."""
         items = [(t.root.prompt, c) for t in trees for c in candidates(t)]
         scores = self.score([x for x, _ in items], [c["completion"] for _, c in items])
         for (_, c), s in zip(items, scores):
