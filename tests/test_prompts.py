@@ -105,3 +105,61 @@ def test_guided_refine_prompt_lists_notes():
 @pytest.mark.parametrize("text,score", [("8", 0.8), ("Score: 10/10", 1.0), ("I'd say 15", 1.0), ("no idea", None)])
 def test_parse_score(text, score):
     assert P.parse_score(text) == score
+
+
+# --------------------------------------------------------------------------- one reading in training and evaluation
+CHAT_ANSWER = "Sure! Here is the function:\ndef add(a, b):\n    return a + b\nIt adds the two numbers."
+
+
+def test_every_training_and_evaluation_path_reads_an_answer_the_same_way():
+    import inspect
+
+    from murphy_lab.baselines.mucode.inference import VerifierBestOfN
+    from murphy_lab.baselines.mucode.rollouts import extractor_for
+    from murphy_lab.prompts import answer_extractor, extract_code, extract_program
+    from murphy_lab.rollout import build_task_trees
+    from murphy_lab.scaffolds import LATS, DoT, Reflexion
+    from murphy_lab.tasks import Task
+
+    code_task = Task("t", "Write add(a, b).", visible_tests=["assert add(1, 2) == 3"])
+    readers = {
+        "rollout": inspect.signature(build_task_trees).parameters["extract"].default,
+        "trainer": answer_extractor([code_task]),  # MurphyTrainer._grow
+        "mucode": extractor_for([code_task]),
+        "reflexion": Reflexion().extract, "lats": LATS().extract, "dot": DoT().extract,
+        "mucode best-of-n": VerifierBestOfN(None, n=1, selection="random").extract,
+    }  # fmt: skip
+    read = {name: fn(CHAT_ANSWER) for name, fn in readers.items()}
+    assert set(read.values()) == {extract_program(CHAT_ANSWER)} == {"def add(a, b):\n    return a + b\n"}
+    assert extract_code(CHAT_ANSWER) != read["trainer"]  # the reading training used before: prose and all
+
+
+def test_experiments_evaluation_adds_no_extraction_of_its_own(monkeypatch):
+    import murphy_lab.evaluate
+    import murphy_lab.experiments as X
+
+    seen = {}
+    monkeypatch.setattr(murphy_lab.evaluate, "evaluate", lambda *a, **kw: seen.update(kw))
+    monkeypatch.setattr(X, "make_policy", lambda model_dir, exp: None)
+    monkeypatch.setattr(X, "load_benchmark", lambda benchmark, exp: [])
+    exp = X.plan("toy", methods=("murphy",), seeds=(0,))[0]
+    X.default_evaluate(exp, "model", "HumanEval")
+    assert seen["scaffold_kw"] == {}  # the scaffold's default: prompts.extract_program, as in training
+
+
+def test_text_answers_are_read_stripped_and_run_as_a_string():
+    from murphy_lab.prompts import answer_extractor, read_answer
+    from murphy_lab.smoke import smoke_tasks
+
+    tasks = smoke_tasks()
+    assert answer_extractor(tasks)("  a 1.\n") == read_answer("  a 1.\n", "text") == "a 1."
+    assert tasks[0].program("a 1.") == "ANSWER = 'a 1.'\n"
+
+
+def test_a_batch_mixing_text_and_code_tasks_is_refused():
+    from murphy_lab.prompts import answer_extractor
+    from murphy_lab.smoke import smoke_tasks
+    from murphy_lab.tasks import Task
+
+    with pytest.raises(ValueError, match=r"tasks mix answer kinds \['code', 'text'\]"):
+        answer_extractor(smoke_tasks()[:1] + [Task("c", "p")])

@@ -48,7 +48,10 @@ class MuCodeConfig:
     eval_task_args: dict = field(default_factory=dict)
     """Keyword arguments for the evaluation-task loader."""
     chat: bool = False
-    """Chat models: prompts/targets as user/assistant messages through the tokenizer's chat template."""
+    """Chat models: prompts/targets as user/assistant messages through the tokenizer's chat template (rollouts,
+    SFT and verifier alike; murphy_lab.experiments sets it to the format the µCode row is evaluated in)."""
+    chat_template_kwargs: dict = field(default_factory=dict)
+    """Extra chat-template arguments for every rendering (e.g. {enable_thinking: false} for Qwen3)."""
     backend: str = "transformers"
     """Generation backend for rollouts and evaluation: 'transformers' or 'vllm' (GPU)."""
     seed: int = 0
