@@ -64,8 +64,10 @@ def build_task_trees(
     firsts = [P.first_prompt(t.prompt) for t in tasks]
     statement = dict(zip(firsts, (t.prompt for t in tasks)))  # build_trees hands refine the turn-1 prompt
 
+    fit = P.policy_budget(policy, sample_kw.get("max_new_tokens"))  # quoted code/feedback fit the model's context
+
     def refine(first: str, code: str, feedback: str) -> str:
-        return P.refine_prompt(statement[first], code, feedback)  # q = [task, v's code, v's feedback]
+        return P.refine_prompt(statement[first], code, feedback, **fit)  # q = [task, v's code, v's feedback]
 
     bar = _bar(turns, progress, "rollout turns")
 

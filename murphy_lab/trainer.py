@@ -37,7 +37,7 @@ from murphy_lab.baselines.rules import grpo_mt, grpo_single
 from murphy_lab.config import MurphyConfig
 from murphy_lab.credit import assign_credit
 from murphy_lab.grpo import group_advantages
-from murphy_lab.prompts import answer_extractor, first_prompt, refine_prompt
+from murphy_lab.prompts import answer_extractor, first_prompt, refine_prompt, token_budget
 from murphy_lab.prune import interp, intrap
 from murphy_lab.tasks.task import Task
 from murphy_lab.tree import Node, RolloutTree, build_trees
@@ -124,6 +124,8 @@ class MurphyTrainer(GRPOTrainer):
     def _grow(self, tasks: list) -> tuple[list[RolloutTree], _TurnSampler, _TimedExecutor]:
         m = self.murphy
         task_prompt = {first_prompt(t.prompt): t.prompt for t in tasks}
+        fit = token_budget(self.processing_class, getattr(self.model.config, "max_position_embeddings", None),
+                           m.max_completion_length, m.chat, m.chat_template_kwargs)  # context - completion  # fmt: skip
         g2 = 1 if m.mode == "grpo_mt" else m.g2  # GRPO-MT grows G chains: one refinement per failure
         turns = 1 if m.mode == "grpo" else m.turns
         sampler = _TurnSampler(self, filler=first_prompt(tasks[0].prompt))
@@ -132,7 +134,7 @@ class MurphyTrainer(GRPOTrainer):
             [first_prompt(t.prompt) for t in tasks],
             [t.hidden_tests if m.reward_tests == "hidden" else t.visible_tests for t in tasks],
             sampler, execute, g1=m.g1, g2=g2, turns=turns,
-            refine=lambda q1, code, feedback: refine_prompt(task_prompt[q1], code, feedback),  # q = [task, v, f(v)]
+            refine=lambda q1, code, feedback: refine_prompt(task_prompt[q1], code, feedback, **fit),  # [task, v, f(v)]
             extract=answer_extractor(tasks),  # the reading evaluation uses too (prompts.read_answer)
             task_ids=[t.task_id for t in tasks], on_turn=sampler.attach,
             programs=[t.program for t in tasks],  # what runs: text answers as ANSWER = '...', LCB's header

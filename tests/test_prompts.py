@@ -163,3 +163,75 @@ def test_a_batch_mixing_text_and_code_tasks_is_refused():
 
     with pytest.raises(ValueError, match=r"tasks mix answer kinds \['code', 'text'\]"):
         answer_extractor(smoke_tasks()[:1] + [Task("c", "p")])
+
+
+# ------------------------------------------------------------------- the prompt budget (context - completion length)
+OLMO2_POSITIONS, COMPLETION = 4096, 1024  # OLMo-2-7B's max_position_embeddings; the paper profile's turn length
+LONG_TASK = "Given a grid of n x m cells, count the paths... " * 30  # ~1.4k characters, an LCB-sized statement
+LONG_CODE = "def solve(grid):\n" + "".join(f"    row_{i} = sum(grid[{i}])  # accumulate\n" for i in range(30))
+LONG_FEEDBACK = "Tests failed:\n" + "assert solve([[1] * 50] * 50) == 2500  # output: 0\n" * 60
+
+
+def test_a_turn_2_prompt_is_cut_to_the_context_minus_the_completion_with_visible_markers():
+    from murphy_lab.policy.tiny import char_tokenizer
+
+    tok = char_tokenizer()
+    fit = P.token_budget(tok, OLMO2_POSITIONS, COMPLETION)
+    prompt = P.refine_prompt(LONG_TASK, LONG_CODE, LONG_FEEDBACK, **fit)
+    assert fit["count"](P.refine_prompt(LONG_TASK, LONG_CODE, LONG_FEEDBACK)) > fit["max_tokens"]  # needs cutting
+    assert len(tok(prompt)["input_ids"]) + COMPLETION <= OLMO2_POSITIONS  # special tokens included
+    assert LONG_TASK.rstrip() in prompt and prompt.count("... [truncated ") >= 1
+    cut = int(prompt.split("... [truncated ")[-1].split(" chars]")[0])
+    assert cut > 0 and "def solve(grid):" in prompt  # each part keeps its head
+
+
+def test_a_prompt_within_the_budget_is_unchanged():
+    assert P.refine_prompt("t", "x = 1", "fb", max_tokens=1000) == P.refine_prompt("t", "x = 1", "fb")
+
+
+def test_the_budget_is_shared_so_a_short_feedback_stays_whole():
+    prompt = P.refine_prompt("task", "x = 1\n" * 200, "assert f() == 2  # output: 1", max_tokens=300)
+    assert len(prompt) <= 300 and "assert f() == 2  # output: 1\n### Fixed code:" in prompt
+    assert "... [truncated " in prompt.split("### Feedback:")[0]
+
+
+def test_a_completion_longer_than_the_context_is_refused():
+    with pytest.raises(ValueError, match="max_new_tokens=4096 .* leaves no room for a prompt in 4096 positions"):
+        P.prompt_budget(4096, 4096)
+
+
+class LongFeedback:
+    """Every candidate fails with 3,000 characters of feedback."""
+
+    def run_many(self, jobs):
+        from murphy_lab.executor.types import ExecutionResult
+
+        return [ExecutionResult(0.0, 0, 1, "failed", "assert f() == 1  # output: 0\n" * 100) for _ in jobs]
+
+
+def test_trainer_refinement_prompts_fit_the_models_context(tmp_path, tiny_model_path):
+    from murphy_lab.config import MurphyConfig
+    from murphy_lab.smoke import smoke_tasks
+    from murphy_lab.trainer import MurphyTrainer
+
+    cfg = MurphyConfig.for_profile("smoke", model=tiny_model_path, max_completion_length=8)
+    args = cfg.to_grpo_config(tmp_path / "run", save_strategy="no", disable_tqdm=True)
+    trainer = MurphyTrainer(model=tiny_model_path, args=args, murphy=cfg, tasks=smoke_tasks(), executor=LongFeedback())
+    trainer.model.config.max_position_embeddings = 400  # a small context, as OLMo-2's 4,096 for a real turn 2
+    trees, _, _ = trainer._grow(smoke_tasks()[:1])
+    turn2 = [n for t in trees for n in t.nodes() if n.turn == 2]
+    assert turn2 and all(len(n.meta["prompt_ids"]) + 8 <= 400 for n in turn2)
+    assert all("... [truncated " in n.prompt for n in turn2)
+
+
+@pytest.mark.parametrize("scaffold", ["reflexion", "lats", "dot"])
+def test_evaluation_refinement_prompts_fit_the_models_context(scaffold, tiny_model_path):
+    from murphy_lab.policy import TransformersPolicy
+    from murphy_lab.scaffolds import get_scaffold
+    from murphy_lab.smoke import smoke_tasks
+
+    policy = TransformersPolicy(tiny_model_path, max_new_tokens=8)
+    policy.model.config.max_position_embeddings = 400
+    (ep,) = get_scaffold(scaffold).run(smoke_tasks()[:1], policy, LongFeedback(), budget=6)
+    repair = next(a.prompt for a in ep.attempts if a.parent is not None)  # a refinement of a failed attempt
+    assert policy.num_tokens(policy.render(repair)) + 8 <= 400 and "... [truncated " in repair

@@ -53,6 +53,7 @@ class DoT(Scaffold):
         seed: int | None = None, progress: bool = False, **sample_kw: Any,
     ) -> list[Episode]:
         budget, episodes, task_of = self.start(tasks, runs, budget)
+        fit = P.policy_budget(policy, sample_kw.get("max_new_tokens"))  # quoted code/feedback fit the context
         memory: list[list[str]] = [[] for _ in episodes]  # the memory bank of chosen reflections, per episode
         for round_ in rounds(budget, progress, self.name):
             open_ = [i for i, ep in enumerate(episodes) if not ep.done]
@@ -73,7 +74,7 @@ class DoT(Scaffold):
                         memory[i].append(candidates[pick])
                         notes[i] = candidates[pick]
                     episodes[i].extra.append({"kind": "reflections", "candidates": candidates, "chosen": pick})
-            prompts = [self._prompt(task_of[i], episodes[i], memory[i]) for i in open_]
+            prompts = [self._prompt(task_of[i], episodes[i], memory[i], fit) for i in open_]
             outs = sample_requests(policy, [(p, 1) for p in prompts], round_seed(seed, round_), **sample_kw)
             codes = [self.extract(o[0][0]) for o in outs]
             results = execute(executor, [task_of[i].job(c, "visible") for i, c in zip(open_, codes)])
@@ -86,11 +87,11 @@ class DoT(Scaffold):
                 ep.done = visible_pass(res) or j + 1 >= budget
         return episodes
 
-    def _prompt(self, task: Any, ep: Episode, memory: list[str]) -> str:
+    def _prompt(self, task: Any, ep: Episode, memory: list[str], fit: dict) -> str:
         if not ep.attempts:
             return P.first_prompt(task.prompt)
         last = ep.attempts[-1]
-        return P.guided_refine_prompt(task.prompt, last.code, last.feedback, memory[-self.memory_size :])
+        return P.guided_refine_prompt(task.prompt, last.code, last.feedback, memory[-self.memory_size :], **fit)
 
 
 def _words(text: str) -> set[str]:

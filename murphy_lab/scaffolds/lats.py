@@ -73,6 +73,7 @@ class LATS(Scaffold):
         seed: int | None = None, progress: bool = False, **sample_kw: Any,
     ) -> list[Episode]:
         budget, episodes, task_of = self.start(tasks, runs, budget)
+        fit = P.policy_budget(policy, sample_kw.get("max_new_tokens"))  # quoted code/feedback fit the context
         trees = [[_Node(attempt=None, parent=None)] for _ in episodes]
         for round_ in rounds(budget, progress, self.name):  # at most `budget` expansions (>= 1 attempt each)
             open_ = [i for i, ep in enumerate(episodes) if not ep.done]
@@ -92,7 +93,7 @@ class LATS(Scaffold):
                     episodes[i].extra.append({"kind": "reflection", "attempt": trees[i][chosen[i]].attempt, "text": text})
             # 3. expansion: `width` candidates (fewer when the budget runs out), one call
             sizes = {i: min(self.width, budget - len(episodes[i].attempts)) for i in open_}
-            prompts = {i: self._prompt(task_of[i], episodes[i], trees[i], chosen[i]) for i in open_}
+            prompts = {i: self._prompt(task_of[i], episodes[i], trees[i], chosen[i], fit) for i in open_}
             outs = sample_requests(policy, [(prompts[i], sizes[i]) for i in open_], round_seed(seed, round_), **sample_kw)
             jobs, owners, codes = [], [], []
             for i, out in zip(open_, outs):
@@ -142,14 +143,14 @@ class LATS(Scaffold):
         n = max(node.visits, 1)
         return node.value_sum / n + self.c_uct * math.sqrt(math.log(n_parent) / n)  # Q/N + c·sqrt(ln N(parent)/N)
 
-    def _prompt(self, task: Any, ep: Episode, tree: list[_Node], v: int) -> str:
+    def _prompt(self, task: Any, ep: Episode, tree: list[_Node], v: int, fit: dict) -> str:
         if v == 0:
             return P.first_prompt(task.prompt)
         a = ep.attempts[tree[v].attempt]
         own = [tree[v].reflection] if tree[v].reflection else []
         others = [n.reflection for n in tree if n.reflection and n is not tree[v]]
         notes = (own + others[::-1])[: self.max_notes]  # its own reflection first, then the latest others
-        return P.guided_refine_prompt(task.prompt, a.code, a.feedback, notes)
+        return P.guided_refine_prompt(task.prompt, a.code, a.feedback, notes, **fit)
 
     @staticmethod
     def _held(attempts: list) -> int:

@@ -62,12 +62,13 @@ class VerifierBestOfN(Scaffold):
         **sample_kw: Any,
     ) -> list[Episode]:
         budget, episodes, task_of = self.start(tasks, runs, budget)
+        fit = P.policy_budget(policy, sample_kw.get("max_new_tokens"))  # quoted code/feedback fit the context
         rng = random.Random(seed)
         for round_ in rounds(budget, progress, self.name):
             open_ = [i for i, ep in enumerate(episodes) if not ep.done]
             if not open_:
                 break
-            prompts = [Reflexion.prompt(task_of[i], episodes[i]) for i in open_]
+            prompts = [Reflexion.prompt(task_of[i], episodes[i], fit) for i in open_]
             outs = sample_requests(
                 policy, [(p, self.n) for p in prompts], round_seed(seed, round_), **sample_kw
             )

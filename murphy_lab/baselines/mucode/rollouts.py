@@ -66,8 +66,10 @@ def collect_rollouts(
         call_seed = None if seed is None else seed * 1000 + calls[0]  # a fresh, reproducible seed per turn
         return policy.sample(prompts, n, seed=call_seed, **sample_kw)
 
+    fit = P.policy_budget(policy, sample_kw.get("max_new_tokens"))  # quoted code/feedback fit the model's context
+
     def refine(first: str, code: str, feedback: str) -> str:
-        return P.refine_prompt(task_text[first], code, feedback)  # q = [task, code, feedback]
+        return P.refine_prompt(task_text[first], code, feedback, **fit)  # q = [task, code, feedback]
 
     bar = _bar(turns, progress)
     trees = build_trees(
