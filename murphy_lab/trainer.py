@@ -124,8 +124,8 @@ class MurphyTrainer(GRPOTrainer):
     def _grow(self, tasks: list) -> tuple[list[RolloutTree], _TurnSampler, _TimedExecutor]:
         m = self.murphy
         task_prompt = {first_prompt(t.prompt): t.prompt for t in tasks}
-        fit = token_budget(self.processing_class, getattr(self.model.config, "max_position_embeddings", None),
-                           m.max_completion_length, m.chat, m.chat_template_kwargs)  # context - completion  # fmt: skip
+        positions = getattr(self.model.config, "max_position_embeddings", None)
+        fit = token_budget(self.processing_class, positions, m.max_completion_length, m.chat, m.chat_template_kwargs)
         g2 = 1 if m.mode == "grpo_mt" else m.g2  # GRPO-MT grows G chains: one refinement per failure
         turns = 1 if m.mode == "grpo" else m.turns
         sampler = _TurnSampler(self, filler=first_prompt(tasks[0].prompt))
