@@ -90,7 +90,7 @@ def score_hidden(episodes: list[Episode], tasks: dict[str, Any], executor: Any, 
     """
     held_at = [{k: ep.held_after(k) for k in iters} if ep.held else {} for ep in episodes]  # k -> attempt index
     wanted = sorted({(e, a) for e, held in enumerate(held_at) for a in held.values()})
-    jobs = [(episodes[e].attempts[a].code, tasks[episodes[e].task_id].hidden_tests) for e, a in wanted]
+    jobs = [tasks[episodes[e].task_id].job(episodes[e].attempts[a].code, "hidden") for e, a in wanted]
     verdict = dict(zip(wanted, execute(executor, jobs)))  # (episode, attempt) -> hidden-test result
     records = []
     for e, (ep, held) in enumerate(zip(episodes, held_at)):

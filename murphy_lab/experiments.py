@@ -76,8 +76,9 @@ class Profile:
     """Evaluation tasks per benchmark; None = the whole benchmark."""
     needs_gpu: bool = False
     """The paper profile refuses to start without CUDA rather than fail hours in."""
-    max_new_tokens: int = 96
-    """Generation length per attempt at evaluation (the toy programs are one short line)."""
+    max_new_tokens: int = 48
+    """Generation length per turn (tokens), in training (every method) and evaluation alike (`prompt_format`); the
+    toy programs are one short line of at most 48 characters (murphy_lab.toy.profile)."""
     scaffolds: tuple[str, ...] = ("reflexion", "lats", "dot")
     """Scaffolds of the cross-scaffold table (the paper: Reflexion-style, LATS, DoT)."""
     train_overrides: tuple[tuple[str, object], ...] = ()
@@ -99,7 +100,7 @@ PROFILES = {
         iters=(1, 2),
         runs=1,
         n_eval_tasks=4,
-        max_new_tokens=8,
+        max_new_tokens=8,  # = the trainer's smoke preset (murphy_lab.config)
     ),
     # make demo on a 2-core laptop in ~20 minutes: the toy policy's SFT, then 3 methods × 3 seeds × 40 RL steps
     "toy": Profile(
@@ -133,7 +134,7 @@ PROFILES = {
         runs=3,
         train_data="kodcode-1k",
         needs_gpu=True,
-        max_new_tokens=2048,
+        max_new_tokens=1024,  # per turn, as the training recipes (reproduce/configs/*/*.yaml)
         method_benchmarks=(("reveal", ("LCB-v6",)),),  # the paper reports ReVeal on LiveCodeBench-v6 only
     ),
 }
@@ -591,7 +592,8 @@ def train_config(exp: Experiment, base_model: str):
     """
     from murphy_lab.config import MurphyConfig
 
-    kw: dict = dict(model=base_model, seed=exp.seed, **dict(exp.overrides), mode=MODE[exp.method])
+    kw: dict = dict(model=base_model, seed=exp.seed, mode=MODE[exp.method])
+    kw = {"max_completion_length": profile(exp.profile).max_new_tokens, **dict(exp.overrides), **kw}
     if exp.method == "grpo":
         kw.update(turns=1)  # single-turn GRPO: one group of G1 per task
     if exp.method == "grpo_mt":
@@ -599,8 +601,11 @@ def train_config(exp: Experiment, base_model: str):
     if exp.method == "murphy":
         kw.update(credit=exp.credit, gamma=float(exp.gamma))
     if exp.profile == "paper":  # the trainer's recipe for this model and method (SPEC §4 values)
-        return MurphyConfig.from_yaml(paper_recipe(exp), **kw).validate()
+        cfg = MurphyConfig.from_yaml(paper_recipe(exp), **kw)
+        check_prompt_format(exp, trained_format(cfg))  # before validate(): the format error is the one to fix
+        return cfg.validate()
     cfg = MurphyConfig.for_profile(exp.profile, **kw)
+    check_prompt_format(exp, trained_format(cfg))
     if exp.pruning == "intrap":
         cfg.b_traj = max(2, min(cfg.g1, cfg.g2) // 2)  # b_traj, IntraP (paper: 4 of 8)
     elif exp.pruning == "interp":
@@ -616,18 +621,17 @@ def default_train(exp: Experiment, base_model: str, output_dir: Path) -> Path:
     `reproduce/configs/launch/train_8xh100.sh` (8 GPUs: 2 vLLM + 6 training) or `colocate_1gpu.sh` (fewer GPUs).
     """
     if exp.method == "mucode":  # its own pipeline: expert iteration with a learned verifier
-        from murphy_lab.baselines.mucode.config import MuCodeConfig
         from murphy_lab.baselines.mucode.pipeline import experiment_train
 
-        # the profile's trainer overrides (e.g. the toy demo's max_steps) mean nothing to µCode: pass only its fields
-        names = {f.name for f in dataclasses.fields(MuCodeConfig)}
-        exp = dataclasses.replace(exp, overrides=tuple(kv for kv in exp.overrides if kv[0] in names))
+        exp = mucode_experiment(exp)
+        mucode_config(exp, base_model)  # refuses a training prompt format that evaluation does not use
         return Path(experiment_train(exp, base_model, output_dir))
     if exp.method == "reveal":  # its own trainer: generation/verification rounds, TAPO advantages
         from murphy_lab.baselines.reveal.trainer import experiment_train as reveal_train
 
         return Path(reveal_train(exp, base_model, output_dir))
     if exp.profile == "paper":
+        train_config(exp, base_model)  # refuses, before any launch, a recipe trained in another prompt format
         return paper_train(exp, base_model, output_dir)
     from murphy_lab.config import PROFILE_BUILDERS
     from murphy_lab.toy.execution import get_executor
@@ -698,14 +702,7 @@ def default_evaluate(
         from murphy_lab.executor import Executor
 
         executor = Executor()
-    scaffold_kw = {}
-    if benchmark not in (
-        "toy",
-        "smoke",
-    ):  # chat models wrap code in prose (docs/evaluation.md, "Code extraction")
-        from murphy_lab.prompts import extract_program
-
-        scaffold_kw["extract"] = extract_program
+    scaffold_kw = {}  # every scaffold reads answers with prompts.extract_program, as training does
     if exp.method == "reveal" or exp.scaffold == "reveal":
         import murphy_lab.baselines.reveal  # noqa: F401  (registers the "reveal" scaffold)
     if (
@@ -720,11 +717,11 @@ def default_evaluate(
 
 def reveal_program(fallback: Callable[[str], str] | None = None) -> Callable[[str], str]:
     """Program extraction for a ReVeal-trained model in a shared scaffold: its <generation-answer> when it wrote
-    one (`reveal_extract`), else the benchmark's usual extraction (`fallback`, default `prompts.extract_code`)."""
+    one (`reveal_extract`), else the usual extraction (`fallback`, default `prompts.extract_program`)."""
     from murphy_lab.baselines.reveal.format import reveal_extract
-    from murphy_lab.prompts import extract_code
+    from murphy_lab.prompts import extract_program
 
-    fallback = fallback or extract_code
+    fallback = fallback or extract_program
 
     def extract(completion: str) -> str:
         return (
@@ -748,19 +745,77 @@ def load_benchmark(benchmark: str, exp: Experiment) -> list:
     return tasks[:n] if n else tasks
 
 
+# --- one prompt format per experiment, in training and evaluation (docs/evaluation.md, "Prompt format") ---------
+FORMAT_OPTIONS = ("chat", "chat_template_kwargs", "max_new_tokens")
+
+
+def prompt_format(exp: Experiment) -> dict:
+    """How every method of this experiment renders prompts and how long it generates, in training AND evaluation:
+    the paper profile's chat models through their chat template (Qwen3 without its thinking section, as the
+    training recipes), the toy/smoke policies on plain text; `max_new_tokens` per turn from the profile."""
+    chat = exp.profile == "paper"
+    kwargs = {"enable_thinking": False} if chat and str(getattr(exp, "model", "")).startswith("Qwen3") else {}
+    return {"chat": chat, "chat_template_kwargs": kwargs, "max_new_tokens": profile(exp.profile).max_new_tokens}
+
+
+def trained_format(cfg) -> dict:
+    """The prompt format a training config uses (a MurphyConfig, or a µCode MuCodeConfig), as `prompt_format`."""
+    length = getattr(cfg, "max_completion_length", None) or cfg.max_new_tokens
+    return {"chat": bool(cfg.chat), "chat_template_kwargs": dict(cfg.chat_template_kwargs or {}),
+            "max_new_tokens": length}  # fmt: skip
+
+
+def check_prompt_format(exp: Experiment, trained: dict) -> None:
+    """Refuse (before any model loads) a training config whose prompt format differs from the evaluation's."""
+    want = prompt_format(exp)
+    for option in FORMAT_OPTIONS:
+        if trained[option] != want[option]:
+            raise ValueError(
+                f"{exp.model}/{exp.method}: training option {option}={trained[option]!r} differs from the "
+                f"evaluation's {want[option]!r}: every method is trained in the prompt format it is evaluated in "
+                "(docs/evaluation.md, 'Prompt format'); change the recipe or the override"
+            )
+
+
+def mucode_format(exp: Experiment) -> dict:
+    """µCode's config fields for the experiment's prompt format (MuCodeConfig names them as `prompt_format` does)."""
+    return prompt_format(exp)
+
+
+def mucode_experiment(exp: Experiment) -> Experiment:
+    """The experiment with only µCode's own fields as overrides: the profile's trainer overrides (e.g. the toy
+    demo's max_steps) mean nothing to µCode (removed fields stay, so MuCodeConfig refuses them with the reason)."""
+    from murphy_lab.baselines.mucode.config import REMOVED, MuCodeConfig
+
+    names = {f.name for f in dataclasses.fields(MuCodeConfig)} | set(REMOVED)
+    return dataclasses.replace(exp, overrides=tuple(kv for kv in exp.overrides if kv[0] in names))
+
+
+def mucode_config(exp: Experiment, base_model: str):
+    """The MuCodeConfig µCode trains with in this experiment, checked against the evaluation's prompt format."""
+    from murphy_lab.baselines.mucode.pipeline import experiment_config
+
+    cfg = experiment_config(mucode_experiment(exp), base_model)
+    check_prompt_format(exp, trained_format(cfg))
+    return cfg
+
+
+def policy_kwargs(exp: Experiment) -> dict:
+    """The evaluation policy's rendering and length: `prompt_format(exp)` as policy keywords."""
+    fmt = prompt_format(exp)
+    return {"max_new_tokens": fmt["max_new_tokens"], "use_chat_template": fmt["chat"],
+            "chat_template_kwargs": fmt["chat_template_kwargs"] or None}  # fmt: skip
+
+
 def make_policy(model_dir: str, exp: Experiment):
-    """vLLM for the paper profile (GPU), transformers otherwise; sampling length from the profile."""
-    max_new = profile(exp.profile).max_new_tokens
+    """vLLM for the paper profile (GPU), transformers otherwise; rendering and length from `prompt_format`."""
     if exp.profile == "paper":
         from murphy_lab.policy import VLLMPolicy
 
-        chat_kw = (
-            {"enable_thinking": False} if exp.model.startswith("Qwen3") else None
-        )  # as in the training recipes
-        return VLLMPolicy(model_dir, max_new_tokens=max_new, chat_template_kwargs=chat_kw)
+        return VLLMPolicy(model_dir, **policy_kwargs(exp))
     from murphy_lab.policy import TransformersPolicy
 
-    return TransformersPolicy(model_dir, max_new_tokens=max_new)
+    return TransformersPolicy(model_dir, **policy_kwargs(exp))
 
 
 def missing_pieces(profile_name: str) -> list[str]:

@@ -3,12 +3,17 @@
 The refinement prompt is q = [task prompt, previous code, executor feedback] (MURPHY §3.1; Reflexion-style),
 written in our own words. Plain text here (small local models are trained on exactly these strings);
 chat models get the same text as a user message (see murphy_lab.policy).
+
+One reading of a model's answer everywhere — training rewards, µCode, ReVeal's fallback, every evaluation
+scaffold: `extract_program` for code (`read_answer` / `answer_extractor`; text answers are stripped). `extract_code`
+is the short teaching version (same program on clean code, fenced or not).
 """
 
 from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 
 FIRST_TEMPLATE = "{task}\n### Code:\n"
 REFINE_TEMPLATE = "{task}\n### Previous attempt:\n{code}\n### Feedback:\n{feedback}\n### Fixed code:\n"
@@ -19,9 +24,130 @@ def first_prompt(task_prompt: str) -> str:
     return FIRST_TEMPLATE.format(task=task_prompt.rstrip())
 
 
-def refine_prompt(task_prompt: str, code: str, feedback: str) -> str:
-    """The refinement prompt q = [task prompt, v's code, v's feedback] for a failed candidate v."""
-    return REFINE_TEMPLATE.format(task=task_prompt.rstrip(), code=code.rstrip(), feedback=feedback.rstrip())
+def refine_prompt(
+    task_prompt: str, code: str, feedback: str, max_tokens: int | None = None, count: Callable[[str], int] = len
+) -> str:
+    """The refinement prompt q = [task prompt, v's code, v's feedback] for a failed candidate v.
+
+    With `max_tokens` (`prompt_budget`: the model's context minus the completion length), the quoted code and
+    feedback are cut to fit, `count(text)` measuring the prompt (e.g. a tokenizer's length; default characters):
+    see `fit_refinement`.
+    """
+    task = task_prompt.rstrip()
+
+    def render(c: str, f: str) -> str:
+        return REFINE_TEMPLATE.format(task=task, code=c, feedback=f)
+
+    return render(*fit_refinement(render, code.rstrip(), feedback.rstrip(), max_tokens, count))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The prompt budget: a turn-2 prompt (task + up to a completion's worth of code + feedback) plus the next completion
+# must fit the model's positions (OLMo-2-7B has 4,096)
+# ---------------------------------------------------------------------------------------------------------------
+TRUNCATED = "\n... [truncated {n} chars]"
+
+
+def prompt_budget(max_positions: int, max_new_tokens: int, overhead: int = 0) -> int:
+    """Tokens a prompt may take: the model's positions (config.max_position_embeddings) minus the completion
+    length and the chat template's own tokens (`overhead`): max_positions - max_new_tokens - overhead."""
+    budget = max_positions - max_new_tokens - overhead
+    if budget <= 0:
+        raise ValueError(
+            f"max_new_tokens={max_new_tokens} (+ {overhead} template tokens) leaves no room for a prompt in "
+            f"{max_positions} positions"
+        )
+    return budget
+
+
+def token_budget(tokenizer, max_positions: int | None, max_new_tokens: int, chat: bool = False,
+                 template_kwargs: dict | None = None) -> dict:  # fmt: skip
+    """`refine_prompt` keywords (max_tokens, count) for a model known by its tokenizer and positions, as the
+    trainer renders prompts: plain text with the tokenizer's special tokens, or one user message through the chat
+    template (`template_kwargs`). {} when the positions are unknown."""
+    if not max_positions:
+        return {}
+
+    def count(text: str) -> int:
+        return len(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    if chat:
+        empty = [{"role": "user", "content": ""}]
+        template = tokenizer.apply_chat_template(empty, tokenize=False, add_generation_prompt=True,
+                                                 **(template_kwargs or {}))  # fmt: skip
+        overhead = count(template)
+    else:
+        overhead = len(tokenizer("")["input_ids"])  # BOS / EOS the tokenizer adds itself
+    return {"max_tokens": prompt_budget(int(max_positions), max_new_tokens, overhead), "count": count}
+
+
+def policy_budget(policy, max_new_tokens: int | None = None) -> dict:
+    """`refine_prompt` keywords (max_tokens, count) for a tokenizer-backed policy (TransformersPolicy, VLLMPolicy):
+    its context minus `max_new_tokens` (default: the policy's) and the chat template's tokens, counted with its
+    tokenizer, the template included. {} when the policy has no tokenizer or no known context (ScriptedPolicy)."""
+    positions = context_length(policy)
+    if positions is None or not hasattr(policy, "num_tokens") or not hasattr(policy, "render"):
+        return {}
+    overhead = policy.num_tokens(policy.render(""))
+    new = max_new_tokens if max_new_tokens is not None else policy.max_new_tokens
+    return {"max_tokens": prompt_budget(positions, new, overhead), "count": policy.num_tokens}
+
+
+def context_length(policy) -> int | None:
+    """The positions a policy's model has: config.max_position_embeddings (transformers), max_model_len (vLLM)."""
+    config = getattr(getattr(policy, "model", None), "config", None)
+    if getattr(config, "max_position_embeddings", None):
+        return int(config.max_position_embeddings)
+    engine = getattr(getattr(policy, "llm", None), "llm_engine", None)
+    length = getattr(getattr(engine, "model_config", None), "max_model_len", None)
+    return int(length) if length else None
+
+
+def truncate(text: str, keep: int) -> str:
+    """The first `keep` characters of `text` and a visible marker saying how many were cut (text if it fits)."""
+    return text if len(text) <= keep else text[: max(keep, 0)] + TRUNCATED.format(n=len(text) - max(keep, 0))
+
+
+def fit_refinement(
+    render: Callable[[str, str], str], code: str, feedback: str, max_tokens: int | None,
+    count: Callable[[str], int] = len,
+) -> tuple[str, str]:
+    """(code, feedback) cut so that the prompt `render(code, feedback)` counts at most `max_tokens` (None: no
+    limit); the rest of the prompt (the task) is never cut.
+
+    Each part keeps its head (a program's start, the first failing test) and ends in a visible "... [truncated N
+    chars]" marker. The budget is shared fairly: both parts are cut to the same largest length k that fits (a part
+    shorter than k stays whole), then the longer part takes what is left. When even bare markers do not fit, both
+    are cut to their markers (the task alone is then over budget).
+    """
+    if max_tokens is None:
+        return code, feedback
+
+    def fits(c: str, f: str) -> bool:
+        return count(render(c, f)) <= max_tokens
+
+    if fits(code, feedback):
+        return code, feedback
+    k = _longest(lambda k: fits(truncate(code, k), truncate(feedback, k)), max(len(code), len(feedback)))
+    if k is None:
+        return truncate(code, 0), truncate(feedback, 0)
+    c, f = truncate(code, k), truncate(feedback, k)
+    if len(code) > k and len(feedback) <= k:  # the feedback is whole: the code takes the rest
+        c = truncate(code, _longest(lambda j: fits(truncate(code, j), f), len(code)))
+    elif len(feedback) > k and len(code) <= k:
+        f = truncate(feedback, _longest(lambda j: fits(c, truncate(feedback, j)), len(feedback)))
+    return c, f
+
+
+def _longest(ok: Callable[[int], bool], n: int) -> int | None:
+    """The largest k in [0, n) with ok(k) (ok is monotone: shorter always fits when longer does), else None."""
+    if not ok(0):
+        return None
+    lo, hi = 0, n - 1  # ok(lo) holds
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if ok(mid) else (lo, mid - 1)
+    return lo
 
 
 _FENCE = re.compile(r"```[ \t]*(?:python|py|Python|python3)?[ \t]*\n(.*?)(?:```|\Z)", re.DOTALL)
@@ -145,6 +271,24 @@ def _code_span(lines: list[str], max_lines: int = 400) -> str | None:
     return None if best is None else "\n".join(lines[best[0] : best[1]]).strip("\n")
 
 
+def read_answer(completion: str, kind: str = "code") -> str:
+    """THE reading of a model output, in training and evaluation alike: `extract_program` for code tasks, the
+    stripped text for text-answer tasks (``Task.metadata["answer"] == "text"``, run as ``ANSWER = '<text>'``)."""
+    if kind not in ("code", "text"):
+        raise ValueError(f"answer kind must be 'code' or 'text', got {kind!r}")
+    return completion.strip() if kind == "text" else extract_program(completion)
+
+
+def answer_extractor(tasks) -> Callable[[str], str]:
+    """completion -> answer (`read_answer`) for a batch of tasks; refuses a batch mixing text and code tasks."""
+    kinds = {(getattr(t, "metadata", None) or {}).get("answer", "code") for t in tasks}
+    if len(kinds) > 1:
+        raise ValueError(f"tasks mix answer kinds {sorted(kinds)} (metadata['answer']); split them")
+    if kinds == {"text"}:
+        return lambda completion: read_answer(completion, "text")
+    return extract_program
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Chat messages (chat models get the same plain text as a user message, after a short system message)
 # ---------------------------------------------------------------------------------------------------------------
@@ -190,14 +334,21 @@ def self_eval_prompt(task_prompt: str, code: str) -> str:
     return SELF_EVAL_TEMPLATE.format(task=task_prompt.rstrip(), code=code.rstrip())
 
 
-def guided_refine_prompt(task_prompt: str, code: str, feedback: str, notes: list[str] | str) -> str:
-    """The refinement prompt with reflections attached as notes; with no notes it equals `refine_prompt`."""
+def guided_refine_prompt(
+    task_prompt: str, code: str, feedback: str, notes: list[str] | str, max_tokens: int | None = None,
+    count: Callable[[str], int] = len,
+) -> str:
+    """The refinement prompt with reflections attached as notes; with no notes it equals `refine_prompt`.
+    `max_tokens` / `count` budget the quoted code and feedback as in `refine_prompt`."""
     notes = "\n".join(f"- {n.strip()}" for n in notes if n.strip()) if not isinstance(notes, str) else notes.strip()
     if not notes:
-        return refine_prompt(task_prompt, code, feedback)
-    return GUIDED_REFINE_TEMPLATE.format(
-        task=task_prompt.rstrip(), code=code.rstrip(), feedback=feedback.rstrip(), notes=notes
-    )
+        return refine_prompt(task_prompt, code, feedback, max_tokens, count)
+    task = task_prompt.rstrip()
+
+    def render(c: str, f: str) -> str:
+        return GUIDED_REFINE_TEMPLATE.format(task=task, code=c, feedback=f, notes=notes)
+
+    return render(*fit_refinement(render, code.rstrip(), feedback.rstrip(), max_tokens, count))
 
 
 def parse_score(text: str, scale: float = 10.0) -> float | None:

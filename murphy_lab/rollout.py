@@ -6,7 +6,8 @@ A thin layer over `murphy_lab.tree.build_trees` (which grows the trees: one `pol
     turn 1:   q(1) = prompts.first_prompt(task.prompt)                     sampled G1 times per task
     turn s>1: q    = prompts.refine_prompt(task.prompt, v.code, v.feedback)  sampled G2 times per failed v
 
-and extracts each candidate's program with `prompts.extract_code`. Rewards r(v) and feedback f(v) come from the
+and extracts each candidate's code with `prompts.extract_program`; the executor runs `task.program(code)` (a
+benchmark's import header in front, e.g. LiveCodeBench's). Rewards r(v) and feedback f(v) come from the
 task's hidden tests (training: the reward is the pass fraction on the task's tests) or its visible tests
 (`tests="visible"`, the evaluation setting where feedback must not leak the hidden tests).
 """
@@ -31,7 +32,7 @@ def build_task_trees(
     turns: int = 2,  # = S in the paper
     tests: str = "hidden",
     *,
-    extract: Callable[[str], str] = P.extract_code,
+    extract: Callable[[str], str] = P.extract_program,
     progress: bool = True,
     path: str | None = None,
     **sample_kw: Any,
@@ -44,7 +45,7 @@ def build_task_trees(
         executor: an object with `.run_many([(program, tests), ...])` (murphy_lab.executor.Executor).
         g1, g2, turns: group sizes and number of turns (paper: 8, 8, 2 -> up to 72 trajectories per tree).
         tests: "hidden" (rewards from the hidden tests; training) or "visible" (evaluation-style feedback).
-        extract: completion -> program (`prompts.extract_program` is more forgiving with chat-model prose).
+        extract: completion -> code (default `prompts.extract_program`, the reading training and evaluation share).
         progress: show a tqdm bar over turns.
         path: if given, also write the trees there as JSON lines (`tree.save_trees`).
         **sample_kw: passed to every `policy.sample` call (max_new_tokens, temperature, top_p, seed).
@@ -63,8 +64,10 @@ def build_task_trees(
     firsts = [P.first_prompt(t.prompt) for t in tasks]
     statement = dict(zip(firsts, (t.prompt for t in tasks)))  # build_trees hands refine the turn-1 prompt
 
+    fit = P.policy_budget(policy, sample_kw.get("max_new_tokens"))  # quoted code/feedback fit the model's context
+
     def refine(first: str, code: str, feedback: str) -> str:
-        return P.refine_prompt(statement[first], code, feedback)  # q = [task, v's code, v's feedback]
+        return P.refine_prompt(statement[first], code, feedback, **fit)  # q = [task, v's code, v's feedback]
 
     bar = _bar(turns, progress, "rollout turns")
 
@@ -85,6 +88,7 @@ def build_task_trees(
         extract=extract,
         task_ids=[t.task_id for t in tasks],
         on_turn=on_turn,
+        programs=[t.program for t in tasks],
     )
     bar.close()
     for tree, task in zip(trees, tasks):

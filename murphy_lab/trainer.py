@@ -43,8 +43,9 @@ from murphy_lab.baselines.rules import grpo_mt, grpo_single
 from murphy_lab.config import MurphyConfig
 from murphy_lab.credit import assign_credit
 from murphy_lab.grpo import group_advantages
-from murphy_lab.prompts import extract_code, first_prompt, refine_prompt
+from murphy_lab.prompts import answer_extractor, first_prompt, refine_prompt, token_budget
 from murphy_lab.prune import interp, intrap
+from murphy_lab.tasks.task import Task
 from murphy_lab.tree import Node, RolloutTree, build_trees
 
 logger = logging.getLogger(__name__)
@@ -59,8 +60,9 @@ def task_dataset(tasks: list) -> Any:
 
 
 def answer_program(kind: str, code: str) -> str:
-    """The program the executor runs: the code itself, or `ANSWER = '<text>'` for text-answer tasks (smoke.py)."""
-    return f"ANSWER = {code!r}\n" if kind == "text" else code
+    """`Task.program` for a bare answer kind: the code itself, or `ANSWER = '<text>'` for text-answer tasks
+    (smoke.py). The trainer runs `task.program(code)`, which also adds a benchmark's import header."""
+    return Task("", "", metadata={"answer": kind}).program(code)
 
 
 def _unused_reward(completions, **kwargs):  # TRL requires a reward function; MurphyTrainer never calls it
@@ -128,22 +130,21 @@ class MurphyTrainer(GRPOTrainer):
     # --- 1. grow the trees with TRL's generation and our executor ------------------------------------------------
     def _grow(self, tasks: list) -> tuple[list[RolloutTree], _TurnSampler, _TimedExecutor]:
         m = self.murphy
-        kinds = {t.metadata.get("answer", "code") for t in tasks}
-        if len(kinds) != 1:
-            raise ValueError(f"a batch mixes answer kinds {sorted(kinds)} (code and text tasks cannot share a run)")
-        kind = kinds.pop()
         task_prompt = {first_prompt(t.prompt): t.prompt for t in tasks}
+        positions = getattr(self.model.config, "max_position_embeddings", None)
+        fit = token_budget(self.processing_class, positions, m.max_completion_length, m.chat, m.chat_template_kwargs)
         g2 = 1 if m.mode == "grpo_mt" else m.g2  # GRPO-MT grows G chains: one refinement per failure
         turns = 1 if m.mode == "grpo" else m.turns
         sampler = _TurnSampler(self, filler=first_prompt(tasks[0].prompt))
-        execute = _TimedExecutor(self.executor, kind)
+        execute = _TimedExecutor(self.executor)
         trees = build_trees(
             [first_prompt(t.prompt) for t in tasks],
             [t.hidden_tests if m.reward_tests == "hidden" else t.visible_tests for t in tasks],
             sampler, execute, g1=m.g1, g2=g2, turns=turns,
-            refine=lambda q1, code, feedback: refine_prompt(task_prompt[q1], code, feedback),  # q = [task, v, f(v)]
-            extract=(lambda c: c.strip()) if kind == "text" else extract_code,
+            refine=lambda q1, code, feedback: refine_prompt(task_prompt[q1], code, feedback, **fit),  # [task, v, f(v)]
+            extract=answer_extractor(tasks),  # the reading evaluation uses too (prompts.read_answer)
             task_ids=[t.task_id for t in tasks], on_turn=sampler.attach,
+            programs=[t.program for t in tasks],  # what runs: text answers as ANSWER = '...', LCB's header
         )
         if self.accelerator.num_processes > 1:  # ranks whose trees finished early still join every turn's call
             while sampler.calls < turns:
@@ -445,14 +446,14 @@ class _TurnSampler:
 
 
 class _TimedExecutor:
-    """`run_many` that times the executor and turns text answers into programs (see `answer_program`)."""
+    """`run_many` that times the executor (the jobs already hold `task.program(code)`, built by build_trees)."""
 
-    def __init__(self, executor: Any, kind: str):
-        self.executor, self.kind, self.seconds = executor, kind, 0.0
+    def __init__(self, executor: Any):
+        self.executor, self.seconds = executor, 0.0
 
     def run_many(self, jobs: list) -> list:
         t0 = time.perf_counter()
-        out = self.executor.run_many([(answer_program(self.kind, code), tests) for code, tests in jobs])
+        out = self.executor.run_many(jobs)
         self.seconds += time.perf_counter() - t0
         return out
 

@@ -206,6 +206,7 @@ def build_trees(
     extract: Callable[[str], str] = lambda completion: completion,
     task_ids: Sequence[str] | None = None,
     on_turn: Callable[[int, list[Node]], None] | None = None,
+    programs: Sequence[Callable[[str], str]] | None = None,
 ) -> list[RolloutTree]:
     """Grow one rollout tree per prompt, turn by turn: one `sample` call and one `execute` batch per turn.
 
@@ -213,6 +214,8 @@ def build_trees(
     gets `g2` refinements sampled from `refine(task_prompt, code, feedback)`. `tests[i]` are the tests whose
     results give rewards and feedback for tree i (in evaluation these are the *visible* tests).
     `on_turn(turn, new_nodes)` is called after each turn has been executed (progress, logging).
+    `programs[i](code)` is what the executor runs for a candidate of tree i (default: the code itself; pass
+    `[task.program for task in tasks]`); `node.code` keeps the model's code, which refinement prompts quote.
     """
     if len(prompts) != len(tests):
         raise ValueError(f"prompts and tests differ in length: {len(prompts)} vs {len(tests)}")
@@ -222,6 +225,8 @@ def build_trees(
         raise ValueError(f"g2 must be an integer >= 1, got {g2!r}")
     if not isinstance(turns, int) or turns < 1:
         raise ValueError(f"turns must be an integer >= 1, got {turns!r}")
+    if programs is not None and len(programs) != len(prompts):
+        raise ValueError(f"prompts and programs differ in length: {len(prompts)} vs {len(programs)}")
     sample_fn, run_fn = _sampler(sample), _runner(execute)
     ids = list(task_ids) if task_ids is not None else [str(i) for i in range(len(prompts))]
     trees = [RolloutTree(root=Node(prompt=p, turn=0), task_id=tid) for p, tid in zip(prompts, ids)]
@@ -243,7 +248,7 @@ def build_trees(
                 child = Node(prompt=prompt, completion=completion, code=code, turn=turn, meta={"sample": k})
                 parent.children.append(child)
                 new_nodes.append((i, child))
-                jobs.append((code, tests[i]))
+                jobs.append((code if programs is None else programs[i](code), tests[i]))
         results = run_fn(jobs)  # one execution batch per turn
         if len(results) != len(jobs):
             raise ValueError(f"execute returned {len(results)} results for {len(jobs)} jobs")

@@ -114,6 +114,45 @@ def test_relabel_all_failed_chains_when_num_to_relabel_is_zero():
     }
 
 
+# --- the expert relabels among SAMPLED candidates only ------------------------------------------------------------
+GOLD = "def add(a, b):\n    return a + b\n"
+
+
+def test_the_reference_solution_is_never_a_candidate_of_the_expert(executor):
+    """A task whose reference passes and whose samples all fail: no SFT row may target the gold program."""
+    from murphy_lab.baselines.mucode.rollouts import collect_rollouts
+    from murphy_lab.baselines.mucode.verifier import candidates
+    from murphy_lab.policy import ScriptedPolicy
+
+    task = Task(task_id="add", prompt="Write add(a, b).", visible_tests=["assert add(1, 2) == 3"],
+                hidden_tests=["assert add(2, 2) == 4"], reference=GOLD)  # fmt: skip
+    wrong = ScriptedPolicy(lambda prompt, n: ["def add(a, b):\n    return a - b\n"] * n)
+    (tree,) = collect_rollouts([task], wrong, executor, rollouts=2, turns=2, progress=False)
+    for c in candidates(tree):
+        c["meta"]["verifier"] = 0.0
+    assert GOLD not in [c["completion"] for c in candidates(tree)]
+    assert not any(c["meta"]["correct"] for c in candidates(tree))
+    assert GOLD not in {r["completion"] for r in relabel([tree], "oracle+verifier", num_to_relabel=0)}
+
+
+@pytest.mark.parametrize("build", [
+    lambda: MuCodeConfig.for_profile("toy", include_reference=True),
+    lambda: MuCodeConfig.from_dict({"profile": "toy", "include_reference": True}),
+])  # fmt: skip
+def test_config_refuses_the_removed_gold_reference_option_with_the_reason(build):
+    with pytest.raises(ValueError, match="include_reference was removed: .*SAMPLED candidates only"):
+        build()
+
+
+def test_a_tree_that_carries_a_reference_candidate_is_refused():
+    from murphy_lab.baselines.mucode.verifier import candidates
+
+    tree = chain_tree()
+    tree.meta["reference"] = {"completion": GOLD, "code": GOLD, "correct": True}
+    with pytest.raises(ValueError, match="sampled attempts only"):
+        candidates(tree)
+
+
 # --- inference ---------------------------------------------------------------------------------------------------
 class _ScoreByText:
     def score(self, prompts, completions):

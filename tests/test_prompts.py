@@ -105,3 +105,133 @@ def test_guided_refine_prompt_lists_notes():
 @pytest.mark.parametrize("text,score", [("8", 0.8), ("Score: 10/10", 1.0), ("I'd say 15", 1.0), ("no idea", None)])
 def test_parse_score(text, score):
     assert P.parse_score(text) == score
+
+
+# --------------------------------------------------------------------------- one reading in training and evaluation
+CHAT_ANSWER = "Sure! Here is the function:\ndef add(a, b):\n    return a + b\nIt adds the two numbers."
+
+
+def test_every_training_and_evaluation_path_reads_an_answer_the_same_way():
+    import inspect
+
+    from murphy_lab.baselines.mucode.inference import VerifierBestOfN
+    from murphy_lab.baselines.mucode.rollouts import extractor_for
+    from murphy_lab.prompts import answer_extractor, extract_code, extract_program
+    from murphy_lab.rollout import build_task_trees
+    from murphy_lab.scaffolds import LATS, DoT, Reflexion
+    from murphy_lab.tasks import Task
+
+    code_task = Task("t", "Write add(a, b).", visible_tests=["assert add(1, 2) == 3"])
+    readers = {
+        "rollout": inspect.signature(build_task_trees).parameters["extract"].default,
+        "trainer": answer_extractor([code_task]),  # MurphyTrainer._grow
+        "mucode": extractor_for([code_task]),
+        "reflexion": Reflexion().extract, "lats": LATS().extract, "dot": DoT().extract,
+        "mucode best-of-n": VerifierBestOfN(None, n=1, selection="random").extract,
+    }  # fmt: skip
+    read = {name: fn(CHAT_ANSWER) for name, fn in readers.items()}
+    assert set(read.values()) == {extract_program(CHAT_ANSWER)} == {"def add(a, b):\n    return a + b\n"}
+    assert extract_code(CHAT_ANSWER) != read["trainer"]  # the reading training used before: prose and all
+
+
+def test_experiments_evaluation_adds_no_extraction_of_its_own(monkeypatch):
+    import murphy_lab.evaluate
+    import murphy_lab.experiments as X
+
+    seen = {}
+    monkeypatch.setattr(murphy_lab.evaluate, "evaluate", lambda *a, **kw: seen.update(kw))
+    monkeypatch.setattr(X, "make_policy", lambda model_dir, exp: None)
+    monkeypatch.setattr(X, "load_benchmark", lambda benchmark, exp: [])
+    exp = X.plan("toy", methods=("murphy",), seeds=(0,))[0]
+    X.default_evaluate(exp, "model", "HumanEval")
+    assert seen["scaffold_kw"] == {}  # the scaffold's default: prompts.extract_program, as in training
+
+
+def test_text_answers_are_read_stripped_and_run_as_a_string():
+    from murphy_lab.prompts import answer_extractor, read_answer
+    from murphy_lab.smoke import smoke_tasks
+
+    tasks = smoke_tasks()
+    assert answer_extractor(tasks)("  a 1.\n") == read_answer("  a 1.\n", "text") == "a 1."
+    assert tasks[0].program("a 1.") == "ANSWER = 'a 1.'\n"
+
+
+def test_a_batch_mixing_text_and_code_tasks_is_refused():
+    from murphy_lab.prompts import answer_extractor
+    from murphy_lab.smoke import smoke_tasks
+    from murphy_lab.tasks import Task
+
+    with pytest.raises(ValueError, match=r"tasks mix answer kinds \['code', 'text'\]"):
+        answer_extractor(smoke_tasks()[:1] + [Task("c", "p")])
+
+
+# ------------------------------------------------------------------- the prompt budget (context - completion length)
+OLMO2_POSITIONS, COMPLETION = 4096, 1024  # OLMo-2-7B's max_position_embeddings; the paper profile's turn length
+LONG_TASK = "Given a grid of n x m cells, count the paths... " * 30  # ~1.4k characters, an LCB-sized statement
+LONG_CODE = "def solve(grid):\n" + "".join(f"    row_{i} = sum(grid[{i}])  # accumulate\n" for i in range(30))
+LONG_FEEDBACK = "Tests failed:\n" + "assert solve([[1] * 50] * 50) == 2500  # output: 0\n" * 60
+
+
+def test_a_turn_2_prompt_is_cut_to_the_context_minus_the_completion_with_visible_markers():
+    from murphy_lab.policy.tiny import char_tokenizer
+
+    tok = char_tokenizer()
+    fit = P.token_budget(tok, OLMO2_POSITIONS, COMPLETION)
+    prompt = P.refine_prompt(LONG_TASK, LONG_CODE, LONG_FEEDBACK, **fit)
+    assert fit["count"](P.refine_prompt(LONG_TASK, LONG_CODE, LONG_FEEDBACK)) > fit["max_tokens"]  # needs cutting
+    assert len(tok(prompt)["input_ids"]) + COMPLETION <= OLMO2_POSITIONS  # special tokens included
+    assert LONG_TASK.rstrip() in prompt and prompt.count("... [truncated ") >= 1
+    cut = int(prompt.split("... [truncated ")[-1].split(" chars]")[0])
+    assert cut > 0 and "def solve(grid):" in prompt  # each part keeps its head
+
+
+def test_a_prompt_within_the_budget_is_unchanged():
+    assert P.refine_prompt("t", "x = 1", "fb", max_tokens=1000) == P.refine_prompt("t", "x = 1", "fb")
+
+
+def test_the_budget_is_shared_so_a_short_feedback_stays_whole():
+    prompt = P.refine_prompt("task", "x = 1\n" * 200, "assert f() == 2  # output: 1", max_tokens=300)
+    assert len(prompt) <= 300 and "assert f() == 2  # output: 1\n### Fixed code:" in prompt
+    assert "... [truncated " in prompt.split("### Feedback:")[0]
+
+
+def test_a_completion_longer_than_the_context_is_refused():
+    with pytest.raises(ValueError, match="max_new_tokens=4096 .* leaves no room for a prompt in 4096 positions"):
+        P.prompt_budget(4096, 4096)
+
+
+class LongFeedback:
+    """Every candidate fails with 3,000 characters of feedback."""
+
+    def run_many(self, jobs):
+        from murphy_lab.executor.types import ExecutionResult
+
+        return [ExecutionResult(0.0, 0, 1, "failed", "assert f() == 1  # output: 0\n" * 100) for _ in jobs]
+
+
+def test_trainer_refinement_prompts_fit_the_models_context(tmp_path, tiny_model_path):
+    from murphy_lab.config import MurphyConfig
+    from murphy_lab.smoke import smoke_tasks
+    from murphy_lab.trainer import MurphyTrainer
+
+    cfg = MurphyConfig.for_profile("smoke", model=tiny_model_path, max_completion_length=8)
+    args = cfg.to_grpo_config(tmp_path / "run", save_strategy="no", disable_tqdm=True)
+    trainer = MurphyTrainer(model=tiny_model_path, args=args, murphy=cfg, tasks=smoke_tasks(), executor=LongFeedback())
+    trainer.model.config.max_position_embeddings = 400  # a small context, as OLMo-2's 4,096 for a real turn 2
+    trees, _, _ = trainer._grow(smoke_tasks()[:1])
+    turn2 = [n for t in trees for n in t.nodes() if n.turn == 2]
+    assert turn2 and all(len(n.meta["prompt_ids"]) + 8 <= 400 for n in turn2)
+    assert all("... [truncated " in n.prompt for n in turn2)
+
+
+@pytest.mark.parametrize("scaffold", ["reflexion", "lats", "dot"])
+def test_evaluation_refinement_prompts_fit_the_models_context(scaffold, tiny_model_path):
+    from murphy_lab.policy import TransformersPolicy
+    from murphy_lab.scaffolds import get_scaffold
+    from murphy_lab.smoke import smoke_tasks
+
+    policy = TransformersPolicy(tiny_model_path, max_new_tokens=8)
+    policy.model.config.max_position_embeddings = 400
+    (ep,) = get_scaffold(scaffold).run(smoke_tasks()[:1], policy, LongFeedback(), budget=6)
+    repair = next(a.prompt for a in ep.attempts if a.parent is not None)  # a refinement of a failed attempt
+    assert policy.num_tokens(policy.render(repair)) + 8 <= 400 and "... [truncated " in repair

@@ -258,14 +258,14 @@ def test_lcb_stdin_tests_are_io_tests(tmp_path):
         t for t in load_livecodebench("release_v2", source=write_lcb(tmp_path)) if t.task_id == "lcb/b1"
     )
     assert task.visible_tests.cases == (IOTest("1 2\n", "3\n"),)
-    assert task.hidden_tests.cases == (IOTest("5 5\n", "10\n"),) and task.entry_point is None
+    assert task.hidden_tests.cases == (IOTest("1 2\n", "3\n"), IOTest("5 5\n", "10\n")) and task.entry_point is None
 
 
 def test_lcb_functional_tests_call_the_solution_method(tmp_path):
     task = load_livecodebench("release_v2", source=write_lcb(tmp_path))[0]
     assert task.entry_point == "append"
     assert task.visible_tests.cases == ("assert Solution().append([1, 2], 3) == [1, 2, 3]",)
-    assert task.hidden_tests.cases[1] == "assert Solution().append([5], 'x') == [5, 'x']"
+    assert task.hidden_tests.cases[2] == "assert Solution().append([5], 'x') == [5, 'x']"
 
 
 def test_lcb_functional_cases_pass_a_correct_program_and_fail_a_wrong_one(tmp_path):
@@ -273,8 +273,8 @@ def test_lcb_functional_cases_pass_a_correct_program_and_fail_a_wrong_one(tmp_pa
     good = "class Solution:\n    def append(self, nums: list, x: int) -> list:\n        return nums + [x]\n"
     bad = good.replace("nums + [x]", "[x] + nums")
     cases = task.visible_tests.cases + task.hidden_tests.cases
-    assert [run_case(good, task.hidden_tests.setup, c) for c in cases] == [True, True, True]
-    assert [run_case(bad, task.hidden_tests.setup, c) for c in cases] == [False, True, False]
+    assert [run_case(good, task.hidden_tests.setup, c) for c in cases] == [True, True, True, True]
+    assert [run_case(bad, task.hidden_tests.setup, c) for c in cases] == [False, False, True, False]
 
 
 def test_lcb_functional_program_prefix_defines_the_typing_names_of_starter_code(tmp_path):
@@ -287,6 +287,22 @@ def test_lcb_functional_program_prefix_defines_the_typing_names_of_starter_code(
         scope,
     )
     assert "Solution" in scope and task.metadata["program_prefix"] == IMPORT_HEADER
+
+
+def test_lcb_hidden_tests_are_public_plus_private_as_the_official_harness_scores(tmp_path):
+    from lcb import functional_task, stdin_task
+
+    for task in (functional_task(), stdin_task()):
+        public, private = task.metadata["hidden_cases"]["public"], task.metadata["hidden_cases"]["private"]
+        assert task.hidden_tests.cases[:public] == task.visible_tests.cases and public and private
+        assert len(task.hidden_tests) == public + private
+
+
+def test_lcb_stdin_programs_run_behind_the_import_header_too(tmp_path):
+    from lcb import STDIN_SOLUTION, stdin_task
+
+    task = stdin_task()
+    assert task.program(STDIN_SOLUTION) == IMPORT_HEADER + STDIN_SOLUTION
 
 
 def test_lcb_prompt_shows_starter_code_or_stdin_note(tmp_path):

@@ -206,7 +206,7 @@ def _token_counts(policy: Any, texts: list[list[str]]) -> list[list[int]]:
 
 
 def execute(executor: Any, jobs: list[tuple[str, Any]]) -> list[Any]:
-    """ONE executor batch (`run_many`), checked for length."""
+    """ONE executor batch (`run_many`), checked for length; build each job with `task.job(code, tests)`."""
     if not jobs:
         return []
     run_many = executor.run_many if hasattr(executor, "run_many") else (lambda js: [executor(*j) for j in js])

@@ -39,7 +39,9 @@ class DoT(Scaffold):
 
     name = "dot"
 
-    def __init__(self, n_reflections: int = 3, memory_size: int = 3, extract: Callable[[str], str] = P.extract_code):
+    def __init__(
+        self, n_reflections: int = 3, memory_size: int = 3, extract: Callable[[str], str] = P.extract_program
+    ):
         if isinstance(n_reflections, bool) or not isinstance(n_reflections, int) or n_reflections < 1:
             raise ValueError(f"n_reflections must be an integer >= 1, got {n_reflections!r}")
         if isinstance(memory_size, bool) or not isinstance(memory_size, int) or memory_size < 1:
@@ -51,6 +53,7 @@ class DoT(Scaffold):
         seed: int | None = None, progress: bool = False, **sample_kw: Any,
     ) -> list[Episode]:
         budget, episodes, task_of = self.start(tasks, runs, budget)
+        fit = P.policy_budget(policy, sample_kw.get("max_new_tokens"))  # quoted code/feedback fit the context
         memory: list[list[str]] = [[] for _ in episodes]  # the memory bank of chosen reflections, per episode
         for round_ in rounds(budget, progress, self.name):
             open_ = [i for i, ep in enumerate(episodes) if not ep.done]
@@ -71,10 +74,10 @@ class DoT(Scaffold):
                         memory[i].append(candidates[pick])
                         notes[i] = candidates[pick]
                     episodes[i].extra.append({"kind": "reflections", "candidates": candidates, "chosen": pick})
-            prompts = [self._prompt(task_of[i], episodes[i], memory[i]) for i in open_]
+            prompts = [self._prompt(task_of[i], episodes[i], memory[i], fit) for i in open_]
             outs = sample_requests(policy, [(p, 1) for p in prompts], round_seed(seed, round_), **sample_kw)
             codes = [self.extract(o[0][0]) for o in outs]
-            results = execute(executor, [(c, task_of[i].visible_tests) for i, c in zip(open_, codes)])
+            results = execute(executor, [task_of[i].job(c, "visible") for i, c in zip(open_, codes)])
             for i, p, o, code, res in zip(open_, prompts, outs, codes, results):
                 ep = episodes[i]
                 text, ntok = o[0]
@@ -84,11 +87,11 @@ class DoT(Scaffold):
                 ep.done = visible_pass(res) or j + 1 >= budget
         return episodes
 
-    def _prompt(self, task: Any, ep: Episode, memory: list[str]) -> str:
+    def _prompt(self, task: Any, ep: Episode, memory: list[str], fit: dict) -> str:
         if not ep.attempts:
             return P.first_prompt(task.prompt)
         last = ep.attempts[-1]
-        return P.guided_refine_prompt(task.prompt, last.code, last.feedback, memory[-self.memory_size :])
+        return P.guided_refine_prompt(task.prompt, last.code, last.feedback, memory[-self.memory_size :], **fit)
 
 
 def _words(text: str) -> set[str]:

@@ -59,7 +59,7 @@ class LATS(Scaffold):
 
     def __init__(
         self, width: int = 2, c_uct: float = 1.0, self_eval: bool = False, lam: float = 0.5, reflect: bool = True,
-        max_notes: int = 2, extract: Callable[[str], str] = P.extract_code,
+        max_notes: int = 2, extract: Callable[[str], str] = P.extract_program,
     ):
         if isinstance(width, bool) or not isinstance(width, int) or width < 1:
             raise ValueError(f"width must be an integer >= 1, got {width!r}")
@@ -73,6 +73,7 @@ class LATS(Scaffold):
         seed: int | None = None, progress: bool = False, **sample_kw: Any,
     ) -> list[Episode]:
         budget, episodes, task_of = self.start(tasks, runs, budget)
+        fit = P.policy_budget(policy, sample_kw.get("max_new_tokens"))  # quoted code/feedback fit the context
         trees = [[_Node(attempt=None, parent=None)] for _ in episodes]
         for round_ in rounds(budget, progress, self.name):  # at most `budget` expansions (>= 1 attempt each)
             open_ = [i for i, ep in enumerate(episodes) if not ep.done]
@@ -92,16 +93,17 @@ class LATS(Scaffold):
                     episodes[i].extra.append({"kind": "reflection", "attempt": trees[i][chosen[i]].attempt, "text": text})
             # 3. expansion: `width` candidates (fewer when the budget runs out), one call
             sizes = {i: min(self.width, budget - len(episodes[i].attempts)) for i in open_}
-            prompts = {i: self._prompt(task_of[i], episodes[i], trees[i], chosen[i]) for i in open_}
+            prompts = {i: self._prompt(task_of[i], episodes[i], trees[i], chosen[i], fit) for i in open_}
             outs = sample_requests(policy, [(prompts[i], sizes[i]) for i in open_], round_seed(seed, round_), **sample_kw)
-            jobs, owners = [], []
+            jobs, owners, codes = [], [], []
             for i, out in zip(open_, outs):
                 for text, ntok in out:
-                    jobs.append((self.extract(text), task_of[i].visible_tests))
+                    codes.append(self.extract(text))
+                    jobs.append(task_of[i].job(codes[-1], "visible"))
                     owners.append((i, text, ntok))
             results = execute(executor, jobs)  # 4. one execution batch for every new candidate
             new: dict[int, list[int]] = {i: [] for i in open_}
-            for (i, text, ntok), (code, _), res in zip(owners, jobs, results):
+            for (i, text, ntok), code, res in zip(owners, codes, results):
                 ep, tree, parent = episodes[i], trees[i], chosen[i]
                 ep.spend(ntok)
                 note = tree[parent].reflection or ""
@@ -141,14 +143,14 @@ class LATS(Scaffold):
         n = max(node.visits, 1)
         return node.value_sum / n + self.c_uct * math.sqrt(math.log(n_parent) / n)  # Q/N + c·sqrt(ln N(parent)/N)
 
-    def _prompt(self, task: Any, ep: Episode, tree: list[_Node], v: int) -> str:
+    def _prompt(self, task: Any, ep: Episode, tree: list[_Node], v: int, fit: dict) -> str:
         if v == 0:
             return P.first_prompt(task.prompt)
         a = ep.attempts[tree[v].attempt]
         own = [tree[v].reflection] if tree[v].reflection else []
         others = [n.reflection for n in tree if n.reflection and n is not tree[v]]
         notes = (own + others[::-1])[: self.max_notes]  # its own reflection first, then the latest others
-        return P.guided_refine_prompt(task.prompt, a.code, a.feedback, notes)
+        return P.guided_refine_prompt(task.prompt, a.code, a.feedback, notes, **fit)
 
     @staticmethod
     def _held(attempts: list) -> int:

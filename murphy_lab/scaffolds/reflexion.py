@@ -32,11 +32,12 @@ from murphy_lab.scaffolds.base import (
 
 
 class Reflexion(Scaffold):
-    """Reflexion-style loop; `extract` maps a completion to a program (default `prompts.extract_code`)."""
+    """Reflexion-style loop; `extract` maps a completion to a program (default `prompts.extract_program`, the
+    reading training uses too)."""
 
     name = "reflexion"
 
-    def __init__(self, extract: Callable[[str], str] = P.extract_code):
+    def __init__(self, extract: Callable[[str], str] = P.extract_program):
         self.extract = extract
 
     def run(
@@ -44,14 +45,15 @@ class Reflexion(Scaffold):
         seed: int | None = None, progress: bool = False, **sample_kw: Any,
     ) -> list[Episode]:
         budget, episodes, task_of = self.start(tasks, runs, budget)
+        fit = P.policy_budget(policy, sample_kw.get("max_new_tokens"))  # quoted code/feedback fit the context
         for round_ in rounds(budget, progress, self.name):
             open_ = [i for i, ep in enumerate(episodes) if not ep.done]
             if not open_:
                 break
-            prompts = [self.prompt(task_of[i], episodes[i]) for i in open_]
+            prompts = [self.prompt(task_of[i], episodes[i], fit) for i in open_]
             outs = sample_requests(policy, [(p, 1) for p in prompts], round_seed(seed, round_), **sample_kw)
             codes = [self.extract(o[0][0]) for o in outs]
-            results = execute(executor, [(c, task_of[i].visible_tests) for i, c in zip(open_, codes)])
+            results = execute(executor, [task_of[i].job(c, "visible") for i, c in zip(open_, codes)])
             for i, p, o, code, res in zip(open_, prompts, outs, codes, results):
                 ep = episodes[i]
                 text, ntok = o[0]
@@ -62,9 +64,10 @@ class Reflexion(Scaffold):
         return episodes
 
     @staticmethod
-    def prompt(task: Any, ep: Episode) -> str:
+    def prompt(task: Any, ep: Episode, fit: dict | None = None) -> str:
+        """q(1), else the refinement prompt; `fit` = `prompts.policy_budget(policy)` keeps it within the context."""
         if not ep.attempts:
             return P.first_prompt(task.prompt)  # q(1)
         last = ep.attempts[-1]
-        return P.refine_prompt(task.prompt, last.code, last.feedback)  # q = [task, code, feedback]
+        return P.refine_prompt(task.prompt, last.code, last.feedback, **(fit or {}))  # q = [task, code, feedback]
 

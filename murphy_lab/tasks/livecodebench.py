@@ -10,8 +10,11 @@ alone is test6.jsonl (the 175 problems added in v6); ``v2_v4`` = test2–test4.j
 - functional problems (LeetCode): the program defines ``class Solution`` with method ``metadata["func_name"]``; a
   test's input is newline-separated JSON values (the arguments) and its output one JSON value, so each test becomes
   ``assert Solution().<func_name>(<args>) == <expected>``.
-- public_test_cases are the visible tests, private_test_cases (plain JSON, or base64 + zlib + pickle of a JSON
-  string in later files) the hidden tests; if a problem has no private tests the public ones are hidden too.
+- public_test_cases are the visible tests; the hidden tests are public + private cases (private_test_cases: plain
+  JSON, or base64 + zlib + pickle of a JSON string in later files), as the official harness scores a problem on
+  all of them (lcb_runner's `get_evaluation_sample` joins the two lists).
+- every program runs behind LiveCodeBench's import header (`IMPORT_HEADER`, stdin and functional problems alike,
+  as lcb_runner prepends it to both), recorded as ``metadata["program_prefix"]`` and applied by `Task.program`.
 
 The dataset ships a loading script, which current `datasets` releases no longer run; we read its JSONL files
 directly (`read_rows(files=...)`), which is the same data.
@@ -43,10 +46,11 @@ VERSION_FILES["release_latest"] = list(_FILES)
 VERSION_FILES.update({f"v{i}": [_FILES[i - 1]] for i in range(1, 7)})
 VERSION_FILES.update({f"v{i}_v{j}": _FILES[i - 1 : j] for i in range(1, 7) for j in range(i + 1, 7)})
 
-# LiveCodeBench's harness puts imports like these in front of every program: the starter code's signatures use
-# typing names (List, Optional) without importing them. Our executor runs program -> setup -> case, so a header in
-# the setup would come too late; it is recorded as metadata["program_prefix"] for the rollout/evaluation code
-# to prepend (`Task.program`).
+# LiveCodeBench's harness puts these imports in front of every program (functional and stdin): the starter code's
+# signatures use typing names (List, Optional) without importing them, and LeetCode-style solutions use deque,
+# Counter, heappush, inf, lru_cache, bisect_left unimported. Our executor runs program -> setup -> case, so a header
+# in the setup would come too late; it is recorded as metadata["program_prefix"] and every execution path prepends
+# it through `Task.program`.
 IMPORT_HEADER = (
     "from typing import *\nfrom collections import *\nfrom functools import *\nfrom itertools import *\n"
     "from heapq import *\nfrom bisect import *\nfrom math import *\nimport math\nimport collections\n"
@@ -125,7 +129,7 @@ def livecodebench_task(row: dict, where: str = "LiveCodeBench") -> Task:
     if functional and not func_name:
         raise ValueError(f"{where}: question {qid!r} has functional tests but no metadata func_name")
     try:
-        visible, hidden = _suite(public, func_name), _suite(private or public, func_name)
+        visible, hidden = _suite(public, func_name), _suite(public + private, func_name)  # official scoring
     except (json.JSONDecodeError, KeyError, TypeError) as err:
         raise ValueError(
             f"{where}: question {qid!r}: a test's input/output is not valid JSON ({err})"
@@ -149,8 +153,8 @@ def livecodebench_task(row: dict, where: str = "LiveCodeBench") -> Task:
             "contest_date": str(row.get("contest_date", "")),
             "testtype": "functional" if functional else "stdin",
             "starter_code": starter,
-            "private_as_hidden": bool(private),
-            "program_prefix": IMPORT_HEADER if functional else "",
+            "hidden_cases": {"public": len(public), "private": len(private)},
+            "program_prefix": IMPORT_HEADER,
         },
     )
 

@@ -31,7 +31,25 @@ class Task:
         self.hidden_tests = TestSuite.of(self.hidden_tests)
 
     def program(self, code: str) -> str:
-        """The program to execute for a candidate `code`: ``metadata["program_prefix"]`` (imports the benchmark's
-        own harness puts in front of every program, e.g. LiveCodeBench's typing header) followed by the code."""
+        """The program to execute for a candidate `code` — the ONE place every execution path (rollouts, trainer,
+        scaffolds, hidden-test scoring, µCode, ReVeal) builds it, so no path can forget a benchmark's harness:
+
+        - text-answer tasks (``metadata["answer"] == "text"``, the smoke profile): ``ANSWER = '<code>'``;
+        - otherwise ``metadata["program_prefix"]`` (imports the benchmark's own harness puts in front of every
+          program, e.g. LiveCodeBench's header) followed by the code.
+        """
+        if self.metadata.get("answer", "code") == "text":
+            return f"ANSWER = {code!r}\n"
         prefix = self.metadata.get("program_prefix", "")
         return prefix + code if prefix else code
+
+    def tests(self, which: str) -> TestSuite:
+        """The "visible" (feedback) or "hidden" (verdict) tests."""
+        if which not in ("visible", "hidden"):
+            raise ValueError(f"tests must be 'visible' or 'hidden', got {which!r}")
+        return self.visible_tests if which == "visible" else self.hidden_tests
+
+    def job(self, code: str, tests: str) -> tuple[str, TestSuite]:
+        """The executor job `(self.program(code), tests)` for a candidate, `tests` = "visible" or "hidden"."""
+        return self.program(code), self.tests(tests)
+

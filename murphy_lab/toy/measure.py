@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from murphy_lab.prompts import extract_code, first_prompt, refine_prompt
+from murphy_lab.prompts import extract_program, first_prompt, refine_prompt
 from murphy_lab.toy.world import revealed_in
 
 
@@ -95,9 +95,9 @@ def iter_k_pass(tasks: Sequence, sampler, executor, iters: int = 3, samples: int
         if not live:
             break
         outs = sampler.sample([prompts[c] for c in live], 1)
-        codes = [extract_code(o[0]) for o in outs]
-        vis = executor.run_many([(code, chains[c][0].visible_tests) for code, c in zip(codes, live)])
-        hid = executor.run_many([(code, chains[c][0].hidden_tests) for code, c in zip(codes, live)])
+        codes = [extract_program(o[0]) for o in outs]
+        vis = executor.run_many([chains[c][0].job(code, "visible") for code, c in zip(codes, live)])
+        hid = executor.run_many([chains[c][0].job(code, "hidden") for code, c in zip(codes, live)])
         nxt = []
         for c, code, v, h in zip(live, codes, vis, hid):
             if h.passed == h.total:
@@ -197,7 +197,7 @@ def failure_values(model_dir: str, n_tasks: int = 100, g1: int = 4, g2: int = 4,
     by_prompt = {first_prompt(t.prompt): t for t in tasks}
     with Executor(timeout=2.0, workers=2) as ex:
         trees = build_trees([first_prompt(t.prompt) for t in tasks], [t.visible_tests for t in tasks], sampler, ex,
-                            g1=g1, g2=g2, turns=2, extract=extract_code,
+                            g1=g1, g2=g2, turns=2, extract=extract_program, programs=[t.program for t in tasks],
                             refine=lambda q, code, fb: refine_prompt(by_prompt[q].prompt, code, fb))
     stats: dict = {}
     for task, tree in zip(tasks, trees):

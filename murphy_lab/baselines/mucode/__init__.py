@@ -29,8 +29,10 @@ depart, and what we chose:
    hidden tests while failing visible ones).
 3. Verifier input: the original task prompt x + the response (official: first user message + response). Pairs:
    32 per task with replacement. BCE (ablation) is trained on the same pairs' members, each with its own label.
-4. The expert's candidate set Y(x) is every attempt of every chain of x plus the reference solution when the task
-   has one (official: the final answers of the chains plus the canonical solution).
+4. The expert's candidate set Y(x) is every SAMPLED attempt of every chain of x, never the task's reference
+   solution: the official rollout data can carry the canonical solution (eval_rm.py's `remove_canonical`), but a
+   gold program among the candidates makes every relabeled target correct — supervision none of the RL methods
+   compared with µCode receives. The gold-augmented variant is not offered.
 5. Rounds: mucode.sh updates the generator twice and trains a third verifier on the last generator's rollouts for
    best-of-N; `rounds=2, final_verifier=True` (the paper profile) is that schedule. Each round fine-tunes from
    the base on all relabeled data so far, and each verifier trains from the base on all pairs so far (as mucode.sh);

@@ -21,6 +21,11 @@ VERIFIER_LOSSES = ("bt", "bce")
 RELABEL_KEYS = ("oracle+verifier", "verifier", "oracle")
 SELECTIONS = ("verifier", "public+verifier", "random")
 SFT_FROM = ("base", "previous")
+REMOVED = {  # fields that no longer exist, with the reason (a config that sets one is refused)
+    "include_reference": "µCode's expert relabels among SAMPLED candidates only (oracle pass rate + learned "
+    "verifier); a gold reference among the candidates is supervision no RL method gets (docs/mucode.md, "
+    "'Candidates of the expert')",
+}
 
 
 @dataclass
@@ -43,7 +48,10 @@ class MuCodeConfig:
     eval_task_args: dict = field(default_factory=dict)
     """Keyword arguments for the evaluation-task loader."""
     chat: bool = False
-    """Chat models: prompts/targets as user/assistant messages through the tokenizer's chat template."""
+    """Chat models: prompts/targets as user/assistant messages through the tokenizer's chat template (rollouts,
+    SFT and verifier alike; murphy_lab.experiments sets it to the format the µCode row is evaluated in)."""
+    chat_template_kwargs: dict = field(default_factory=dict)
+    """Extra chat-template arguments for every rendering (e.g. {enable_thinking: false} for Qwen3)."""
     backend: str = "transformers"
     """Generation backend for rollouts and evaluation: 'transformers' or 'vllm' (GPU)."""
     seed: int = 0
@@ -67,9 +75,6 @@ class MuCodeConfig:
     """Rollout nucleus sampling (mucode.sh TOP_P=1.0)."""
     max_new_tokens: int = 1024
     """Completion budget per attempt (not stated by µCode; our choice)."""
-    include_reference: bool = True
-    """Add each task's reference solution as a correct candidate (the official rollout data carries the canonical
-    solution: eval_rm.py's `remove_canonical` switch removes it)."""
 
     # --- verifier (µCode §4.2: a learned verifier trained on the generator's own samples) -----------------------
     verifier_loss: str = "bt"
@@ -183,7 +188,7 @@ class MuCodeConfig:
         if method != "mucode":
             raise ValueError(f"method must be 'mucode' for this entry point, got {method!r}")
         known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(d) - known)
+        unknown = sorted(set(d) - known - set(REMOVED))  # removed fields get their own message (for_profile)
         if unknown:
             raise ValueError(f"unknown µCode config field(s): {unknown}; known: {sorted(known)}")
         return cls.for_profile(d.pop("profile", "paper"), **d)
@@ -204,6 +209,9 @@ class MuCodeConfig:
     def for_profile(cls, profile: str, **overrides: Any) -> MuCodeConfig:
         if profile not in PROFILES:
             raise ValueError(f"profile must be one of {sorted(PROFILES)}, got {profile!r}")
+        removed = sorted(set(overrides) & set(REMOVED))
+        if removed:
+            raise ValueError(f"{removed[0]} was removed: {REMOVED[removed[0]]}")
         return cls(**{**copy.deepcopy(PROFILES[profile]), "profile": profile, **overrides})
 
     def to_dict(self) -> dict:

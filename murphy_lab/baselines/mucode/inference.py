@@ -40,7 +40,7 @@ class VerifierBestOfN(Scaffold):
     name = "mucode-bon"
 
     def __init__(self, verifier: Any = None, n: int = 5, selection: str = "verifier",
-                 extract: Callable[[str], str] = P.extract_code):  # fmt: skip
+                 extract: Callable[[str], str] = P.extract_program):  # fmt: skip
         if selection not in SELECTIONS:
             raise ValueError(f"selection must be one of {SELECTIONS}, got {selection!r}")
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
@@ -62,12 +62,13 @@ class VerifierBestOfN(Scaffold):
         **sample_kw: Any,
     ) -> list[Episode]:
         budget, episodes, task_of = self.start(tasks, runs, budget)
+        fit = P.policy_budget(policy, sample_kw.get("max_new_tokens"))  # quoted code/feedback fit the context
         rng = random.Random(seed)
         for round_ in rounds(budget, progress, self.name):
             open_ = [i for i, ep in enumerate(episodes) if not ep.done]
             if not open_:
                 break
-            prompts = [Reflexion.prompt(task_of[i], episodes[i]) for i in open_]
+            prompts = [Reflexion.prompt(task_of[i], episodes[i], fit) for i in open_]
             outs = sample_requests(
                 policy, [(p, self.n) for p in prompts], round_seed(seed, round_), **sample_kw
             )
@@ -99,7 +100,7 @@ class VerifierBestOfN(Scaffold):
                 per.append(scores[at : at + len(o)])
                 at += len(o)
         if self.selection == "public+verifier":  # all N run on the visible tests; passing ones first
-            jobs = [(c, task_of[i].visible_tests) for i, cs in zip(open_, codes) for c in cs]
+            jobs = [task_of[i].job(c, "visible") for i, cs in zip(open_, codes) for c in cs]
             flat_res, results, at = execute(executor, jobs), [], 0
             for cs in codes:
                 results.append(flat_res[at : at + len(cs)])
@@ -112,5 +113,5 @@ class VerifierBestOfN(Scaffold):
         if self.selection == "verifier":
             picks = [max(range(len(s)), key=s.__getitem__) for s in per]  # ŷ = argmax_i R_φ(x, y^i)
         chosen = [(k, cs[k]) for k, cs in zip(picks, codes)]
-        visible = execute(executor, [(code, task_of[i].visible_tests) for i, (_, code) in zip(open_, chosen)])
+        visible = execute(executor, [task_of[i].job(code, "visible") for i, (_, code) in zip(open_, chosen)])
         return chosen, visible

@@ -95,7 +95,7 @@ def resolve(cfg: MuCodeConfig, workdir: str | Path) -> tuple[str, list, list]:
 def make_policy(path: str, cfg: MuCodeConfig, temperature: float) -> Any:
     """The generation backend for rollouts and evaluation."""
     kw = dict(max_new_tokens=cfg.max_new_tokens, temperature=temperature, top_p=cfg.top_p,
-              use_chat_template=bool(cfg.chat))  # fmt: skip
+              use_chat_template=bool(cfg.chat), chat_template_kwargs=cfg.chat_template_kwargs or None)  # fmt: skip
     if cfg.backend == "vllm":
         from murphy_lab.policy import VLLMPolicy
 
@@ -200,7 +200,7 @@ def _run(cfg: MuCodeConfig, out: Path, base: str, train_tasks: list, test_tasks:
             _write_jsonl(d / "sft.jsonl", rows)
             return {
                 "rows": len(rows),
-                **{k: sum(x["kind"] == k for x in rows) for k in ("relabeled", "positive", "reference")},
+                **{k: sum(x["kind"] == k for x in rows) for k in ("relabeled", "positive")},
             }
 
         stage(rd, "relabel", relabel_stage, log)
@@ -214,6 +214,7 @@ def _run(cfg: MuCodeConfig, out: Path, base: str, train_tasks: list, test_tasks:
             start = base if cfg.sft_from == "base" or r == 1 else str(out / f"round{r - 1}" / "sft" / "model")
             return sft_generator(rows, start, d, lr=cfg.sft_lr, epochs=cfg.sft_epochs, batch_size=cfg.sft_batch_size,
                                  grad_accum=cfg.sft_grad_accum, max_length=cfg.sft_max_length, chat=cfg.chat,
+                                 chat_template_kwargs=cfg.chat_template_kwargs,
                                  seed=cfg.seed, bf16=cfg.bf16, trl_kwargs=cfg.trl)  # fmt: skip
 
         stage(rd, "sft", sft_stage, log)
@@ -240,10 +241,20 @@ def _run(cfg: MuCodeConfig, out: Path, base: str, train_tasks: list, test_tasks:
 def experiment_train(exp: Any, base_model: str, output_dir: str | Path, **overrides: Any) -> Path:
     """`train_fn(exp, base_model, output_dir)` for murphy_lab.experiments: µCode on the experiment's training data.
 
-    Evaluation is left to the caller (`evaluate: False`, and no best-of-N verifier is trained), so the µCode column is the plain Iter-k pass@1 of the
-    µCode generator under the experiment's scaffold, like every other column. Training data: the toy world's
-    train split for `train_data == "toy"` (8 tasks in the smoke profile), KodCode-1k for "kodcode-1k".
+    Evaluation is left to the caller (`evaluate: False`, and no best-of-N verifier is trained), so the µCode column
+    is the plain Iter-k pass@1 of the µCode generator under the experiment's scaffold, like every other column.
+    The config is `experiment_config(exp, base_model, **overrides)`, in the prompt format the row is evaluated in.
     """
+    return run_mucode(experiment_config(exp, base_model, **overrides), output_dir, resume=True)
+
+
+def experiment_config(exp: Any, base_model: str, **overrides: Any) -> MuCodeConfig:
+    """The MuCodeConfig of an experiment (no model loads). Training data: the toy world's train split for
+    `train_data == "toy"` (8 tasks in the smoke profile), KodCode-1k for "kodcode-1k". The prompt format (chat,
+    chat_template_kwargs, max_new_tokens) is the one the row is evaluated in (`murphy_lab.experiments.prompt_format`);
+    the experiment's overrides, then `overrides`, win (murphy_lab.experiments refuses one that changes the format)."""
+    from murphy_lab.experiments import mucode_format  # the format the µCode row is evaluated in
+
     fields = dict(profile=exp.profile, model=base_model, seed=exp.seed, evaluate=False, final_verifier=False)
     if exp.train_data == "toy":
         n = 8 if exp.profile == "smoke" else 200
@@ -252,8 +263,9 @@ def experiment_train(exp: Any, base_model: str, output_dir: str | Path, **overri
         fields.update(tasks="kodcode", task_args=dict(n=1000, seed=exp.seed))
     else:
         raise ValueError(f"train_data: unknown training set {exp.train_data!r} for µCode")
+    fields.update(mucode_format(exp))
     fields.update(dict(getattr(exp, "overrides", ())), **overrides)
-    return run_mucode(MuCodeConfig.for_profile(fields.pop("profile"), **fields), output_dir, resume=True)
+    return MuCodeConfig.for_profile(fields.pop("profile"), **fields)
 
 
 def _rollouts_and_verifier(cfg, out, rd, r, generator, verifier_base, tasks, executor, log, progress) -> None:
@@ -264,7 +276,7 @@ def _rollouts_and_verifier(cfg, out, rd, r, generator, verifier_base, tasks, exe
 
         policy = make_policy(generator, cfg, cfg.temperature)
         trees = collect_rollouts(tasks, policy, executor, rollouts=cfg.rollouts, turns=cfg.turns,
-                                 include_reference=cfg.include_reference, seed=cfg.seed + r, progress=progress)  # fmt: skip
+                                 seed=cfg.seed + r, progress=progress)  # fmt: skip
         release(policy)
         save_trees(trees, str(d / "trees.jsonl"))
         return rollout_stats(trees)
@@ -282,6 +294,7 @@ def _rollouts_and_verifier(cfg, out, rd, r, generator, verifier_base, tasks, exe
         return train_verifier(pairs, verifier_base, d, loss=cfg.verifier_loss, lr=cfg.verifier_lr,
                               epochs=cfg.verifier_epochs, batch_size=cfg.verifier_batch_size,
                               grad_accum=cfg.verifier_grad_accum, max_length=cfg.verifier_max_length, chat=cfg.chat,
+                              chat_template_kwargs=cfg.chat_template_kwargs,
                               seed=cfg.seed, bf16=cfg.bf16, trl_kwargs=cfg.trl)  # fmt: skip
 
     stage(rd, "verifier", verifier_stage, log)

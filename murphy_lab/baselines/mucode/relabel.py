@@ -11,8 +11,9 @@ by hidden pass fraction and breaks ties with R_φ). The SFT set (create_merged_R
 
 - relabeled: the `num_to_relabel` failed chains of x with the highest R_φ on their last attempt; every state of
   those chains (the prompt of each of its attempts: turn 1's q(1), then each refinement prompt) gets target y*(x);
-- positive (`keep_positive`): every correct chain keeps its own final answer as the target for each of its states,
-  and the stored reference (if any) is a one-state chain q(1) -> reference.
+- positive (`keep_positive`): every correct chain keeps its own final answer as the target for each of its states.
+
+Y(x) holds the SAMPLED attempts only, never the task's reference solution (docs/mucode.md).
 
 Pure functions over labeled trees: attempts carry `meta["oracle"]`, `meta["correct"]` (rollouts.py) and
 `meta["verifier"]` (Verifier.score_trees); a tree typed by hand works the same.
@@ -43,7 +44,7 @@ def choice_key(meta: dict, relabel_with: str = "oracle+verifier") -> Any:
 
 
 def expert_choice(tree: RolloutTree, relabel_with: str = "oracle+verifier") -> dict:
-    """y*(x): the candidate (attempt or reference) with the largest key; the first one wins ties."""
+    """y*(x): the sampled attempt with the largest key; the first one wins ties."""
     cands = candidates(tree)
     if not cands:
         raise ValueError(f"tree {tree.task_id!r} has no candidates to choose from")
@@ -75,9 +76,6 @@ def relabel(
                 if chain[-1].meta.get("correct"):
                     for node in chain:
                         rows.append(_row(tree, node.prompt, chain[-1].completion, "positive", node.turn))
-            ref = tree.meta.get("reference")
-            if ref and ref.get("correct"):
-                rows.append(_row(tree, tree.root.prompt, ref["completion"], "reference", 1))
     return rows
 
 

@@ -8,8 +8,10 @@ one `sample` call and one execution batch per turn), so they serialize, plot and
 
 Afterwards every attempt is run once more on the *hidden* tests (µCode's private tests): `node.meta["oracle"]` is
 the hidden pass fraction and `node.meta["correct"]` whether all pass — the labels the verifier learns from.
-With `include_reference`, the task's reference program (checked by the same hidden tests) is stored in
-`tree.meta["reference"]` as one more candidate, as the official rollout data carries the canonical solution.
+The executor runs `task.program(code)` everywhere (a benchmark's import header, text answers as strings).
+
+The candidates are the SAMPLED attempts only: the task's reference solution is never one of them (an expert that
+may pick the gold program trains on supervision no RL method gets; docs/mucode.md, "Candidates of the expert").
 """
 
 from __future__ import annotations
@@ -22,16 +24,13 @@ from murphy_lab.tree import RolloutTree, build_trees
 
 
 def text_answer(completion: str) -> str:
-    """The program of a text-answer task (murphy_lab.smoke): `ANSWER = '<completion>'`, always valid Python."""
+    """The program of a text-answer task (murphy_lab.smoke): `ANSWER = '<completion>'` (= `Task.program`)."""
     return f"ANSWER = {completion!r}\n"
 
 
 def extractor_for(tasks: Sequence[Any]) -> Callable[[str], str]:
-    """completion -> program for these tasks: `text_answer` for text-answer tasks, else `prompts.extract_code`."""
-    kinds = {(getattr(t, "metadata", None) or {}).get("answer") == "text" for t in tasks}
-    if len(kinds) > 1:
-        raise ValueError("tasks mix text-answer (metadata['answer'] == 'text') and code tasks; split them")
-    return text_answer if kinds == {True} else P.extract_code
+    """completion -> answer for these tasks (`prompts.answer_extractor`, the trainer's reading too)."""
+    return P.answer_extractor(tasks)
 
 
 def collect_rollouts(
@@ -41,7 +40,6 @@ def collect_rollouts(
     *,
     rollouts: int = 15,  # chains per task (mucode.sh NUM_ROLLOUTS)
     turns: int = 3,  # attempts per chain (mucode.sh MAX_STEPS)
-    include_reference: bool = True,
     seed: int | None = 0,
     progress: bool = True,
     **sample_kw: Any,
@@ -68,35 +66,31 @@ def collect_rollouts(
         call_seed = None if seed is None else seed * 1000 + calls[0]  # a fresh, reproducible seed per turn
         return policy.sample(prompts, n, seed=call_seed, **sample_kw)
 
+    fit = P.policy_budget(policy, sample_kw.get("max_new_tokens"))  # quoted code/feedback fit the model's context
+
     def refine(first: str, code: str, feedback: str) -> str:
-        return P.refine_prompt(task_text[first], code, feedback)  # q = [task, code, feedback]
+        return P.refine_prompt(task_text[first], code, feedback, **fit)  # q = [task, code, feedback]
 
     bar = _bar(turns, progress)
     trees = build_trees(
         firsts, [t.visible_tests for t in tasks], sample, executor, g1=rollouts, g2=1, turns=turns,
         refine=refine, extract=extract, task_ids=[t.task_id for t in tasks],
-        on_turn=lambda turn, nodes: bar.update(1),
+        on_turn=lambda turn, nodes: bar.update(1), programs=[t.program for t in tasks],
     )  # fmt: skip
     bar.close()
-    label_with_oracle(trees, tasks, executor, include_reference=include_reference)
+    label_with_oracle(trees, tasks, executor)
     return trees
 
 
-def label_with_oracle(
-    trees: Sequence[RolloutTree], tasks: Sequence[Any], executor: Any, include_reference: bool = True
-) -> None:
-    """Run every attempt (and each reference) on its task's hidden tests in ONE batch; write the labels in meta."""
+def label_with_oracle(trees: Sequence[RolloutTree], tasks: Sequence[Any], executor: Any) -> None:
+    """Run every sampled attempt on its task's hidden tests in ONE batch; write the labels in meta."""
     by_id = {t.task_id: t for t in tasks}
     jobs, targets = [], []
     for tree in trees:
         task = by_id[tree.task_id]
         for node in tree.nodes():
-            jobs.append((node.code, task.hidden_tests))
+            jobs.append(task.job(node.code, "hidden"))
             targets.append(node.meta)
-        if include_reference and task.reference:
-            tree.meta["reference"] = {"completion": task.reference, "code": task.reference}
-            jobs.append((task.reference, task.hidden_tests))
-            targets.append(tree.meta["reference"])
     run_many = executor.run_many if hasattr(executor, "run_many") else (lambda js: [executor(*j) for j in js])
     results = run_many(jobs)
     if len(results) != len(jobs):

@@ -26,6 +26,7 @@ def sft_generator(
     grad_accum: int = 4,
     max_length: int = 8192,
     chat: bool = False,
+    chat_template_kwargs: dict | None = None,
     seed: int = 0,
     bf16: bool | None = None,
     trl_kwargs: dict | None = None,
@@ -40,9 +41,10 @@ def sft_generator(
     output_dir = Path(output_dir)
     tok = AutoTokenizer.from_pretrained(base)
     model = AutoModelForCausalLM.from_pretrained(base)
-    if chat:
+    if chat:  # TRL reads a row's chat_template_kwargs: the template is rendered as for generation
+        extra = {"chat_template_kwargs": dict(chat_template_kwargs)} if chat_template_kwargs else {}
         data = [{"prompt": [{"role": "user", "content": r["prompt"]}],
-                 "completion": [{"role": "assistant", "content": r["completion"]}]} for r in rows]  # fmt: skip
+                 "completion": [{"role": "assistant", "content": r["completion"]}], **extra} for r in rows]  # fmt: skip
     else:
         data = [{"prompt": str(r["prompt"]), "completion": r["completion"]} for r in rows]
     cuda = torch.cuda.is_available()

@@ -51,11 +51,13 @@ def bce_loss(r_chosen: torch.Tensor, r_rejected: torch.Tensor) -> torch.Tensor:
 
 # --- data --------------------------------------------------------------------------------------------------------
 def candidates(tree: RolloutTree) -> list[dict]:
-    """Every labeled response of a tree (attempts, then the reference if stored) as dicts with completion/meta."""
-    out = [{"completion": n.completion, "meta": n.meta} for n in tree.nodes()]
+    """Every sampled response of a tree (its attempts; never a reference solution) as dicts with completion/meta."""
     if "reference" in tree.meta:
-        out.append({"completion": tree.meta["reference"]["completion"], "meta": tree.meta["reference"]})
-    return out
+        raise ValueError(
+            f"tree {tree.task_id!r} carries a reference candidate (tree.meta['reference']): µCode's candidates are "
+            "sampled attempts only (docs/mucode.md); drop it"
+        )
+    return [{"completion": n.completion, "meta": n.meta} for n in tree.nodes()]
 
 
 def preference_pairs(trees: Sequence[RolloutTree], pairs_per_task: int = 32, seed: int = 0) -> list[dict]:
@@ -74,11 +76,13 @@ def preference_pairs(trees: Sequence[RolloutTree], pairs_per_task: int = 32, see
     return rows
 
 
-def encode(tokenizer: Any, prompt: Any, completion: str, chat: bool = False) -> list[int]:
-    """Token ids of (x, y) as the verifier reads them: prompt + response + EOS, or a user/assistant chat."""
+def encode(tokenizer: Any, prompt: Any, completion: str, chat: bool = False,
+           template_kwargs: dict | None = None) -> list[int]:  # fmt: skip
+    """Token ids of (x, y) as the verifier reads them: prompt + response + EOS, or a user/assistant chat (rendered
+    with the same chat-template arguments as the generator's prompts, `template_kwargs`)."""
     if chat:
         msgs = [{"role": "user", "content": prompt}, {"role": "assistant", "content": completion}]
-        text = tokenizer.apply_chat_template(msgs, tokenize=False)
+        text = tokenizer.apply_chat_template(msgs, tokenize=False, **(template_kwargs or {}))
         return list(tokenizer(text, add_special_tokens=False)["input_ids"])
     ids = list(tokenizer(str(prompt) + completion)["input_ids"])
     return ids + [tokenizer.eos_token_id] if tokenizer.eos_token_id is not None else ids
@@ -113,6 +117,7 @@ def train_verifier(
     grad_accum: int = 4,
     max_length: int = 2048,
     chat: bool = False,
+    chat_template_kwargs: dict | None = None,
     seed: int = 0,
     bf16: bool | None = None,
     trl_kwargs: dict | None = None,
@@ -135,7 +140,8 @@ def train_verifier(
     torch.manual_seed(seed)  # the fresh score head is drawn here
     model = AutoModelForSequenceClassification.from_pretrained(base, num_labels=1)
     model.config.pad_token_id = tok.pad_token_id
-    rows = [{"chosen_ids": encode(tok, p["prompt"], p["chosen"], chat), "rejected_ids": encode(tok, p["prompt"], p["rejected"], chat)}
+    kw = dict(chat=chat, template_kwargs=chat_template_kwargs)
+    rows = [{"chosen_ids": encode(tok, p["prompt"], p["chosen"], **kw), "rejected_ids": encode(tok, p["prompt"], p["rejected"], **kw)}
             for p in pairs]  # fmt: skip
     rows = [r for r in rows if max(len(r["chosen_ids"]), len(r["rejected_ids"])) <= max_length]
     stats: dict = {"pairs": len(pairs), "pairs_used": len(rows), "loss_type": loss, "trained": bool(rows)}
@@ -157,7 +163,7 @@ def train_verifier(
     model.save_pretrained(output_dir / "model")
     tok.save_pretrained(output_dir / "model")
     (output_dir / "model" / "verifier.json").write_text(
-        json.dumps({"chat": chat, "max_length": max_length}) + "\n"
+        json.dumps({"chat": chat, "chat_template_kwargs": chat_template_kwargs or {}, "max_length": max_length}) + "\n"
     )
     return stats
 
@@ -178,11 +184,14 @@ class Verifier:
             model = AutoModelForSequenceClassification.from_pretrained(path, num_labels=1)
             tokenizer = tokenizer or AutoTokenizer.from_pretrained(path)
             chat = meta.get("chat", False) if chat is None else chat
+            self.template_kwargs = meta.get("chat_template_kwargs", {})
             max_length = max_length or meta.get("max_length")
         else:
             model = model_or_path
             if tokenizer is None:
                 raise ValueError("tokenizer is required when model_or_path is a model object")
+        if not hasattr(self, "template_kwargs"):
+            self.template_kwargs = {}
         device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         self.model = model.to(device).eval()
         self.tokenizer, self.chat = tokenizer, bool(chat)
@@ -200,7 +209,8 @@ class Verifier:
             else self.tokenizer.eos_token_id
         )
         seqs = [
-            encode(self.tokenizer, p, c, self.chat)[-self.max_length :] for p, c in zip(prompts, completions)
+            encode(self.tokenizer, p, c, self.chat, self.template_kwargs)[-self.max_length :]
+            for p, c in zip(prompts, completions)
         ]
         out: list[float] = []
         with torch.inference_mode():
@@ -219,7 +229,7 @@ class Verifier:
         return out
 
     def score_trees(self, trees: Sequence[RolloutTree]) -> None:
-        """Write R_φ(x, y) into `meta["verifier"]` of every attempt and stored reference (x = the tree's root prompt)."""
+        """Write R_φ(x, y) into `meta["verifier"]` of every attempt (x = the tree's root prompt)."""
         items = [(t.root.prompt, c) for t in trees for c in candidates(t)]
         scores = self.score([x for x, _ in items], [c["completion"] for _, c in items])
         for (_, c), s in zip(items, scores):

@@ -78,8 +78,8 @@ def is_text(task: Any) -> bool:
 
 
 def program_of(task: Any, code: str) -> str:
-    """What the executor runs for a candidate (text answers become `ANSWER = '<text>'`, as in the trainer)."""
-    return f"ANSWER = {code!r}\n" if is_text(task) else task.program(code)
+    """What the executor runs for a candidate: `task.program(code)` (text answers, a benchmark's header)."""
+    return task.program(code)
 
 
 def render(context: list[dict], chat: bool) -> Any:
