@@ -65,8 +65,9 @@ class MurphyConfig:
     """InterP budget: groups kept per turn s >= 2 (paper: 4, 72 -> 40 trajectories). None = off."""
     b_traj: int | None = None
     """IntraP budget: members kept per group (paper: 4, 72 -> 36 trajectories). None = off."""
-    backup_on: str = "pruned"
-    """Credit backup over the 'pruned' tree (the paper's flowchart: prune, then back up) or the 'full' tree."""
+    backup_on: str = "full"
+    """Credit backup over the 'full' tree (pruning only filters the loss, as the paper's text says) or the 'pruned'
+    tree (the paper's flowchart: prune, then back up). docs/notation.md, "Backup order", says why 'full'."""
     prune_method: str = "loo"
     """IntraP ranking: 'loo' (leave-one-out ΔVar, the paper's) or 'exact' (max-variance subset)."""
 

@@ -15,7 +15,7 @@ CONFIGS = Path(__file__).resolve().parents[1] / "reproduce" / "configs"
 def test_defaults_are_the_papers_values():
     c = MurphyConfig()
     assert (c.beta, c.learning_rate, c.g1, c.g2, c.turns, c.epsilon) == (0.04, 1e-6, 8, 8, 2, 0.2)
-    assert (c.mode, c.credit, c.b_grp, c.b_traj, c.backup_on) == ("murphy", "mars", None, None, "pruned")
+    assert (c.mode, c.credit, c.b_grp, c.b_traj, c.backup_on) == ("murphy", "mars", None, None, "full")
 
 
 @pytest.mark.parametrize(
