@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import importlib.util
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -230,6 +231,10 @@ class MurphyConfig:
             need(cuda, "use_vllm", "needs a CUDA GPU (none found); set use_vllm: false on a CPU")
         if self.bf16:
             need(cuda, "bf16", "needs a CUDA GPU here (none found); set bf16: false on a CPU")
+        loggers = [self.report_to] if isinstance(self.report_to, str) else list(self.report_to)
+        if "tensorboard" in loggers:  # transformers would fail only at trainer construction
+            need(_importable("tensorboard") or _importable("tensorboardX"), "report_to",
+                 "includes 'tensorboard', which is not installed (pip install tensorboard; the gpu and dev extras have it)")
         unknown_trl = sorted(set(self.trl) - _grpo_fields())
         need(not unknown_trl, "trl", f"holds fields GRPOConfig does not have: {unknown_trl}")
         return self
@@ -380,6 +385,10 @@ def _cuda_available() -> bool:
         return torch.cuda.is_available()
     except ImportError:  # pragma: no cover
         return False
+
+
+def _importable(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None
 
 
 def _grpo_fields() -> set[str]:
