@@ -157,3 +157,56 @@ def test_train_8xh100_gives_up_when_vllm_never_becomes_healthy(tmp_path):
                    timeout=30, VLLM_STARTUP_TIMEOUT="1")  # fmt: skip
     assert r.returncode != 0 and "VLLM_STARTUP_TIMEOUT" in r.stderr
     assert not (bin_dir.parent / "calls" / "accelerate.json").exists()  # training never started
+
+
+# --- the dry run: one optimizer step of every recipe on CPU, tiny model of the same family, vLLM off --------------
+CHAT = ("{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}\n{% endfor %}"
+        "{% if add_generation_prompt %}<|assistant|>{% endif %}")  # fmt: skip
+DRY = [p for p in RECIPES if p.parent.name in ("qwen3-1.7b", "olmo2-7b")]  # one model per family (see above)
+
+
+@pytest.fixture(scope="module")
+def tiny_models(tmp_path_factory):
+    """{family folder: a random tiny model of that architecture family}: Qwen3 for qwen3-*, OLMo-2 for olmo2-*."""
+    import importlib.util
+
+    import torch
+
+    from murphy_lab.policy.tiny import build_tiny_model
+
+    torch.set_num_threads(1)
+    root = tmp_path_factory.mktemp("families")
+    spec = importlib.util.spec_from_file_location("gpu_check", REPO / "benchmarks" / "gpu_check.py")
+    gpu_check = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gpu_check)
+    qwen3 = gpu_check.build_random_model(root / "qwen3", gpu_check.TINY_QWEN3)
+    olmo2 = build_tiny_model(root / "olmo2", hidden=32, layers=2, heads=4, seed=0, chat_template=CHAT)
+    return {"qwen3-1.7b": qwen3, "olmo2-7b": olmo2}
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("path", DRY, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_every_recipe_trains_one_step_on_cpu(path, tiny_models, tmp_path):
+    """The recipe as written (report_to, gradient checkpointing, batch layout, trl fields), with the model replaced
+    by a tiny one of its family, the smoke tasks, vLLM and bf16 off, 8-token completions and one step."""
+    from murphy_lab.baselines.mucode.pipeline import run_mucode
+    from murphy_lab.baselines.reveal.trainer import train_reveal
+    from murphy_lab.train import train
+
+    model, raw = tiny_models[path.parent.name], yaml.safe_load(path.read_text())
+    cpu = dict(model=model, tasks="smoke", task_args={}, bf16=False, executor={"timeout": 5.0, "workers": 1})
+    if raw.get("method") == "mucode":
+        cfg = load(path, **cpu, backend="transformers", rounds=1, rollouts=2, turns=2, max_new_tokens=8,
+                   pairs_per_task=4, final_verifier=False, evaluate=False, trl={"max_steps": 1})  # fmt: skip
+        final = run_mucode(cfg, tmp_path / "run", progress=False)
+    else:
+        rl = dict(cpu, use_vllm=False, max_steps=1, max_completion_length=8)
+        if "reveal" in raw:
+            config, reveal = load_recipe(path, **rl)
+            final = train_reveal(config, tmp_path / "run", reveal)
+        else:
+            final = train(MurphyConfig.from_yaml(path, **rl), tmp_path / "run")
+        steps = [json.loads(x) for x in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines() if x]
+        assert [s["step"] for s in steps] == [1]
+    assert (Path(final) / "config.json").exists()
