@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import importlib.util
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -65,8 +66,9 @@ class MurphyConfig:
     """InterP budget: groups kept per turn s >= 2 (paper: 4, 72 -> 40 trajectories). None = off."""
     b_traj: int | None = None
     """IntraP budget: members kept per group (paper: 4, 72 -> 36 trajectories). None = off."""
-    backup_on: str = "pruned"
-    """Credit backup over the 'pruned' tree (the paper's flowchart: prune, then back up) or the 'full' tree."""
+    backup_on: str = "full"
+    """Credit backup over the 'full' tree (pruning only filters the loss, as the paper's text says) or the 'pruned'
+    tree (the paper's flowchart: prune, then back up). docs/notation.md, "Backup order", says why 'full'."""
     prune_method: str = "loo"
     """IntraP ranking: 'loo' (leave-one-out ΔVar, the paper's) or 'exact' (max-variance subset)."""
 
@@ -241,6 +243,10 @@ class MurphyConfig:
             need(cuda, "use_vllm", "needs a CUDA GPU (none found); set use_vllm: false on a CPU")
         if self.bf16:
             need(cuda, "bf16", "needs a CUDA GPU here (none found); set bf16: false on a CPU")
+        loggers = [self.report_to] if isinstance(self.report_to, str) else list(self.report_to)
+        if "tensorboard" in loggers:  # transformers would fail only at trainer construction
+            need(_importable("tensorboard") or _importable("tensorboardX"), "report_to",
+                 "includes 'tensorboard', which is not installed (pip install tensorboard; the gpu and dev extras have it)")
         unknown_trl = sorted(set(self.trl) - _grpo_fields())
         need(not unknown_trl, "trl", f"holds fields GRPOConfig does not have: {unknown_trl}")
         return self
@@ -393,6 +399,10 @@ def _cuda_available() -> bool:
         return torch.cuda.is_available()
     except ImportError:  # pragma: no cover
         return False
+
+
+def _importable(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None
 
 
 def _grpo_fields() -> set[str]:

@@ -9,9 +9,11 @@ Computed bottom-up, leaves first, so a failed attempt whose feedback enabled a s
 The paper states Z = 2 for unsolved (expanded) nodes and Z = 1 for terminal nodes in the two-turn setting; our
 default Z(v) = 1 + [v has children] generalises that to any depth and keeps r~ in [0, 1]. Pass `z=` to change it.
 
-`backup_on="pruned"` (default) backs up over kept children only, as in the paper's flowchart (prune, then back
-up); `"full"` backs up over every child, pruned or not. A node all of whose children were pruned is a leaf for
-the pruned backup. Both functions fill `node.credit` on every node (the virtual root included) and return the tree.
+`backup_on="full"` (default) backs up over every child, pruned or not: pruning only filters what enters the
+gradient, as the paper's text says. `"pruned"` backs up over kept children only, the order of the paper's
+flowchart (prune, then back up); a node all of whose children were pruned is then a leaf, so InterP can take the
+credit of a failure whose refinements all pass (docs/notation.md, "Backup order", has the example). Both functions
+fill `node.credit` on every node (the virtual root included) and return the tree.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ def _post_order(root: Node) -> list[Node]:
     return order[::-1]
 
 
-def mars(tree: RolloutTree, backup_on: str = "pruned") -> RolloutTree:
+def mars(tree: RolloutTree, backup_on: str = "full") -> RolloutTree:
     """MaRS: credit every node with the best reward reachable through its refinements.
 
     >>> t = RolloutTree(Node(children=[Node(reward=0.0, children=[Node(reward=1.0), Node(reward=0.0)])]))
@@ -56,7 +58,7 @@ def mars(tree: RolloutTree, backup_on: str = "pruned") -> RolloutTree:
     return tree
 
 
-def mers(tree: RolloutTree, gamma: float = 1.0, z: ZFn = default_z, backup_on: str = "pruned") -> RolloutTree:
+def mers(tree: RolloutTree, gamma: float = 1.0, z: ZFn = default_z, backup_on: str = "full") -> RolloutTree:
     """MeRS: credit every node with its own reward plus the discounted mean credit of its refinements, over Z(v).
 
     `gamma` is the paper's γ (0.9 or 1.0 in its ablations); `z(node, children) -> float > 0` is Z(v).
@@ -77,7 +79,7 @@ def mers(tree: RolloutTree, gamma: float = 1.0, z: ZFn = default_z, backup_on: s
     return tree
 
 
-def assign_credit(tree: RolloutTree, rule: str = "mars", gamma: float = 1.0, backup_on: str = "pruned") -> RolloutTree:
+def assign_credit(tree: RolloutTree, rule: str = "mars", gamma: float = 1.0, backup_on: str = "full") -> RolloutTree:
     """Dispatch by name: `rule` is 'mars', 'mers' or 'none' (credit = immediate reward, i.e. no backup)."""
     if rule == "mars":
         return mars(tree, backup_on=backup_on)

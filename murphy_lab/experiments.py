@@ -168,6 +168,9 @@ class Experiment:
     """MeRS discount γ (ignored by MaRS)."""
     pruning: str = "none"
     """"none", "intrap" (keep b_traj per group) or "interp" (keep b_grp groups per turn)."""
+    backup_on: str = "full"
+    """Credit backup over the "full" tree (default) or the "pruned" one (docs/notation.md, "Backup order");
+    only with pruning (without it the two are the same)."""
     benchmarks: tuple[str, ...] = ("toy",)
     scaffold: str = "reflexion"
     iters: tuple[int, ...] = (1, 3, 5)
@@ -189,6 +192,10 @@ class Experiment:
             raise ValueError(f"credit must be 'mars' or 'mers', got {self.credit!r}")
         if self.pruning not in ("none", "intrap", "interp"):
             raise ValueError(f"pruning must be 'none', 'intrap' or 'interp', got {self.pruning!r}")
+        if self.backup_on not in ("full", "pruned"):
+            raise ValueError(f"backup_on must be 'full' or 'pruned', got {self.backup_on!r}")
+        if self.backup_on == "pruned" and self.pruning == "none":
+            raise ValueError("backup_on='pruned' needs pruning='intrap' or 'interp' (without pruning both orders agree)")
         if not self.benchmarks:
             raise ValueError("benchmarks must name at least one benchmark")
 
@@ -202,7 +209,7 @@ class Experiment:
             if self.credit == "mars"
             else "mers_" + (f"{self.gamma:g}" if self.gamma % 1 else f"{self.gamma:.1f}")
         )
-        return label if self.pruning == "none" else f"{label}+{self.pruning}"
+        return label if self.pruning == "none" else f"{label}+{pruning_label(self.pruning, self.backup_on)}"
 
     def train_config(self) -> dict:
         """What training depends on (None-free, JSON-able); hashed into `train_key`."""
@@ -210,6 +217,8 @@ class Experiment:
                    train_data=self.train_data, backend=self.backend, overrides=[list(kv) for kv in self.overrides])  # fmt: skip
         if self.method == "murphy":
             cfg.update(credit=self.credit, gamma=float(self.gamma), pruning=self.pruning)
+            if self.pruning != "none":
+                cfg.update(backup_on=self.backup_on)
         return cfg
 
     def resolved(self) -> dict:
@@ -218,6 +227,18 @@ class Experiment:
         cfg.update(benchmarks=list(self.benchmarks), scaffold=self.scaffold, iters=list(self.iters), runs=self.runs,
                    n_eval_tasks=self.n_eval_tasks, variant=self.variant)  # fmt: skip
         return cfg
+
+
+def pruning_label(pruning: str, backup_on: str = "full") -> str:
+    """"interp", or "interp+backup_pruned" when the credit backup sees only the pruned tree."""
+    return pruning if backup_on == "full" or pruning == "none" else f"{pruning}+backup_pruned"
+
+
+def pruning_variants(prunings: Sequence[str] = ("none", "intrap", "interp"),
+                     backups: Sequence[str] = ("full", "pruned")) -> list[dict]:
+    """The pruning ablation's variants: every pruning rule with every backup order (one row without pruning)."""
+    return [{"pruning": p} if p == "none" else {"pruning": p, "backup_on": b}
+            for p in prunings for b in (backups[:1] if p == "none" else backups)]  # fmt: skip
 
 
 def code_version() -> str:
@@ -462,6 +483,8 @@ def load_run(run_dir: str | Path) -> RunResult:
     cfg = json.loads((run_dir / "config.json").read_text())
     fields_ = {f.name for f in dataclasses.fields(Experiment)}
     kwargs = {k: v for k, v in cfg.items() if k in fields_ and k not in ("overrides",)}
+    if cfg.get("pruning", "none") != "none" and "backup_on" not in cfg:
+        kwargs["backup_on"] = "pruned"  # a run from before the default became the full tree (docs/notation.md)
     for k in ("benchmarks", "iters"):
         kwargs[k] = tuple(kwargs[k])
     kwargs["overrides"] = tuple(tuple(kv) for kv in cfg.get("overrides", []))
@@ -538,7 +561,8 @@ def results_frame(runs: Iterable[RunResult]) -> pd.DataFrame:
     for run in runs:
         e = run.experiment
         cfg = dict(profile=e.profile, model=e.model, method=e.method, variant=e.variant, credit=e.credit,
-                   gamma=e.gamma, pruning=e.pruning, scaffold=e.scaffold, seed=e.seed, backend=e.backend,
+                   gamma=e.gamma, pruning=e.pruning, backup_on=e.backup_on, scaffold=e.scaffold, seed=e.seed,
+                   backend=e.backend,
                    run_key=run.key, code_version=run.info.get("code_version", ""))  # fmt: skip
         frames.append(run.results.assign(**cfg))
     if not frames:
@@ -560,7 +584,7 @@ def metrics_frame(runs: Iterable[RunResult]) -> pd.DataFrame:
             continue
         e = run.experiment
         frames.append(run.metrics.assign(model=e.model, method=e.method, variant=e.variant, pruning=e.pruning,
-                                         credit=e.credit, gamma=e.gamma, seed=e.seed))  # fmt: skip
+                                         backup_on=e.backup_on, credit=e.credit, gamma=e.gamma, seed=e.seed))  # fmt: skip
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
@@ -599,7 +623,7 @@ def train_config(exp: Experiment, base_model: str):
     if exp.method == "grpo_mt":
         kw.update(g2=1)  # GRPO-MT: G1 independent chains, one refinement per failure
     if exp.method == "murphy":
-        kw.update(credit=exp.credit, gamma=float(exp.gamma))
+        kw.update(credit=exp.credit, gamma=float(exp.gamma), backup_on=exp.backup_on)
     if exp.profile == "paper":  # the trainer's recipe for this model and method (SPEC §4 values)
         cfg = MurphyConfig.from_yaml(paper_recipe(exp), **kw)
         check_prompt_format(exp, trained_format(cfg))  # before validate(): the format error is the one to fix
@@ -678,6 +702,8 @@ def paper_train(exp: Experiment, base_model: str, output_dir: Path) -> Path:
     output_dir = Path(output_dir)
     recipe = yaml.safe_load(paper_recipe(exp).read_text())
     recipe.update(seed=exp.seed, model=base_model, **dict(exp.overrides))
+    if exp.method == "murphy":
+        recipe.update(backup_on=exp.backup_on)  # the pruning ablation runs both orders from one recipe
     cfg_path = output_dir.parent / f"{output_dir.name}.recipe.yaml"  # outside OUT: the trainer wants it empty
     cfg_path.write_text(yaml.safe_dump(recipe, sort_keys=False))
     script = "train_8xh100.sh" if torch.cuda.device_count() >= 8 else "colocate_1gpu.sh"

@@ -9,7 +9,9 @@ and prune every member of the others. The turn-1 group is always kept. Paper: 72
 
 IntraP (intra-group), inside every group: keep the `b_traj` members that contribute most to the group's variance,
     ΔVar(u; C) = Var(C) - Var(C \\ {u})                       (leave-one-out, population variance)
-ties broken by sample order. `method="exact"` keeps instead the max-variance subset of size b_traj, which is always
+ΔVar grows with |r(u) - mean(C)|, so tied members sit at mean ± d; a tie at the budget's edge is broken so that
+the kept set has the largest variance, then by sample order ([1,1,1,1,0,0,0,0], b_traj = 4 keeps [1,1,0,0], not
+the four 1s whose advantages would all be 0). `method="exact"` keeps instead the max-variance subset of size b_traj, which is always
 the i lowest and b_traj - i highest rewards for some i. Paper: 72 -> 36 trajectories (b_traj = 4).
 
 A dropped node does not drop the group below it: its refinements still carry their own (prompt, completion)
@@ -61,10 +63,18 @@ def delta_var(rewards: list[float]) -> list[float]:
     return [total - variance(rewards[:i] + rewards[i + 1 :]) for i in range(len(rewards))]
 
 
-def _keep_loo(rewards: list[float], b_traj: int) -> set[int]:
+def _keep_loo(rewards: list[float], b_traj: int, tol: float = 1e-12) -> set[int]:
     dv = delta_var(rewards)
-    order = sorted(range(len(rewards)), key=lambda i: -dv[i])  # stable sort: ties keep sample order
-    return set(order[:b_traj])
+    order = sorted(range(len(rewards)), key=lambda i: -dv[i])
+    edge = dv[order[b_traj - 1]]  # the smallest ΔVar that makes the budget
+    sure = [i for i in order if dv[i] > edge + tol]
+    tied = [i for i in range(len(rewards)) if abs(dv[i] - edge) <= tol]  # equally far from the mean: mean ± d
+    mean = sum(rewards) / len(rewards)
+    hi, lo = [i for i in tied if rewards[i] >= mean], [i for i in tied if rewards[i] < mean]
+    need = b_traj - len(sure)
+    splits = range(max(0, need - len(lo)), min(need, len(hi)) + 1)  # k members from above the mean, need - k below
+    picks = [sure + hi[:k] + lo[: need - k] for k in splits]
+    return set(max(picks, key=lambda idx: variance([rewards[j] for j in idx])))  # the kept set of largest variance
 
 
 def _keep_exact(rewards: list[float], b_traj: int) -> set[int]:

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from murphy_lab import paper
-from murphy_lab.experiments import UNAVAILABLE, not_run_note
+from murphy_lab.experiments import UNAVAILABLE, not_run_note, pruning_label
 
 DASH = "–"
 KEYS = (
@@ -240,9 +240,11 @@ def main_tables(
 
 
 def _variant_name(v: str) -> str:
+    """"mars" -> "MaRS", "mars+interp" -> "MaRS + InterP", "interp+backup_pruned" -> "InterP, backup on pruned"."""
+    v, backup = (v[: -len("+backup_pruned")], ", backup on pruned") if v.endswith("+backup_pruned") else (v, "")
     base, _, prune = v.partition("+")
     name = paper.VARIANT_NAMES.get(base, base)
-    return f"{name} + {paper.VARIANT_NAMES.get(prune, prune)}" if prune else name
+    return (f"{name} + {paper.VARIANT_NAMES.get(prune, prune)}" if prune else name) + backup
 
 
 def ablation_credit_tables(agg: pd.DataFrame) -> list[Table]:
@@ -306,7 +308,8 @@ def pruning_cost(metrics: pd.DataFrame) -> pd.DataFrame:
 
     Reads the trainer's metrics.jsonl keys (docs/training.md): `trajectories/kept`, `trajectories/total`, `trees`,
     `time/optimization_s`, `time/step_s`; only steps that built trees (`generated`) count for trajectories.
-    A key that is absent gives NaN.
+    A key that is absent gives NaN. Runs whose backup saw the pruned tree are rows of their own
+    (`pruning` = "interp+backup_pruned", `experiments.pruning_label`).
     """
     if metrics.empty:
         return pd.DataFrame(columns=["pruning", "kept_traj", "total_traj", "optimization_s", "step_s"])
@@ -314,6 +317,9 @@ def pruning_cost(metrics: pd.DataFrame) -> pd.DataFrame:
     def mean(g: pd.DataFrame, col: str) -> float:
         return float(g[col].mean()) if col in g.columns and g[col].notna().any() else float("nan")
 
+    if "backup_on" in metrics.columns:
+        labels = [pruning_label(p, b) for p, b in zip(metrics["pruning"], metrics["backup_on"].fillna("full"))]
+        metrics = metrics.assign(pruning=labels)
     rows = []
     for prune, g in metrics.groupby("pruning", sort=False):
         gen = g[g["generated"].fillna(True).astype(bool)] if "generated" in g.columns else g
@@ -330,7 +336,8 @@ def ablation_pruning_tables(agg: pd.DataFrame, metrics: pd.DataFrame) -> list[Ta
     """None / IntraP / InterP: trajectories kept, optimization and step time (Δ% vs none), pass@1; and the paper's."""
     ours = agg[agg["method"] == "murphy"]
     ours = ours.assign(col=[f"{bench_label(b, d)} Iter-{k}" for b, d, k in zip(ours["benchmark"], ours["difficulty"], ours["k"])])  # fmt: skip
-    frame = _pivot(ours.assign(variant=ours["pruning"]), index=["model", "variant"], rename=_variant_name)
+    label = [v.partition("+")[2] or "none" for v in ours["variant"]]  # "interp", "interp+backup_pruned", ...
+    frame = _pivot(ours.assign(variant=label), index=["model", "variant"], rename=_variant_name)
     cost = pruning_cost(metrics[metrics["method"] == "murphy"] if "method" in metrics.columns else metrics)
     if not frame.empty and not cost.empty:
         cost = cost.set_index("pruning")
@@ -369,6 +376,8 @@ def ablation_pruning_tables(agg: pd.DataFrame, metrics: pd.DataFrame) -> list[Ta
         "kept traj.: trajectories kept per tree, of all sampled (the paper: 72 -> 36 IntraP, 72 -> 40 InterP).",
         "Times: mean seconds per training step from each run's metrics.jsonl (all seeds); in parentheses the change "
         "against no pruning.",
+        "IntraP / InterP back credit up over the full tree (the default: pruning only filters the loss); rows "
+        "'backup on pruned' back it up over the kept children only, the paper flowchart's order (docs/notation.md).",
     ]
     pnotes = [f"{_variant_name(v)}: {d['note']}." for v, d in paper.PRUNING_TIME.items()]
     return [
@@ -513,9 +522,14 @@ def plot_pruning_cost(metrics: pd.DataFrame, path: str | Path | None = None):
         raise ValueError("metrics is empty: nothing to plot")
     fig, axes = plt.subplots(1, 3, figsize=(11, 3.2))
     names = [_variant_name(p) for p in cost["pruning"]]
+    colors = ["tab:blue" if p.startswith("intrap") else "tab:orange" if p.startswith("interp") else "tab:gray"
+              for p in cost["pruning"]]  # hatched: backup on the pruned tree
     for ax, col, label in zip(axes, ("kept_traj", "optimization_s", "step_s"),
                               ("trajectories kept per tree", "optimization s / step", "step s")):  # fmt: skip
-        ax.bar(names, cost[col].fillna(0), color=["tab:gray", "tab:blue", "tab:orange"][: len(names)])
+        ax.bar(names, cost[col].fillna(0), color=colors)
+        for bar, p in zip(ax.patches, cost["pruning"]):
+            bar.set_hatch("//" if p.endswith("+backup_pruned") else None)
+        ax.tick_params(axis="x", labelrotation=20, labelsize=7)
         ax.set(title=label)
         ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()

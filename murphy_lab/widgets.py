@@ -37,7 +37,7 @@ def compute(
     gamma: float = 1.0,  # = γ, MeRS discount (ignored by MaRS)
     b_grp: int | None = None,  # = b_grp, InterP budget; None or 0 = no InterP
     b_traj: int | None = None,  # = b_traj, IntraP budget; None or 0 = no IntraP
-    backup_on: str = "pruned",  # back credit up over the kept children ("pruned") or all of them ("full")
+    backup_on: str = "full",  # back credit up over all children ("full", the default) or the kept ones ("pruned")
 ) -> RolloutTree:
     """Prune, back up credit and compute advantages on a copy of `tree`; return the copy (the input is unchanged).
 
@@ -113,7 +113,7 @@ def playground(trees: RolloutTree | Sequence[RolloutTree] | Mapping[str, Rollout
     b_grp = w.IntSlider(value=0, min=0, max=max_groups, description="b_grp", tooltip="InterP budget; 0 = off")
     b_traj = w.SelectionSlider(options=[0] + list(range(2, max_group + 1)), value=0, description="b_traj",
                                tooltip="IntraP budget; 0 = off (a kept group needs at least 2 members)")
-    backup_on = w.ToggleButtons(options=["pruned", "full"], value="pruned", description="backup on")
+    backup_on = w.ToggleButtons(options=["full", "pruned"], value="full", description="backup on")
     color = w.ToggleButtons(options=["reward", "credit", "advantage"], value=color_by, description="color")
     out = w.Output()
 

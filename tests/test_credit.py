@@ -119,3 +119,20 @@ def test_assign_credit_none_is_immediate_reward():
 def test_assign_credit_rejects_unknown_rule():
     with pytest.raises(ValueError, match="rule"):
         assign_credit(informative_tree(), rule="sum")
+
+
+def _all_pass_group_tree():
+    # turn-1 failures whose refinements are [0,0,0,0], [1,0,0,0], [0,1,0,1], [1,1,1,1] (docs/notation.md,
+    # "Backup order"); InterP with b_grp = 2 keeps the two groups of non-zero variance, dropping the 4/4 one
+    groups = [[0, 0, 0, 0], [1, 0, 0, 0], [0, 1, 0, 1], [1, 1, 1, 1]]
+    turn1 = [Node(reward=0.0, children=[Node(reward=float(r)) for r in g]) for g in groups]
+    return interp(RolloutTree(Node(children=turn1)), b_grp=2)
+
+
+def test_default_backup_keeps_the_credit_of_a_failure_whose_refinements_all_pass():
+    assert [v.credit for v in mars(_all_pass_group_tree()).root.children] == [0.0, 1.0, 1.0, 1.0]
+
+
+def test_backup_on_pruned_takes_that_credit_away():
+    t = mars(_all_pass_group_tree(), backup_on="pruned")
+    assert [v.credit for v in t.root.children] == [0.0, 1.0, 1.0, 0.0]

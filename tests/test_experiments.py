@@ -281,3 +281,33 @@ def test_every_paper_run_has_a_training_recipe(method, variant):
     for model in X.RECIPE_DIRS:
         path = X.paper_recipe(X.Experiment("paper", model, method, **variant))
         assert path.is_file() and path.parent.name == X.RECIPE_DIRS[model]
+
+
+def test_pruning_variants_run_both_backup_orders_and_one_unpruned_row():
+    variants = X.pruning_variants()
+    assert variants == [{"pruning": "none"}, {"pruning": "intrap", "backup_on": "full"},
+                        {"pruning": "intrap", "backup_on": "pruned"}, {"pruning": "interp", "backup_on": "full"},
+                        {"pruning": "interp", "backup_on": "pruned"}]  # fmt: skip
+    exps = X.plan("smoke", methods=["murphy"], variants=variants)
+    assert [e.variant for e in exps] == ["mars", "mars+intrap", "mars+intrap+backup_pruned", "mars+interp",
+                                         "mars+interp+backup_pruned"]  # fmt: skip
+    assert len({X.train_key(e) for e in exps}) == 5
+
+
+def test_backup_on_reaches_the_trainer_config():
+    ebase = dict(profile="toy", model="toy", method="murphy", pruning="interp")
+    assert X.train_config(X.Experiment(**ebase), "m").backup_on == "full"
+    assert X.train_config(X.Experiment(**ebase, backup_on="pruned"), "m").backup_on == "pruned"
+
+
+def test_backup_on_pruned_without_pruning_is_rejected():
+    with pytest.raises(ValueError, match="backup_on"):
+        exp(backup_on="pruned")
+
+
+def test_a_pruned_run_saved_before_backup_on_existed_loads_as_backup_on_pruned(tmp_path):
+    run = X.run_experiment(exp(pruning="interp", backend="stand-in"), tmp_path, **X.STAND_INS)
+    cfg = json.loads((run.path / "config.json").read_text())
+    del cfg["backup_on"]  # what a run of the old code (backup on the pruned tree, no field) wrote
+    (run.path / "config.json").write_text(json.dumps(cfg))
+    assert X.load_run(run.path).experiment.backup_on == "pruned"

@@ -1,4 +1,5 @@
 import itertools
+import random
 
 import pytest
 from trees import paper_tree
@@ -90,3 +91,25 @@ def test_intrap_rejects_budget_below_two_or_above_group(b):
 def test_pruning_rejects_empty_tree():
     with pytest.raises(ValueError, match="empty"):
         intrap(RolloutTree(Node()), b_traj=2)
+
+
+def test_intrap_tie_keeps_the_largest_variance_subset():
+    # every ΔVar is equal; sample order alone would keep the four 1s, a zero-variance group (all advantages 0)
+    t = intrap(RolloutTree(Node(children=[Node(reward=r) for r in [1, 1, 1, 1, 0, 0, 0, 0]])), b_traj=4)
+    assert sorted(n.reward for n in t.root.children if not n.pruned) == [0, 0, 1, 1]
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_intrap_loo_keeps_the_best_subset_its_ranking_allows(seed):
+    # brute force: among subsets holding every member whose ΔVar beats the edge, and tied members for the rest
+    rng = random.Random(seed)
+    rewards = [rng.choice([0.0, 0.25, 0.5, 0.75, 1.0]) for _ in range(rng.randint(3, 8))]
+    b = rng.randint(2, len(rewards) - 1)
+    t = intrap(RolloutTree(Node(children=[Node(reward=r) for r in rewards])), b_traj=b)
+    got = [i for i, n in enumerate(t.root.children) if not n.pruned]
+    dv = delta_var(rewards)
+    edge = sorted(dv, reverse=True)[b - 1]
+    allowed = [c for c in itertools.combinations(range(len(rewards)), b)
+               if all(dv[i] >= edge - 1e-12 for i in c) and all(i in c for i, d in enumerate(dv) if d > edge + 1e-12)]
+    assert tuple(got) in allowed
+    assert variance([rewards[i] for i in got]) == pytest.approx(max(variance([rewards[i] for i in c]) for c in allowed))

@@ -3,6 +3,8 @@ hand-made transcripts, TAPO against a hand computation, the ScriptedPolicy evalu
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -295,3 +297,30 @@ def test_token_index_finds_the_tokens_covering_a_text_prefix(tmp_path, tiny_mode
     trainer = make_trainer(tmp_path, tiny_model_path, executor)
     ids = trainer.processing_class.encode("abc<verification-think>", add_special_tokens=False)
     assert trainer._token_index(ids, 3, 23) == 3 and trainer._token_index(ids, 23, 23) == len(ids)
+
+
+def test_paper_profile_launches_the_reveal_recipe_like_every_other_method(tmp_path, monkeypatch):
+    import subprocess
+
+    import yaml
+
+    import murphy_lab.config as config_mod
+    from murphy_lab import experiments as X
+    from murphy_lab.baselines.reveal.trainer import experiment_train
+
+    seen = {}
+    monkeypatch.setattr(subprocess, "run", lambda cmd, check, env: seen.update(cmd=cmd, env=env))
+    monkeypatch.setattr(config_mod, "_cuda_available", lambda: True)  # the recipe asks for bf16 and vLLM
+    base, out = tmp_path / "base", tmp_path / "ckpt"
+    base.mkdir()
+    out.mkdir()
+    exp = X.Experiment("paper", "Qwen3-1.7B", "reveal", seed=2, overrides=(("rounds", 2), ("max_steps", 5)))
+    assert experiment_train(exp, str(base), out) == out / "final"
+    assert Path(seen["cmd"][1]).name in ("train_8xh100.sh", "colocate_1gpu.sh")
+    assert seen["env"]["ENTRY"] == "murphy_lab.baselines.reveal"
+    recipe = yaml.safe_load(Path(seen["cmd"][2]).read_text())
+    assert (recipe["seed"], recipe["model"], recipe["max_steps"], recipe["reveal"]["rounds"]) == (2, str(base), 5, 2)
+    # the recipe of the other methods, not MurphyConfig's dataclass defaults
+    assert (recipe["use_vllm"], recipe["vllm_mode"], recipe["per_device_train_batch_size"],
+            recipe["gradient_accumulation_steps"], recipe["num_train_epochs"], recipe["gradient_checkpointing"]) == (
+        True, "server", 2, 16, 2, True)  # fmt: skip

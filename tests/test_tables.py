@@ -171,3 +171,14 @@ def test_plot_pass_at_k_writes_a_png(tmp_path):
 def test_main_table_notes_a_runnable_method_that_was_not_run():
     agg = T.aggregate(results([("toy", "murphy", "toy", "all", 1, 0, 10.0)]))
     assert any("GRPO-MT" in n and "not run here" in n for n in T.main_tables(agg)[0].notes)
+
+
+def test_pruning_table_has_a_row_per_backup_order():
+    rows = results([("toy", "murphy", "toy", "all", 1, 0, 10.0)] * 3)
+    rows = rows.assign(pruning=["none", "interp", "interp"],
+                       variant=["mars", "mars+interp", "mars+interp+backup_pruned"])  # fmt: skip
+    metrics = pd.DataFrame([dict(method="murphy", pruning=p, backup_on=b, **{"time/optimization_s": t})
+                            for p, b, t in (("none", "full", 2.0), ("interp", "full", 1.0), ("interp", "pruned", 1.5))])  # fmt: skip
+    ours = T.ablation_pruning_tables(T.aggregate(rows), metrics)[0].frame.set_index("variant")
+    assert ours.loc["InterP", "optim. s/step"] == "1.00 (-50.0%)"
+    assert ours.loc["InterP, backup on pruned", "optim. s/step"] == "1.50 (-25.0%)"

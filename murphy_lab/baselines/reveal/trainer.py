@@ -262,14 +262,85 @@ def train_reveal(config: MurphyConfig, output_dir: str | Path, reveal: ReVealCon
     return final
 
 
+def load_recipe(path: str | Path, **overrides: Any) -> tuple[MurphyConfig, ReVealConfig]:
+    """A ReVeal recipe (reproduce/configs/<model>/reveal.yaml): MurphyConfig fields plus a `reveal:` mapping of
+    ReVealConfig fields. `overrides` may name fields of either; both configs are validated (errors name the field)."""
+    import yaml
+
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"config: no such file {str(path)!r}")
+    d = yaml.safe_load(path.read_text()) or {}
+    if not isinstance(d, dict) or not isinstance(d.get("reveal", {}), dict):
+        raise ValueError(f"config {str(path)!r} must be a mapping of MurphyConfig fields with a `reveal:` mapping")
+    rv_names = {f.name for f in dataclasses.fields(ReVealConfig)}
+    rv = {**d.pop("reveal", {}), **{k: v for k, v in overrides.items() if k in rv_names}}
+    unknown = sorted(set(rv) - rv_names)
+    if unknown:
+        raise ValueError(f"reveal: unknown ReVealConfig field(s) {unknown}; known: {sorted(rv_names)}")
+    d.update({k: v for k, v in overrides.items() if k not in rv_names})
+    reveal = ReVealConfig(**rv).validate_fields()
+    config = MurphyConfig.for_profile(d.pop("profile", "paper"), **d)
+    dataclasses.replace(config, mode="grpo_mt", g2=1, turns=reveal.rounds).validate()  # as train_reveal runs it
+    return config, reveal
+
+
+def paper_train(exp: Any, base_model: str, output_dir: str | Path, **overrides: Any) -> Path:
+    """The paper profile: reproduce/configs/<model>/reveal.yaml (seed and base model from the experiment), launched
+    like every other method's recipe (launch/train_8xh100.sh with 8 GPUs, else colocate_1gpu.sh) with
+    ENTRY=murphy_lab.baselines.reveal; waits for it and returns the final model's folder."""
+    import subprocess
+
+    import torch
+    import yaml
+
+    from murphy_lab.experiments import REPO, paper_recipe
+
+    output_dir = Path(output_dir)
+    recipe = yaml.safe_load(paper_recipe(exp).read_text())
+    rv_names = {f.name for f in dataclasses.fields(ReVealConfig)}
+    fields = {**dict(getattr(exp, "overrides", ())), **overrides}
+    recipe.update(seed=exp.seed, model=base_model, **{k: v for k, v in fields.items() if k not in rv_names})
+    recipe["reveal"] = {**recipe.get("reveal", {}), **{k: v for k, v in fields.items() if k in rv_names}}
+    cfg_path = output_dir.parent / f"{output_dir.name}.recipe.yaml"  # outside OUT: the trainer wants it empty
+    cfg_path.write_text(yaml.safe_dump(recipe, sort_keys=False))
+    load_recipe(cfg_path)  # a bad field fails here, before any GPU is touched
+    script = "train_8xh100.sh" if torch.cuda.device_count() >= 8 else "colocate_1gpu.sh"
+    launcher = REPO / "reproduce" / "configs" / "launch" / script
+    env = {**os.environ, "ENTRY": "murphy_lab.baselines.reveal"}
+    subprocess.run(["bash", str(launcher), str(cfg_path), str(output_dir)], check=True, env=env)
+    return output_dir / "final"
+
+
+def main(argv: list[str] | None = None) -> Path:
+    """`python -m murphy_lab.baselines.reveal --config reveal.yaml --output-dir DIR [--resume] [--set F=V ...]`."""
+    import argparse
+
+    from murphy_lab.train import _parse_sets
+
+    p = argparse.ArgumentParser(prog="python -m murphy_lab.baselines.reveal", description="Train ReVeal from a recipe")
+    p.add_argument("--config", required=True, help="reveal.yaml: MurphyConfig fields and a `reveal:` mapping")
+    p.add_argument("--output-dir", required=True, help="run folder")
+    p.add_argument("--resume", action="store_true", help="continue from the newest checkpoint in --output-dir")
+    p.add_argument("--set", nargs="*", default=[], metavar="FIELD=VALUE", help="override MurphyConfig/ReVealConfig fields")
+    a = p.parse_args(argv)
+    config, reveal = load_recipe(a.config, **_parse_sets(a.set))
+    final = train_reveal(config, a.output_dir, reveal, resume=a.resume)
+    print(f"final model: {final}")
+    return final
+
+
 def experiment_train(exp: Any, base_model: str, output_dir: str | Path, **overrides: Any) -> Path:
     """`train_fn(exp, base_model, output_dir)` for murphy_lab.experiments: ReVeal on the experiment's training data.
 
     Evaluation is the caller's (the ReVeal column is the Iter-k pass@1 of the trained model under the experiment's
     scaffold, like every other column; `evaluate_reveal` gives ReVeal's own scaffold). Training data: the toy
-    world's train split for train_data "toy" (8 tasks in the smoke profile), KodCode-1k for "kodcode-1k".
+    world's train split for train_data "toy" (8 tasks in the smoke profile), KodCode-1k for "kodcode-1k"; the paper
+    profile runs its recipe reproduce/configs/<model>/reveal.yaml through the launch scripts (`paper_train`).
     `overrides` may hold ReVealConfig fields (rounds, gamma, ...) and MurphyConfig fields.
     """
+    if exp.profile == "paper":  # the same recipe and launch as every other method (reproduce/configs/<model>/)
+        return paper_train(exp, base_model, output_dir, **overrides)
     rv_names = {f.name for f in dataclasses.fields(ReVealConfig)}
     fields = {**dict(getattr(exp, "overrides", ())), **overrides}
     reveal = ReVealConfig(**{k: v for k, v in fields.items() if k in rv_names})
@@ -286,9 +357,5 @@ def experiment_train(exp: Any, base_model: str, output_dir: str | Path, **overri
         kw.update(tasks="kodcode", task_args=dict(n=1000, seed=exp.seed))
     else:
         raise ValueError(f"train_data: unknown training set {exp.train_data!r} for ReVeal")
-    if exp.profile == "paper":  # chat models, as the trainer's paper recipes (Qwen3 without thinking)
-        kw.setdefault("chat", True)
-        if str(getattr(exp, "model", "")).startswith("Qwen3"):
-            kw.setdefault("chat_template_kwargs", {"enable_thinking": False})
     config = MurphyConfig.for_profile(exp.profile, **kw)
     return train_reveal(config, output_dir, reveal, resume=True, executor=executor, tasks=tasks)

@@ -3,11 +3,28 @@
 # Same YAML as the 8-GPU runs; only the generation backend changes. With one GPU a step holds 1/6 of the tasks of
 # the 6-GPU layout (4 tasks: per_device_train_batch_size x steps_per_generation / G1), so expect ~6x more steps per
 # epoch; raise gradient_accumulation_steps and steps_per_generation together to keep 24 tasks per step.
-# Usage: reproduce/configs/launch/colocate_1gpu.sh CONFIG.yaml OUTPUT_DIR [--resume]
+# Memory: the policy and the reference load in bf16 (model_init_kwargs.dtype) under DeepSpeed ZeRO-2 with the fp32
+# master weights and Adam state offloaded to CPU RAM (accelerate_zero2_1gpu.yaml), so lr 1e-6 updates are not lost
+# to bf16 rounding. On the GPU: 2 bytes/param for weights + 2 for gradients + 2 for the reference, plus vLLM's 30%:
+# Qwen3-1.7B (~10 GB + vLLM) and Qwen3-4B (~24 GB + vLLM) fit one 80 GB H100; OLMo-2-7B (~42 GB + vLLM) fits an
+# 80 GB GPU only with short batches, and a 141 GB H200 comfortably. Host RAM: ~16 bytes/param (7B: ~112 GB).
+# (Estimates from parameter counts; not measured: no GPU run has been made.)
+# Usage: reproduce/configs/launch/colocate_1gpu.sh CONFIG.yaml OUTPUT_DIR [--resume] [--set FIELD=VALUE ...]
+# Your --set values win over this script's (they are appended after them in one --set list).
 set -euo pipefail
-CONFIG=${1:?usage: colocate_1gpu.sh CONFIG.yaml OUTPUT_DIR [--resume]}
-OUT=${2:?usage: colocate_1gpu.sh CONFIG.yaml OUTPUT_DIR [--resume]}
+CONFIG=${1:?usage: colocate_1gpu.sh CONFIG.yaml OUTPUT_DIR [--resume] [--set FIELD=VALUE ...]}
+OUT=${2:?usage: colocate_1gpu.sh CONFIG.yaml OUTPUT_DIR [--resume] [--set FIELD=VALUE ...]}
 shift 2
-CUDA_VISIBLE_DEVICES=${GPU:-0} python -m murphy_lab.train --config "$CONFIG" --output-dir "$OUT" "$@" \
-  --set vllm_mode=colocate \
-  'trl={vllm_gpu_memory_utilization: 0.3, vllm_enable_sleep_mode: true, vllm_max_model_length: 8192, lr_scheduler_type: constant, max_grad_norm: 1.0}'
+HERE=$(cd "$(dirname "$0")" && pwd)
+ENTRY=${ENTRY:-murphy_lab.train}
+TRL=$(python "$HERE/recipe_field.py" "$CONFIG" colocate_trl)
+SETS=(vllm_mode=colocate "trl=$TRL")  # train.py keeps only the last --set list: merge the user's into ours
+REST=()
+in_set=0
+for arg in "$@"; do
+  if [[ $arg == --set ]]; then in_set=1; continue; fi
+  if [[ $arg == --* ]]; then in_set=0; fi
+  if (( in_set )); then SETS+=("$arg"); else REST+=("$arg"); fi
+done
+CUDA_VISIBLE_DEVICES=${GPU:-0} accelerate launch --config_file "$HERE/accelerate_zero2_1gpu.yaml" \
+  -m "$ENTRY" --config "$CONFIG" --output-dir "$OUT" "${REST[@]}" --set "${SETS[@]}"

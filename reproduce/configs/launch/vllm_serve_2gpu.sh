@@ -3,14 +3,17 @@
 # trainer's weights to it after every optimizer step (NCCL weight transfer, set up by `trl vllm-serve`).
 # Prefix caching matters for MURPHY: the G2 refinements of a node share their whole prompt, and every refinement
 # prompt starts with the task prompt. (TRL's docs: data_parallel_size must stay 1 for dense models.)
-# Usage: reproduce/configs/launch/vllm_serve_2gpu.sh MODEL [PORT]
+# MAX_MODEL_LEN (prompt + completion) must not exceed the model's positions: train_8xh100.sh passes the recipe's
+# `trl.vllm_max_model_length` (8192 for Qwen3, 4096 for OLMo-2-7B, whose config has 4,096 positions).
+# Usage: reproduce/configs/launch/vllm_serve_2gpu.sh MODEL [PORT] [MAX_MODEL_LEN]
 set -euo pipefail
-MODEL=${1:?usage: vllm_serve_2gpu.sh MODEL [PORT]}
+MODEL=${1:?usage: vllm_serve_2gpu.sh MODEL [PORT] [MAX_MODEL_LEN]}
 PORT=${2:-8000}
+MAX_MODEL_LEN=${3:-4096}
 CUDA_VISIBLE_DEVICES=${VLLM_GPUS:-0,1} exec trl vllm-serve \
   --model "$MODEL" \
   --tensor_parallel_size 2 \
   --enable_prefix_caching true \
-  --max_model_len 8192 \
+  --max_model_len "$MAX_MODEL_LEN" \
   --gpu_memory_utilization 0.9 \
   --port "$PORT"
