@@ -127,9 +127,10 @@ plt.show()
 # %% [markdown]
 # ## 4. Backup on the pruned tree or on the full tree?
 #
-# The paper's flowchart prunes *before* the credit backup, so by default (`backup_on="pruned"`) MaRS only looks at
-# kept children: a turn-1 node whose whole group was dropped by InterP becomes a leaf and keeps its own reward.
-# `backup_on="full"` backs up over every child, pruned or not, and only the loss skips the pruned ones.
+# The paper's flowchart prunes *before* the credit backup: with `backup_on="pruned"` MaRS only looks at kept
+# children, so a turn-1 node whose whole group was dropped by InterP becomes a leaf and keeps its own reward. The
+# paper's text says pruning only filters what enters the gradient: the default `backup_on="full"` backs up over every
+# child, pruned or not, and only the loss skips the pruned ones (docs/notation.md, "Backup order", says why).
 # `murphy_lab.widgets.compute` runs the library pipeline (interp → intrap → credit → advantages) on a copy.
 
 # %%
@@ -210,8 +211,8 @@ plt.show()
 # - Both rules rank by **immediate-reward variance**, because zero-variance groups give zero advantages.
 # - **InterP** drops whole refinement groups (feedback contexts) at turns ≥ 2: 72 → 40 with b_grp = 4.
 # - **IntraP** keeps the b_traj most variance-contributing members of every group: 72 → 36 with b_traj = 4.
-# - Pruning happens before backup by default, so InterP can take retrospective credit away from a turn-1 node;
-#   `backup_on="full"` keeps it.
+# - With the backup on the pruned tree (`backup_on="pruned"`) InterP can take retrospective credit away from a
+#   turn-1 node; the default `backup_on="full"` keeps it.
 #
 # ## Exercises
 #

@@ -112,7 +112,7 @@ settings = {
     "no backup": dict(rule="none"),
     "MaRS + IntraP (b_traj=4)": dict(rule="mars", b_traj=4),
     "MaRS + InterP (b_grp=4)": dict(rule="mars", b_grp=4),
-    "MaRS + InterP, backup on full": dict(rule="mars", b_grp=4, backup_on="full"),
+    "MaRS + InterP, backup on pruned": dict(rule="mars", b_grp=4, backup_on="pruned"),
 }
 rows = []
 for name, knobs in settings.items():
@@ -163,7 +163,7 @@ if runs_dir:
 # - `widgets.playground` is a thin layer over `widgets.compute`, which only calls the library's `interp`,
 #   `intrap`, `assign_credit` and `group_advantages`; `render` draws the same figure without widgets.
 # - Pruning changes how many trajectories the loss sees (72 / 40 / 36 per paper-shaped tree) and, with the
-#   default pruned backup, which credits reach the turn-1 attempts.
+#   backup on the pruned tree (`backup_on="pruned"`), which credits reach the turn-1 attempts.
 # - The share of non-zero advantages is the honest measure of useful work per step.
 #
 # ## Exercises
@@ -176,11 +176,11 @@ answer_1 = None  # an integer
 if solve_exercises:
     full = [v.credit for v in compute(paper_tree(seed=seed), rule="mars").root.children]
     answer_1 = next(b for b in range(1, 9)
-                    if [v.credit for v in compute(paper_tree(seed=seed), rule="mars", b_grp=b).root.children] == full)
+                    if [v.credit for v in compute(paper_tree(seed=seed), rule="mars", b_grp=b, backup_on="pruned").root.children] == full)
 
 # %%
 _full = [v.credit for v in compute(paper_tree(seed=seed), rule="mars").root.children]
-_ok = [b for b in range(1, 9) if [v.credit for v in compute(paper_tree(seed=seed), rule="mars", b_grp=b).root.children] == _full]
+_ok = [b for b in range(1, 9) if [v.credit for v in compute(paper_tree(seed=seed), rule="mars", b_grp=b, backup_on="pruned").root.children] == _full]
 check_answer("1", answer_1, min(_ok))
 
 # %% [markdown]

@@ -19,9 +19,11 @@
 #
 # The tree of a task has G1 + G1·G2 trajectories (72 with G = 8). IntraP keeps the `b_traj` members of every group
 # that contribute most to its reward variance (72 → 36); InterP keeps the `b_grp` turn-2 groups of highest reward
-# variance (72 → 40). The paper (Qwen3-1.7B, SPEC §4) reports InterP cutting optimization time by 74.1% (step time by
-# 21.4%) at little cost in pass@1. This notebook trains MURPHY (MaRS) with each pruning, reads trajectories kept,
-# optimization time and step time from the trainer's `metrics.jsonl`, and writes `ablation_pruning.{csv,md,tex,png}`.
+# variance (72 → 40). The paper (Qwen3-1.7B) reports InterP cutting optimization time by 74.1% (step time by
+# 21.4%) at little cost in pass@1. This notebook trains MURPHY (MaRS) with each pruning and each order of pruning
+# and credit backup (`backups`: over the full tree, the default, or over the pruned tree, the paper flowchart's
+# order; docs/notation.md, "Backup order"), reads trajectories kept, optimization time and step time from the
+# trainer's `metrics.jsonl`, and writes `ablation_pruning.{csv,md,tex,png}`.
 
 # %% [markdown]
 # **Parameters** (papermill: `-p name value`). `profile`: `smoke` (CI, seconds), `toy` (a laptop CPU, minutes;
@@ -42,6 +44,7 @@ model_paths = {}  # {"Qwen3-1.7B": "/ckpt/base", "Qwen3-1.7B/murphy": "/ckpt/mur
 train_overrides = {}  # trainer-config fields on top of the profile's, e.g. {"max_steps": 20} (part of the run keys)
 torch_threads = 1
 prunings = ["none", "intrap", "interp"]  # no pruning, IntraP (b_traj per group), InterP (b_grp groups per turn)
+backups = ["full", "pruned"]  # credit backup over the full tree (default) / the pruned tree, for each pruning
 
 # %%
 from pathlib import Path
@@ -62,7 +65,7 @@ overrides = X.profile(profile).train_overrides + tuple(sorted(train_overrides.it
 print(f"profile={profile}  backend={backend}  results -> {out}  code version {X.code_version()}")
 
 # %%
-variants = [{"pruning": p} for p in prunings]
+variants = X.pruning_variants(prunings, backups)
 if models is None and profile == "paper":
     models = ["Qwen3-1.7B"]
 exps = X.plan(profile, methods=methods, models=models, seeds=seeds, benchmarks=benchmarks, variants=variants,
