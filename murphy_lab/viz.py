@@ -300,7 +300,7 @@ def draw_tree(
 # ---------------------------------------------------------------------------------------------------------------
 # credit flow
 # ---------------------------------------------------------------------------------------------------------------
-def credit_path(tree: RolloutTree, node: Node | Sequence[int], backup_on: str = "pruned", tol: float = 1e-9) -> list[Node]:
+def credit_path(tree: RolloutTree, node: Node | Sequence[int], backup_on: str = "full", tol: float = 1e-9) -> list[Node]:
     """The MaRS argmax path from `node` to the descendant whose own reward is its credit.
 
     MaRS sets r~(v) = max(r(v), max_{u in C(v)} r~(u)); follow v -> the first child u with r~(u) = r~(v) until
@@ -324,7 +324,7 @@ def credit_path(tree: RolloutTree, node: Node | Sequence[int], backup_on: str = 
         path.append(v)
 
 
-def draw_credit_flow(tree: RolloutTree, node: Node | Sequence[int], backup_on: str = "pruned",
+def draw_credit_flow(tree: RolloutTree, node: Node | Sequence[int], backup_on: str = "full",
                      ax: plt.Axes | None = None, **kw) -> Figure:
     """Draw the tree colored by credit with the MaRS argmax path from `node` to its credit's source highlighted.
 

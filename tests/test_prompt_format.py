@@ -113,3 +113,15 @@ def test_a_training_format_that_evaluation_does_not_use_is_refused_naming_the_op
     shown = "max_new_tokens" if option == "max_completion_length" else option
     with pytest.raises(ValueError, match=rf"training option {shown}=.* differs from the evaluation's"):
         X.default_train(exp, "base", tmp_path)  # before any model loads or any process starts
+
+
+@pytest.mark.parametrize("model", PAPER.models)
+def test_paper_mucode_config_takes_its_recipe_fields(model):
+    # the paper µCode row trains with reproduce/configs/<model>/mucode.yaml (vLLM, bf16, its executor), not the
+    # dataclass defaults
+    import yaml
+
+    recipe = yaml.safe_load(X.paper_recipe(paper_exp(model, "mucode")).read_text())
+    cfg = X.mucode_config(paper_exp(model, "mucode"), "base")
+    assert (cfg.backend, cfg.bf16, cfg.executor) == (recipe["backend"], recipe["bf16"], recipe["executor"])
+    assert cfg.model == "base" and cfg.evaluate is False

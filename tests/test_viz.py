@@ -159,3 +159,10 @@ def test_curves_plot_one_line_per_run():
 def test_curves_name_a_missing_metric():
     with pytest.raises(ValueError, match="pass@1"):
         plot_curves({"a": [{"step": 0, "reward": 0.0}]}, y="pass@1")
+
+
+def test_credit_path_with_defaults_follows_the_default_full_backup_on_a_pruned_tree():
+    # mars() backs up over the full tree by default; credit_path's default must read the same backup
+    t = mars(interp(paper_tree(0), 2))
+    v = next(n for n in t.root.children if n.credit > n.reward)
+    assert credit_path(t, v)[-1].reward == v.credit

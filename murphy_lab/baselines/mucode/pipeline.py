@@ -256,6 +256,8 @@ def experiment_config(exp: Any, base_model: str, **overrides: Any) -> MuCodeConf
     from murphy_lab.experiments import mucode_format  # the format the µCode row is evaluated in
 
     fields = dict(profile=exp.profile, model=base_model, seed=exp.seed, evaluate=False, final_verifier=False)
+    if exp.profile == "paper":  # the recipe beside the RL methods' (reproduce/configs/<model>/mucode.yaml)
+        fields = {**_recipe_fields(exp), **fields}
     if exp.train_data == "toy":
         n = 8 if exp.profile == "smoke" else 200
         fields.update(tasks="murphy_lab.toy:make_tasks", task_args=dict(split="train", n=n, seed=exp.seed))
@@ -266,6 +268,17 @@ def experiment_config(exp: Any, base_model: str, **overrides: Any) -> MuCodeConf
     fields.update(mucode_format(exp))
     fields.update(dict(getattr(exp, "overrides", ())), **overrides)
     return MuCodeConfig.for_profile(fields.pop("profile"), **fields)
+
+
+def _recipe_fields(exp: Any) -> dict:
+    """MuCodeConfig fields of the paper recipe for `exp` (its `method:` line names the trainer, not a field)."""
+    import yaml
+
+    from murphy_lab.experiments import paper_recipe
+
+    d = yaml.safe_load(paper_recipe(exp).read_text()) or {}
+    d.pop("method", None)
+    return d
 
 
 def _rollouts_and_verifier(cfg, out, rd, r, generator, verifier_base, tasks, executor, log, progress) -> None:
