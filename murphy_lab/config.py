@@ -7,7 +7,7 @@ passed through verbatim in `trl:` (any `GRPOConfig` field).
     cfg = MurphyConfig.from_yaml("reproduce/configs/qwen3-1.7b/murphy_mars.yaml")
     cfg = MurphyConfig.for_profile("smoke", mode="grpo_mt", g2=1)
 
-Profiles (SPEC §8): `smoke` (a tiny random model and a few hand-made tasks: every code path in seconds), `toy` (the
+Profiles (docs/reproduce.md, "Profiles"): `smoke` (a tiny random model and a few hand-made tasks: every code path in seconds), `toy` (the
 project's own synthetic world and policy, registered by `murphy_lab.toy`), `paper` (a real model and KodCode on
 GPUs). `PROFILE_BUILDERS[name](config, workdir) -> (model_path, tasks)` turns a profile into a model and tasks;
 other modules register theirs there.

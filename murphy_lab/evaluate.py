@@ -1,4 +1,4 @@
-"""Multi-turn Iter-k pass@1: the paper's evaluation table (SPEC §2), for any refinement scaffold.
+"""Multi-turn Iter-k pass@1: the paper's evaluation table (docs/evaluation.md), for any refinement scaffold.
 
 For every task and run, a scaffold (default: the Reflexion-style loop) makes up to K = max(iters) attempts, using
 only the task's *visible* tests for feedback and stopping at the first attempt that passes all of them. The program

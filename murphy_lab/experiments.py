@@ -57,7 +57,7 @@ EVAL_COLUMNS = ("difficulty", "k", "pass@1", "std", "n_tasks")  # what `murphy_l
 
 @dataclass(frozen=True)
 class Profile:
-    """Defaults of one run profile (SPEC §8). Every field can be overridden from a notebook's parameters."""
+    """Defaults of one run profile (docs/reproduce.md, "Profiles"). Every field can be overridden from a notebook's parameters."""
 
     name: str
     models: tuple[str, ...]
@@ -624,7 +624,7 @@ def train_config(exp: Experiment, base_model: str):
         kw.update(g2=1)  # GRPO-MT: G1 independent chains, one refinement per failure
     if exp.method == "murphy":
         kw.update(credit=exp.credit, gamma=float(exp.gamma), backup_on=exp.backup_on)
-    if exp.profile == "paper":  # the trainer's recipe for this model and method (SPEC §4 values)
+    if exp.profile == "paper":  # the trainer's recipe for this model and method (the paper's values, docs/training.md)
         cfg = MurphyConfig.from_yaml(paper_recipe(exp), **kw)
         check_prompt_format(exp, trained_format(cfg))  # before validate(): the format error is the one to fix
         return cfg.validate()

@@ -1,6 +1,6 @@
 """The numbers MURPHY (arXiv 2511.07833) reports, as data: what `reproduce/` puts our results next to.
 
-Transcribed from the paper's tables (SPEC §4). Every value is pass@1 in percent, "mean ± std" over the paper's
+Transcribed from the paper's tables (arXiv 2511.07833: Table 1 and the ablation tables). Every value is pass@1 in percent, "mean ± std" over the paper's
 evaluation runs. Cells the paper leaves empty ("–") are `None`, never a guess.
 
 Keys used everywhere in `murphy_lab.tables` and `reproduce/`:

@@ -215,7 +215,7 @@ def main_tables(
         ],
         columns=["model", "benchmark", "Iter-k"] + names,
     )
-    pnotes = ["Transcribed from the paper (SPEC §4); pass@1 %, mean ± std over the paper's evaluation runs."]
+    pnotes = ["Transcribed from the paper (arXiv 2511.07833); pass@1 %, mean ± std over the paper's evaluation runs."]
     if "grpo" in methods:
         pnotes.append("The paper's main table has no single-turn GRPO column.")
     pnotes.append("ReVeal is reported only on LiveCodeBench-v6 Hard.")

@@ -1,4 +1,4 @@
-"""`MurphyTrainer`: TRL's GRPOTrainer with MURPHY's rollout tree in place of flat groups (SPEC §5).
+"""`MurphyTrainer`: TRL's GRPOTrainer with MURPHY's rollout tree in place of flat groups (docs/training.md).
 
 TRL's rollout hooks cannot express a tree (rows are fixed at batch x num_generations, advantages are computed over
 contiguous blocks), so we override exactly one method, `_generate_and_score_completions`, and reuse the rest:

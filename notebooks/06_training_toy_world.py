@@ -165,7 +165,7 @@ assert all(n.credit is not None for n in tree.nodes())
 # %% [markdown]
 # ## 6. Multi-turn evaluation: Iter-k pass@1
 #
-# The Reflexion-style scaffold (SPEC §2): attempt, run the *visible* tests, on failure re-prompt with
+# The Reflexion-style scaffold (docs/evaluation.md): attempt, run the *visible* tests, on failure re-prompt with
 # [task, previous code, feedback], up to k attempts; the final code is judged on the *hidden* tests. Iter-k
 # pass@1 is the share of tasks solved within k attempts. Held-out tasks come from the test split, whose functions
 # never appear in training.

@@ -19,7 +19,7 @@
 #
 # MURPHY backs the success of a refinement up to the failed attempt that prompted it. MaRS takes the max over the
 # refinements, r̃(v) = max(r(v), max_{u∈C(v)} r̃(u)); MeRS a discounted mean, r̃(v) = (r(v) + γ·mean r̃(u)) / Z(v).
-# The paper (Qwen3-1.7B; SPEC §4) finds MaRS best. This notebook trains MURPHY once per credit rule and seed and
+# The paper (Qwen3-1.7B) finds MaRS best. This notebook trains MURPHY once per credit rule and seed and
 # writes `ablation_credit.{csv,md,tex,png}`. The MaRS run is the main table's MURPHY run (same config: cached).
 
 # %% [markdown]

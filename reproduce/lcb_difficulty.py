@@ -17,7 +17,7 @@
 # %% [markdown]
 # # pass@1 by difficulty: LiveCodeBench-v6 Easy / Medium / Hard at Iter-1, 3, 5
 #
-# The paper (Qwen3-4B; SPEC §4) reports MURPHY's Iter-5 gain over the base model growing with difficulty: +0.96
+# The paper (Qwen3-4B) reports MURPHY's Iter-5 gain over the base model growing with difficulty: +0.96
 # (Easy), +4.38 (Medium), +4.20 (Hard) pp. On the `toy` profile the same table is built on the toy world's test split,
 # whose difficulty is how many constants the prompt hides (easy: none, medium: one, hard: both — only feedback can
 # reveal them). Writes `lcb_difficulty.{csv,md,tex,png}`.

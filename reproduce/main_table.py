@@ -17,7 +17,7 @@
 # %% [markdown]
 # # Main table: MURPHY against its baselines, pass@1 by Iter-k
 #
-# Regenerates the paper's main table (arXiv 2511.07833, Table 1; SPEC §4): each model is trained with single-turn
+# Regenerates the paper's main table (arXiv 2511.07833, Table 1): each model is trained with single-turn
 # GRPO, GRPO-MT, µCode, ReVeal and MURPHY (MaRS credit), then every model — the base one included — is evaluated with the
 # Reflexion-style refinement scaffold, and pass@1 after k attempts (Iter-k) is reported as mean ± std over seeds.
 #

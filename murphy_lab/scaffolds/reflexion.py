@@ -1,7 +1,7 @@
 """Reflexion-style self-repair: the scaffold of the paper's Iter-k evaluation (and of MURPHY's training prompts).
 
 Shinn et al., "Reflexion: Language Agents with Verbal Reinforcement Learning" (NeurIPS 2023), as used by MURPHY
-(SPEC §2): attempt, run the *visible* tests, on failure re-prompt with q = [task, previous code, feedback]
+(docs/evaluation.md): attempt, run the *visible* tests, on failure re-prompt with q = [task, previous code, feedback]
 (`prompts.refine_prompt`), up to k attempts. Simplified from the published method: no separate verbal reflection
 and no self-written tests — the executor feedback itself is the reflection, exactly the prompt MURPHY trains on.
 

@@ -5,7 +5,7 @@ least one constant, i.e. quotes a failing lock test (`assert f(0) == 12`, or `..
 *uninformative* otherwise: a syntax error, a crash before the tests, or visible tests that all pass while the
 hidden test fails. This is the property MURPHY's retrospective credit can see and single-turn GRPO cannot.
 
-`iter_k_pass` is a self-contained version of the multi-turn evaluation (SPEC §2 "Evaluation"): attempt, run the
+`iter_k_pass` is a self-contained version of the multi-turn evaluation (docs/evaluation.md): attempt, run the
 visible tests, on failure re-prompt with [task, previous code, feedback], up to `iters` attempts; Iter-k pass@1 is
 the fraction of (task, sample) chains whose code after at most k attempts passes the hidden tests. Use
 `murphy_lab.evaluate.evaluate` for the project-wide table; this one exists so the toy world can measure itself.

@@ -223,7 +223,7 @@ class MuCodeConfig:
         Path(path).write_text(json.dumps(self.to_dict(), indent=2) + "\n")
 
 
-# Profile presets (SPEC §8). `paper` is the dataclass defaults: the published values.
+# Profile presets (docs/reproduce.md, "Profiles"). `paper` is the dataclass defaults: the published values.
 PROFILES: dict[str, dict] = {
     "paper": dict(backend="vllm"),
     # Every code path in seconds on a CPU: tiny random model, 3 tasks, one round.
