@@ -112,3 +112,11 @@ def test_report_to_tensorboard_without_tensorboard_is_named(monkeypatch):
     monkeypatch.setattr(config_mod, "_importable", lambda name: False)
     with pytest.raises(ValueError, match="report_to"):
         MurphyConfig.for_profile("smoke", report_to="tensorboard").validate()
+
+
+# building a GRPOConfig resets accelerate's state, so this lives here, not beside test_prefix.py's module-wide trainer
+@pytest.mark.parametrize("on", [False, True])
+def test_gradient_checkpointing_is_what_the_config_says_not_trls_default(on, tmp_path):
+    """TRL's GRPOConfig turns checkpointing on by default, which also switches prefix sharing off in training."""
+    args = MurphyConfig.for_profile("smoke", model="x", gradient_checkpointing=on).to_grpo_config(tmp_path)
+    assert args.gradient_checkpointing is on

@@ -196,13 +196,6 @@ def test_shuffle_groups_permutes_whole_groups_and_every_field_alike():
     assert torch.equal(out["prompt_ids"], batch["prompt_ids"][out["row"]]) and int(out["num_items_in_batch"]) == 7
 
 
-@pytest.mark.parametrize("on", [False, True])
-def test_gradient_checkpointing_is_what_the_config_says_not_trls_default(on, tmp_path):
-    """TRL's GRPOConfig turns checkpointing on by default, which also switches prefix sharing off in training."""
-    args = MurphyConfig.for_profile("smoke", model="x", gradient_checkpointing=on).to_grpo_config(tmp_path)
-    assert args.gradient_checkpointing is on
-
-
 def test_a_shared_pass_that_disagrees_with_the_row_pass_is_not_used(trainer, caplog, monkeypatch):
     """The first-batch check: a model whose cache the shared pass would misuse falls back, with the size of the gap."""
     monkeypatch.setattr(trainer, "_prefix_verdicts", {}, raising=False)
