@@ -479,41 +479,6 @@ def run_cases(chan: int, fd: int, setup_code, setup: str, cases: list) -> None:
     return None
 
 
-def serve_tests(ctl) -> None:
-    """The reused test process: for each job from the worker (its channel and verdict pipe as fds, then the
-    test text), run its cases (`run_cases`) with a CPU limit of its own, close both, forget the program."""
-    import socket
-    import struct
-
-    while True:
-        try:
-            head, fds, _, _ = socket.recv_fds(ctl, 4, 2)
-        except OSError:
-            return
-        if len(head) < 4 or len(fds) != 2:
-            return
-        (n,) = struct.unpack("<I", head)
-        data = bytearray()
-        while len(data) < n:
-            chunk = ctl.recv(min(n - len(data), 1 << 20))
-            if not chunk:
-                return
-            data += chunk
-        job = json.loads(bytes(data).decode("utf-8", "surrogatepass"))
-        used = resource.getrusage(resource.RUSAGE_SELF)
-        soft = int(used.ru_utime + used.ru_stime + job["cpu"]) + 2
-        resource.setrlimit(resource.RLIMIT_CPU, (soft, resource.RLIM_INFINITY))
-        chan, fd = fds
-        try:
-            setup = job["setup"]
-            setup_code = compile_test(setup, SETUP_FILE) if setup.strip() else None
-            run_cases(chan, fd, setup_code, setup, [(compile_test(c, TEST_FILE), c) for c in job["cases"]])
-        finally:
-            os.close(chan)
-            os.close(fd)
-            sys.modules.pop(PROGRAM_MODULE, None)
-
-
 def run_case(ep, names: dict, setup_code, case_code) -> tuple[str, str, str]:
     """(status, detail, assertion) of one case; a fault of the channel decides it even if the test caught it."""
     ns = dict(names, __builtins__=_CLEAN_BUILTINS, __name__="__test__")

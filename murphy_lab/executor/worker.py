@@ -1,4 +1,4 @@
-"""The test worker: holds the tests, forks one clean test process per test, and writes the outcomes.
+"""The test worker: holds the tests, runs them in its test process (`tester.py`), and writes the outcomes.
 
 Started by `pool.Executor` as ``python -I worker.py '<config json>' <socket fd>``; speaks length-prefixed JSON
 on stdin/stdout with the pool (one job in, one list of outcomes out) and drives its program server
@@ -6,9 +6,10 @@ on stdin/stdout with the pool (one job in, one list of outcomes out) and drives 
 program runs in a program process of the server, which never receives a test or an expected value.
 
 One assert test: a socketpair is the channel; one end goes to the server, which forks a program process serving
-the program's names on it; the worker forks the test process with the other end (`harness.run_case`). The
-worker waits with the wall-clock timeout, then the server kills and sweeps the program process. One IO test:
-the server runs the program as a script on the input and returns its stdout; the worker compares it.
+the program's names on it; the worker's test process, forked once and reused, gets the other end
+(`tester.serve_tests`). The worker waits with the wall-clock timeout, then the server kills and sweeps the
+program process. One IO test: the server runs the program as a script on the input and returns its stdout; the
+worker compares it.
 
 A job that cannot be run (invalid text, too large, a fault of ours) gets its own outcomes; the worker keeps
 going. A worker whose memory grew past ``max_worker_mb`` (or whose server died) answers its job, then asks the pool
@@ -47,6 +48,8 @@ sandbox = _load("_murphy_sandbox", "sandbox.py")
 wire = _load("_murphy_wire", "wire.py")
 harness = _load("_murphy_harness", "harness.py")
 harness.wire = wire
+tester = _load("_murphy_tester", "tester.py")
+tester.harness = harness
 MB = 1 << 20
 _DEVNULL = os.open(os.devnull, os.O_RDWR)
 
@@ -229,7 +232,7 @@ class Worker:
                     self._enter_test(None)
                     os.dup2(theirs.fileno(), 3)
                     os.closerange(4, 1 << 16)
-                    harness.serve_tests(socket.socket(fileno=3))
+                    tester.serve_tests(socket.socket(fileno=3))
                 finally:
                     os._exit(70)
             theirs.close()
@@ -288,7 +291,7 @@ class Worker:
 
     def _enter_test(self, timeout: float | None) -> None:
         """The test process: its own group, no core, no ptrace, address-space and CPU limits, quiet stdio
-        (`timeout` None: the CPU limit is set per job, `harness.serve_tests`)."""
+        (`timeout` None: the CPU limit is set per job, `tester.serve_tests`)."""
         os.setsid()
         sandbox._libc.prctl(sandbox.PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         sandbox.not_dumpable()
@@ -361,14 +364,8 @@ def _too_large(job: dict, cfg: dict) -> str:
     return ""
 
 
-_ENDS = (
-    "lost",
-    "exit",
-    "memory",
-    "error",
-    "crashed",
-    "syntax",
-)  # verdicts after which a test process stops early
+# verdicts after which a test process stops early
+_ENDS = ("lost", "exit", "memory", "error", "crashed", "syntax")
 
 
 def _lost() -> dict:
@@ -412,7 +409,7 @@ def _exited(pid: int) -> bool:
         return True
 
 
-def _rss_mb_of(pid: int) -> float:
+def _rss_mb_of(pid: int | str = "self") -> float:
     try:
         with open(f"/proc/{pid}/statm") as f:
             return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / MB
@@ -420,9 +417,7 @@ def _rss_mb_of(pid: int) -> float:
         return 0.0
 
 
-def _rss_mb() -> float:
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / MB
+_rss_mb = _rss_mb_of
 
 
 # --- the loop ---------------------------------------------------------------------------------------------------
