@@ -44,10 +44,13 @@ def descendants(pids: list[int]) -> list[int]:
                 parent[int(d)] = int(stat.rsplit(")", 1)[1].split()[1])
             except (OSError, IndexError, ValueError):
                 pass
-    found, frontier = [], set(pids)
+    # the test workers' reused test processes (forked from a worker, never run program code) are not leftovers
+    workers = {p for p in pids if "worker.py" in _cmdline(str(p))}
+    testers = {p for p, pp in parent.items() if pp in workers and "worker.py" in _cmdline(str(p))}
+    found, frontier = [], set(pids) | testers
     while frontier:
         kids = {p for p, pp in parent.items() if pp in frontier}
-        found += kids
+        found += kids - testers
         frontier = kids
     return found
 

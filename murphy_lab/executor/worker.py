@@ -1,4 +1,4 @@
-"""The test worker: holds the tests, forks one clean test process per test, and writes the outcomes.
+"""The test worker: holds the tests, runs them in its test process (`tester.py`), and writes the outcomes.
 
 Started by `pool.Executor` as ``python -I worker.py '<config json>' <socket fd>``; speaks length-prefixed JSON
 on stdin/stdout with the pool (one job in, one list of outcomes out) and drives its program server
@@ -6,9 +6,10 @@ on stdin/stdout with the pool (one job in, one list of outcomes out) and drives 
 program runs in a program process of the server, which never receives a test or an expected value.
 
 One assert test: a socketpair is the channel; one end goes to the server, which forks a program process serving
-the program's names on it; the worker forks the test process with the other end (`harness.run_case`). The
-worker waits with the wall-clock timeout, then the server kills and sweeps the program process. One IO test:
-the server runs the program as a script on the input and returns its stdout; the worker compares it.
+the program's names on it; the worker's test process, forked once and reused, gets the other end
+(`tester.serve_tests`). The worker waits with the wall-clock timeout, then the server kills and sweeps the
+program process. One IO test: the server runs the program as a script on the input and returns its stdout; the
+worker compares it.
 
 A job that cannot be run (invalid text, too large, a fault of ours) gets its own outcomes; the worker keeps
 going. A worker whose memory grew past ``max_worker_mb`` (or whose server died) answers its job, then asks the pool
@@ -47,6 +48,8 @@ sandbox = _load("_murphy_sandbox", "sandbox.py")
 wire = _load("_murphy_wire", "wire.py")
 harness = _load("_murphy_harness", "harness.py")
 harness.wire = wire
+tester = _load("_murphy_tester", "tester.py")
+tester.harness = harness
 MB = 1 << 20
 _DEVNULL = os.open(os.devnull, os.O_RDWR)
 
@@ -62,6 +65,7 @@ class Worker:
         hello = self._ps_recv(60)
         self.active, self.warnings = hello["active"], self.warnings + hello["warnings"]
         self.current: int | None = None
+        self.tester: tuple[int, socket.socket] | None = None  # the reused test process (pid, its socket)
         self.prefetch = None  # called once while a test runs, when the next job is waiting on stdin
         self.retire = ""  # why this worker should be replaced after the current job
         self.unread = 0  # replies of the server to `finish` requests not read yet
@@ -168,7 +172,7 @@ class Worker:
         return [o if o is not None else _lost() for o in outcomes]
 
     def run_asserts(self, job: dict, idx: list[int]) -> list[dict]:
-        """Assert tests `idx` in one program process (server) and one test process (forked here), joined by a
+        """Assert tests `idx` in one program process (server) and the test process (`_tester`), joined by a
         socketpair. Returns the outcomes of a prefix of `idx` (all of them unless one ended a process)."""
         timeout = job["timeout"]
         mine, theirs = socket.socketpair()
@@ -177,29 +181,27 @@ class Worker:
         finally:
             theirs.close()
         r, w = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # --------------------------------------------------------------------- the test process
-            try:
-                os.close(r)
-                self._enter_test(timeout * len(idx))
-                os.dup2(mine.fileno(), 3)
-                os.dup2(w, 4)
-                os.closerange(5, 1 << 16)
-                setup_code, codes = job["compiled"]
-                harness.run_cases(
-                    3, 4, setup_code, job["setup"], [(codes[i], job["cases"][i][1]) for i in idx]
-                )
-            finally:
-                os._exit(70)
-        mine.close()
-        os.close(w)
-        self.current = pid
+        try:
+            pid = self._tester()
+            payload = json.dumps(
+                {"setup": job["setup"], "cases": [job["cases"][i][1] for i in idx], "cpu": timeout * len(idx)}
+            ).encode("utf-8", "surrogatepass")
+            socket.send_fds(self.tester[1], [struct.pack("<I", len(payload))], [mine.fileno(), w])
+            self.tester[1].sendall(payload)
+        except OSError:  # it died between jobs: a fresh one next time, and this pair ends without verdicts
+            self._drop_tester()
+            pid = 0
+        finally:
+            mine.close()
+            os.close(w)
+        self.current = pid or None
         try:
             verdicts, timed_out = self._collect(pid, r, len(idx), timeout)
         finally:
-            _kill_group(pid)
-            os.waitpid(pid, 0)
             self.current = None
+        keep = not timed_out and all(v.get("status") in ("passed", "failed", "error") for v in verdicts)
+        if not keep or _exited(pid) or _rss_mb_of(pid) > self.cfg["max_worker_mb"]:
+            self._drop_tester()  # a test process that timed out, hit a limit or grew is never reused
         self._ps_send({"op": "finish"})
         self.unread += 1
         out = [{k: str(v.get(k, "")) for k in ("status", "detail", "assertion")} for v in verdicts]
@@ -216,6 +218,37 @@ class Worker:
             done = self._finished()
             out[-1] = _ended(done["status"], done.get("oom", False), timeout, self.cfg)
         return out
+
+    def _tester(self) -> int:
+        """The test process: forked from this worker (which never runs program code) once, then reused for
+        job after job, each in fresh namespaces; replaced after a timeout, a limit, or any status other than
+        passed/failed/error. It gets each job's channel and verdict pipe over its own socket."""
+        if self.tester is None:
+            ours, theirs = socket.socketpair()
+            pid = os.fork()
+            if pid == 0:  # -------------------------------------------------------- the test process
+                try:
+                    ours.close()
+                    self._enter_test(None)
+                    os.dup2(theirs.fileno(), 3)
+                    os.closerange(4, 1 << 16)
+                    tester.serve_tests(socket.socket(fileno=3))
+                finally:
+                    os._exit(70)
+            theirs.close()
+            self.tester = (pid, ours)
+        return self.tester[0]
+
+    def _drop_tester(self) -> None:
+        if self.tester is not None:
+            pid, sock = self.tester
+            self.tester = None
+            sock.close()
+            _kill_group(pid)
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:  # already reaped (`_exited`)
+                pass
 
     def _finished(self) -> dict:
         """The server's replies to our `finish` requests, read when needed (the last one is returned)."""
@@ -256,8 +289,9 @@ class Worker:
         if reply.get("rss_mb", 0) > limit or _rss_mb() > limit:
             self.grew = True
 
-    def _enter_test(self, timeout: float) -> None:
-        """The test process: its own group, no core, no ptrace, address-space and CPU limits, quiet stdio."""
+    def _enter_test(self, timeout: float | None) -> None:
+        """The test process: its own group, no core, no ptrace, address-space and CPU limits, quiet stdio
+        (`timeout` None: the CPU limit is set per job, `tester.serve_tests`)."""
         os.setsid()
         sandbox._libc.prctl(sandbox.PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         sandbox.not_dumpable()
@@ -265,8 +299,9 @@ class Worker:
             os.dup2(_DEVNULL, fd)
         limit = (self.cfg["memory_mb"] + 256) * MB  # the test's own data, plus room for the verdict
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit + 64 * MB))
-        cpu = int(timeout) + 2
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+        if timeout is not None:
+            cpu = int(timeout) + 2
+            resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
     def _collect(self, pid: int, r: int, n: int, timeout: float) -> tuple[list[dict], bool]:
@@ -309,6 +344,8 @@ class Worker:
     def shutdown(self) -> None:
         if self.current is not None:
             _kill_group(self.current)
+        if self.tester is not None:
+            _kill_group(self.tester[0])
         try:
             self.sock.close()
         except OSError:
@@ -327,14 +364,8 @@ def _too_large(job: dict, cfg: dict) -> str:
     return ""
 
 
-_ENDS = (
-    "lost",
-    "exit",
-    "memory",
-    "error",
-    "crashed",
-    "syntax",
-)  # verdicts after which a test process stops early
+# verdicts after which a test process stops early
+_ENDS = ("lost", "exit", "memory", "error", "crashed", "syntax")
 
 
 def _lost() -> dict:
@@ -369,9 +400,24 @@ def _kill_group(pid: int) -> None:
             pass
 
 
-def _rss_mb() -> float:
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / MB
+def _exited(pid: int) -> bool:
+    if not pid:
+        return True
+    try:
+        return os.waitpid(pid, os.WNOHANG)[0] != 0
+    except ChildProcessError:
+        return True
+
+
+def _rss_mb_of(pid: int | str = "self") -> float:
+    try:
+        with open(f"/proc/{pid}/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / MB
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+_rss_mb = _rss_mb_of
 
 
 # --- the loop ---------------------------------------------------------------------------------------------------
