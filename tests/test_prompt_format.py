@@ -7,7 +7,6 @@ model loads, naming the option."""
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 import pytest
 
@@ -35,18 +34,23 @@ def paper_exp(model: str, method: str) -> X.Experiment:
     return X.plan("paper", methods=(method,), models=(model,), seeds=(0,))[0]
 
 
-def training_config(exp: X.Experiment, monkeypatch):
+def training_config(exp: X.Experiment, monkeypatch, tmp_path):
     """The config the method would train with (nothing trains: ReVeal's trainer call is intercepted)."""
     if exp.method == "mucode":
         return X.mucode_config(exp, "base")
     if exp.profile == "paper":  # a CPU test: no vLLM server, no bf16 GPU
         exp = dataclasses.replace(exp, overrides=exp.overrides + (("use_vllm", False), ("bf16", False)))
-    if exp.method == "reveal":  # the real dispatch, with ReVeal's trainer intercepted
+    if exp.method == "reveal":  # the real dispatch, with the launch intercepted: the recipe file it launches
+        import subprocess
+
         import murphy_lab.baselines.reveal.trainer as reveal
 
         seen = {}
         monkeypatch.setattr(reveal, "train_reveal", lambda config, *a, **k: seen.setdefault("cfg", config) and "out")
-        X.default_train(exp, "base", Path("out"))
+        monkeypatch.setattr(subprocess, "run", lambda argv, **k: seen.setdefault("recipe", argv[2]))  # paper
+        X.default_train(exp, "base", tmp_path / "out")
+        if "recipe" in seen:
+            return reveal.load_recipe(seen["recipe"], use_vllm=False, bf16=False)[0]
         return seen["cfg"]
     return X.train_config(exp, "base")
 
@@ -89,7 +93,7 @@ def render_evaluation_prompt(exp: X.Experiment, model_path: str) -> str:
 @pytest.mark.parametrize("model", PAPER.models)
 def test_training_and_evaluation_render_the_same_prompt(model, method, chat_model, tmp_path, monkeypatch):
     exp = paper_exp(model, method)
-    cfg = training_config(exp, monkeypatch)
+    cfg = training_config(exp, monkeypatch, tmp_path)
     trained, evaluated = render_training_prompt(cfg, chat_model, tmp_path), render_evaluation_prompt(exp, chat_model)
     assert trained == evaluated and trained.startswith("<|user|>")  # the chat template, in both
     assert ("[no-think]" in evaluated) == model.startswith("Qwen3")
@@ -97,9 +101,9 @@ def test_training_and_evaluation_render_the_same_prompt(model, method, chat_mode
 
 @pytest.mark.parametrize("method", METHODS)
 @pytest.mark.parametrize("profile", ["toy", "paper"])
-def test_generation_length_per_turn_is_the_profiles_one_value(profile, method, monkeypatch):
+def test_generation_length_per_turn_is_the_profiles_one_value(profile, method, monkeypatch, tmp_path):
     exp = X.plan(profile, methods=(method,), seeds=(0,))[0]
-    cfg = training_config(exp, monkeypatch)
+    cfg = training_config(exp, monkeypatch, tmp_path)
     length = getattr(cfg, "max_completion_length", None) or cfg.max_new_tokens
     assert length == X.policy_kwargs(exp)["max_new_tokens"] == X.profile(profile).max_new_tokens
 

@@ -128,14 +128,13 @@ def test_colocate_keeps_the_users_overrides_and_loads_bf16_under_deepspeed(tmp_p
 
 
 def test_colocate_set_items_parse_as_the_trainer_cli_reads_them(tmp_path):
-    from murphy_lab.train import _parse_sets
+    from murphy_lab.train import config_from_args
 
     bin_dir = stub_bin(tmp_path)
     r = run_script("colocate_1gpu.sh", [str(CONFIGS / "qwen3-1.7b" / "grpo.yaml"), str(tmp_path / "o")], bin_dir)
     assert r.returncode == 0, r.stderr
     argv = calls(bin_dir, "accelerate")
-    sets = _parse_sets(argv[argv.index("--set") + 1 :])
-    cfg = MurphyConfig.from_yaml(CONFIGS / "qwen3-1.7b" / "grpo.yaml", **sets)
+    cfg = config_from_args(str(CONFIGS / "qwen3-1.7b" / "grpo.yaml"), None, argv[argv.index("--set") + 1 :])
     assert cfg.vllm_mode == "colocate" and cfg.trl["vllm_max_model_length"] == 8192
 
 
@@ -210,3 +209,14 @@ def test_every_recipe_trains_one_step_on_cpu(path, tiny_models, tmp_path):
         steps = [json.loads(x) for x in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines() if x]
         assert [s["step"] for s in steps] == [1]
     assert (Path(final) / "config.json").exists()
+
+
+def test_reveal_cli_takes_plain_and_dotted_set_items(monkeypatch):
+    # the launch scripts pass the trainer's --set items to `python -m murphy_lab.baselines.reveal` unchanged
+    import murphy_lab.baselines.reveal.trainer as rv
+
+    seen = {}
+    monkeypatch.setattr(rv, "train_reveal", lambda config, out, reveal, resume: seen.update(cfg=config, rv=reveal))
+    rv.main(["--config", str(CONFIGS / "qwen3-1.7b" / "reveal.yaml"), "--output-dir", "out",
+             "--set", "use_vllm=false", "bf16=false", "executor.timeout=3"])  # fmt: skip
+    assert seen["cfg"].use_vllm is False and seen["cfg"].executor["timeout"] == 3

@@ -292,9 +292,24 @@ def paper_train(exp: Any, base_model: str, output_dir: str | Path, **overrides: 
     import subprocess
 
     import torch
+
+    from murphy_lab.experiments import REPO
+
+    output_dir = Path(output_dir)
+    cfg_path = paper_recipe_file(exp, base_model, output_dir, **overrides)
+    script = "train_8xh100.sh" if torch.cuda.device_count() >= 8 else "colocate_1gpu.sh"
+    launcher = REPO / "reproduce" / "configs" / "launch" / script
+    env = {**os.environ, "ENTRY": "murphy_lab.baselines.reveal"}
+    subprocess.run(["bash", str(launcher), str(cfg_path), str(output_dir)], check=True, env=env)
+    return output_dir / "final"
+
+
+def paper_recipe_file(exp: Any, base_model: str, output_dir: str | Path, **overrides: Any) -> Path:
+    """Write the recipe a paper ReVeal run launches with (reveal.yaml + the experiment's seed, base model and
+    overrides) beside `output_dir`, check it with `load_recipe`, and return its path."""
     import yaml
 
-    from murphy_lab.experiments import REPO, paper_recipe
+    from murphy_lab.experiments import paper_recipe
 
     output_dir = Path(output_dir)
     recipe = yaml.safe_load(paper_recipe(exp).read_text())
@@ -305,18 +320,14 @@ def paper_train(exp: Any, base_model: str, output_dir: str | Path, **overrides: 
     cfg_path = output_dir.parent / f"{output_dir.name}.recipe.yaml"  # outside OUT: the trainer wants it empty
     cfg_path.write_text(yaml.safe_dump(recipe, sort_keys=False))
     load_recipe(cfg_path)  # a bad field fails here, before any GPU is touched
-    script = "train_8xh100.sh" if torch.cuda.device_count() >= 8 else "colocate_1gpu.sh"
-    launcher = REPO / "reproduce" / "configs" / "launch" / script
-    env = {**os.environ, "ENTRY": "murphy_lab.baselines.reveal"}
-    subprocess.run(["bash", str(launcher), str(cfg_path), str(output_dir)], check=True, env=env)
-    return output_dir / "final"
+    return cfg_path
 
 
 def main(argv: list[str] | None = None) -> Path:
     """`python -m murphy_lab.baselines.reveal --config reveal.yaml --output-dir DIR [--resume] [--set F=V ...]`."""
     import argparse
 
-    from murphy_lab.train import _parse_sets
+    from murphy_lab.train import _apply_nested, _parse_sets
 
     p = argparse.ArgumentParser(prog="python -m murphy_lab.baselines.reveal", description="Train ReVeal from a recipe")
     p.add_argument("--config", required=True, help="reveal.yaml: MurphyConfig fields and a `reveal:` mapping")
@@ -324,7 +335,9 @@ def main(argv: list[str] | None = None) -> Path:
     p.add_argument("--resume", action="store_true", help="continue from the newest checkpoint in --output-dir")
     p.add_argument("--set", nargs="*", default=[], metavar="FIELD=VALUE", help="override MurphyConfig/ReVealConfig fields")
     a = p.parse_args(argv)
-    config, reveal = load_recipe(a.config, **_parse_sets(a.set))
+    plain, nested = _parse_sets(a.set)  # FIELD=VALUE, and dotted items (task_args.path=...) merged into mappings
+    config, reveal = load_recipe(a.config, **plain)
+    config = _apply_nested(config, nested)
     final = train_reveal(config, a.output_dir, reveal, resume=a.resume)
     print(f"final model: {final}")
     return final
