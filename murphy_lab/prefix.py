@@ -6,9 +6,9 @@ laid out as TRL lays it out (B rows: P left-padded prompt columns, then C right-
 
     1. rows whose prompt columns are identical form a group                                  K groups, B rows
     2. prefix pass: the K distinct prompts minus their last column, through the decoder    -> keys/values (K, P-1)
-    3. tail pass:   each row's [last prompt token, completion] attends to its group's keys/values, selected per row
-                    with index_select (so the gradients of all siblings add up in the prefix pass), and the LM head
-                    scores the C completion tokens                                        -> log-probs (B, C)
+    3. tail pass:   each row's [last prompt token, completion] attends to its group's keys/values, repeated per
+                    row as expanded views (so the gradients of all siblings add up in the prefix pass), and the LM
+                    head scores the C completion tokens                                   -> log-probs (B, C)
 
 Position ids are the row pass's column indices and the attention mask is the row pass's, so the log-probs are the
 row pass's up to floating-point summation order (fp32: |Δ log p| ~ 1e-7, tests/test_prefix.py). Cost: K·(P-1)

@@ -124,7 +124,10 @@ def fit_refinement(
         return code, feedback
 
     def fits(c: str, f: str) -> bool:
-        return count(render(c, f)) <= max_tokens
+        text = render(c, f)
+        # every token (characters, BPE, byte fallback) covers at least one UTF-8 byte: a prompt of at most
+        # max_tokens bytes fits without being tokenized (the common case: no tokenizer call per refinement)
+        return len(text.encode("utf-8", "surrogatepass")) <= max_tokens or count(text) <= max_tokens
 
     if fits(code, feedback):
         return code, feedback

@@ -170,7 +170,9 @@ class MurphyTrainer(GRPOTrainer):
     def _batch(self, nodes: list[Node]) -> dict[str, Any]:
         device, pad_id = self.accelerator.device, self._tokenizer.pad_token_id
         rows = len(nodes)
-        truncated = [self._is_truncated(n.meta["completion_ids"]) for n in nodes]
+        ends = set(self.eos_token_ids) | {pad_id}  # TRL's mask_truncated_completions: no EOS/pad at the end
+        truncated = [self.mask_truncated_completions and (not n.meta["completion_ids"] or
+                     n.meta["completion_ids"][-1] not in ends) for n in nodes]  # fmt: skip
         tokens = sum(len(n.meta["completion_ids"]) for n, cut in zip(nodes, truncated) if not cut)
         counts = self._gather_counts(rows, tokens)  # (ranks, 2): real rows and completion tokens of every rank
         target = self._row_target(int(counts[:, 0].max()))  # equal on every rank, a multiple of steps_per_generation
@@ -197,12 +199,6 @@ class MurphyTrainer(GRPOTrainer):
         }
         out.update(self._logps(prompt_ids, prompt_mask, completion_ids, completion_mask, nodes + fill))
         return out
-
-    def _is_truncated(self, completion_ids: list[int]) -> bool:
-        """TRL's mask_truncated_completions: a completion that does not end in EOS (or pad) gets a zero mask."""
-        if not self.mask_truncated_completions:
-            return False
-        return not completion_ids or completion_ids[-1] not in set(self.eos_token_ids) | {self._tokenizer.pad_token_id}
 
     def _gather_counts(self, rows: int, tokens: int) -> torch.Tensor:
         """(ranks, 2) int64: every rank's real rows and completion tokens this round (one collective)."""

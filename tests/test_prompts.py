@@ -235,3 +235,16 @@ def test_evaluation_refinement_prompts_fit_the_models_context(scaffold, tiny_mod
     (ep,) = get_scaffold(scaffold).run(smoke_tasks()[:1], policy, LongFeedback(), budget=6)
     repair = next(a.prompt for a in ep.attempts if a.parent is not None)  # a refinement of a failed attempt
     assert policy.num_tokens(policy.render(repair)) + 8 <= 400 and "... [truncated " in repair
+
+
+def test_a_refinement_prompt_within_budget_in_bytes_is_not_tokenized():
+    # every token covers at least one UTF-8 byte, so a short prompt needs no tokenizer call (hot path: one per
+    # refinement); a long one is still measured with `count`
+    def count(text):
+        raise AssertionError("tokenized a prompt that fits by its byte length")
+
+    short = P.refine_prompt("add", "def f(): pass", "failed", max_tokens=10_000, count=count)
+    assert "[truncated" not in short
+    calls = []
+    long = P.refine_prompt("add", "x" * 5000, "y" * 5000, max_tokens=2000, count=lambda t: calls.append(t) or len(t))
+    assert calls and "[truncated" in long and len(long) <= 2000
