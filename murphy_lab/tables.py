@@ -521,7 +521,7 @@ def plot_pruning_cost(metrics: pd.DataFrame, path: str | Path | None = None):
     if cost.empty:
         raise ValueError("metrics is empty: nothing to plot")
     fig, axes = plt.subplots(1, 3, figsize=(11, 3.2))
-    names = [_variant_name(p) for p in cost["pruning"]]
+    names = [_variant_name(p).replace(", ", ",\n") for p in cost["pruning"]]  # two lines: labels never overlap
     colors = ["tab:blue" if p.startswith("intrap") else "tab:orange" if p.startswith("interp") else "tab:gray"
               for p in cost["pruning"]]  # hatched: backup on the pruned tree
     for ax, col, label in zip(axes, ("kept_traj", "optimization_s", "step_s"),
@@ -529,7 +529,7 @@ def plot_pruning_cost(metrics: pd.DataFrame, path: str | Path | None = None):
         ax.bar(names, cost[col].fillna(0), color=colors)
         for bar, p in zip(ax.patches, cost["pruning"]):
             bar.set_hatch("//" if p.endswith("+backup_pruned") else None)
-        ax.tick_params(axis="x", labelrotation=20, labelsize=7)
+        ax.tick_params(axis="x", labelsize=7)
         ax.set(title=label)
         ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
