@@ -87,7 +87,7 @@ def test_qwen3_4b_recipes_differ_from_1_7b_only_in_the_model():
 
 # --- launch scripts, with stubs for the GPU tools ------------------------------------------------------------------
 def stub_bin(tmp_path: Path, curl_ok: bool = True) -> Path:
-    """`accelerate` and `trl` record their argv in <tmp>/calls/<name>.json; `curl` answers /health."""
+    """`accelerate` and `trl` record their argv in <tmp>/calls/<name>.json; `curl` answers /health once `trl` runs."""
     bin_dir, calls = tmp_path / "bin", tmp_path / "calls"
     bin_dir.mkdir()
     calls.mkdir()
@@ -96,7 +96,10 @@ def stub_bin(tmp_path: Path, curl_ok: bool = True) -> Path:
     for name in ("accelerate", "trl"):
         (bin_dir / name).write_text(record + ("import time; time.sleep(60)\n" if name == "trl" else ""))
         (bin_dir / name).chmod(0o755)
-    (bin_dir / "curl").write_text(f"#!/bin/sh\nexit {0 if curl_ok else 7}\n")
+    # healthy only once the stub server has started (recorded its argv), as a real server is; answering before
+    # that let the script kill `trl` before it wrote trl.json on a loaded machine
+    health = f"test -f {str(calls / 'trl.json')!r} || exit 7\nexit 0" if curl_ok else "exit 7"
+    (bin_dir / "curl").write_text(f"#!/bin/sh\n{health}\n")
     (bin_dir / "curl").chmod(0o755)
     return bin_dir
 
