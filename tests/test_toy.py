@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 
 import pytest
@@ -26,7 +27,7 @@ def smoke_policy(tmp_path_factory):
 
 
 def _task(mask: str = "ab"):
-    return next(t for t in make_tasks("train", 40, seed=3) if spec_of(t).mask == mask)
+    return next(t for t in make_tasks("train", 40, seed=3, min_hidden=0) if spec_of(t).mask == mask)
 
 
 def test_make_tasks_is_deterministic_in_seed():
@@ -40,6 +41,18 @@ def test_train_and_test_splits_share_no_function():
     test = {(t.metadata["family"], t.metadata["a"], t.metadata["b"]) for t in make_tasks("test", 500, seed=0)}
     assert train and test and not train & test
     assert not set(functions("train")) & set(functions("test"))
+
+
+def test_every_default_task_hides_a_constant():
+    masks = {spec_of(t).mask for t in make_tasks("train", 300, seed=0)}
+    assert masks == {"a", "b", "ab"}  # "none" needs no feedback: a failure on it is worth the same whatever it says
+    assert "none" in {spec_of(t).mask for t in make_tasks("train", 300, seed=0, min_hidden=0)}
+
+
+@pytest.mark.parametrize("kw", [dict(min_hidden=3), dict(min_hidden=2, p_hide_a=0.0), dict(p_hide_a=0, p_hide_b=0)])
+def test_impossible_hiding_is_a_value_error(kw):
+    with pytest.raises(ValueError, match="min_hidden"):
+        make_tasks("train", 3, **kw)
 
 
 def test_unknown_split_is_a_value_error():
@@ -86,6 +99,34 @@ def test_syntax_error_reveals_nothing(executor):
     assert revealed(t, fb) == set() and informative_share([fb]) == 0.0
 
 
+def test_broken_attempts_carry_no_constant_in_code_or_feedback(executor):
+    from murphy_lab.toy.corpus import BREAKS, Attempt
+
+    t = _task()
+    spec = spec_of(t)
+    for i in range(len(BREAKS)):
+        att = Attempt(spec, spec.a, spec.b, broken=i)
+        res = executor.run(att.code, t.visible_tests)
+        assert res.status == "syntax" and revealed(t, res.feedback) == set()
+        quoted = re.sub(r"line \d", "", res.feedback)  # the line number is the only digit the executor adds
+        assert not re.search(r"\d", att.code + quoted), att.code
+
+
+def test_repairing_a_broken_attempt_starts_over():
+    import random
+
+    from murphy_lab.toy.corpus import Attempt, NoiseConfig, repair
+    from murphy_lab.toy.world import Spec
+
+    spec = Spec("add", 6, 12, hide_a=True, hide_b=False)
+    noise = NoiseConfig(r_miscopy=0.0, r_broken=0.0)
+    right_but_broken = Attempt(spec, 6, 12, broken=0)  # its constants were cut off: nothing to keep
+    slopes = {repair(right_but_broken, set(), random.Random(i), noise).a for i in range(60)}
+    assert len(slopes) >= 4  # the hidden slope is guessed again, not kept
+    kept = {repair(Attempt(spec, 6, 12), set(), random.Random(i), noise).a for i in range(20)}
+    assert kept == {6}  # a readable attempt keeps what it had
+
+
 def test_informative_share_counts_only_failures():
     from murphy_lab.tree import Node, RolloutTree
 
@@ -107,6 +148,63 @@ def test_corpus_quotes_real_executor_feedback(executor):
         code = e["prompt"].split("### Previous attempt:\n", 1)[1].split("\n### Feedback:\n", 1)[0] + "\n"
         feedback = executor.run(code, task.visible_tests).feedback
         assert e["prompt"] == refine_prompt(task.prompt, code, feedback)
+
+
+def test_corpus_is_identical_for_one_seed_even_on_a_loaded_machine(executor):
+    import multiprocessing as mp
+
+    quiet = build_corpus(40, executor, seed=5)
+    hogs = [mp.get_context("spawn").Process(target=_burn, args=(8.0,)) for _ in range(3)]
+    for h in hogs:
+        h.start()
+    try:
+        loaded = build_corpus(40, executor, seed=5)
+    finally:
+        for h in hogs:
+            h.terminate()
+    assert loaded == quiet and build_corpus(40, executor, seed=6) != quiet
+
+
+def _burn(seconds: float) -> None:
+    end = time.time() + seconds
+    while time.time() < end:
+        pass
+
+
+def test_a_starved_executor_stops_the_corpus_build():
+    from murphy_lab.executor.types import ExecutionResult
+
+    class Starved:
+        def run_many(self, jobs):
+            return [ExecutionResult(0.0, 0, 1, "timeout", "Timed out after 2 s") for _ in jobs]
+
+    with pytest.raises(RuntimeError, match="timed out"):
+        build_corpus(5, Starved(), seed=0)
+
+
+def test_two_builds_of_one_config_are_identical(smoke_policy, tmp_path):
+    from pathlib import Path
+
+    again = build_toy_policy("smoke", cache_dir=tmp_path, seed=0, threads=1)
+    for name in ("model.safetensors", "corpus.jsonl"):
+        assert (Path(again) / name).read_bytes() == (Path(smoke_policy) / name).read_bytes(), name
+
+
+def test_shipped_policy_loads_and_matches_the_build_config(executor):
+    from pathlib import Path
+
+    from transformers import AutoModelForCausalLM
+
+    from murphy_lab.toy.build import SHIPPED, SIZES, config_hash, feedback_fingerprint
+
+    info = json.loads((SHIPPED / "build.json").read_text())
+    expected = config_hash(SIZES["toy"], 0, feedback_fingerprint(executor))
+    assert info["config_hash"] == expected, (
+        "the shipped toy policy was built from another world, corpus or executor feedback format: rebuild it with "
+        "`python -m murphy_lab.toy.build --ship` and commit murphy_lab/toy/policy/")
+    assert sum(f.stat().st_size for f in SHIPPED.iterdir()) <= 1_000_000
+    assert AutoModelForCausalLM.from_pretrained(SHIPPED).num_parameters() == info["parameters"]
+    assert Path(build_toy_policy()) == SHIPPED  # the default build is the shipped one: nothing is rebuilt
 
 
 def test_smoke_sft_runs_and_loss_decreases(smoke_policy):

@@ -2,14 +2,14 @@
 
     from murphy_lab.toy import make_tasks, build_toy_policy, informative_share
     train, test = make_tasks("train", 256, seed=0), make_tasks("test", 200, seed=0)
-    path = build_toy_policy()            # cached; loads with AutoModelForCausalLM.from_pretrained(path)
+    path = build_toy_policy()            # the shipped policy (murphy_lab/toy/policy); loads with from_pretrained
 
 See docs/toy_world.md for the design, why it should make retrospective credit matter, and measured numbers.
 """
 
 from murphy_lab.toy.build import SIZES, ToyPolicyConfig, build_toy_policy, default_cache_dir
 from murphy_lab.toy.corpus import NoiseConfig, build_corpus
-from murphy_lab.toy.measure import HFSampler, informative, informative_share, iter_k_pass
+from murphy_lab.toy.measure import failure_values, informative, informative_share, measure_policy
 from murphy_lab.toy.profile import TOY_PRESETS, register, toy_profile
 from murphy_lab.toy.world import Spec, make_tasks, revealed, revealed_in, spec_of
 
@@ -18,16 +18,16 @@ register()  # profile="toy" in murphy_lab.config resolves through toy_profile
 __all__ = [
     "SIZES",
     "TOY_PRESETS",
-    "HFSampler",
     "NoiseConfig",
     "Spec",
     "ToyPolicyConfig",
     "build_corpus",
     "build_toy_policy",
     "default_cache_dir",
+    "failure_values",
     "informative",
     "informative_share",
-    "iter_k_pass",
+    "measure_policy",
     "make_tasks",
     "revealed",
     "revealed_in",

@@ -6,7 +6,17 @@
 
 The checkpoint directory is `<cache_dir>/<size>-<hash>/` where the hash covers the whole config, the corpus
 version and a fingerprint of the executor's feedback format, so a changed executor rebuilds instead of serving a
-model trained on stale feedback. The build is deterministic for a seed (same corpus, same init, same batches).
+model trained on stale feedback.
+
+The default policy (`size="toy"`, seed 0) ships with the package in `murphy_lab/toy/policy/` (≈ 0.5 MB): when its
+recorded hash equals the one computed here, `build_toy_policy()` returns it and builds nothing, so `make demo`
+and notebook 06 never rebuild. `python -m murphy_lab.toy.build --ship` rebuilds it and replaces the shipped copy
+(needed after a change to the world, the corpus or the executor's feedback; `tests/test_toy.py` says so).
+
+The build is deterministic for a seed: the corpus is a function of the seed (expert programs run with a generous
+timeout, and a starved executor stops the build instead of changing the data), and SFT uses a seeded init,
+seeded batches and a fixed thread count (`threads`, recorded in build.json; CPU kernels may sum in another order
+with another thread count).
 """
 
 from __future__ import annotations
@@ -24,7 +34,11 @@ from pathlib import Path
 from murphy_lab.toy.corpus import NoiseConfig, build_corpus
 from murphy_lab.toy.execution import get_executor
 
-CORPUS_VERSION = 1  # bump when the world or the corpus changes in a way the config does not show
+CORPUS_VERSION = 2  # bump when the world or the corpus changes in a way the config does not show
+# v2: broken attempts are cut off before their constants; every task hides at least one constant
+CORPUS_TIMEOUT = 30.0  # seconds per expert program (each runs in microseconds; only a starved machine comes close)
+BUILD_THREADS = 1  # torch threads of the default build (the shipped policy was built with it)
+SHIPPED = Path(__file__).resolve().parent / "policy"  # the shipped default policy (size "toy", seed 0)
 
 
 @dataclass
@@ -73,8 +87,19 @@ def config_hash(cfg: ToyPolicyConfig, seed: int, fingerprint: str) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 
+def shipped_policy(expected_hash: str | None = None) -> str | None:
+    """The shipped policy's directory when it exists (and, given `expected_hash`, was built from that config)."""
+    info = SHIPPED / "build.json"
+    if not info.exists():
+        return None
+    if expected_hash is not None and json.loads(info.read_text()).get("config_hash") != expected_hash:
+        return None
+    return str(SHIPPED)
+
+
 def build_toy_policy(size: str = "toy", cache_dir: str | Path | None = None, seed: int = 0,
-                     progress: bool = False, threads: int | None = 2, **overrides) -> str:
+                     progress: bool = False, threads: int | None = BUILD_THREADS, ship: bool = False,
+                     **overrides) -> str:
     """Build (or fetch from the cache) the toy policy; return its checkpoint directory.
 
     `size` picks a preset in `SIZES`; keyword `overrides` replace config fields (e.g. `steps=800`).
@@ -85,10 +110,21 @@ def build_toy_policy(size: str = "toy", cache_dir: str | Path | None = None, see
     if size not in SIZES:
         raise ValueError(f"size must be one of {sorted(SIZES)}, got {size!r}")
     cfg = replace(SIZES[size], **overrides)
-    executor = get_executor()
+    executor = get_executor(timeout=CORPUS_TIMEOUT)
+    try:
+        return _build(size, cfg, seed, executor, cache_dir, progress, threads, ship)
+    finally:
+        getattr(executor, "close", lambda: None)()
+
+
+def _build(size: str, cfg: ToyPolicyConfig, seed: int, executor, cache_dir, progress: bool, threads: int | None,
+           ship: bool) -> str:
+    digest = config_hash(cfg, seed, feedback_fingerprint(executor))
     out = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-    final = out / f"{size}-{config_hash(cfg, seed, feedback_fingerprint(executor))}"
-    if (final / "build.json").exists():
+    final = out / f"{size}-{digest}"
+    if not ship and (shipped := shipped_policy(digest)):
+        return shipped
+    if (final / "build.json").exists() and not ship:
         return str(final)
 
     import torch
@@ -122,17 +158,34 @@ def build_toy_policy(size: str = "toy", cache_dir: str | Path | None = None, see
             "parameters": sum(p.numel() for p in model.parameters()),
             "corpus_examples": len(corpus),
             "corpus_turns": {t: sum(e["turn"] == t for e in corpus) for t in (1, 2, 3)},
+            "config_hash": digest, "threads": torch.get_num_threads(),
             "corpus_seconds": round(t_corpus, 1), "total_seconds": round(time.time() - t0, 1),
             "final_loss": log[-1]["smoothed"], "loss_log": log,
         }
         (tmp / "build.json").write_text(json.dumps(info, indent=1))
-        if final.exists():  # a concurrent build finished first; keep theirs
+        if ship:
+            _ship(tmp)
+        if final.exists():  # a concurrent build (or an earlier one) finished first; keep theirs
             shutil.rmtree(tmp, ignore_errors=True)
         else:
             os.replace(tmp, final)
     finally:
         torch.set_num_threads(old_threads)
-    return str(final)
+    return str(SHIPPED) if ship else str(final)
+
+
+SHIPPED_FILES = ("config.json", "generation_config.json", "model.safetensors", "tokenizer.json",
+                 "tokenizer_config.json", "build.json")  # not corpus.jsonl (2.6 MB; the build recreates it)
+
+
+def _ship(built: Path) -> None:
+    """Replace the shipped policy by the files of `built` (a finished build directory)."""
+    if SHIPPED.exists():
+        shutil.rmtree(SHIPPED)
+    SHIPPED.mkdir()
+    for name in SHIPPED_FILES:
+        if (built / name).exists():
+            shutil.copy2(built / name, SHIPPED / name)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -141,10 +194,14 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--cache-dir", default=None, help="default: $MURPHY_LAB_CACHE/toy or ~/.cache/murphy_lab/toy")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--steps", type=int, default=None, help="override the preset's SFT steps")
-    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--threads", type=int, default=BUILD_THREADS, help="torch threads (the result depends on it)")
+    p.add_argument("--ship", action="store_true", help="rebuild and replace the shipped policy in murphy_lab/toy/policy")
     args = p.parse_args(argv)
     kw = {"steps": args.steps} if args.steps else {}
-    path = build_toy_policy(args.size, args.cache_dir, args.seed, progress=True, threads=args.threads, **kw)
+    if args.ship and (args.size, args.seed, kw) != ("toy", 0, {}):
+        p.error("--ship rebuilds the default policy only (--size toy --seed 0, no --steps)")
+    path = build_toy_policy(args.size, args.cache_dir, args.seed, progress=True, threads=args.threads,
+                            ship=args.ship, **kw)
     info = json.loads((Path(path) / "build.json").read_text())
     print(f"{path}\n  parameters {info['parameters']:,}  corpus {info['corpus_examples']} examples  "
           f"final SFT loss {info['final_loss']:.3f}  built in {info['total_seconds']} s")

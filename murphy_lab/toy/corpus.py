@@ -4,10 +4,12 @@ The expert plays the toy world the way a careful human would, but makes mistakes
 base model trained on it has room to improve both at turn 1 and at repair:
 
 - turn 1: copy the constants the prompt gives (each miscopied with prob `p_miscopy`), guess the hidden ones
-  uniformly, and break the syntax with prob `p_broken`;
+  uniformly, and break the syntax with prob `p_broken`; a broken attempt is cut off before its constants (as a
+  truncated generation is), so it carries nothing right into the repair and its feedback reveals nothing;
 - repair (turns 2 and 3): keep the previous attempt's constants, except that a constant the feedback reveals is
   copied from the feedback and a constant the prompt gives is copied from the prompt (each copy wrong with prob
-  `r_miscopy`); a syntax error is fixed (the constants stay); the repair itself breaks with prob `r_broken`.
+  `r_miscopy`); the repair of a broken attempt starts over (copy what the prompt gives, guess the rest); the repair
+  itself breaks with prob `r_broken`.
 
 Corpus chains run turn 1 -> turn 2 -> turn 3 on training-split tasks; every turn of a chain is one example
 (prompt, completion), and each feedback text in a refinement prompt is the REAL feedback of executing that
@@ -18,10 +20,10 @@ never drift from the executor's format.
 from __future__ import annotations
 
 import random
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 from murphy_lab.prompts import first_prompt, refine_prompt
-from murphy_lab.toy.world import A_VALUES, B_VALUES, Spec, program, revealed, sample_specs, to_task
+from murphy_lab.toy.world import A_VALUES, B_VALUES, FAMILIES, Spec, program, revealed, sample_specs, to_task
 
 
 @dataclass
@@ -34,6 +36,7 @@ class NoiseConfig:
     r_miscopy: float = 0.25  # repair: a constant it should copy (from feedback or prompt) is copied wrong
     p_hide_a: float = 0.5  # how often the corpus tasks hide A (as in make_tasks)
     p_hide_b: float = 0.5  # how often the corpus tasks hide B
+    min_hidden: int = 1  # every corpus task hides at least this many constants (as in make_tasks)
 
 
 @dataclass
@@ -47,17 +50,19 @@ class Attempt:
 
     @property
     def code(self) -> str:
-        text = program(self.spec.family, self.a, self.b)
-        return BREAKS[self.broken](text) if self.broken >= 0 else text
+        if self.broken >= 0:
+            return BREAKS[self.broken].format(op=FAMILIES[self.spec.family])
+        return program(self.spec.family, self.a, self.b)
 
 
-# Syntax errors a beginner makes; each maps the canonical program to a broken one (constants stay readable).
+# Broken attempts: the program cut off or garbled before its constants, so that neither the code nor the
+# executor's SyntaxError feedback (which quotes the offending line) holds a constant. Each fails to compile.
 BREAKS = (
-    lambda s: s.replace("def f(x):", "def f(x)"),
-    lambda s: s.replace("return", "retrun"),
-    lambda s: s.replace("return x*", "return x**(", 1),
-    lambda s: s.replace("def f(x):", "def f(x:"),
-    lambda s: s.replace("    return", "return"),
+    "def f(x):\n    return x*\n",
+    "def f(x):\n    return x*({op}\n",
+    "def f(x):\n    return x*{op}\n",
+    "def f(x)\n    return x\n",
+    "def f(x:\n",
 )
 
 
@@ -80,6 +85,8 @@ def first_attempt(spec: Spec, rng: random.Random, noise: NoiseConfig) -> Attempt
 def repair(prev: Attempt, reveals: set[str], rng: random.Random, noise: NoiseConfig) -> Attempt:
     """The expert's repair of `prev` given which constants its feedback revealed."""
     spec = prev.spec
+    if prev.broken >= 0:  # nothing to keep: start over, with the repair's error rates
+        return first_attempt(spec, rng, replace(noise, p_broken=noise.r_broken, p_miscopy=noise.r_miscopy))
     a, b = prev.a, prev.b
     if "a" in reveals or not spec.hide_a:  # copy A from the feedback or the prompt
         a = _copy(rng, A_VALUES, spec.a, noise.r_miscopy)
@@ -97,7 +104,8 @@ def build_corpus(n_chains: int, executor, seed: int = 0, noise: NoiseConfig | No
     """
     noise = noise or NoiseConfig()
     rng = random.Random(f"toy-corpus-{seed}")
-    specs = sample_specs("train", n_chains, seed=seed + 10_000, p_hide_a=noise.p_hide_a, p_hide_b=noise.p_hide_b)
+    specs = sample_specs("train", n_chains, seed=seed + 10_000, p_hide_a=noise.p_hide_a, p_hide_b=noise.p_hide_b,
+                         min_hidden=noise.min_hidden)
     tasks = [to_task(s, f"corpus/{i}") for i, s in enumerate(specs)]
     examples: list[dict] = []
     # live chains: (task index, prompt for the next attempt, the next attempt)
@@ -112,6 +120,7 @@ def build_corpus(n_chains: int, executor, seed: int = 0, noise: NoiseConfig | No
         if turn == turns:
             break
         results = _run_unique(executor, [(att.code, tasks[i].visible_tests) for i, _, att in live])
+        _require_verdicts(results)
         nxt = []
         for (i, _, att), res in zip(live, results):
             if res.passed == res.total:  # the visible locks pass only for the right function: chain done
@@ -134,6 +143,17 @@ def _run_unique(executor, jobs: list[tuple[str, object]]) -> list:
     uniq = list(first)
     res = dict(zip(uniq, executor.run_many([first[k] for k in uniq])))
     return [res[k] for k in keys]
+
+
+def _require_verdicts(results: list) -> None:
+    """The corpus must not depend on how loaded the machine is: a timed-out (or crashed) expert program (they are one-line
+    functions that run in microseconds) means the executor was starved, and its feedback would silently change the
+    data. Refuse instead of building a different corpus."""
+    starved = sum(r.status in ("timeout", "crashed") for r in results)
+    if starved:
+        raise RuntimeError(f"{starved} of the expert's programs timed out while building the toy corpus: the machine "
+                           "is too loaded for the executor's timeout; rerun when it is quieter (or raise "
+                           "murphy_lab.toy.build.CORPUS_TIMEOUT)")
 
 
 def _bar(progress: bool, total: int):

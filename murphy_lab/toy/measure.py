@@ -5,18 +5,22 @@ least one constant, i.e. quotes a failing lock test (`assert f(0) == 12`, or `..
 *uninformative* otherwise: a syntax error, a crash before the tests, or visible tests that all pass while the
 hidden test fails. This is the property MURPHY's retrospective credit can see and single-turn GRPO cannot.
 
-`iter_k_pass` is a self-contained version of the multi-turn evaluation (docs/evaluation.md): attempt, run the
-visible tests, on failure re-prompt with [task, previous code, feedback], up to `iters` attempts; Iter-k pass@1 is
-the fraction of (task, sample) chains whose code after at most k attempts passes the hidden tests. Use
-`murphy_lab.evaluate.evaluate` for the project-wide table; this one exists so the toy world can measure itself.
+`measure_policy` runs the project's evaluation (`murphy_lab.evaluate.evaluate`) on the test split and sorts the
+failed attempts by kind; `failure_values` grows real two-turn trees and reports what each kind of failed first
+attempt is worth to its refinements — the property this world is built to have (docs/toy_world.md).
+
+    python -m murphy_lab.toy.measure murphy_lab/toy/policy --failure-values
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from murphy_lab.executor import Executor
+from murphy_lab.policy import TransformersPolicy
 from murphy_lab.prompts import extract_program, first_prompt, refine_prompt
-from murphy_lab.toy.world import revealed_in
+from murphy_lab.toy.world import make_tasks, revealed, revealed_in
+from murphy_lab.tree import build_trees
 
 
 def informative(feedback: str) -> bool:
@@ -54,74 +58,6 @@ def _failure_feedbacks(items: Iterable):
             raise TypeError(f"informative_share expects trees, results/nodes or strings, got {type(it).__name__}")
 
 
-class HFSampler:
-    """`sample(prompts, n) -> list[list[str]]` over a transformers causal LM (temperature sampling, stops at EOS)."""
-
-    def __init__(self, model, tok, max_new_tokens: int = 48, temperature: float = 1.0, batch: int = 256) -> None:
-        self.model, self.tok = model, tok
-        self.max_new_tokens, self.temperature, self.batch = max_new_tokens, temperature, batch
-
-    def sample(self, prompts: Sequence[str], n: int) -> list[list[str]]:
-        import torch
-
-        flat = [p for p in prompts for _ in range(n)]
-        outs: list[str] = []
-        self.tok.padding_side = "left"
-        for i in range(0, len(flat), self.batch):
-            enc = self.tok(flat[i : i + self.batch], return_tensors="pt", padding=True, add_special_tokens=False)
-            with torch.no_grad():
-                gen = self.model.generate(
-                    **enc, do_sample=True, temperature=self.temperature, top_k=0, top_p=1.0,
-                    max_new_tokens=self.max_new_tokens, pad_token_id=self.tok.pad_token_id,
-                    eos_token_id=self.tok.eos_token_id,
-                )  # (b, T + new)
-            outs += self.tok.batch_decode(gen[:, enc["input_ids"].shape[1] :], skip_special_tokens=True)
-        return [outs[j * n : (j + 1) * n] for j in range(len(prompts))]
-
-
-def iter_k_pass(tasks: Sequence, sampler, executor, iters: int = 3, samples: int = 1) -> dict:
-    """Multi-turn self-refinement on `tasks`: Iter-1..Iter-`iters` pass@1 and failure statistics.
-
-    Returns {"iter": [p1, ..., pk], "informative_share": s, "failures": n, "by_difficulty": {...}} where
-    p_k is the fraction of the len(tasks) * samples chains solved (on hidden tests) within k attempts, and the
-    failure statistics count every attempt whose visible tests failed.
-    """
-    chains = [(t, s) for t in tasks for s in range(samples)]
-    solved_at = [None] * len(chains)  # attempt index (1-based) at which the chain's code passes hidden tests
-    live = list(range(len(chains)))
-    prompts = [first_prompt(t.prompt) for t, _ in chains]
-    feedbacks: list[str] = []
-    for k in range(1, iters + 1):
-        if not live:
-            break
-        outs = sampler.sample([prompts[c] for c in live], 1)
-        codes = [extract_program(o[0]) for o in outs]
-        vis = executor.run_many([chains[c][0].job(code, "visible") for code, c in zip(codes, live)])
-        hid = executor.run_many([chains[c][0].job(code, "hidden") for code, c in zip(codes, live)])
-        nxt = []
-        for c, code, v, h in zip(live, codes, vis, hid):
-            if h.passed == h.total:
-                solved_at[c] = k
-            if v.passed < v.total or h.passed < h.total:
-                feedbacks.append(v.feedback)
-            if v.passed < v.total:  # the scaffold only sees the visible tests
-                prompts[c] = refine_prompt(chains[c][0].prompt, code, v.feedback)
-                nxt.append(c)
-        live = nxt
-    n = max(1, len(chains))
-    by_diff: dict = {}
-    for (t, _), s in zip(chains, solved_at):
-        d = by_diff.setdefault(t.difficulty, [0, 0])
-        d[0] += s is not None and s <= iters
-        d[1] += 1
-    return {
-        "iter": [sum(s is not None and s <= k for s in solved_at) / n for k in range(1, iters + 1)],
-        "informative_share": informative_share(feedbacks),
-        "failures": len(feedbacks),
-        "by_difficulty": {d: v[0] / v[1] for d, v in sorted(by_diff.items())},
-    }
-
-
 def measure_policy(model_dir: str, n_tasks: int = 200, runs: int = 2, iters: Sequence[int] = (1, 2, 3),
                    seed: int = 1234, progress: bool = False) -> dict:
     """Iter-k pass@1 (%) on the toy test split, by difficulty, and the informative share of failed attempts.
@@ -131,10 +67,7 @@ def measure_policy(model_dir: str, n_tasks: int = 200, runs: int = 2, iters: Seq
     "informative_share_turn1": s1 (failed first attempts), "failures": n, "failure_kinds": {kind: count}}
     where a failure's kind is "informative" or, for an uninformative one, its executor status (syntax, ...).
     """
-    from murphy_lab.evaluate import evaluate
-    from murphy_lab.executor import Executor
-    from murphy_lab.policy import TransformersPolicy
-    from murphy_lab.toy.world import make_tasks
+    from murphy_lab.evaluate import evaluate  # imports pandas; kept out of `import murphy_lab.toy`
 
     tasks = make_tasks("test", n_tasks, seed=seed)
     policy = TransformersPolicy(model_dir, max_new_tokens=48)
@@ -153,47 +86,21 @@ def measure_policy(model_dir: str, n_tasks: int = 200, runs: int = 2, iters: Seq
             "informative_share_turn1": informative_share(first), "failure_kinds": kinds}
 
 
-def main(argv: list[str] | None = None) -> None:
-    import argparse
-
-    p = argparse.ArgumentParser(description="Measure a toy policy: Iter-k pass@1 and the informative share.")
-    p.add_argument("model_dir")
-    p.add_argument("--n-tasks", type=int, default=200)
-    p.add_argument("--runs", type=int, default=2)
-    p.add_argument("--iters", type=int, nargs="+", default=[1, 2, 3])
-    p.add_argument("--threads", type=int, default=1)
-    args = p.parse_args(argv)
-    import torch
-
-    torch.set_num_threads(args.threads)
-    out = measure_policy(args.model_dir, args.n_tasks, args.runs, args.iters, progress=True)
-    print(out["table"].to_string(index=False))
-    print(f"informative share of failed attempts: {out['informative_share']:.3f} ({out['failures']} failures); "
-          f"of failed first attempts: {out['informative_share_turn1']:.3f}; kinds: {out['failure_kinds']}")
-
-
-if __name__ == "__main__":
-    main()
-
-
 def failure_values(model_dir: str, n_tasks: int = 100, g1: int = 4, g2: int = 4, seed: int = 99) -> dict:
     """What a failed first attempt is worth to the next turn, by what its feedback revealed.
 
     Grows real two-turn trees (G1 first attempts, G2 refinements per failure, feedback and reward from the
     visible lock) on test-split tasks and groups the failed first attempts by kind: "reveals a", "reveals b",
-    "uninformative". For each kind: how many, the mean refinement success (the expected credit of one sampled
-    chain, as GRPO-MT sees it) and the mean of max over the G2 refinements (MaRS's credit r~(v)).
+    "uninformative", and "informative" (both reveal kinds together). For each kind: how many, the mean refinement
+    success (the expected credit of one sampled chain, as GRPO-MT sees it) and the mean of max over the G2
+    refinements (MaRS's credit r~(v)). The world is built so that informative failures are worth several times
+    the uninformative ones (docs/toy_world.md reports the shipped policy's figures).
     """
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    from murphy_lab.executor import Executor
-    from murphy_lab.toy.world import make_tasks, revealed
-    from murphy_lab.tree import build_trees
 
     torch.manual_seed(seed)
     tasks = make_tasks("test", n_tasks, seed=seed)
-    sampler = HFSampler(AutoModelForCausalLM.from_pretrained(model_dir), AutoTokenizer.from_pretrained(model_dir))
+    sampler = TransformersPolicy(model_dir, max_new_tokens=48)  # as evaluation samples: temperature 1, no top-k
     by_prompt = {first_prompt(t.prompt): t for t in tasks}
     with Executor(timeout=2.0, workers=2) as ex:
         trees = build_trees([first_prompt(t.prompt) for t in tasks], [t.visible_tests for t in tasks], sampler, ex,
@@ -211,4 +118,35 @@ def failure_values(model_dir: str, n_tasks: int = 100, g1: int = 4, g2: int = 4,
             s["n"] += 1
             s["chain"] += sum(rs) / len(rs)  # E[one sampled refinement] (GRPO-MT's credit, in expectation)
             s["mars"] += max(rs)  # MaRS: r~(v) = max(r(v), max_u r~(u)) with r(v) = 0
+    both = [stats[k] for k in ("reveals a", "reveals b") if k in stats]
+    if both:  # every informative failure together, the figure compared with the uninformative ones
+        stats["informative"] = {key: sum(s[key] for s in both) for key in ("n", "chain", "mars")}
     return {k: {"n": s["n"], "chain": s["chain"] / s["n"], "mars": s["mars"] / s["n"]} for k, s in stats.items()}
+
+
+def main(argv: list[str] | None = None) -> None:
+    import argparse
+
+    p = argparse.ArgumentParser(description="Measure a toy policy: Iter-k pass@1 and the informative share.")
+    p.add_argument("model_dir")
+    p.add_argument("--n-tasks", type=int, default=200)
+    p.add_argument("--runs", type=int, default=2)
+    p.add_argument("--iters", type=int, nargs="+", default=[1, 2, 3])
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--failure-values", action="store_true",
+                   help="also grow two-turn trees and report what each kind of failed first attempt is worth")
+    args = p.parse_args(argv)
+    import torch
+
+    torch.set_num_threads(args.threads)
+    if args.failure_values:
+        for kind, v in sorted(failure_values(args.model_dir, n_tasks=args.n_tasks).items()):
+            print(f"{kind:>13}: n={v['n']:4d}  chain={v['chain']:.3f}  MaRS={v['mars']:.3f}")
+    out = measure_policy(args.model_dir, args.n_tasks, args.runs, args.iters, progress=True)
+    print(out["table"].to_string(index=False))
+    print(f"informative share of failed attempts: {out['informative_share']:.3f} ({out['failures']} failures); "
+          f"of failed first attempts: {out['informative_share_turn1']:.3f}; kinds: {out['failure_kinds']}")
+
+
+if __name__ == "__main__":
+    main()

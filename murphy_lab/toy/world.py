@@ -3,9 +3,14 @@
 Every task asks for `f(x) = x*A + B` (family `add`) or `f(x) = x*A - B` (family `sub`) with A in 2..9, B in 1..30.
 The prompt names the constants, except that each one may be hidden behind a `?`:
 
-    #task: mul 6 add 12      (both given: solvable at turn 1 by copying)
     #task: mul ? add 12      (A hidden: a turn-1 attempt can only guess it)
+    #task: mul 6 sub ?       (B hidden)
     #task: mul ? sub ?       (both hidden: needs three turns, see below)
+    #task: mul 6 add 12      (both given: solvable at turn 1 by copying; not drawn by default, `min_hidden=0`)
+
+By default every task hides at least one constant (`min_hidden=1`): a task with nothing hidden needs no feedback,
+so a failure on it is worth the same whatever its feedback says, and it would blur the mechanism this world
+exists to show (docs/toy_world.md, "The world's design").
 
 The *visible* test is one staged lock (its result is the feedback quoted in refinement prompts). The suite's
 setup defines a checker whose asserts run in order, and the executor quotes the first one that fails:
@@ -16,7 +21,8 @@ setup defines a checker whose asserts run in order, and the executor quotes the 
     test: check(f)
 
 So what a failed attempt reveals depends on what it got right: an attempt with a wrong B reveals B and nothing
-about A; only an attempt with the right B reveals A. A broken attempt (syntax error) reveals nothing. With both
+about A; only an attempt with the right B reveals A. A broken attempt (a syntax error: the program is truncated
+before its constants, as a cut-off generation would be) reveals nothing and keeps nothing. With both
 constants hidden, turn 1 reveals B, turn 2 reveals A and turn 3 can solve, so Iter-1 < Iter-2 < Iter-3 by design.
 Both the visible and the hidden suite hold ONE test, so the reward r(v) is 0 or 1: no partial credit for merely
 running (the prototype's flaw, see docs/toy_world.md). Training should take rewards and feedback from the
@@ -96,13 +102,19 @@ def functions(split: str) -> list[tuple[str, int, int]]:
     return [(fam, a, b) for fam in FAMILIES for a in A_VALUES for b in B_VALUES if split_of(fam, a, b) == split]
 
 
-def sample_specs(split: str, n: int, seed: int = 0, p_hide_a: float = 0.5, p_hide_b: float = 0.5) -> list[Spec]:
-    """`n` task specs from `split`, deterministic in `seed`; each constant is hidden independently."""
+def sample_specs(split: str, n: int, seed: int = 0, p_hide_a: float = 0.5, p_hide_b: float = 0.5,
+                 min_hidden: int = 1) -> list[Spec]:
+    """`n` task specs from `split`, deterministic in `seed`; each constant is hidden independently, redrawn until
+    at least `min_hidden` of the two are hidden (default 1: with p = 0.5 each, masks a, b, ab are equally likely)."""
     if not isinstance(n, int) or n < 0:
         raise ValueError(f"n must be a non-negative integer, got {n!r}")
     for name, p in (("p_hide_a", p_hide_a), ("p_hide_b", p_hide_b)):
         if not 0.0 <= p <= 1.0:
             raise ValueError(f"{name} must lie in [0, 1], got {p!r}")
+    possible = (p_hide_a > 0) + (p_hide_b > 0)
+    if min_hidden not in (0, 1, 2) or min_hidden > possible:
+        raise ValueError(f"min_hidden must be 0, 1 or 2 and at most the number of constants that can be hidden "
+                         f"(p_hide_a={p_hide_a}, p_hide_b={p_hide_b}: {possible}), got {min_hidden!r}")
     rng = random.Random(f"toy-{split}-{seed}")
     pool = functions(split)
     out: list[Spec] = []
@@ -110,7 +122,11 @@ def sample_specs(split: str, n: int, seed: int = 0, p_hide_a: float = 0.5, p_hid
         order = pool[:]
         rng.shuffle(order)
         for fam, a, b in order[: n - len(out)]:
-            out.append(Spec(fam, a, b, hide_a=rng.random() < p_hide_a, hide_b=rng.random() < p_hide_b))
+            while True:
+                hide_a, hide_b = rng.random() < p_hide_a, rng.random() < p_hide_b
+                if hide_a + hide_b >= min_hidden:
+                    break
+            out.append(Spec(fam, a, b, hide_a=hide_a, hide_b=hide_b))
     return out
 
 
@@ -131,13 +147,14 @@ def to_task(spec: Spec, task_id: str) -> Task:
 
 
 def make_tasks(split: str = "train", n: int = 200, seed: int = 0, p_hide_a: float = 0.5,
-               p_hide_b: float = 0.5) -> list[Task]:
+               p_hide_b: float = 0.5, min_hidden: int = 1) -> list[Task]:
     """`n` toy tasks from `split` ("train" or "test"), deterministic in `seed`.
 
-    Train and test never share a function (family, A, B). Each constant is hidden with its own probability;
-    `difficulty` is easy (nothing hidden), medium (one hidden) or hard (both hidden).
+    Train and test never share a function (family, A, B). Each constant is hidden with its own probability, and
+    at least `min_hidden` of them (default 1); `difficulty` is easy (nothing hidden, only with `min_hidden=0`),
+    medium (one hidden) or hard (both hidden).
     """
-    specs = sample_specs(split, n, seed, p_hide_a, p_hide_b)
+    specs = sample_specs(split, n, seed, p_hide_a, p_hide_b, min_hidden)
     return [to_task(s, f"toy/{split}/{seed}/{i}") for i, s in enumerate(specs)]
 
 
