@@ -131,7 +131,7 @@ def test_informative_share_counts_only_failures():
     from murphy_lab.tree import Node, RolloutTree
 
     tree = RolloutTree(Node(children=[
-        Node(reward=0.0, feedback="Tests failed:\nassert f(0) == 12  # output: 7  (via: check(f))"),
+        Node(reward=0.0, feedback="Tests failed:\nassert f(0) == +12  # output: 7  (via: check(f))"),
         Node(reward=0.0, feedback="The program does not compile:\nSyntaxError: invalid syntax"),
         Node(reward=1.0, feedback="All tests passed."),
     ]))

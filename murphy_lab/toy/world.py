@@ -1,12 +1,15 @@
 """The toy task family: "locked" linear functions whose hidden constants only feedback can reveal.
 
 Every task asks for `f(x) = x*A + B` (family `add`) or `f(x) = x*A - B` (family `sub`) with A in 2..9, B in 1..30.
-The prompt names the constants, except that each one may be hidden behind a `?`:
+The prompt writes the function in the program's own notation, except that each constant may be hidden behind `?`:
 
-    #task: mul ? add 12      (A hidden: a turn-1 attempt can only guess it)
-    #task: mul 6 sub ?       (B hidden)
-    #task: mul ? sub ?       (both hidden: needs three turns, see below)
-    #task: mul 6 add 12      (both given: solvable at turn 1 by copying; not drawn by default, `min_hidden=0`)
+    #task: x*?+12      (A hidden: a turn-1 attempt can only guess it)
+    #task: x*6-?       (B hidden)
+    #task: x*?-?       (both hidden: needs three turns, see below)
+    #task: x*6+12      (both given: solvable at turn 1 by copying; not drawn by default, `min_hidden=0`)
+
+Every constant appears where it is given (prompt, feedback) in the form the program writes it (`*6`, `+12`, `-12`),
+so using it is a copy, the one skill a ~130k-parameter model learns reliably (docs/toy_world.md, world v2).
 
 By default every task hides at least one constant (`min_hidden=1`): a task with nothing hidden needs no feedback,
 so a failure on it is worth the same whatever its feedback says, and it would blur the mechanism this world
@@ -16,8 +19,8 @@ The *visible* test is one staged lock (its result is the feedback quoted in refi
 setup defines a checker whose asserts run in order, and the executor quotes the first one that fails:
 
     def check(f):
-        assert f(0) == 12            fails iff B is wrong            -> the feedback reveals B
-        assert f(1) - f(0) == 6      fails iff B is right and A wrong -> the feedback reveals A
+        assert f(0) == +12           fails iff B is wrong            -> the feedback reveals B (f(0) = +B or -B)
+        assert f(1) - f(0) == 1*6    fails iff B is right and A wrong -> the feedback reveals A
     test: check(f)
 
 So what a failed attempt reveals depends on what it got right: an attempt with a wrong B reveals B and nothing
@@ -66,12 +69,18 @@ class Spec:
     def prompt(self) -> str:
         a = "?" if self.hide_a else str(self.a)
         b = "?" if self.hide_b else str(self.b)
-        return f"#task: mul {a} {self.family} {b}"
+        return f"#task: x*{a}{FAMILIES[self.family]}{b}"
+
+    @property
+    def reveals(self) -> dict[str, str]:
+        """The lock's asserts, which the feedback quotes when they fail: `+12`/`-12` is B, `1*6` is A, written as
+        the program writes them."""
+        return {"b": f"assert f(0) == {FAMILIES[self.family]}{self.b}", "a": f"assert f(1) - f(0) == 1*{self.a}"}
 
     @property
     def check(self) -> str:
         """The visible suite's setup: a checker whose first failing assert is what the feedback quotes."""
-        return f"def check(f):\n    assert f(0) == {self.f(0)}\n    assert f(1) - f(0) == {self.a}\n"
+        return f"def check(f):\n    {self.reveals['b']}\n    {self.reveals['a']}\n"
 
     @property
     def hidden_test(self) -> str:
@@ -142,7 +151,7 @@ def to_task(spec: Spec, task_id: str) -> Task:
         difficulty={"none": "easy", "a": "medium", "b": "medium", "ab": "hard"}[spec.mask],
         source="toy",
         metadata={"family": spec.family, "a": spec.a, "b": spec.b, "hide_a": spec.hide_a, "hide_b": spec.hide_b,
-                  "reveals": {"b": f"assert f(0) == {spec.f(0)}", "a": f"assert f(1) - f(0) == {spec.a}"}},
+                  "reveals": spec.reveals},
     )
 
 
@@ -167,13 +176,13 @@ def spec_of(task: Task) -> Spec:
         raise ValueError(f"task {task.task_id!r} is not a toy task (metadata lacks {e})") from None
 
 
-_REVEAL_B = re.compile(r"assert f\(0\) == -?\d+")
-_REVEAL_A = re.compile(r"assert f\(1\) - f\(0\) == \d+")
+_REVEAL_B = re.compile(r"assert f\(0\) == [-+]\d+")
+_REVEAL_A = re.compile(r"assert f\(1\) - f\(0\) == 1\*\d+")
 
 
 def revealed_in(feedback: str) -> set[str]:
     """Which constants a feedback text states, read from the text alone (no task needed): "b" when it quotes
-    `assert f(0) == <value>`, "a" when it quotes `assert f(1) - f(0) == <A>`."""
+    `assert f(0) == +<B>` (or `-<B>`), "a" when it quotes `assert f(1) - f(0) == 1*<A>`."""
     fb = feedback or ""
     return {name for name, pat in (("b", _REVEAL_B), ("a", _REVEAL_A)) if pat.search(fb)}
 
