@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from murphy_lab.smoke import build_smoke, smoke_tasks
+from murphy_lab.tasks import load_tasks as load_named_tasks
 
 Builder = Callable[[Any, Path], tuple[str, list]]  # (MurphyConfig, workdir) -> (model path or hub id, tasks)
 
@@ -131,9 +132,7 @@ def load_tasks(name: str, **kw: Any) -> list:
     if ":" in name:  # a user's own task source, named in a YAML config
         module, fn = name.split(":", 1)
         return list(getattr(importlib.import_module(module), fn)(**kw))
-    from murphy_lab.tasks import load_tasks as load_named  # the benchmark loaders pull in pandas and datasets
-
-    return list(load_named(name, **kw))
+    return list(load_named_tasks(name, **kw))
 
 
 def _build_smoke(config, workdir: Path) -> tuple[str, list]:

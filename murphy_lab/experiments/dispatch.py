@@ -81,7 +81,7 @@ def train_config(exp: Experiment, base_model: str) -> MurphyConfig:
 
 def default_train(exp: Experiment, base_model: str, output_dir: Path) -> Path:
     """Train `base_model` with the experiment's method (module docstring); returns the trained model's folder."""
-    # The baselines' pipelines are imported when they run: they pull in torch and TRL.
+    # The baselines' pipelines are imported when they run: they pull in torch and TRL, and import this package.
     if exp.method == "mucode":  # expert iteration with a learned verifier
         from murphy_lab.baselines.mucode.pipeline import experiment_train
 
