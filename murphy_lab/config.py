@@ -12,6 +12,7 @@ A profile's presets, and how it becomes a model and tasks (`resolve`), live in `
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import importlib.util
 import os
@@ -132,7 +133,7 @@ class MurphyConfig:
     @classmethod
     def for_profile(cls, profile: str, **overrides: Any) -> MurphyConfig:
         """The profile's preset values (`murphy_lab.profiles`, `Profile.trainer`), then `overrides`."""
-        presets = profiles.get_profile(profile).trainer
+        presets = copy.deepcopy(dict(profiles.get_profile(profile).trainer))  # a config owns its nested dicts
         return cls.from_dict({**presets, **overrides, "profile": profile})
 
     @classmethod
@@ -154,7 +155,7 @@ class MurphyConfig:
         if not isinstance(d, dict):
             raise ValueError(f"config {str(path)!r} must be a YAML mapping of field: value")
         profile = profile or d.get("profile", "paper")
-        base = profiles.PROFILES[profile].trainer if profile in profiles.PROFILES else {}
+        base = copy.deepcopy(dict(profiles.PROFILES[profile].trainer)) if profile in profiles.PROFILES else {}
         return cls.from_dict({**base, **d, **overrides, "profile": profile})
 
     def to_dict(self) -> dict:

@@ -52,3 +52,10 @@ def test_config_and_mucode_read_their_presets_from_the_registry(monkeypatch):
 def test_load_tasks_by_name_and_by_module_function():
     assert len(profiles.load_tasks("smoke", n=2)) == 2
     assert len(profiles.load_tasks("murphy_lab.smoke:smoke_tasks", n=3)) == 3
+
+
+def test_a_config_never_shares_its_nested_presets_with_the_registry():
+    cfg = MurphyConfig.for_profile("toy")
+    cfg.executor["workers"] = 99  # e.g. a notebook adjusting its own run
+    assert get_profile("toy").trainer["executor"]["workers"] == 2
+    assert MurphyConfig.for_profile("toy").executor["workers"] == 2
