@@ -145,7 +145,6 @@ def build_toy(config, workdir: Path) -> tuple[str, list]:
     (murphy_lab.toy.default_cache_dir), not in workdir."""
     from murphy_lab.toy import build_toy_policy, make_tasks  # not at the top: the toy package imports us
 
-
     args = {**TOY_TRAIN, **(config.task_args or {})}
     size = args.pop("policy_size", "toy")
     model = config.model or build_toy_policy(size=size, progress=True)

@@ -1,4 +1,4 @@
-"""experiments.py: config keys, caching, checkpoint reuse, rebuild-from-cache; train/evaluate are injected fakes."""
+"""murphy_lab.experiments: config keys, caching, checkpoint reuse, rebuild-from-cache, setup; train/evaluate are injected fakes."""
 
 import json
 from pathlib import Path
