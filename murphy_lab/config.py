@@ -1,4 +1,4 @@
-"""`MurphyConfig`: every knob of a MURPHY training run, with the paper's values as defaults, plus run profiles.
+"""`MurphyConfig`: every knob of a MURPHY training run, with the paper's values as defaults.
 
 One small dataclass (a docstring under each field), loadable from YAML, validated *before* any model loads, that
 produces TRL's `GRPOConfig` for the trainer (`to_grpo_config`). Fields that TRL owns and we do not name here can be
@@ -7,22 +7,22 @@ passed through verbatim in `trl:` (any `GRPOConfig` field).
     cfg = MurphyConfig.from_yaml("reproduce/configs/qwen3-1.7b/murphy_mars.yaml")
     cfg = MurphyConfig.for_profile("smoke", mode="grpo_mt", g2=1)
 
-Profiles (docs/reproduce.md, "Profiles"): `smoke` (a tiny random model and a few hand-made tasks: every code path in seconds), `toy` (the
-project's own synthetic world and policy, registered by `murphy_lab.toy`), `paper` (a real model and KodCode on
-GPUs). `PROFILE_BUILDERS[name](config, workdir) -> (model_path, tasks)` turns a profile into a model and tasks;
-other modules register theirs there.
+A profile's presets, and how it becomes a model and tasks (`resolve`), live in `murphy_lab.profiles`.
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
-import importlib
 import importlib.util
 import os
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import yaml
+
+from murphy_lab import profiles
 
 MODES = ("murphy", "grpo_mt", "grpo")
 CREDITS = ("mars", "mers")
@@ -35,7 +35,7 @@ class MurphyConfig:
 
     # --- what to train ------------------------------------------------------------------------------------------
     profile: str = "paper"
-    """Run profile: 'smoke' | 'toy' | 'paper' (or any name registered in PROFILE_BUILDERS)."""
+    """Run profile: 'smoke' | 'toy' | 'paper' (or any name registered in murphy_lab.profiles)."""
     model: str = ""
     """Policy checkpoint: a local folder or a hub id (e.g. 'Qwen/Qwen3-1.7B'). Empty: the profile builds one."""
     tasks: str = ""
@@ -132,11 +132,9 @@ class MurphyConfig:
     # --- construction -------------------------------------------------------------------------------------------
     @classmethod
     def for_profile(cls, profile: str, **overrides: Any) -> MurphyConfig:
-        """The profile's preset values (PROFILES[profile]), then `overrides`."""
-        _import_profile_module(profile)
-        if profile not in PROFILES:
-            raise ValueError(f"profile must be one of {sorted(PROFILES)}, got {profile!r}")
-        return cls.from_dict({**PROFILES[profile], **overrides, "profile": profile})
+        """The profile's preset values (`murphy_lab.profiles`, `Profile.trainer`), then `overrides`."""
+        presets = copy.deepcopy(dict(profiles.get_profile(profile).trainer))  # a config owns its nested dicts
+        return cls.from_dict({**presets, **overrides, "profile": profile})
 
     @classmethod
     def from_dict(cls, d: dict) -> MurphyConfig:
@@ -150,8 +148,6 @@ class MurphyConfig:
     @classmethod
     def from_yaml(cls, path: str | os.PathLike, profile: str | None = None, **overrides: Any) -> MurphyConfig:
         """Load a YAML file: the profile's presets (the file's `profile:` or `profile=`), then the file, then overrides."""
-        import yaml
-
         path = Path(path)
         if not path.is_file():
             raise ValueError(f"config: no such file {str(path)!r}")
@@ -159,8 +155,7 @@ class MurphyConfig:
         if not isinstance(d, dict):
             raise ValueError(f"config {str(path)!r} must be a YAML mapping of field: value")
         profile = profile or d.get("profile", "paper")
-        _import_profile_module(profile)
-        base = PROFILES.get(profile, {})
+        base = copy.deepcopy(dict(profiles.PROFILES[profile].trainer)) if profile in profiles.PROFILES else {}
         return cls.from_dict({**base, **d, **overrides, "profile": profile})
 
     def to_dict(self) -> dict:
@@ -168,8 +163,6 @@ class MurphyConfig:
 
     def to_yaml(self, path: str | os.PathLike) -> None:
         """Write the resolved config (saved beside every run's results)."""
-        import yaml
-
         Path(path).write_text(yaml.safe_dump(self.to_dict(), sort_keys=False))
 
     # --- validation ---------------------------------------------------------------------------------------------
@@ -254,7 +247,7 @@ class MurphyConfig:
     # --- to TRL -------------------------------------------------------------------------------------------------
     def to_grpo_config(self, output_dir: str | os.PathLike, **extra: Any):
         """The `trl.GRPOConfig` for this run (validates first). `extra` overrides anything (e.g. resume paths)."""
-        from trl import GRPOConfig
+        from trl import GRPOConfig  # heavy (torch, transformers): only when a run starts
 
         self.validate()
         bf16 = _cuda_available() if self.bf16 is None else self.bf16
@@ -297,93 +290,8 @@ class MurphyConfig:
         return GRPOConfig(**kw)
 
 
-# ---------------------------------------------------------------------------------------------------------------
-# Profiles: preset values, and how each profile becomes (model path, tasks)
-# ---------------------------------------------------------------------------------------------------------------
-PROFILES: dict[str, dict] = {
-    # every code path in seconds on a CPU: tiny random model, 4 hand-made tasks, 2 tasks per step
-    "smoke": dict(
-        g1=4, g2=2, turns=2, per_device_train_batch_size=8, max_completion_length=8, max_steps=2,
-        learning_rate=1e-2, save_steps=2, bf16=False, executor={"timeout": 5.0, "workers": 1},
-    ),
-    # "toy": registered by murphy_lab.toy (register_profile) on import; _load_profile imports it on demand
-    # the paper's values (the dataclass defaults); model and tasks come from the YAML
-    "paper": dict(),
-}
-
-Builder = Callable[[MurphyConfig, Path], tuple[str, list]]
-PROFILE_BUILDERS: dict[str, Builder] = {}
-
-
-def _import_profile_module(name: str) -> None:
-    """Import `murphy_lab.<name>` if it exists, so a module that registers a profile (murphy_lab.toy) has refined
-    its presets before they are read."""
-    if name.isidentifier() and name not in PROFILE_BUILDERS:
-        try:
-            importlib.import_module(f"murphy_lab.{name}")
-        except ImportError:
-            pass
-
-
-def register_profile(name: str, builder: Builder, presets: dict | None = None) -> None:
-    """Register `builder(config, workdir) -> (model_path, tasks)` for profile `name` (the toy world calls this)."""
-    PROFILE_BUILDERS[name] = builder
-    if presets is not None:
-        PROFILES[name] = dict(presets)
-
-
-def resolve(config: MurphyConfig, workdir: str | os.PathLike) -> tuple[str, list]:
-    """Turn a validated config into (model path or hub id, list of Task). Builds local models under `workdir`.
-
-    `config.model` / `config.tasks`, when set, win over what the profile would build.
-    """
-    workdir = Path(workdir)
-    _load_profile(config.profile)
-    builder = PROFILE_BUILDERS.get(config.profile)
-    model = config.model or None
-    tasks = load_tasks(config.tasks, **config.task_args) if config.tasks else None
-    if model is None or tasks is None:
-        if builder is None:
-            raise ValueError(f"profile: no builder registered for {config.profile!r} and model/tasks not both set")
-        built_model, built_tasks = builder(config, workdir)
-        model, tasks = model or built_model, tasks if tasks is not None else built_tasks
-    if not tasks:
-        raise ValueError(f"tasks: the source {config.tasks or config.profile!r} gave no tasks")
-    return model, list(tasks)
-
-
-def load_tasks(name: str, **kw: Any) -> list:
-    """Tasks by name: 'module:function' (called with kw), or murphy_lab.tasks.load_tasks(name, **kw)."""
-    if ":" in name:
-        module, fn = name.split(":", 1)
-        return list(getattr(importlib.import_module(module), fn)(**kw))
-    if name == "smoke":
-        from murphy_lab.smoke import smoke_tasks
-
-        return smoke_tasks(**kw)
-    tasks_pkg = importlib.import_module("murphy_lab.tasks")
-    if not hasattr(tasks_pkg, "load_tasks"):
-        raise ValueError(f"tasks: murphy_lab.tasks has no load_tasks registry yet; use 'module:function' for {name!r}")
-    return list(tasks_pkg.load_tasks(name, **kw))
-
-
-def _load_profile(name: str) -> None:
-    """Import murphy_lab.<name> when it is not registered yet: a profile module registers itself on import."""
-    if name in PROFILE_BUILDERS or name == "paper" or not name.isidentifier():
-        return
-    try:
-        importlib.import_module(f"murphy_lab.{name}")
-    except ImportError:
-        pass
-
-
-def _smoke_builder(config: MurphyConfig, workdir: Path) -> tuple[str, list]:
-    from murphy_lab.smoke import build_smoke
-
-    return build_smoke(workdir)
-
-
-PROFILE_BUILDERS["smoke"] = _smoke_builder
+# moved to murphy_lab.profiles (the one registry of profiles); importable from here for existing callers
+load_tasks, resolve = profiles.load_tasks, profiles.resolve
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -394,7 +302,7 @@ def _looks_local(model: str) -> bool:
 
 def _cuda_available() -> bool:
     try:
-        import torch
+        import torch  # heavy: only when a config is validated
 
         return torch.cuda.is_available()
     except ImportError:  # pragma: no cover
@@ -406,6 +314,6 @@ def _importable(module: str) -> bool:
 
 
 def _grpo_fields() -> set[str]:
-    from trl import GRPOConfig
+    from trl import GRPOConfig  # heavy: imported when a config is validated, not when this module is
 
     return {f.name for f in dataclasses.fields(GRPOConfig)}

@@ -25,6 +25,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import yaml
+
+from murphy_lab.config import MurphyConfig
+from murphy_lab.evaluate import evaluate
+from murphy_lab.executor import Executor
+from murphy_lab.policy import TransformersPolicy
+from murphy_lab.profiles import load_tasks
+
 log = logging.getLogger(__name__)
 
 
@@ -33,8 +41,6 @@ def run_defaults(model: str) -> tuple[str, dict]:
     run = Path(model).expanduser()
     if not (run / "final").is_dir() or not (run / "config.yaml").is_file():
         return model, {}
-    from murphy_lab.config import MurphyConfig
-
     cfg = MurphyConfig.from_yaml(run / "config.yaml")
     return str(run / "final"), {
         "chat": cfg.chat, "chat_template_kwargs": cfg.chat_template_kwargs,
@@ -43,8 +49,6 @@ def run_defaults(model: str) -> tuple[str, dict]:
 
 
 def _key_values(items: list[str]) -> dict:
-    import yaml
-
     out = {}
     for item in items:
         if "=" not in item:
@@ -78,19 +82,14 @@ def main(argv: list[str] | None = None) -> Any:
     """Run the evaluation; returns the table (a pandas DataFrame)."""
     a = parser().parse_args(argv)
     model, defaults = run_defaults(a.model)
-    from murphy_lab.config import load_tasks
-
     task_args = _key_values(a.task_args)
     tasks = load_tasks(a.tasks, **task_args)  # validated here, before any model loads
     if not tasks:
         raise ValueError(f"--tasks {a.tasks!r} gave no tasks")
     if a.threads:
-        import torch
+        import torch  # heavy: only to set its threads
 
         torch.set_num_threads(a.threads)
-    from murphy_lab.evaluate import evaluate
-    from murphy_lab.executor import Executor
-    from murphy_lab.policy import TransformersPolicy
 
     sampling = {
         "max_new_tokens": a.max_new_tokens or defaults.get("max_new_tokens", 512),

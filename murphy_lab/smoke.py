@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from murphy_lab.policy.tiny import build_tiny_model
 from murphy_lab.tasks.task import Task
 
 # (task id, prompt, tests on the string ANSWER); the first test is the visible one
@@ -39,7 +40,5 @@ def smoke_tasks(n: int | None = None) -> list[Task]:
 
 def build_smoke(workdir: str | Path) -> tuple[str, list[Task]]:
     """(path of a tiny random OLMo-2-style model built under `workdir`, the smoke tasks)."""
-    from murphy_lab.policy.tiny import build_tiny_model
-
     path = build_tiny_model(Path(workdir) / "smoke-model", hidden=32, layers=2, heads=4, seed=0)
     return path, smoke_tasks()

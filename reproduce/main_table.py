@@ -32,13 +32,13 @@
 
 # %% [markdown]
 # **Parameters** (papermill: `-p name value`). `profile`: `smoke` (CI, seconds), `toy` (a laptop CPU, minutes;
-# `make demo`), `paper` (8×H100). `None` means the profile's default (`murphy_lab.experiments.PROFILES`).
+# `make demo`), `paper` (8×H100). `None` means the profile's default (`murphy_lab.profiles`).
 
 # %% tags=["parameters"]
 profile = "toy"  # smoke | toy | paper
 models = None  # e.g. ["Qwen3-1.7B"]; None: the profile's models
 methods = None  # None: the profile's (smoke, paper: all six; toy: base, grpo, grpo_mt, murphy, the others "–")
-seeds = None  # training seeds; None: the profile's (toy: 0, 1; paper: 0, 1, 2)
+seeds = None  # training seeds; None: the profile's (smoke: 0; toy and paper: 0, 1, 2)
 benchmarks = None  # None: the profile's (toy: the toy world's test split; paper: HumanEval, MBPP, LCB-v6)
 output_dir = "results"  # tables and run records go to <output_dir>/<profile>/
 cache_dir = "cache"  # checkpoints (large, git-ignored) go to <cache_dir>/<profile>/
@@ -50,22 +50,15 @@ train_overrides = {}  # trainer-config fields on top of the profile's, e.g. {"ma
 torch_threads = 1
 
 # %%
-from pathlib import Path
-
-import torch
 from IPython.display import Image, Markdown, display
 
 from murphy_lab import experiments as X
 from murphy_lab import tables as T
 
-torch.set_num_threads(torch_threads)
-if not from_cache_only:
-    X.require_resources(profile)  # the paper profile stops here, with the reason, on a machine without CUDA
-backend, fns = X.backend_functions(backend, profile)
-out = Path(output_dir) / profile
-run_kw = dict(cache_dir=Path(cache_dir) / profile, train=train, model_paths=model_paths, **fns)
-overrides = X.profile(profile).train_overrides + tuple(sorted(train_overrides.items()))
-print(f"profile={profile}  backend={backend}  results -> {out}  code version {X.code_version()}")
+# The paper profile stops here, with the reason, on a machine without CUDA. S.plan / S.run carry these settings.
+S = X.setup(profile, output_dir, cache_dir, train=train, from_cache_only=from_cache_only, backend=backend,
+            model_paths=model_paths, train_overrides=train_overrides, torch_threads=torch_threads)
+out = S.out  # results/<profile>: run records, tables, figures
 
 # %% [markdown]
 # ## 1. Plan and run
@@ -73,10 +66,9 @@ print(f"profile={profile}  backend={backend}  results -> {out}  code version {X.
 # and the code version, so a finished run is never recomputed.
 
 # %%
-exps = X.plan(profile, methods=methods, models=models, seeds=seeds, benchmarks=benchmarks, backend=backend,
-              overrides=overrides)
+exps = S.plan(methods=methods, models=models, seeds=seeds, benchmarks=benchmarks)
 print(f"{len(exps)} runs:", ", ".join(sorted({f"{e.model}/{e.method}" for e in exps})))
-runs = X.run_or_collect(exps, out, from_cache_only, **run_kw)
+runs = S.run(exps)
 
 # %% [markdown]
 # ## 2. The table, the paper's table, and the cells they share

@@ -7,7 +7,9 @@ from pathlib import Path
 import pytest
 
 import murphy_lab.config as config_mod
-from murphy_lab.config import PROFILE_BUILDERS, MurphyConfig, register_profile, resolve
+from murphy_lab import profiles
+from murphy_lab.config import MurphyConfig
+from murphy_lab.profiles import Profile, resolve
 
 CONFIGS = Path(__file__).resolve().parents[1] / "reproduce" / "configs"
 
@@ -84,13 +86,11 @@ def test_grpo_config_carries_g1_beta_and_no_kl_bias_correction(tmp_path):
     assert (args.num_generations, args.beta, args.use_bias_correction_kl) == (4, 0.04, False)
 
 
-def test_registered_profile_builder_is_used(tmp_path):
-    register_profile("unit", lambda cfg, workdir: ("some/model", ["t"]), presets={"g1": 2, "g2": 2})
-    try:
-        assert resolve(MurphyConfig.for_profile("unit"), tmp_path) == ("some/model", ["t"])
-    finally:
-        PROFILE_BUILDERS.pop("unit")
-        config_mod.PROFILES.pop("unit")
+def test_registered_profile_builder_is_used(tmp_path, monkeypatch):
+    monkeypatch.setitem(profiles.PROFILES, "unit", Profile("unit", trainer={"g1": 2, "g2": 2},
+                                                           build=lambda cfg, workdir: ("some/model", ["t"])))
+    assert resolve(MurphyConfig.for_profile("unit"), tmp_path) == ("some/model", ["t"])
+    assert MurphyConfig.for_profile("unit").g1 == 2
 
 
 @pytest.mark.parametrize("path", sorted(p for p in CONFIGS.glob("*/*.yaml") if p.parent.name != "launch"

@@ -1,4 +1,4 @@
-"""experiments.py: config keys, caching, checkpoint reuse, rebuild-from-cache; train/evaluate are injected fakes."""
+"""murphy_lab.experiments: config keys, caching, checkpoint reuse, rebuild-from-cache, setup; train/evaluate are injected fakes."""
 
 import json
 from pathlib import Path
@@ -137,12 +137,6 @@ def test_code_version_can_be_pinned_by_environment(monkeypatch):
     assert X.code_version() == "pinned"
 
 
-def test_unavailable_baseline_raises_not_implemented(monkeypatch):
-    monkeypatch.setitem(X.UNAVAILABLE, "reveal", "ReVeal is switched off here")
-    with pytest.raises(NotImplementedError, match="ReVeal"):
-        exp(method="reveal")
-
-
 def test_unknown_method_is_a_value_error_naming_it():
     with pytest.raises(ValueError, match="method"):
         exp(method="ppo")
@@ -153,8 +147,7 @@ def test_unknown_profile_is_a_value_error_naming_it():
         exp(profile="huge")
 
 
-def test_plan_skips_unavailable_methods_and_varies_only_murphy(monkeypatch):
-    monkeypatch.setitem(X.UNAVAILABLE, "reveal", "switched off")
+def test_plan_varies_only_murphy():
     exps = X.plan(
         "smoke", methods=("base", "reveal", "murphy"), variants=[{"credit": "mars"}, {"credit": "mers"}]
     )
@@ -162,11 +155,12 @@ def test_plan_skips_unavailable_methods_and_varies_only_murphy(monkeypatch):
         ("base", "-"),
         ("murphy", "mars"),
         ("murphy", "mers_1.0"),
+        ("reveal", "-"),
     ]
 
 
 def test_mucode_and_reveal_are_trainable_table_methods():
-    assert {"mucode", "reveal"} <= set(X.TRAINABLE) and not {"mucode", "reveal"} & set(X.UNAVAILABLE)
+    assert {"mucode", "reveal"} <= set(X.TRAINABLE)
 
 
 def test_smoke_plans_every_main_table_method_and_toy_leaves_out_mucode_and_reveal_with_a_reason():
@@ -311,3 +305,44 @@ def test_a_pruned_run_saved_before_backup_on_existed_loads_as_backup_on_pruned(t
     del cfg["backup_on"]  # what a run of the old code (backup on the pruned tree, no field) wrote
     (run.path / "config.json").write_text(json.dumps(cfg))
     assert X.load_run(run.path).experiment.backup_on == "pruned"
+
+
+def test_trainer_modes_come_from_the_one_method_mapping():
+    ebase = dict(profile="toy", model="toy", overrides=(("g1", 8), ("g2", 8)))
+    for method, fields in X.MODE_FIELDS.items():
+        cfg = X.train_config(X.Experiment(method=method, **ebase), "m")
+        assert {k: getattr(cfg, k) for k in fields} == fields
+
+
+def test_setup_stops_the_paper_profile_without_cuda_before_anything_is_planned(tmp_path):
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    with pytest.raises(RuntimeError, match="needs CUDA"):
+        X.setup("paper", tmp_path / "results", tmp_path / "cache")
+    assert X.setup("paper", tmp_path / "results", from_cache_only=True, torch_threads=None).profile == "paper"
+
+
+def test_setup_resolves_the_notebook_parameters(tmp_path):
+    s = X.setup("toy", tmp_path / "results", tmp_path / "cache", train=False, backend="stand-in",
+                model_paths={"toy": "/m"}, train_overrides={"max_steps": 3, "g1": 2}, torch_threads=None)  # fmt: skip
+    assert s.out == tmp_path / "results" / "toy" and s.backend == "stand-in"
+    assert s.overrides == (("max_steps", 40), ("g1", 2), ("max_steps", 3))  # the profile's, then the notebook's
+    assert s.run_kw["cache_dir"] == tmp_path / "cache" / "toy" and s.run_kw["train"] is False
+    assert s.run_kw["train_fn"] is X.stand_in_train and s.run_kw["model_paths"] == {"toy": "/m"}
+    (e,) = s.plan(methods=("murphy",), seeds=(0,))
+    assert (e.backend, e.overrides) == ("stand-in", s.overrides)
+
+
+def test_setup_runs_and_collects_through_the_same_session(tmp_path):
+    s = X.setup("smoke", tmp_path / "results", tmp_path / "cache", backend="stand-in", torch_threads=None)
+    exps = s.plan(methods=("base", "murphy"))
+    assert [r.cached for r in s.run(exps)] == [False, False]
+    again = X.setup("smoke", tmp_path / "results", tmp_path / "cache", backend="stand-in", from_cache_only=True,
+                    torch_threads=None)  # fmt: skip
+    assert [r.experiment for r in again.run(exps)] == exps
+
+
+def test_backend_must_be_real_or_stand_in():
+    with pytest.raises(ValueError, match="backend must be one of"):
+        X.backend_functions("auto")

@@ -246,13 +246,8 @@ def test_resume_skips_every_finished_stage(smoke_run, monkeypatch):
     def boom(*a, **k):
         raise AssertionError("a finished stage ran again")
 
-    for mod, name in (
-        ("rollouts", "collect_rollouts"),
-        ("verifier", "train_verifier"),
-        ("sft", "sft_generator"),
-    ):
-        monkeypatch.setattr(f"murphy_lab.baselines.mucode.{mod}.{name}", boom)
-    monkeypatch.setattr("murphy_lab.baselines.mucode.pipeline.evaluate_mucode", boom)
+    for name in ("collect_rollouts", "train_verifier", "relabel", "sft_generator", "evaluate_mucode"):
+        monkeypatch.setattr(f"murphy_lab.baselines.mucode.pipeline.{name}", boom)  # the names the stages call
     again = run_mucode(MuCodeConfig.for_profile("smoke"), smoke_run["out"], resume=True, model=smoke_run["base"],
                        tasks=smoke_run["tasks"], executor=smoke_run["executor"], progress=False)  # fmt: skip
     assert again == smoke_run["final"]

@@ -61,9 +61,9 @@ def render_training_prompt(cfg, model_path: str, tmp_path) -> str:
     from murphy_lab.baselines.mucode.config import MuCodeConfig
 
     if isinstance(cfg, MuCodeConfig):
-        from murphy_lab.baselines.mucode.pipeline import make_policy
+        from murphy_lab.baselines.mucode.pipeline import generator_policy
 
-        return make_policy(model_path, dataclasses.replace(cfg, backend="transformers"), 0.7).render(PROMPT)
+        return generator_policy(model_path, dataclasses.replace(cfg, backend="transformers"), 0.7).render(PROMPT)
     from murphy_lab.config import MurphyConfig
     from murphy_lab.smoke import smoke_tasks
     from murphy_lab.trainer import MurphyTrainer, _TurnSampler

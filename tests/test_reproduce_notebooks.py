@@ -1,8 +1,7 @@
 """reproduce/*.ipynb: stored without outputs, one `parameters` cell, and each runs under papermill (smoke profile).
 
 The smoke runs share one results folder in the order below, as a user would run them: the ablations and the
-cross-scaffold notebook reuse the main table's cached runs and checkpoints. `backend="auto"` uses the real trainer
-and evaluation when they import, the labelled stand-ins otherwise.
+cross-scaffold notebook reuse the main table's cached runs and checkpoints, through the real trainer and evaluation.
 """
 
 import json
@@ -79,7 +78,7 @@ FROM_CACHE = {"lcb_difficulty"}
 @pytest.mark.timeout(240)
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_smoke_profile_writes_the_tables(name, smoke_dir):
-    run_notebook(name, smoke_dir, profile="smoke", backend="auto", from_cache_only=name in FROM_CACHE)
+    run_notebook(name, smoke_dir, profile="smoke", backend="real", from_cache_only=name in FROM_CACHE)
     out = smoke_dir / "results" / "smoke"
     for ext in ("csv", "md", "tex"):
         assert (out / f"{name}.{ext}").stat().st_size > 0
@@ -100,8 +99,12 @@ def test_smoke_profile_writes_the_tables(name, smoke_dir):
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_resources_are_checked_before_anything_runs(name):
-    """The paper profile must stop at `require_resources` (tests/test_experiments.py checks its message)."""
+    """The paper profile must stop in `X.setup` (tests/test_experiments.py checks that it does, and its message),
+    which every notebook calls once, with its parameters, before it plans or runs anything."""
     code = ["".join(c["source"]) for c in cells(name) if c["cell_type"] == "code"]
-    first_check = next(i for i, src in enumerate(code) if "X.require_resources(profile)" in src)
-    first_run = next(i for i, src in enumerate(code) if "X.run_or_collect(" in src)
-    assert first_check < first_run
+    setups = [i for i, src in enumerate(code) if "X.setup(profile," in src]
+    first_plan = next(i for i, src in enumerate(code) if "S.plan(" in src)
+    first_run = next(i for i, src in enumerate(code) if "S.run(" in src)
+    assert len(setups) == 1 and setups[0] < first_plan <= first_run
+    call = code[setups[0]][code[setups[0]].index("X.setup(profile,"):]
+    assert all(f"{p}={p}" in call for p in ("train", "from_cache_only", "backend", "model_paths"))

@@ -7,13 +7,12 @@
 See docs/toy_world.md for the design, why it should make retrospective credit matter, and measured numbers.
 """
 
+from murphy_lab.profiles import TOY_PRESETS  # the toy profile lives in the one registry, murphy_lab.profiles
+from murphy_lab.profiles import build_toy as toy_profile
 from murphy_lab.toy.build import SIZES, ToyPolicyConfig, build_toy_policy, default_cache_dir
 from murphy_lab.toy.corpus import NoiseConfig, build_corpus
 from murphy_lab.toy.measure import failure_values, informative, informative_share, measure_policy
-from murphy_lab.toy.profile import TOY_PRESETS, register, toy_profile
 from murphy_lab.toy.world import Spec, make_tasks, revealed, revealed_in, spec_of
-
-register()  # profile="toy" in murphy_lab.config resolves through toy_profile
 
 __all__ = [
     "SIZES",

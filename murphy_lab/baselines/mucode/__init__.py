@@ -13,7 +13,7 @@ answer for every visited state, and imitate those choices. Expert iteration, M r
 
 Modules: `rollouts` (chains + oracle labels), `verifier` (pairs, BT/BCE losses, TRL RewardTrainer, scoring),
 `relabel` (the expert; pure), `sft` (TRL SFTTrainer), `inference` (the best-of-N scaffold), `pipeline` (stages,
-cache, `run_mucode`), `config` (MuCodeConfig and profiles). Command line:
+cache, `run_mucode`), `config` (MuCodeConfig; its profile presets are in murphy_lab.profiles). Command line:
 
     python -m murphy_lab.baselines.mucode --profile smoke --output-dir runs/mucode-smoke
     python -m murphy_lab.baselines.mucode --config reproduce/configs/mucode.yaml --output-dir runs/mucode [--resume]
@@ -42,7 +42,7 @@ depart, and what we chose:
 7. Max new tokens per attempt is not stated: 1024 by default.
 """
 
-from murphy_lab.baselines.mucode.config import PROFILES, MuCodeConfig
+from murphy_lab.baselines.mucode.config import MuCodeConfig
 from murphy_lab.baselines.mucode.inference import VerifierBestOfN
 from murphy_lab.baselines.mucode.pipeline import (
     evaluate_mucode,
@@ -63,7 +63,6 @@ from murphy_lab.baselines.mucode.verifier import (
 )
 
 __all__ = [
-    "PROFILES",
     "MuCodeConfig",
     "Verifier",
     "VerifierBestOfN",

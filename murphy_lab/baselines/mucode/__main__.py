@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from murphy_lab.baselines.mucode.config import PROFILES, MuCodeConfig
+from murphy_lab.baselines.mucode.config import MuCodeConfig
 from murphy_lab.baselines.mucode.pipeline import run_mucode
+from murphy_lab.profiles import PROFILES
 
 
 def main(argv: list[str] | None = None) -> None:

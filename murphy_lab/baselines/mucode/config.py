@@ -1,4 +1,4 @@
-"""`MuCodeConfig`: every knob of a µCode run, the published values as defaults, plus the smoke / toy / paper profiles.
+"""`MuCodeConfig`: every knob of a µCode run, the published values as defaults (profile presets: murphy_lab.profiles).
 
 Published values come from the µCode paper (Jain et al., ICML 2025, arXiv 2502.20380) and its official script
 `bash/mucode.sh` (github.com/portal-cornell/muCode); each field's docstring says which. Loadable from YAML or JSON;
@@ -16,6 +16,10 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import yaml
+
+from murphy_lab.profiles import get_profile
 
 VERIFIER_LOSSES = ("bt", "bce")
 RELABEL_KEYS = ("oracle+verifier", "verifier", "oracle")
@@ -40,7 +44,7 @@ class MuCodeConfig:
     verifier_model: str = ""
     """Verifier base checkpoint. Empty: the generator's base, as in µCode (RM_BASE_MODEL_NAME = BASE_MODEL_NAME)."""
     tasks: str = ""
-    """Training tasks: a name for murphy_lab.config.load_tasks (e.g. 'kodcode') or 'module:function'."""
+    """Training tasks: a name for murphy_lab.profiles.load_tasks (e.g. 'kodcode') or 'module:function'."""
     task_args: dict = field(default_factory=dict)
     """Keyword arguments for the training-task loader (e.g. {n: 1000})."""
     eval_tasks: str = ""
@@ -196,8 +200,6 @@ class MuCodeConfig:
     @classmethod
     def from_file(cls, path: str | Path, **overrides: Any) -> MuCodeConfig:
         """Read YAML (or JSON) from `path`; `overrides` win."""
-        import yaml
-
         text = Path(path).read_text()
         d = yaml.safe_load(text) or {}
         if not isinstance(d, dict):
@@ -207,12 +209,12 @@ class MuCodeConfig:
 
     @classmethod
     def for_profile(cls, profile: str, **overrides: Any) -> MuCodeConfig:
-        if profile not in PROFILES:
-            raise ValueError(f"profile must be one of {sorted(PROFILES)}, got {profile!r}")
+        """The profile's µCode presets (`murphy_lab.profiles`, `Profile.mucode`), then `overrides`."""
+        presets = get_profile(profile).mucode
         removed = sorted(set(overrides) & set(REMOVED))
         if removed:
             raise ValueError(f"{removed[0]} was removed: {REMOVED[removed[0]]}")
-        return cls(**{**copy.deepcopy(PROFILES[profile]), "profile": profile, **overrides})
+        return cls(**{**copy.deepcopy(dict(presets)), "profile": profile, **overrides})
 
     def to_dict(self) -> dict:
         d = dataclasses.asdict(self)
@@ -221,55 +223,3 @@ class MuCodeConfig:
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps(self.to_dict(), indent=2) + "\n")
-
-
-# Profile presets (docs/reproduce.md, "Profiles"). `paper` is the dataclass defaults: the published values.
-PROFILES: dict[str, dict] = {
-    "paper": dict(backend="vllm"),
-    # Every code path in seconds on a CPU: tiny random model, 3 tasks, one round.
-    "smoke": dict(
-        rounds=1,
-        final_verifier=False,
-        rollouts=2,
-        turns=2,
-        max_new_tokens=16,
-        pairs_per_task=4,
-        verifier_lr=1e-3,
-        verifier_epochs=1,
-        verifier_batch_size=4,
-        verifier_grad_accum=1,
-        verifier_max_length=512,
-        sft_lr=1e-3,
-        sft_epochs=1,
-        sft_batch_size=4,
-        sft_grad_accum=1,
-        sft_max_length=512,
-        iters=(1, 2),
-        runs=1,
-        best_of_n=2,
-        trl=dict(logging_steps=1),
-    ),  # fmt: skip
-    # The laptop profile over the toy world: learning rates sized for a small char-level model, fewer rollouts.
-    "toy": dict(
-        rounds=2,
-        final_verifier=True,
-        rollouts=8,
-        turns=3,
-        max_new_tokens=96,
-        pairs_per_task=16,
-        verifier_lr=3e-4,
-        verifier_epochs=2,
-        verifier_batch_size=16,
-        verifier_grad_accum=1,
-        verifier_max_length=1024,
-        sft_lr=3e-4,
-        sft_epochs=2,
-        sft_batch_size=16,
-        sft_grad_accum=1,
-        sft_max_length=1024,
-        iters=(1, 3, 5),
-        runs=3,
-        best_of_n=4,
-        trl=dict(logging_steps=10),
-    ),  # fmt: skip
-}

@@ -16,13 +16,31 @@ and reads its outputs back):
 
 from __future__ import annotations
 
+import gc
 import json
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+import torch
+import yaml
+
 from murphy_lab.baselines.mucode.config import MuCodeConfig
+from murphy_lab.baselines.mucode.inference import VerifierBestOfN
+from murphy_lab.baselines.mucode.relabel import relabel
+from murphy_lab.baselines.mucode.rollouts import collect_rollouts, extractor_for, rollout_stats
+from murphy_lab.baselines.mucode.sft import sft_generator
+from murphy_lab.baselines.mucode.verifier import Verifier, preference_pairs, train_verifier
+from murphy_lab.evaluate import evaluate
+from murphy_lab.executor import Executor
+from murphy_lab.experiments.dispatch import paper_recipe
+from murphy_lab.experiments.formats import load_policy, mucode_format
+from murphy_lab.profiles import TOY_TEST_SEED, get_profile, load_tasks
+from murphy_lab.scaffolds.reflexion import Reflexion
+from murphy_lab.smoke import build_smoke
+from murphy_lab.toy import build_toy_policy, make_tasks
 from murphy_lab.tree import load_trees, save_trees
 
 DONE = "done.json"
@@ -59,26 +77,22 @@ def finished_stages(output_dir: str | Path) -> list[str]:
 
 
 # --- what a profile means ----------------------------------------------------------------------------------------
-def resolve(cfg: MuCodeConfig, workdir: str | Path) -> tuple[str, list, list]:
-    """(generator base checkpoint, training tasks, evaluation tasks) for a config; builds local models in workdir."""
-    from murphy_lab.config import load_tasks
-
+def run_inputs(cfg: MuCodeConfig, workdir: str | Path) -> tuple[str, list, list]:
+    """(generator base checkpoint, training tasks, evaluation tasks) for a config; builds local models in workdir.
+    The toy profile trains on its µCode share of the toy world (`Profile.mucode_train_tasks`, murphy_lab.profiles)."""
     workdir = Path(workdir)
     model = cfg.model or None
     train = load_tasks(cfg.tasks, **cfg.task_args) if cfg.tasks else None
     test = load_tasks(cfg.eval_tasks, **cfg.eval_task_args) if cfg.eval_tasks else None
     if cfg.profile == "smoke" and (model is None or train is None):
-        from murphy_lab.smoke import build_smoke
-
         built, tasks = build_smoke(workdir)
         model, train = model or built, train if train is not None else tasks
         test = test if test is not None else tasks  # the smoke world has no held-out split
     elif cfg.profile == "toy":
-        from murphy_lab.toy import build_toy_policy, make_tasks
-
+        toy = get_profile("toy")
         model = model or str(build_toy_policy(size="toy", seed=0))  # cached once per machine
-        train = train if train is not None else make_tasks("train", n=200, seed=cfg.seed)
-        test = test if test is not None else make_tasks("test", n=200, seed=1234)
+        train = train if train is not None else make_tasks("train", n=toy.mucode_train_tasks, seed=cfg.seed)
+        test = test if test is not None else make_tasks("test", n=toy.n_eval_tasks, seed=TOY_TEST_SEED)
     if model is None or train is None:
         raise ValueError(
             f"profile {cfg.profile!r}: set `model` and `tasks` (e.g. model: Qwen/Qwen3-1.7B, tasks: kodcode)"
@@ -92,17 +106,10 @@ def resolve(cfg: MuCodeConfig, workdir: str | Path) -> tuple[str, list, list]:
     return model, list(train), list(test)
 
 
-def make_policy(path: str, cfg: MuCodeConfig, temperature: float) -> Any:
-    """The generation backend for rollouts and evaluation."""
-    kw = dict(max_new_tokens=cfg.max_new_tokens, temperature=temperature, top_p=cfg.top_p,
-              use_chat_template=bool(cfg.chat), chat_template_kwargs=cfg.chat_template_kwargs or None)  # fmt: skip
-    if cfg.backend == "vllm":
-        from murphy_lab.policy import VLLMPolicy
-
-        return VLLMPolicy(path, **kw)
-    from murphy_lab.policy import TransformersPolicy
-
-    return TransformersPolicy(path, **kw)
+def generator_policy(path: str, cfg: MuCodeConfig, temperature: float) -> Any:
+    """The generator for rollouts and evaluation, on the config's backend and in its prompt format."""
+    return load_policy(path, cfg.backend, max_new_tokens=cfg.max_new_tokens, temperature=temperature, top_p=cfg.top_p,
+                       use_chat_template=bool(cfg.chat), chat_template_kwargs=cfg.chat_template_kwargs or None)
 
 
 def release(policy: Any) -> None:
@@ -110,24 +117,15 @@ def release(policy: Any) -> None:
 
     Best effort: drops the model / engine and empties the CUDA cache. Not exercised on a GPU in our tests.
     """
-    import gc
-
     for attr in ("llm", "model"):
         if hasattr(policy, attr):
             setattr(policy, attr, None)
     gc.collect()
-    try:
-        import torch
-
-        if torch.cuda.is_available():
-            torch.cuda.empty_cache()
-    except ImportError:  # pragma: no cover
-        pass
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
 
 
 def make_executor(cfg: MuCodeConfig) -> Any:
-    from murphy_lab.executor import Executor
-
     return Executor(**cfg.executor)
 
 
@@ -165,7 +163,7 @@ def run_mucode(
             list(eval_tasks if eval_tasks is not None else tasks),
         )
     else:
-        base, train_tasks, test_tasks = resolve(cfg, out)
+        base, train_tasks, test_tasks = run_inputs(cfg, out)
         base, train_tasks = model or base, list(tasks) if tasks is not None else train_tasks
         test_tasks = list(eval_tasks) if eval_tasks is not None else test_tasks
     own = executor is None  # an executor we start, we also close
@@ -190,9 +188,6 @@ def _run(cfg: MuCodeConfig, out: Path, base: str, train_tasks: list, test_tasks:
         )
 
         def relabel_stage(d: Path, rd: Path = rd) -> dict:
-            from murphy_lab.baselines.mucode.relabel import relabel
-            from murphy_lab.baselines.mucode.verifier import Verifier
-
             trees = load_trees(str(rd / "rollouts" / "trees.jsonl"))
             Verifier(rd / "verifier" / "model").score_trees(trees)  # R_φ(x, y) on every candidate
             save_trees(trees, str(d / "trees.jsonl"))
@@ -206,8 +201,6 @@ def _run(cfg: MuCodeConfig, out: Path, base: str, train_tasks: list, test_tasks:
         stage(rd, "relabel", relabel_stage, log)
 
         def sft_stage(d: Path, r: int = r) -> dict:
-            from murphy_lab.baselines.mucode.sft import sft_generator
-
             rows = [
                 x for i in range(1, r + 1) for x in _read_jsonl(out / f"round{i}" / "relabel" / "sft.jsonl")
             ]
@@ -253,13 +246,11 @@ def experiment_config(exp: Any, base_model: str, **overrides: Any) -> MuCodeConf
     `train_data == "toy"` (8 tasks in the smoke profile), KodCode-1k for "kodcode-1k". The prompt format (chat,
     chat_template_kwargs, max_new_tokens) is the one the row is evaluated in (`murphy_lab.experiments.prompt_format`);
     the experiment's overrides, then `overrides`, win (murphy_lab.experiments refuses one that changes the format)."""
-    from murphy_lab.experiments import mucode_format  # the format the µCode row is evaluated in
-
     fields = dict(profile=exp.profile, model=base_model, seed=exp.seed, evaluate=False, final_verifier=False)
     if exp.profile == "paper":  # the recipe beside the RL methods' (reproduce/configs/<model>/mucode.yaml)
         fields = {**_recipe_fields(exp), **fields}
     if exp.train_data == "toy":
-        n = 8 if exp.profile == "smoke" else 200
+        n = get_profile(exp.profile).mucode_train_tasks
         fields.update(tasks="murphy_lab.toy:make_tasks", task_args=dict(split="train", n=n, seed=exp.seed))
     elif exp.train_data == "kodcode-1k":
         fields.update(tasks="kodcode", task_args=dict(n=1000, seed=exp.seed))
@@ -272,10 +263,6 @@ def experiment_config(exp: Any, base_model: str, **overrides: Any) -> MuCodeConf
 
 def _recipe_fields(exp: Any) -> dict:
     """MuCodeConfig fields of the paper recipe for `exp` (its `method:` line names the trainer, not a field)."""
-    import yaml
-
-    from murphy_lab.experiments import paper_recipe
-
     d = yaml.safe_load(paper_recipe(exp).read_text()) or {}
     d.pop("method", None)
     return d
@@ -285,9 +272,7 @@ def _rollouts_and_verifier(cfg, out, rd, r, generator, verifier_base, tasks, exe
     """Stages 1-2 of round r: chains of the current generator, then R_φ on all pairs collected so far."""
 
     def rollout_stage(d: Path) -> dict:
-        from murphy_lab.baselines.mucode.rollouts import collect_rollouts, rollout_stats
-
-        policy = make_policy(generator, cfg, cfg.temperature)
+        policy = generator_policy(generator, cfg, cfg.temperature)
         trees = collect_rollouts(tasks, policy, executor, rollouts=cfg.rollouts, turns=cfg.turns,
                                  seed=cfg.seed + r, progress=progress)  # fmt: skip
         release(policy)
@@ -297,8 +282,6 @@ def _rollouts_and_verifier(cfg, out, rd, r, generator, verifier_base, tasks, exe
     stage(rd, "rollouts", rollout_stage, log)
 
     def verifier_stage(d: Path) -> dict:
-        from murphy_lab.baselines.mucode.verifier import preference_pairs, train_verifier
-
         trees = load_trees(str(rd / "rollouts" / "trees.jsonl"))
         _write_jsonl(d / "pairs.jsonl", preference_pairs(trees, cfg.pairs_per_task, seed=cfg.seed + r))
         pairs = [
@@ -316,16 +299,8 @@ def _rollouts_and_verifier(cfg, out, rd, r, generator, verifier_base, tasks, exe
 def evaluate_mucode(generator: str, verifier: str | Path | Any, tasks: list, executor: Any, cfg: MuCodeConfig,
                     transcripts_dir: str | Path | None = None, progress: bool = True):  # fmt: skip
     """Iter-k pass@1 of the µCode generator: plain (Reflexion scaffold) and verifier best-of-N, in one table."""
-    import pandas as pd
-
-    from murphy_lab.baselines.mucode.inference import VerifierBestOfN
-    from murphy_lab.baselines.mucode.rollouts import extractor_for
-    from murphy_lab.baselines.mucode.verifier import Verifier
-    from murphy_lab.evaluate import evaluate
-    from murphy_lab.scaffolds.reflexion import Reflexion
-
     extract = extractor_for(tasks)
-    policy = make_policy(generator, cfg, cfg.eval_temperature)
+    policy = generator_policy(generator, cfg, cfg.eval_temperature)
     v = verifier if hasattr(verifier, "score") else Verifier(verifier)
     frames = []
     for name, sc in (("iter-k", Reflexion(extract=extract)),

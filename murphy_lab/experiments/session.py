@@ -1,0 +1,70 @@
+"""`setup`: what every reproduce notebook does before planning, in one call.
+
+    S = X.setup(profile, output_dir, cache_dir, train=train, from_cache_only=from_cache_only, backend=backend,
+                model_paths=model_paths, train_overrides=train_overrides, torch_threads=torch_threads)
+    runs = S.run(S.plan(methods=methods, models=models, seeds=seeds, benchmarks=benchmarks))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from murphy_lab.experiments.plan import Experiment, code_version, plan, require_resources
+from murphy_lab.experiments.standins import backend_functions
+from murphy_lab.experiments.store import RunResult, run_or_collect
+from murphy_lab.profiles import get_profile
+
+
+@dataclass
+class Session:
+    """A notebook's settings, resolved: where results go and how every run of it is made."""
+
+    profile: str
+    backend: str
+    """"real" or "stand-in" (fake train/evaluate: numbers are NOT measurements)."""
+    out: Path
+    """`<output_dir>/<profile>`: run records, tables and figures."""
+    overrides: tuple[tuple[str, object], ...]
+    """Trainer-config fields: the profile's `train_overrides`, then the notebook's (part of the run keys)."""
+    from_cache_only: bool = False
+    run_kw: dict = field(default_factory=dict)
+    """Keywords of `run_experiment`: cache_dir, train, model_paths and the stand-ins' functions."""
+
+    def plan(self, **kw) -> list[Experiment]:
+        """`plan(profile, ...)` with this session's backend and overrides."""
+        return plan(self.profile, backend=self.backend, overrides=self.overrides, **kw)
+
+    def run(self, experiments: Iterable[Experiment]) -> list[RunResult]:
+        """Train and evaluate what is not cached yet (or, with `from_cache_only`, only collect finished runs)."""
+        return run_or_collect(experiments, self.out, self.from_cache_only, **self.run_kw)
+
+
+def setup(
+    profile: str,
+    output_dir: str | Path = "results",
+    cache_dir: str | Path = "cache",
+    *,
+    train: bool = True,
+    from_cache_only: bool = False,
+    backend: str = "real",
+    model_paths: dict | None = None,
+    train_overrides: dict | None = None,
+    torch_threads: int | None = 1,
+) -> Session:
+    """Check the machine (the paper profile stops here, with the reason, without CUDA; not when only collecting),
+    set torch's CPU threads, and resolve the notebook's parameters into a `Session`; prints one summary line."""
+    get_profile(profile)  # an unknown profile is an error naming the known ones
+    if not from_cache_only:
+        require_resources(profile)
+    if torch_threads:
+        import torch  # heavy: imported only to set its threads
+
+        torch.set_num_threads(torch_threads)
+    backend, fns = backend_functions(backend)
+    overrides = get_profile(profile).train_overrides + tuple(sorted((train_overrides or {}).items()))
+    run_kw = dict(cache_dir=Path(cache_dir) / profile, train=train, model_paths=model_paths or {}, **fns)
+    session = Session(profile, backend, Path(output_dir) / profile, overrides, from_cache_only, run_kw)
+    print(f"profile={profile}  backend={backend}  results -> {session.out}  code version {code_version()}")
+    return session

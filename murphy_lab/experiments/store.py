@@ -1,0 +1,283 @@
+"""The run store: one finished experiment = one folder, written atomically, read back without running anything.
+
+Layout on disk (paths relative to the notebook's working directory, `reproduce/` under `make demo`):
+
+    results/<profile>/runs/<run_key>/     small and committed-friendly: config.json, eval.csv, metrics.jsonl, done.json
+    results/<profile>/*.csv|md|tex|png    the tables and figures (`murphy_lab.experiments.tables`)
+    cache/<profile>/checkpoints/<train_key>/   trained models (large; git-ignored)
+    cache/<profile>/base/                 the base policy (the toy world builds its own)
+
+A run whose `done.json` exists is never recomputed; `collect` rebuilds every table from those files alone.
+Train, evaluate and base-model construction are injectable callables (`train_fn`, `evaluate_fn`, `base_model_fn`;
+default: `murphy_lab.experiments.dispatch`), so tests and notebooks can swap in fast stand-ins.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import json
+import shutil
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+from tqdm.auto import tqdm
+
+from murphy_lab.experiments import dispatch
+from murphy_lab.experiments.plan import Experiment, code_version, run_key, train_key
+from murphy_lab.experiments.standins import STAND_IN_FNS
+
+EVAL_COLUMNS = ("difficulty", "k", "pass@1", "std", "n_tasks")  # what `murphy_lab.evaluate.evaluate` returns
+
+@dataclass
+class RunResult:
+    """What one finished experiment left on disk, loaded back."""
+
+    experiment: Experiment
+    key: str
+    path: Path
+    results: pd.DataFrame  # one row per (benchmark, difficulty, k): pass@1, std, n_tasks
+    metrics: pd.DataFrame | None = None  # the trainer's metrics.jsonl, one row per step (None for base)
+    cached: bool = False
+    info: dict = field(default_factory=dict)  # done.json: timings, checkpoint, code version
+
+
+# (experiment, base model, output dir) -> trained model dir
+TrainFn = Callable[[Experiment, str, Path], Path]
+# (experiment, model dir, benchmark) -> Iter-k table (columns of murphy_lab.evaluate.evaluate); may also accept
+# a `transcripts_path=` keyword, then the run folder keeps the episodes
+EvaluateFn = Callable[[Experiment, str, str], pd.DataFrame]
+# (experiment, cache dir) -> base model path or hub id
+BaseModelFn = Callable[[Experiment, Path], str]
+
+
+def run_experiment(
+    exp: Experiment,
+    results_dir: str | Path,
+    cache_dir: str | Path | None = None,
+    *,
+    train: bool = True,
+    force: bool = False,
+    train_fn: TrainFn | None = None,
+    evaluate_fn: EvaluateFn | None = None,
+    base_model_fn: BaseModelFn | None = None,
+    model_paths: dict[str, str] | None = None,
+) -> RunResult:
+    """Train (unless cached or `train=False`) and evaluate one experiment; skip both when its run is cached.
+
+    `results_dir` is `results/<profile>`, `cache_dir` holds checkpoints (default: `<results_dir>/../../cache/<profile>`
+    when `results_dir` sits under a `results/` folder, else `<results_dir>/cache`). With `train=False` a missing
+    checkpoint is an error naming where it was looked for. `model_paths` maps a model key (or "<model>/<method>") to an
+    existing base model or checkpoint, which then replaces building/training it.
+    """
+    stand_in = any(fn in STAND_IN_FNS for fn in (train_fn, evaluate_fn, base_model_fn))
+    if stand_in != (exp.backend == "stand-in"):
+        raise ValueError(f"stand-in functions need backend='stand-in' and real ones backend='real' ({exp})")
+    results_dir, key = Path(results_dir), run_key(exp)
+    run_dir = results_dir / "runs" / key
+    if (run_dir / "done.json").exists() and not force:
+        return load_run(run_dir)
+    cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir(results_dir)
+    train_fn, evaluate_fn = train_fn or dispatch.default_train, evaluate_fn or dispatch.default_evaluate
+    base_model_fn = base_model_fn or dispatch.default_base_model
+    model_paths = model_paths or {}
+    info: dict = dict(code_version=code_version(), run_key=key, train_key=train_key(exp))
+
+    t0 = time.perf_counter()
+    base = model_paths.get(exp.model) or base_model_fn(exp, cache_dir)
+    model_dir, metrics_path = str(base), None
+    if exp.method != "base":
+        given = model_paths.get(f"{exp.model}/{exp.method}")
+        ckpt = Path(given) if given else cache_dir / "checkpoints" / info["train_key"]
+        if given:
+            info["trained"] = "given"
+        elif (ckpt / "DONE").exists():
+            info["trained"] = "reused"
+            done = Path((ckpt / "DONE").read_text().strip())  # the model folder the trainer returned
+            ckpt = (
+                ckpt / done if (ckpt / done).exists() else done
+            )  # relative to the checkpoint, or as written
+        elif not train:
+            raise FileNotFoundError(
+                f"train=False but no checkpoint for {exp.model}/{exp.method} (seed {exp.seed}, variant {exp.variant}) "
+                f"at {ckpt}; run with train=True or pass model_paths={{'{exp.model}/{exp.method}': '<dir>'}}"
+            )
+        else:
+            if ckpt.exists():  # an interrupted run: start clean
+                shutil.rmtree(ckpt)
+            ckpt.mkdir(parents=True)
+            t1 = time.perf_counter()
+            ckpt = Path(train_fn(exp, str(base), ckpt))
+            info.update(trained="now", train_s=round(time.perf_counter() - t1, 2))
+            root = cache_dir / "checkpoints" / info["train_key"]
+            # relative to the checkpoint folder when inside it, so the cache can move (an absolute path stays one)
+            inside = ckpt.resolve().is_relative_to(root.resolve())
+            (root / "DONE").write_text(
+                str(ckpt.resolve().relative_to(root.resolve())) if inside else str(ckpt.resolve())
+            )
+        model_dir = str(ckpt)
+        metrics_path = _find_metrics(Path(model_dir), cache_dir / "checkpoints" / info["train_key"])
+
+    t2 = time.perf_counter()
+    frames = []
+    tmp = run_dir.with_name(key + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    wants_transcripts = "transcripts_path" in inspect.signature(evaluate_fn).parameters
+    for bench in exp.benchmarks:
+        kw = (
+            dict(transcripts_path=str(tmp / f"transcripts_{_slug(bench)}.jsonl")) if wants_transcripts else {}
+        )
+        df = pd.DataFrame(evaluate_fn(exp, model_dir, bench, **kw))
+        missing = [c for c in ("k", "pass@1") if c not in df.columns]
+        if missing:
+            raise ValueError(f"evaluate_fn returned no column(s) {missing} for benchmark {bench!r}")
+        frames.append(df.assign(benchmark=bench))
+    info.update(eval_s=round(time.perf_counter() - t2, 2), total_s=round(time.perf_counter() - t0, 2),
+                model_dir=model_dir, finished_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))  # fmt: skip
+
+    (tmp / "config.json").write_text(
+        json.dumps(dict(exp.resolved(), code_version=info["code_version"]), indent=1)
+    )
+    pd.concat(frames, ignore_index=True).to_csv(tmp / "eval.csv", index=False)
+    if metrics_path is not None:
+        shutil.copy(metrics_path, tmp / "metrics.jsonl")
+    (tmp / "done.json").write_text(json.dumps(info, indent=1))
+    shutil.rmtree(run_dir, ignore_errors=True)
+    tmp.rename(run_dir)  # a run folder either is complete or does not exist
+    result = load_run(run_dir)
+    result.cached = False
+    return result
+
+
+def _slug(name: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in name.lower())
+
+
+def _find_metrics(model_dir: Path, ckpt_root: Path) -> Path | None:
+    for d in (model_dir, model_dir.parent, ckpt_root):
+        if (d / "metrics.jsonl").exists():
+            return d / "metrics.jsonl"
+    return None
+
+
+def default_cache_dir(results_dir: Path) -> Path:
+    """`reproduce/cache/<profile>` for `reproduce/results/<profile>`; else `<results_dir>/cache`."""
+    results_dir = Path(results_dir)
+    if results_dir.parent.name == "results":
+        return results_dir.parent.parent / "cache" / results_dir.name
+    return results_dir / "cache"
+
+
+def load_run(run_dir: str | Path) -> RunResult:
+    """A finished run folder read back (config.json, eval.csv, metrics.jsonl, done.json)."""
+    run_dir = Path(run_dir)
+    if not (run_dir / "done.json").exists():
+        raise FileNotFoundError(f"{run_dir} is not a finished run (no done.json)")
+    cfg = json.loads((run_dir / "config.json").read_text())
+    fields_ = {f.name for f in dataclasses.fields(Experiment)}
+    kwargs = {k: v for k, v in cfg.items() if k in fields_ and k not in ("overrides",)}
+    if cfg.get("pruning", "none") != "none" and "backup_on" not in cfg:
+        kwargs["backup_on"] = "pruned"  # a run from before the default became the full tree (docs/notation.md)
+    for k in ("benchmarks", "iters"):
+        kwargs[k] = tuple(kwargs[k])
+    kwargs["overrides"] = tuple(tuple(kv) for kv in cfg.get("overrides", []))
+    exp = Experiment(**kwargs)
+    metrics = None
+    if (run_dir / "metrics.jsonl").exists():
+        metrics = pd.read_json(run_dir / "metrics.jsonl", lines=True)
+    info = json.loads((run_dir / "done.json").read_text())
+    return RunResult(
+        exp, run_dir.name, run_dir, pd.read_csv(run_dir / "eval.csv"), metrics, cached=True, info=info
+    )
+
+
+def run_all(experiments: Iterable[Experiment], results_dir: str | Path, **kwargs) -> list[RunResult]:
+    """`run_experiment` for each experiment (cached ones are skipped), with a progress bar."""
+    experiments = list(experiments)
+    done = []
+    bar = tqdm(experiments, desc="experiments", unit="run")
+    for exp in bar:
+        bar.set_postfix_str(f"{exp.model}/{exp.method}/{exp.variant}/seed{exp.seed}")
+        done.append(run_experiment(exp, results_dir, **kwargs))
+    return done
+
+
+def run_or_collect(
+    experiments: Iterable[Experiment], results_dir: str | Path, from_cache_only: bool = False, **kwargs
+) -> list[RunResult]:
+    """What a reproduce notebook calls: `run_all`, or with `from_cache_only` just `collect` (any code version)."""
+    experiments = list(experiments)
+    if not from_cache_only:
+        return run_all(experiments, results_dir, **kwargs)
+    runs = collect(experiments, results_dir, any_code_version=True)
+    if len(runs) < len(experiments):
+        print(
+            f"from cache: {len(runs)} of {len(experiments)} planned runs found under {Path(results_dir) / 'runs'}"
+        )
+    return runs
+
+
+def collect(
+    experiments: Iterable[Experiment], results_dir: str | Path, any_code_version: bool = False
+) -> list[RunResult]:
+    """The cached runs of these experiments, without running anything (rebuild tables from cache alone).
+
+    Exact keys first (this code version); with `any_code_version=True` a run of the same config made by another code
+    version is used when there is no exact one (the most recently finished). Experiments with no run are left out.
+    """
+    results_dir = Path(results_dir)
+    found, by_config = [], None
+    for exp in experiments:
+        run_dir = results_dir / "runs" / run_key(exp)
+        if (run_dir / "done.json").exists():
+            found.append(load_run(run_dir))
+            continue
+        if not any_code_version:
+            continue
+        if by_config is None:  # index every finished run by its config without the code version
+            by_config = {}
+            for d in sorted((results_dir / "runs").glob("*/done.json")):
+                run = load_run(d.parent)
+                prev = by_config.get(run.experiment)
+                if prev is None or run.info.get("finished_at", "") >= prev.info.get("finished_at", ""):
+                    by_config[run.experiment] = run
+        if exp in by_config:
+            found.append(by_config[exp])
+    return found
+
+
+def results_frame(runs: Iterable[RunResult]) -> pd.DataFrame:
+    """Long table of evaluation results: config columns + (benchmark, difficulty, k, pass@1, std, n_tasks)."""
+    frames = []
+    for run in runs:
+        e = run.experiment
+        cfg = dict(profile=e.profile, model=e.model, method=e.method, variant=e.variant, credit=e.credit,
+                   gamma=e.gamma, pruning=e.pruning, backup_on=e.backup_on, scaffold=e.scaffold, seed=e.seed,
+                   backend=e.backend,
+                   run_key=run.key, code_version=run.info.get("code_version", ""))  # fmt: skip
+        frames.append(run.results.assign(**cfg))
+    if not frames:
+        return pd.DataFrame(
+            columns=["profile", "model", "method", "variant", "seed", "benchmark", "k", "pass@1"]
+        )
+    df = pd.concat(frames, ignore_index=True)
+    if "difficulty" not in df.columns:
+        df["difficulty"] = "all"
+    df["difficulty"] = df["difficulty"].fillna("all").astype(str)
+    return df
+
+
+def metrics_frame(runs: Iterable[RunResult]) -> pd.DataFrame:
+    """Per-step training metrics of these runs (from each run's metrics.jsonl), with config columns."""
+    frames = []
+    for run in runs:
+        if run.metrics is None or run.metrics.empty:
+            continue
+        e = run.experiment
+        frames.append(run.metrics.assign(model=e.model, method=e.method, variant=e.variant, pruning=e.pruning,
+                                         backup_on=e.backup_on, credit=e.credit, gamma=e.gamma, seed=e.seed))  # fmt: skip
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()

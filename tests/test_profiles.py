@@ -1,0 +1,61 @@
+"""murphy_lab.profiles: one registry of run profiles, read by the trainer's config, µCode's config and the tables."""
+
+from __future__ import annotations
+
+import pytest
+
+from murphy_lab import profiles
+from murphy_lab.baselines.mucode.config import MuCodeConfig
+from murphy_lab.config import MurphyConfig
+from murphy_lab.profiles import get_profile, resolve
+
+
+def test_the_three_profiles_are_registered_without_importing_the_toy_world_first():
+    assert {"smoke", "toy", "paper"} <= set(profiles.PROFILES)
+
+
+@pytest.mark.parametrize("name", ["smoke", "toy"])
+def test_every_cpu_profile_gives_a_valid_trainer_and_mucode_config(name):
+    MurphyConfig.for_profile(name).validate()
+    MuCodeConfig.for_profile(name).validate()
+
+
+def test_unknown_profile_is_a_value_error_naming_the_known_ones():
+    for build in (MurphyConfig.for_profile, MuCodeConfig.for_profile, get_profile):
+        with pytest.raises(ValueError, match="profile must be one of .*smoke"):
+            build("huge")
+
+
+def test_a_profile_without_a_builder_needs_model_and_tasks(tmp_path):
+    with pytest.raises(ValueError, match="profile: 'paper' builds no model"):
+        resolve(MurphyConfig(model="Qwen/Qwen3-1.7B"), tmp_path)
+
+
+def test_the_toy_profile_trains_on_its_train_tasks_count(tmp_path):
+    model, tasks = resolve(MurphyConfig.for_profile("toy", model="given/model"), tmp_path)
+    assert model == "given/model" and len(tasks) == get_profile("toy").train_tasks == profiles.TOY_TRAIN["n"]
+
+
+def test_the_toy_trainer_presets_are_the_toy_worlds():
+    import murphy_lab.toy as toy
+
+    assert toy.TOY_PRESETS is get_profile("toy").trainer and MurphyConfig.for_profile("toy").reward_tests == "visible"
+
+
+def test_config_and_mucode_read_their_presets_from_the_registry(monkeypatch):
+    toy = get_profile("toy")
+    monkeypatch.setitem(profiles.PROFILES, "toy", profiles.Profile(
+        "toy", trainer={**toy.trainer, "g1": 2}, mucode={**toy.mucode, "rollouts": 3}))  # fmt: skip
+    assert (MurphyConfig.for_profile("toy").g1, MuCodeConfig.for_profile("toy").rollouts) == (2, 3)
+
+
+def test_load_tasks_by_name_and_by_module_function():
+    assert len(profiles.load_tasks("smoke", n=2)) == 2
+    assert len(profiles.load_tasks("murphy_lab.smoke:smoke_tasks", n=3)) == 3
+
+
+def test_a_config_never_shares_its_nested_presets_with_the_registry():
+    cfg = MurphyConfig.for_profile("toy")
+    cfg.executor["workers"] = 99  # e.g. a notebook adjusting its own run
+    assert get_profile("toy").trainer["executor"]["workers"] == 2
+    assert MurphyConfig.for_profile("toy").executor["workers"] == 2
