@@ -26,7 +26,7 @@ test-fast: $(STAMP)
 ## The main job on the embedded default: the toy profile of reproduce/main_table.ipynb.
 demo: $(STAMP)
 	mkdir -p reproduce/results/toy
-	$(BIN)/papermill reproduce/main_table.ipynb reproduce/results/toy/main_table.ipynb -p profile toy --cwd reproduce
+	$(BIN)/papermill reproduce/main_table.ipynb reproduce/results/toy/main_table.ipynb -p profile toy --cwd reproduce --log-output
 
 ## The paper profile (8×H100); see README "Reproducing the paper".
 reproduce: $(STAMP)

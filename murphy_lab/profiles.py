@@ -69,6 +69,8 @@ class Profile:
     """Evaluation tasks per benchmark; None = the whole benchmark."""
     needs_gpu: bool = False
     """The paper profile refuses to start without CUDA rather than fail hours in."""
+    jobs: int = 1
+    """Runs trained side by side, one process each (the toy demo: 2, one per core of a 2-core laptop)."""
     max_new_tokens: int = 48
     """Generation length per turn (tokens), in training (every method) and evaluation alike (`prompt_format`)."""
     scaffolds: tuple[str, ...] = ("reflexion", "lats", "dot")
@@ -193,7 +195,7 @@ register(Profile(
 register(Profile(
     "toy", trainer=TOY_PRESETS, build=build_toy, train_tasks=TOY_TRAIN["n"], mucode=MUCODE_TOY,
     mucode_train_tasks=200, models=("toy",), benchmarks=("toy",), seeds=(0, 1, 2), iters=(1, 3, 5), runs=1,
-    n_eval_tasks=200, train_overrides=(("max_steps", 40),), methods=("base", "grpo", "grpo_mt", "murphy"),
+    n_eval_tasks=200, train_overrides=(("max_steps", 40),), methods=("base", "grpo", "grpo_mt", "murphy"), jobs=2,
     not_run=(
         ("mucode", 'not run in the toy demo (pass -p methods \'["base", "grpo", "grpo_mt", "mucode", "murphy"]\' '
                    "to include it; it adds minutes of training per seed on 2 cores, docs/mucode.md)"),

@@ -28,12 +28,12 @@
 # 4. multi-turn evaluation (Iter-k pass@1, `murphy_lab.evaluate.evaluate`);
 # 5. how little one short, single-seed run proves.
 #
-# With the defaults this takes a few minutes on a laptop CPU — plus, the very first time, about 5 minutes to build
-# and cache the toy policy (`~/.cache/murphy_lab/toy`). `policy_size = "smoke"` runs in seconds with an untrained
-# model (every reward 0: it only checks the plumbing).
+# With the defaults this takes about three minutes on a laptop CPU. The toy policy ships with the package
+# (`murphy_lab/toy/policy`, 0.5 MB), so nothing is built first. `policy_size = "smoke"` runs in seconds with a
+# barely trained model (rewards near 0: it only checks the plumbing).
 
 # %% tags=["parameters"]
-policy_size = "toy"  # toy: the SFT-trained toy policy (built once, cached); smoke: a tiny untrained one
+policy_size = "toy"  # toy: the shipped SFT-trained toy policy; smoke: a tiny, barely trained one (built in seconds)
 max_steps = 15  # optimizer steps per method
 tasks_per_step = 8  # toy tasks per step (each grows one tree)
 g1 = 4  # G1 (and G for single-turn GRPO)
@@ -73,10 +73,11 @@ warnings.filterwarnings("ignore", message=".*pin_memory.*")
 # %% [markdown]
 # ## 1. The toy world
 #
-# Every task asks for `f(x) = x*A + B` (or `- B`); the prompt names the constants, but either may be hidden as `?`.
-# The visible tests are staged locks whose failure messages reveal a hidden constant — but only to an attempt that
-# got the earlier stage right; a program that does not compile reveals nothing. So the value of a failed first
-# attempt depends on what its feedback reveals: exactly the distinction retrospective credit rewards.
+# Every task asks for `f(x) = x*A + B` (or `- B`); the prompt names the constants, but at least one is hidden as
+# `?`. The visible tests are staged locks whose failure messages reveal a hidden constant — but only to an attempt
+# that got the earlier stage right; a program that does not compile was cut off before its constants and reveals
+# nothing. So the value of a failed first attempt depends on what its feedback reveals: exactly the distinction
+# retrospective credit rewards (docs/toy_world.md measures it for the shipped policy).
 
 # %%
 for t in make_tasks("train", 3, seed=seed):

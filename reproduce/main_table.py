@@ -74,10 +74,18 @@ runs = S.run(exps)
 # ## 2. The table, the paper's table, and the cells they share
 
 # %%
-agg = T.aggregate(X.results_frame(runs))
+results = X.results_frame(runs)
+agg = T.aggregate(results)
 tables = T.main_tables(agg, profile=profile)
+# One verdict line per comparison (paired by training seed, 95% t interval) in the main table's notes.
+verdict_k = 3 if 3 in X.profile(profile).iters else max(X.profile(profile).iters)
+verdict_lines = X.paired_verdicts(results, k=verdict_k)
+tables[0].notes += verdict_lines
+# What each method spent: sampled and trained sequences, completion tokens, time (equal steps ≠ equal budgets).
+tables.insert(1, X.budget_table(X.metrics_frame(runs)))
 paths = T.write_tables(tables, out, "main_table")
 display(Markdown(paths["md"].read_text()))
+print("\n".join(verdict_lines))
 
 # %% [markdown]
 # ## 3. pass@1 against Iter-k

@@ -346,3 +346,26 @@ def test_setup_runs_and_collects_through_the_same_session(tmp_path):
 def test_backend_must_be_real_or_stand_in():
     with pytest.raises(ValueError, match="backend must be one of"):
         X.backend_functions("auto")
+
+
+def test_parallel_run_all_gives_the_sequential_results_in_plan_order(tmp_path):
+    exps = X.plan("smoke", methods=["base", "grpo", "murphy"], seeds=[0, 1], backend="stand-in")
+    one = X.run_all(exps, tmp_path / "one", **X.STAND_INS)
+    two = X.run_all(exps, tmp_path / "two", jobs=2, **X.STAND_INS)
+    assert [r.experiment for r in two] == exps
+    cols = ["method", "seed", "k", "pass@1"]
+    assert X.results_frame(two)[cols].equals(X.results_frame(one)[cols])
+    again = X.run_all(exps, tmp_path / "two", jobs=2, **X.STAND_INS)  # every run cached: nothing is recomputed
+    assert all(r.cached for r in again)
+
+
+def test_a_failed_parallel_run_names_its_experiment(tmp_path):
+    exps = X.plan("smoke", methods=["grpo", "murphy"], seeds=[0], backend="stand-in")
+    with pytest.raises(RuntimeError, match="experiment tiny/grpo/seed0 failed"):
+        X.run_all(exps, tmp_path, jobs=2, **{**X.STAND_INS, "evaluate_fn": _fails_for_grpo})
+
+
+def _fails_for_grpo(exp, model_dir, bench):  # module level: the worker processes unpickle it
+    if exp.method == "grpo":
+        raise ValueError("boom")
+    return X.STAND_INS["evaluate_fn"](exp, model_dir, bench)

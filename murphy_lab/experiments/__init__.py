@@ -16,6 +16,7 @@ Modules:
     standins   fast fake train / evaluate functions (backend="stand-in")
     session    setup(): the reproduce notebooks' common first cell
     tables, table, paper   tables in the paper's layout, their files, the paper's numbers
+    verdicts   paired verdict lines between methods (by training seed) and the training-budget table
     toy_compare            `python -m murphy_lab.experiments.toy_compare`: GRPO vs GRPO-MT vs MURPHY at equal steps
 
 Profiles (the defaults of every field) are `murphy_lab.profiles`.
@@ -83,13 +84,15 @@ from murphy_lab.experiments.store import (
     run_experiment,
     run_or_collect,
 )
+from murphy_lab.experiments.verdicts import budget_table, paired_verdicts
 from murphy_lab.profiles import METHODS, PROFILES, Profile, not_run_note
 from murphy_lab.profiles import get_profile as profile
 
 __all__ = [
     "BENCHMARK_LOADERS", "EVAL_COLUMNS", "FORMAT_OPTIONS", "METHODS", "MODE", "MODE_FIELDS", "PAPER_MODEL_IDS",
     "PROFILES", "RECIPE_DIRS", "REPO", "STAND_INS", "TRAINABLE", "BaseModelFn", "EvaluateFn", "Experiment",
-    "Profile", "RunResult", "Session", "TrainFn", "backend_functions", "check_prompt_format", "code_version",
+    "Profile", "RunResult", "Session", "TrainFn", "backend_functions", "budget_table", "check_prompt_format",
+    "code_version", "paired_verdicts",
     "collect", "default_base_model", "default_cache_dir", "default_evaluate", "default_train", "load_benchmark",
     "load_policy", "load_run", "make_policy", "metrics_frame", "mucode_config", "mucode_experiment",
     "mucode_format", "not_run_note", "paper_recipe", "paper_train", "plan", "policy_kwargs", "profile",

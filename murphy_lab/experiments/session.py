@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +32,9 @@ class Session:
     from_cache_only: bool = False
     run_kw: dict = field(default_factory=dict)
     """Keywords of `run_experiment`: cache_dir, train, model_paths and the stand-ins' functions."""
+    jobs: int = 1
+    """Runs side by side (one process each, `threads` torch threads per process)."""
+    threads: int = 1
 
     def plan(self, **kw) -> list[Experiment]:
         """`plan(profile, ...)` with this session's backend and overrides."""
@@ -38,7 +42,8 @@ class Session:
 
     def run(self, experiments: Iterable[Experiment]) -> list[RunResult]:
         """Train and evaluate what is not cached yet (or, with `from_cache_only`, only collect finished runs)."""
-        return run_or_collect(experiments, self.out, self.from_cache_only, **self.run_kw)
+        return run_or_collect(experiments, self.out, self.from_cache_only, jobs=self.jobs, threads=self.threads,
+                              **self.run_kw)
 
 
 def setup(
@@ -52,9 +57,11 @@ def setup(
     model_paths: dict | None = None,
     train_overrides: dict | None = None,
     torch_threads: int | None = 1,
+    jobs: int | None = None,
 ) -> Session:
     """Check the machine (the paper profile stops here, with the reason, without CUDA; not when only collecting),
-    set torch's CPU threads, and resolve the notebook's parameters into a `Session`; prints one summary line."""
+    set torch's CPU threads, and resolve the notebook's parameters into a `Session`; prints one summary line.
+    `jobs`: runs side by side (None: the profile's `jobs`, at most one per CPU core)."""
     get_profile(profile)  # an unknown profile is an error naming the known ones
     if not from_cache_only:
         require_resources(profile)
@@ -65,6 +72,9 @@ def setup(
     backend, fns = backend_functions(backend)
     overrides = get_profile(profile).train_overrides + tuple(sorted((train_overrides or {}).items()))
     run_kw = dict(cache_dir=Path(cache_dir) / profile, train=train, model_paths=model_paths or {}, **fns)
-    session = Session(profile, backend, Path(output_dir) / profile, overrides, from_cache_only, run_kw)
-    print(f"profile={profile}  backend={backend}  results -> {session.out}  code version {code_version()}")
+    jobs = max(1, min(jobs or get_profile(profile).jobs, os.cpu_count() or 1))
+    session = Session(profile, backend, Path(output_dir) / profile, overrides, from_cache_only, run_kw, jobs,
+                      torch_threads or 1)
+    print(f"profile={profile}  backend={backend}  jobs={jobs}  results -> {session.out}  "
+          f"code version {code_version()}")
     return session

@@ -195,15 +195,75 @@ def load_run(run_dir: str | Path) -> RunResult:
     )
 
 
-def run_all(experiments: Iterable[Experiment], results_dir: str | Path, **kwargs) -> list[RunResult]:
-    """`run_experiment` for each experiment (cached ones are skipped), with a progress bar."""
+def run_all(experiments: Iterable[Experiment], results_dir: str | Path, jobs: int = 1, threads: int = 1,
+            **kwargs) -> list[RunResult]:
+    """`run_experiment` for each experiment (cached ones are skipped), in plan order, with a progress bar.
+
+    `jobs > 1` runs that many experiments side by side, each in its own process with `threads` torch threads (one
+    process per core: a 2-core machine trains two toy runs at once). The runs are independent — each writes its own
+    checkpoint and run folder — and the base models are built once, here, before any run starts.
+    """
     experiments = list(experiments)
-    done = []
-    bar = tqdm(experiments, desc="experiments", unit="run")
-    for exp in bar:
-        bar.set_postfix_str(f"{exp.model}/{exp.method}/{exp.variant}/seed{exp.seed}")
-        done.append(run_experiment(exp, results_dir, **kwargs))
-    return done
+    todo = [e for e in experiments if not (Path(results_dir) / "runs" / run_key(e) / "done.json").exists()]
+    if jobs <= 1 or len(todo) <= 1:
+        done = []
+        bar = tqdm(experiments, desc="experiments", unit="run")
+        for exp in bar:
+            bar.set_postfix_str(_label(exp))
+            done.append(run_experiment(exp, results_dir, **kwargs))
+        return done
+    _build_bases(todo, results_dir, kwargs)
+    return _run_parallel(experiments, todo, results_dir, jobs, threads, kwargs)
+
+
+def _label(exp: Experiment) -> str:
+    return f"{exp.model}/{exp.method}" + (f"/{exp.variant}" if exp.variant != "-" else "") + f"/seed{exp.seed}"
+
+
+COST = {"murphy": 0, "mucode": 1, "reveal": 1, "grpo_mt": 2, "grpo": 3, "base": 4}  # the longest runs start first
+
+
+def _build_bases(todo: list[Experiment], results_dir, kwargs: dict) -> None:
+    """Each distinct base model once, in this process, so parallel runs never build the same one together."""
+    fn = kwargs.get("base_model_fn") or dispatch.default_base_model
+    cache_dir = Path(kwargs.get("cache_dir") or default_cache_dir(Path(results_dir)))
+    seen = set()
+    for exp in todo:
+        if exp.model not in seen and exp.model not in (kwargs.get("model_paths") or {}):
+            seen.add(exp.model)
+            fn(exp, cache_dir)
+
+
+def _init_worker(threads: int) -> None:
+    import torch  # heavy: only the worker processes of a parallel run_all need it here
+
+    torch.set_num_threads(threads)
+
+
+def _run_parallel(experiments, todo, results_dir, jobs, threads, kwargs) -> list[RunResult]:
+    import multiprocessing
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+    results = {run_key(e): load_run(Path(results_dir) / "runs" / run_key(e)) for e in experiments if e not in todo}
+    order = sorted(todo, key=lambda e: COST.get(e.method, 1))
+    bar = tqdm(total=len(experiments), initial=len(results), desc=f"experiments ({jobs} at a time)", unit="run")
+    t0 = time.perf_counter()
+    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"), initializer=_init_worker,
+                             initargs=(threads,)) as pool:  # fmt: skip
+        running = {pool.submit(run_experiment, e, results_dir, **kwargs): e for e in order}
+        while running:
+            bar.set_postfix_str("running " + ", ".join(_label(e) for e in list(running.values())[:jobs]))
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            for fut in finished:
+                exp = running.pop(fut)
+                try:
+                    results[run_key(exp)] = fut.result()
+                except Exception as e:  # the other runs' finished folders stay; a rerun skips them
+                    raise RuntimeError(f"experiment {_label(exp)} failed: {type(e).__name__}: {e}") from e
+                bar.update(1)
+                bar.write(f"  finished {_label(exp)} at {(time.perf_counter() - t0) / 60:.1f} min")
+    bar.close()
+    return [results[run_key(e)] for e in experiments]
 
 
 def run_or_collect(

@@ -1,0 +1,87 @@
+"""What a comparison between methods may claim: paired verdict lines and the budget each method spent.
+
+    lines = paired_verdicts(X.results_frame(runs), k=3)      # MURPHY − GRPO-MT, MURPHY − GRPO at Iter-3
+    budget = budget_table(X.metrics_frame(runs))             # sampled / trained sequences, tokens, time per run
+
+A verdict pairs the runs of two methods by training seed (same base, same task order, same held-out tasks:
+`murphy_lab.stats`), so it is only as strong as the number of seeds both methods finished. The budget table says
+what "equal steps" cost each method: a MURPHY step samples a whole tree, a GRPO step one group.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+
+from murphy_lab.experiments import paper
+from murphy_lab.experiments.table import Table
+from murphy_lab.stats import paired_difference, verdict
+
+PAIRS = (("murphy", "grpo_mt"), ("murphy", "grpo"))  # the comparisons the main table's notes state
+
+
+MAIN_VARIANTS = ("-", "mars")  # the main configuration: the baselines, and MURPHY with MaRS and no pruning
+
+
+def per_seed(results: pd.DataFrame, method: str, k: int, benchmark: str | None = None) -> pd.Series:
+    """pass@1 (%) at Iter-k by training seed, difficulty "all", for one method in its main configuration."""
+    r = results[(results["method"] == method) & (results["k"] == k) & (results["difficulty"] == "all")]
+    if "variant" in r.columns:
+        r = r[r["variant"].isin(MAIN_VARIANTS)]
+    if benchmark is not None:
+        r = r[r["benchmark"] == benchmark]
+    return r.groupby("seed")["pass@1"].mean()
+
+
+def paired_verdicts(results: pd.DataFrame, k: int = 3, pairs: Sequence[tuple[str, str]] = PAIRS,
+                    benchmark: str | None = None, confidence: float = 0.95) -> list[str]:
+    """One line per (a, b) pair whose methods both ran: a − b at Iter-k over the seeds both finished.
+
+    `results` is `murphy_lab.experiments.results_frame(runs)` (one row per run × benchmark × difficulty × k).
+    """
+    lines = []
+    for a, b in pairs:
+        xa, xb = per_seed(results, a, k, benchmark), per_seed(results, b, k, benchmark)
+        if xa.empty or xb.empty:
+            continue
+        seeds = sorted(set(xa.index) & set(xb.index))
+        name_a, name_b = paper.METHOD_NAMES.get(a, a), paper.METHOD_NAMES.get(b, b)
+        if len(seeds) < 2:
+            lines.append(f"{name_a} − {name_b} at Iter-{k}: {len(seeds)} paired seed(s); a confidence interval "
+                         "needs at least 2 — no verdict")
+            continue
+        d = paired_difference([xa[s] for s in seeds], [xb[s] for s in seeds], confidence)
+        lines.append(verdict(name_a, name_b, f"Iter-{k}", d))
+    return lines
+
+
+BUDGET_COLUMNS = ("steps", "sampled sequences", "trained sequences", "completion tokens", "train time (min)")
+
+
+def budget_table(metrics: pd.DataFrame, methods: Sequence[str] = paper.METHODS) -> Table:
+    """Per method: what one training run spent, mean over its seeds (from the trainer's metrics.jsonl).
+
+    sampled sequences = Σ_steps trajectories/total (every completion the policy generated), trained sequences =
+    Σ trajectories/kept (those with an advantage after pruning), completion tokens = Σ trajectories/total ×
+    completions/mean_length, train time = Σ time/step_s.
+    """
+    rows = []
+    if not metrics.empty:
+        m = metrics[metrics["generated"]] if "generated" in metrics.columns else metrics
+        m = m.assign(tokens=m["trajectories/total"] * m["completions/mean_length"])
+        if "variant" in m.columns:
+            m = m[m["variant"].isin(MAIN_VARIANTS)]
+        per_run = m.groupby(["method", "seed"]).agg(
+            steps=("step", "max"), sampled=("trajectories/total", "sum"), trained=("trajectories/kept", "sum"),
+            tokens=("tokens", "sum"), seconds=("time/step_s", "sum"))  # fmt: skip
+        for method in [x for x in methods if x in set(per_run.index.get_level_values(0))]:
+            g = per_run.loc[method]
+            rows.append([paper.METHOD_NAMES.get(method, method), len(g), round(g["steps"].mean()),
+                         round(g["sampled"].mean()), round(g["trained"].mean()), round(g["tokens"].mean()),
+                         round(g["seconds"].mean() / 60, 1)])  # fmt: skip
+    frame = pd.DataFrame(rows, columns=["method", "seeds", *BUDGET_COLUMNS])
+    notes = ["Per training run, mean over its seeds, from metrics.jsonl (docs/training.md lists the keys).",
+             "Equal steps are not equal budgets: compare methods at the sampled sequences they used, not only at "
+             "the steps.", "Train time is wall time on the machine that ran it, with whatever else it was doing."]
+    return Table("main_table_budget", "Training budget per run", frame, notes)
