@@ -24,7 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-MODES = ("murphy", "grpo_mt", "grpo")
+from murphy_lab import modes
+
+MODES = tuple(modes.MODES)  # ("murphy", "grpo_mt", "grpo"): murphy_lab/modes.py says what each implies
 CREDITS = ("mars", "mers")
 LOSS_TYPES = ("dapo", "bnpo", "grpo", "dr_grpo")  # filler rows are exact for each (docs/training.md, decision 3)
 
@@ -200,12 +202,8 @@ class MurphyConfig:
         need(isinstance(self.epsilon, (int, float)) and self.epsilon > 0, "epsilon", "must be > 0")
         need(is_int(self.max_completion_length) and self.max_completion_length > 0, "max_completion_length", "must be > 0")
         need(is_int(self.num_iterations) and self.num_iterations >= 1, "num_iterations", "must be >= 1")
-        if self.mode == "grpo":
-            need(self.turns == 1, "turns", "must be 1 for mode='grpo' (single-turn GRPO)")
-        if self.mode == "grpo_mt":
-            need(self.g2 == 1, "g2", "must be 1 for mode='grpo_mt' (one refinement per failure: G chains)")
-        if self.mode == "murphy" and self.turns > 1:
-            need(self.g2 >= 2, "g2", "must be >= 2 for mode='murphy' (a refinement group needs two members)")
+        for name, msg in modes.mode(self.mode).problems(self.g2, self.turns):  # the G2 / S the mode implies
+            need(False, name, msg)
         for name in ("b_grp", "b_traj"):
             b = getattr(self, name)
             if b is None:
