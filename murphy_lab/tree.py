@@ -271,6 +271,8 @@ def build_trees(
     return trees
 
 
-def build_tree(prompt: Any, tests: Any, sample: Any, execute: Any, *, task_id: str = "", **kw: Any) -> RolloutTree:
-    """Grow one rollout tree (see `build_trees` for the arguments)."""
-    return build_trees([prompt], [tests], sample, execute, task_ids=[task_id], **kw)[0]
+def build_tree(prompt: Any, tests: Any, sample: Any, execute: Any, *, task_id: str = "", task: Any = None,
+               **kw: Any) -> RolloutTree:
+    """Grow one rollout tree (see `build_trees` for the arguments; `task` is what `refine` is handed)."""
+    tasks = None if task is None else [task]
+    return build_trees([prompt], [tests], sample, execute, task_ids=[task_id], tasks=tasks, **kw)[0]
