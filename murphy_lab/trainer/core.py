@@ -91,7 +91,6 @@ class MurphyTrainer(PrefixSharing, GRPOTrainer):
         self.add_callback(RunLog(self))
 
     # --- one round: the hooks in order ---------------------------------------------------------------------------
-
     def _generate_and_score_completions(self, inputs: list[dict]) -> dict[str, Any]:
         t0 = time.perf_counter()
         tasks = tasks_of_rows(inputs, self.num_generations, self.tasks_by_id)  # G1 rows per task
