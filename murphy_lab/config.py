@@ -24,9 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from murphy_lab import modes
-
-MODES = tuple(modes.MODES)  # ("murphy", "grpo_mt", "grpo"): murphy_lab/modes.py says what each implies
+MODES = ("murphy", "grpo_mt", "grpo")  # the names of murphy_lab.modes.MODES, which says what each implies
 CREDITS = ("mars", "mers")
 LOSS_TYPES = ("dapo", "bnpo", "grpo", "dr_grpo")  # filler rows are exact for each (docs/training.md, decision 3)
 
@@ -202,6 +200,8 @@ class MurphyConfig:
         need(isinstance(self.epsilon, (int, float)) and self.epsilon > 0, "epsilon", "must be > 0")
         need(is_int(self.max_completion_length) and self.max_completion_length > 0, "max_completion_length", "must be > 0")
         need(is_int(self.num_iterations) and self.num_iterations >= 1, "num_iterations", "must be >= 1")
+        from murphy_lab import modes  # here, not at the top: modes loads the scoring pipeline (torch)
+
         for name, msg in modes.mode(self.mode).problems(self.g2, self.turns):  # the G2 / S the mode implies
             need(False, name, msg)
         for name in ("b_grp", "b_traj"):

@@ -82,3 +82,18 @@ def test_each_mode_accepts_the_shape_it_implies():
     assert not MODES["grpo"].problems(8, 1)
     assert not MODES["grpo_mt"].problems(1, 3)
     assert not MODES["murphy"].problems(8, 2) and not MODES["murphy"].problems(1, 1)
+
+
+def test_the_config_names_the_modes_of_the_table():
+    from murphy_lab import config
+
+    assert config.MODES == tuple(MODES)
+
+
+def test_importing_the_config_loads_no_torch():
+    """experiments, eval_cli and the toy world import murphy_lab.config without torch; modes is loaded on validate."""
+    import subprocess
+    import sys
+
+    code = "import sys, murphy_lab.config; sys.exit('torch' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0
