@@ -24,7 +24,7 @@ import yaml
 
 from murphy_lab import profiles
 
-MODES = ("murphy", "grpo_mt", "grpo")
+MODES = ("murphy", "grpo_mt", "grpo")  # the names of murphy_lab.modes.MODES, which says what each implies
 CREDITS = ("mars", "mers")
 LOSS_TYPES = ("dapo", "bnpo", "grpo", "dr_grpo")  # filler rows are exact for each (docs/training.md, decision 3)
 
@@ -193,12 +193,10 @@ class MurphyConfig:
         need(isinstance(self.epsilon, (int, float)) and self.epsilon > 0, "epsilon", "must be > 0")
         need(is_int(self.max_completion_length) and self.max_completion_length > 0, "max_completion_length", "must be > 0")
         need(is_int(self.num_iterations) and self.num_iterations >= 1, "num_iterations", "must be >= 1")
-        if self.mode == "grpo":
-            need(self.turns == 1, "turns", "must be 1 for mode='grpo' (single-turn GRPO)")
-        if self.mode == "grpo_mt":
-            need(self.g2 == 1, "g2", "must be 1 for mode='grpo_mt' (one refinement per failure: G chains)")
-        if self.mode == "murphy" and self.turns > 1:
-            need(self.g2 >= 2, "g2", "must be >= 2 for mode='murphy' (a refinement group needs two members)")
+        from murphy_lab import modes  # here, not at the top: modes loads the scoring pipeline (torch)
+
+        for name, msg in modes.mode(self.mode).problems(self.g2, self.turns):  # the G2 / S the mode implies
+            need(False, name, msg)
         for name in ("b_grp", "b_traj"):
             b = getattr(self, name)
             if b is None:

@@ -20,6 +20,9 @@ aggregated as TRL 1.16 does for its `loss_type` (B sequences, T = padded complet
     dr_grpo  sum_it L_it / (B · L_max)                              Dr. GRPO: a constant, the configured limit, not T
 
 Paper values: ε = 0.2, β = 0.04 (TRL >= 0.19 defaults to β = 0: set it), AdamW lr 1e-6.
+
+`token_logps(model, ids)` gives the per-token log π the loss reads; `grpo_step` is one whole step (loss, backward,
+update) on a causal LM, as notebook 05 walks through it.
 """
 
 from __future__ import annotations
@@ -121,6 +124,47 @@ def grpo_loss(
     if loss_type == "dr_grpo":
         return (per_token * mask).sum() / (mask.shape[0] * max_completion_length)  # / (B · L_max)
     raise ValueError(f"loss_type must be one of grpo, bnpo, dapo, dr_grpo; got {loss_type!r}")
+
+
+def token_logps(model: torch.nn.Module, ids: torch.Tensor, attention_mask: torch.Tensor | None = None) -> torch.Tensor:
+    """log π(ids[:, t] | ids[:, :t]) for t >= 1 under a causal LM (anything whose output has `.logits`).
+
+    Shapes: ids (B, L) -> (B, L-1); position t-1 holds the log-probability of token t, so a completion mask over
+    `ids` is aligned with the result as `mask[:, 1:]`.
+    """
+    out = model(ids) if attention_mask is None else model(ids, attention_mask=attention_mask)
+    logits = out.logits[:, :-1]  # (B, L-1, V): the prediction for the next token
+    return torch.log_softmax(logits.float(), -1).gather(-1, ids[:, 1:, None]).squeeze(-1)  # (B, L-1)
+
+
+def grpo_step(
+    model: torch.nn.Module,
+    ids: torch.Tensor,  # (B, L) prompt + completion ids
+    mask: torch.Tensor,  # (B, L-1) 1 on completion tokens, aligned with token_logps
+    advantages: torch.Tensor,  # (B,)
+    *,
+    lr: float | None = None,  # plain SGD step θ <- θ - lr · ∇L (the teaching step), or ...
+    optimizer: torch.optim.Optimizer | None = None,  # ... one optimizer.step() (AdamW in training)
+    **loss_kw,  # grpo_loss's options: old_logps, ref_logps, epsilon, beta, loss_type, ...
+) -> dict[str, float]:
+    """One GRPO step: L = grpo_loss(token_logps(model, ids), Â, mask), backward, one parameter update.
+
+    Returns the loss and the gradient's L2 norm (before the update).
+    """
+    if (lr is None) == (optimizer is None):
+        raise ValueError("grpo_step: pass exactly one of lr (a plain SGD step) or optimizer")
+    model.zero_grad()
+    loss = grpo_loss(token_logps(model, ids), advantages, mask, **loss_kw)
+    loss.backward()
+    params = [p for p in model.parameters() if p.grad is not None]
+    grad_norm = torch.sqrt(sum((p.grad.float() ** 2).sum() for p in params))
+    if optimizer is not None:
+        optimizer.step()
+    else:
+        with torch.no_grad():
+            for p in params:
+                p -= lr * p.grad  # θ <- θ - lr · ∇_θ L
+    return {"loss": loss.item(), "grad_norm": grad_norm.item()}
 
 
 def training_pairs(tree: RolloutTree) -> list[tuple[object, str, float]]:

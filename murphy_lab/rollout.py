@@ -1,7 +1,9 @@
 """Rollout trees from a real policy: tasks + policy + executor -> one feedback-conditioned tree per task.
 
 A thin layer over `murphy_lab.tree.build_trees` (which grows the trees: one `policy.sample` call and one
-`executor.run_many` batch per turn, for all open nodes of all trees) that supplies MURPHY's prompts:
+`executor.run_many` batch per turn, for all open nodes of all trees) that supplies MURPHY's prompts. `task_trees` is
+the one task -> tree glue (the trainer and µCode's rollouts call it with their own samplers); `build_task_trees` is
+the same for a `Policy`, with a progress bar:
 
     turn 1:   q(1) = prompts.first_prompt(task.prompt)                     sampled G1 times per task
     turn s>1: q    = prompts.refine_prompt(task.prompt, v.code, v.feedback)  sampled G2 times per failed v
@@ -17,10 +19,52 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from tqdm.auto import tqdm
+
 from murphy_lab import prompts as P
 from murphy_lab.tree import RolloutTree, build_trees, load_trees, save_trees
 
-__all__ = ["build_task_trees", "load_trees", "save_trees"]
+__all__ = ["build_task_trees", "load_trees", "save_trees", "task_trees"]
+
+
+def task_trees(
+    tasks: Sequence[Any],
+    sample: Any,
+    executor: Any,
+    *,
+    g1: int,  # = G1 in the paper
+    g2: int,  # = G2 in the paper
+    turns: int,  # = S in the paper
+    tests: str = "hidden",
+    budget: dict | None = None,
+    extract: Callable[[str], str] = P.extract_program,
+    on_turn: Callable[[int, list], None] | None = None,
+) -> list[RolloutTree]:
+    """The task -> tree glue every caller shares (this function, the trainer, µCode's rollouts, the notebooks).
+
+    `sample(prompts, n)` is anything `tree.build_trees` takes; `budget` (prompts.policy_budget / token_budget)
+    trims the code and feedback a refinement prompt quotes to the model's context.
+    """
+    if tests not in ("hidden", "visible"):
+        raise ValueError(f"tests must be 'hidden' or 'visible', got {tests!r}")
+    tasks = list(tasks)
+    for i, t in enumerate(tasks):
+        if not hasattr(t, "prompt") or not hasattr(t, f"{tests}_tests"):
+            raise TypeError(f"tasks[{i}] must be a Task (with .prompt and .{tests}_tests), got {type(t).__name__}")
+        if not len(getattr(t, f"{tests}_tests")):
+            raise ValueError(f"tasks[{i}] ({t.task_id!r}) has no {tests} tests: its rewards would be undefined")
+    fit = budget or {}
+
+    def refine(task: Any, code: str, feedback: str) -> str:
+        return P.refine_prompt(task.prompt, code, feedback, **fit)  # q = [task, v's code, v's feedback]
+
+    return build_trees(
+        [P.first_prompt(t.prompt) for t in tasks],  # q(1)
+        [getattr(t, f"{tests}_tests") for t in tasks],
+        sample, executor, g1=g1, g2=g2, turns=turns, refine=refine, tasks=tasks, extract=extract,
+        task_ids=[t.task_id for t in tasks], on_turn=on_turn,
+        programs=[t.program for t in tasks],  # what runs: a benchmark's import header, text answers as ANSWER = '...'
+    )  # fmt: skip
 
 
 def build_task_trees(
@@ -50,55 +94,24 @@ def build_task_trees(
         path: if given, also write the trees there as JSON lines (`tree.save_trees`).
         **sample_kw: passed to every `policy.sample` call (max_new_tokens, temperature, top_p, seed).
     """
-    if tests not in ("hidden", "visible"):
-        raise ValueError(f"tests must be 'hidden' or 'visible', got {tests!r}")
-    tasks = list(tasks)
-    for i, t in enumerate(tasks):
-        if not hasattr(t, "prompt") or not hasattr(t, f"{tests}_tests"):
-            raise TypeError(f"tasks[{i}] must be a Task (with .prompt and .{tests}_tests), got {type(t).__name__}")
-        if not len(getattr(t, f"{tests}_tests")):
-            raise ValueError(f"tasks[{i}] ({t.task_id!r}) has no {tests} tests: its rewards would be undefined")
     if not hasattr(policy, "sample"):
         raise TypeError(f"policy must have a .sample(prompts, n) method, got {type(policy).__name__}")
-
-    firsts = [P.first_prompt(t.prompt) for t in tasks]
-    statement = dict(zip(firsts, (t.prompt for t in tasks)))  # build_trees hands refine the turn-1 prompt
-
-    fit = P.policy_budget(policy, sample_kw.get("max_new_tokens"))  # quoted code/feedback fit the model's context
-
-    def refine(first: str, code: str, feedback: str) -> str:
-        return P.refine_prompt(statement[first], code, feedback, **fit)  # q = [task, v's code, v's feedback]
-
-    bar = _bar(turns, progress, "rollout turns")
+    tasks = list(tasks)
+    bar = tqdm(total=turns, desc="rollout turns", disable=not progress, leave=False)
 
     def on_turn(turn: int, new_nodes: list) -> None:
         solved = sum(n.reward >= 1.0 for n in new_nodes)
         bar.set_postfix(turn=turn, candidates=len(new_nodes), solved=solved)
         bar.update(1)
 
-    trees = build_trees(
-        firsts,
-        [getattr(t, f"{tests}_tests") for t in tasks],
-        lambda prompts, n: policy.sample(prompts, n, **sample_kw),
-        executor,
-        g1=g1,
-        g2=g2,
-        turns=turns,
-        refine=refine,
-        extract=extract,
-        task_ids=[t.task_id for t in tasks],
-        on_turn=on_turn,
-        programs=[t.program for t in tasks],
-    )
+    trees = task_trees(
+        tasks, lambda prompts, n: policy.sample(prompts, n, **sample_kw), executor, g1=g1, g2=g2, turns=turns,
+        tests=tests, extract=extract, on_turn=on_turn,
+        budget=P.policy_budget(policy, sample_kw.get("max_new_tokens")),  # quoted code/feedback fit the context
+    )  # fmt: skip
     bar.close()
     for tree, task in zip(trees, tasks):
         tree.meta.update(difficulty=task.difficulty, source=task.source, tests=tests, g1=g1, g2=g2, turns=turns)
     if path is not None:
         save_trees(trees, path)
     return trees
-
-
-def _bar(total: int, enabled: bool, desc: str):
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, desc=desc, disable=not enabled, leave=False)

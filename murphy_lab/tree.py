@@ -178,9 +178,9 @@ SampleFn = Callable[[list, int], list[list[str]]]
 RefineFn = Callable[[Any, str, str], Any]
 
 
-def default_refine(task_prompt: Any, code: str, feedback: str) -> str:
-    """The plain-text refinement prompt q = [task prompt, v's code, v's feedback] (murphy_lab.prompts has richer ones)."""
-    return f"{task_prompt}\n\n# Previous attempt:\n{code}\n\n# Feedback:\n{feedback}\n\n# Fixed program:\n"
+def default_refine(task: Any, code: str, feedback: str) -> str:
+    """The plain-text refinement prompt q = [task, v's code, v's feedback] (murphy_lab.prompts has richer ones)."""
+    return f"{task}\n\n# Previous attempt:\n{code}\n\n# Feedback:\n{feedback}\n\n# Fixed program:\n"
 
 
 def _sampler(sample: Any) -> SampleFn:
@@ -207,12 +207,14 @@ def build_trees(
     task_ids: Sequence[str] | None = None,
     on_turn: Callable[[int, list[Node]], None] | None = None,
     programs: Sequence[Callable[[str], str]] | None = None,
+    tasks: Sequence[Any] | None = None,
 ) -> list[RolloutTree]:
     """Grow one rollout tree per prompt, turn by turn: one `sample` call and one `execute` batch per turn.
 
     Turn 1 samples `g1` candidates per task prompt; at each turn s < `turns`, every failed candidate (reward < 1)
-    gets `g2` refinements sampled from `refine(task_prompt, code, feedback)`. `tests[i]` are the tests whose
-    results give rewards and feedback for tree i (in evaluation these are the *visible* tests).
+    gets `g2` refinements sampled from `refine(task, code, feedback)`, where `task` is `tasks[i]` for tree i
+    (default: `prompts[i]` itself). `tests[i]` are the tests whose results give rewards and feedback for tree i
+    (in evaluation these are the *visible* tests).
     `on_turn(turn, new_nodes)` is called after each turn has been executed (progress, logging).
     `programs[i](code)` is what the executor runs for a candidate of tree i (default: the code itself; pass
     `[task.program for task in tasks]`); `node.code` keeps the model's code, which refinement prompts quote.
@@ -227,6 +229,9 @@ def build_trees(
         raise ValueError(f"turns must be an integer >= 1, got {turns!r}")
     if programs is not None and len(programs) != len(prompts):
         raise ValueError(f"prompts and programs differ in length: {len(prompts)} vs {len(programs)}")
+    if tasks is not None and len(tasks) != len(prompts):
+        raise ValueError(f"prompts and tasks differ in length: {len(prompts)} vs {len(tasks)}")
+    task_of = list(prompts) if tasks is None else list(tasks)  # what refine(task, code, feedback) is handed
     sample_fn, run_fn = _sampler(sample), _runner(execute)
     ids = list(task_ids) if task_ids is not None else [str(i) for i in range(len(prompts))]
     trees = [RolloutTree(root=Node(prompt=p, turn=0), task_id=tid) for p, tid in zip(prompts, ids)]
@@ -259,13 +264,15 @@ def build_trees(
         if on_turn is not None:
             on_turn(turn, [c for _, c in new_nodes])
         open_ = [
-            (i, child, refine(prompts[i], child.code, child.feedback), g2)
+            (i, child, refine(task_of[i], child.code, child.feedback), g2)
             for i, child in new_nodes
             if child.reward < SOLVED and turn < turns
         ]
     return trees
 
 
-def build_tree(prompt: Any, tests: Any, sample: Any, execute: Any, *, task_id: str = "", **kw: Any) -> RolloutTree:
-    """Grow one rollout tree (see `build_trees` for the arguments)."""
-    return build_trees([prompt], [tests], sample, execute, task_ids=[task_id], **kw)[0]
+def build_tree(prompt: Any, tests: Any, sample: Any, execute: Any, *, task_id: str = "", task: Any = None,
+               **kw: Any) -> RolloutTree:
+    """Grow one rollout tree (see `build_trees` for the arguments; `task` is what `refine` is handed)."""
+    tasks = None if task is None else [task]
+    return build_trees([prompt], [tests], sample, execute, task_ids=[task_id], tasks=tasks, **kw)[0]

@@ -96,14 +96,16 @@ assert "12.0" in q and "price * 1.1" in q
 #   attempts are right, wrong-but-running (informative) or broken (uninformative); a refinement that sees the
 #   expected value in its feedback is usually fixed, a blind one only by luck;
 # - `execute`: the sandboxed `murphy_lab.executor.Executor`, which runs every program in a forked, resource-limited
-#   child and writes Reflexion-style feedback.
+#   child and writes Reflexion-style feedback;
+# - `refine(task, code, feedback)`: the refinement prompt of a failed candidate, handed the tree's `task` (here the
+#   task statement; `murphy_lab.rollout.task_trees` hands it the `Task`) — `prompts.refine_prompt` itself.
 
 # %%
 policy = ScriptedTaxPolicy(seed=seed)
 executor = Executor(timeout=2.0, workers=workers)
 tree = build_tree(
     first_prompt(TAX_PROMPT), TAX_TESTS, policy, executor, g1=g1, g2=g2, turns=turns, task_id="add_tax",
-    refine=lambda _prompt, code, feedback: refine_prompt(TAX_PROMPT, code, feedback), extract=extract_code,
+    task=TAX_PROMPT, refine=refine_prompt, extract=extract_code,  # refine(task, code, feedback): q = [task, v, f(v)]
 )
 failed = [v for v in tree.root.children if v.reward < 1.0]
 print(f"{len(tree)} trajectories: {g1} first attempts, {len(failed)} failed, each refined {g2} times")
@@ -138,7 +140,7 @@ if failed:
 policy = ScriptedTaxPolicy(seed=seed + 1)
 trees = build_trees(
     [first_prompt(TAX_PROMPT)] * n_trees, [TAX_TESTS] * n_trees, policy, executor, g1=g1, g2=g2, turns=2,
-    refine=lambda _prompt, code, feedback: refine_prompt(TAX_PROMPT, code, feedback), extract=extract_code,
+    tasks=[TAX_PROMPT] * n_trees, refine=refine_prompt, extract=extract_code,
 )
 assert policy.calls == 2  # all trees share each turn's sampling call
 ran, broke = [], []

@@ -40,6 +40,7 @@ import matplotlib.pyplot as plt
 from murphy_lab.credit import assign_credit, mars, mers
 from murphy_lab.examples import check_answer, informative_failure_tree, paper_tree
 from murphy_lab.grpo import group_advantages
+from murphy_lab.modes import score_tree
 from murphy_lab.viz import draw_credit_flow, draw_tree, plot_turn_histograms
 
 # %% [markdown]
@@ -156,6 +157,15 @@ assert table["none"]["A"] == table["none"]["B"] == table["none"]["D"]  # without
 assert table["mars"]["A"] > 0  # MaRS pushes A up, as much as the solve C
 assert table["mers"]["A"] > table["mers"]["D"] > table["mers"]["B"]  # MeRS: informative > lucky > uninformative
 assert table["mars"]["B"] < table["none"]["B"] and table["mers"]["B"] < table["none"]["B"]  # B is pushed further down
+
+# %% [markdown]
+# In training this step is `murphy_lab.modes.score_tree(tree, config)`: pruning (notebook 04), then
+# `assign_credit`, then `group_advantages`, with the config's `credit`, `gamma`, `b_grp`, `b_traj` and `backup_on`
+# (the widgets of notebook 07 call the same function). Without pruning it gives exactly the advantages above:
+
+# %%
+scored = score_tree(informative_failure_tree(), credit="mers", gamma=gamma)
+assert [round(v.advantage, 2) for v in scored.root.children] == [table["mers"][n] for n in "ABCD"]
 
 # %%
 fig, ax = plt.subplots(figsize=(6.5, 3))

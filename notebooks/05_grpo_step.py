@@ -23,10 +23,10 @@
 #
 # **What you will learn**
 # 1. which (prompt, completion, advantage) triples a tree contributes (`grpo.group_advantages`, `grpo.training_pairs`);
-# 2. per-token log-probabilities of completions under a causal LM, with shapes;
+# 2. per-token log-probabilities of completions under a causal LM, with shapes (`grpo.token_logps`);
 # 3. the GRPO loss: clipped ratio, k3 KL, and how TRL aggregates tokens (`grpo.grpo_loss`);
 # 4. what clipping does to the gradient;
-# 5. that one optimizer step raises the log-probability of positive-advantage completions.
+# 5. that one optimizer step (`grpo.grpo_step`) raises the log-probability of positive-advantage completions.
 
 # %% tags=["parameters"]
 seed = 0  # seed of the random weights of the tiny model
@@ -45,7 +45,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from murphy_lab.credit import mars
 from murphy_lab.examples import check_answer, informative_failure_tree
-from murphy_lab.grpo import group_advantages, grpo_loss, k3_kl, training_pairs
+from murphy_lab.grpo import group_advantages, grpo_loss, grpo_step, k3_kl, token_logps, training_pairs
 from murphy_lab.policy.tiny import build_tiny_model
 from murphy_lab.viz import plot_group_advantages
 
@@ -106,12 +106,9 @@ def batch(pairs):
     return ids, mask
 
 
-def token_logps(model, ids):
-    """log π(ids[:, t] | ids[:, :t]) for t >= 1: shape (B, L-1)."""
-    logits = model(ids).logits[:, :-1]  # (B, L-1, V): the prediction for the next token
-    return torch.log_softmax(logits.float(), -1).gather(-1, ids[:, 1:, None]).squeeze(-1)  # (B, L-1)
-
-
+# grpo.token_logps(model, ids) is three lines: the logits at t - 1 predict token t, so
+#   logits = model(ids).logits[:, :-1]                                     (B, L-1, V)
+#   log_softmax(logits).gather(-1, ids[:, 1:, None]).squeeze(-1)           (B, L-1)
 ids, mask = batch(pairs)
 mask = mask[:, 1:]  # (B, L-1), aligned with the predicted tokens
 advantages = torch.tensor([a for _, _, a in pairs], dtype=torch.float32)  # (B,)
@@ -166,23 +163,22 @@ assert lp.grad[0, 0] < 0 and lp.grad[0, 1] < 0 and lp.grad[0, 3] < 0  # the othe
 # Back-propagate the loss of section 3 and take one plain gradient step. To first order the surrogate
 # Σ Â_i · mean log π(completion_i) must rise: completions with positive advantage (A's successful refinements,
 # the informative failure A itself) become more likely, those with negative advantage (B) less likely.
+#
+# `grpo.grpo_step(model, ids, mask, advantages, lr=lr)` is that step: `model.zero_grad()`, the loss
+# `grpo_loss(token_logps(model, ids), advantages, mask)`, `loss.backward()`, then θ ← θ − lr · ∇θ L (pass
+# `optimizer=` instead of `lr=` for AdamW). It returns the loss and the gradient norm.
 
 # %%
-model.zero_grad()
-loss = grpo_loss(token_logps(model, ids), advantages, mask, beta=0.0)
-loss.backward()
-grad_norm = torch.sqrt(sum((p.grad**2).sum() for p in model.parameters() if p.grad is not None))
-print(f"loss {loss.item():.4f}, gradient norm {grad_norm.item():.4f}")
 with torch.no_grad():
     before = (token_logps(model, ids) * mask).sum(-1) / mask.sum(-1)  # (B,) mean log-prob per completion
-    for p in model.parameters():
-        if p.grad is not None:
-            p -= lr * p.grad
+step = grpo_step(model, ids, mask, advantages, lr=lr, beta=0.0)
+with torch.no_grad():
     after = (token_logps(model, ids) * mask).sum(-1) / mask.sum(-1)  # (B,)
+print(f"loss {step['loss']:.4f}, gradient norm {step['grad_norm']:.4f}")
 change = after - before
 surrogate_gain = (advantages * change).sum().item()
 print(f"Σ Â·Δlog π = {surrogate_gain:+.5f}")
-assert grad_norm > 0 and surrogate_gain > 0
+assert step["grad_norm"] > 0 and surrogate_gain > 0
 
 # %%
 fig, ax = plt.subplots(figsize=(6, 3))

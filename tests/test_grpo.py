@@ -1,4 +1,5 @@
 import math
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -6,7 +7,15 @@ from trees import informative_tree, paper_tree
 
 from murphy_lab.baselines.rules import grpo_mt, grpo_single
 from murphy_lab.credit import mars
-from murphy_lab.grpo import group_advantages, grpo_loss, k3_kl, normalize, training_pairs
+from murphy_lab.grpo import (
+    group_advantages,
+    grpo_loss,
+    grpo_step,
+    k3_kl,
+    normalize,
+    token_logps,
+    training_pairs,
+)
 from murphy_lab.prune import intrap
 from murphy_lab.tree import Node, RolloutTree
 
@@ -146,3 +155,52 @@ def test_dr_grpo_divides_by_rows_times_max_completion_length_not_the_padded_widt
     assert loss.item() == pytest.approx(on_policy.item() / (4 * 10))
     with pytest.raises(ValueError, match="max_completion_length"):
         grpo_loss(logps, adv, mask, beta=0.0, loss_type="dr_grpo")
+
+
+class TinyLM(torch.nn.Module):
+    """A bigram "causal LM": logits at position t depend on token t only (enough to check shapes and alignment)."""
+
+    def __init__(self, vocab: int = 7, seed: int = 0):
+        super().__init__()
+        torch.manual_seed(seed)
+        self.table = torch.nn.Embedding(vocab, vocab)
+
+    def forward(self, ids, attention_mask=None):
+        return SimpleNamespace(logits=self.table(ids))  # (B, L, V)
+
+
+def test_token_logps_is_the_log_softmax_of_each_next_token():
+    model, ids = TinyLM(), torch.tensor([[1, 4, 2, 6], [3, 3, 0, 5]])
+    got = token_logps(model, ids)
+    by_hand = [[torch.log_softmax(model.table.weight[ids[b, t - 1]], -1)[ids[b, t]].item() for t in range(1, 4)]
+               for b in range(2)]  # fmt: skip
+    assert got.shape == (2, 3)
+    torch.testing.assert_close(got, torch.tensor(by_hand))
+
+
+def test_grpo_step_is_one_sgd_step_on_grpo_loss():
+    model, ids = TinyLM(), torch.tensor([[1, 4, 2, 6], [3, 3, 0, 5]])
+    mask, adv = torch.tensor([[0.0, 1, 1], [0, 0, 1]]), torch.tensor([1.0, -1.0])
+    before = model.table.weight.detach().clone()
+    loss = grpo_loss(token_logps(model, ids), adv, mask, beta=0.0)
+    (grad,) = torch.autograd.grad(loss, model.table.weight)
+    out = grpo_step(model, ids, mask, adv, lr=0.1, beta=0.0)
+    torch.testing.assert_close(model.table.weight.detach(), before - 0.1 * grad)
+    assert out["loss"] == pytest.approx(loss.item()) and out["grad_norm"] == pytest.approx(grad.norm().item())
+
+
+def test_grpo_step_raises_the_advantage_weighted_log_probability():
+    model, ids = TinyLM(seed=1), torch.tensor([[1, 4, 2, 6], [1, 4, 5, 3]])
+    mask, adv = torch.tensor([[0.0, 1, 1], [0, 1, 1]]), torch.tensor([1.0, -1.0])
+    with torch.no_grad():
+        before = (token_logps(model, ids) * mask).sum(-1)
+    grpo_step(model, ids, mask, adv, optimizer=torch.optim.SGD(model.parameters(), lr=0.05), beta=0.0)
+    with torch.no_grad():
+        after = (token_logps(model, ids) * mask).sum(-1)
+    assert (adv * (after - before)).sum() > 0
+
+
+def test_grpo_step_needs_exactly_one_of_lr_and_optimizer():
+    model, ids = TinyLM(), torch.tensor([[1, 2, 3]])
+    with pytest.raises(ValueError, match="lr"):
+        grpo_step(model, ids, torch.ones(1, 2), torch.tensor([1.0]), beta=0.0)

@@ -293,6 +293,26 @@ def test_smoke_training_changes_every_parameter(tmp_path, tiny_model_path, execu
     assert len(changed) == len(before) and (tmp_path / "run" / "metrics.jsonl").exists()
 
 
+def test_a_killed_run_resumed_writes_no_duplicate_metric_lines(tmp_path, tiny_model_path, executor):
+    """The run lifecycle is murphy_lab.train's: a resumed run drops the lines logged past its last checkpoint."""
+    import json
+    import shutil
+
+    from murphy_lab.baselines.reveal.trainer import ReVealConfig, train_reveal
+    from murphy_lab.config import MurphyConfig
+    from murphy_lab.smoke import smoke_tasks
+
+    cfg = MurphyConfig.for_profile("smoke", model=tiny_model_path, max_steps=2, save_steps=1,
+                                   per_device_train_batch_size=4)  # fmt: skip
+    out = tmp_path / "run"
+    train_reveal(cfg, out, ReVealConfig(rounds=1), executor=executor, tasks=smoke_tasks())
+    shutil.rmtree(out / "checkpoint-2")  # killed after logging step 2, before its checkpoint landed
+    shutil.rmtree(out / "final")
+    train_reveal(cfg, out, ReVealConfig(rounds=1), resume=True, executor=executor, tasks=smoke_tasks())
+    steps = [json.loads(line)["step"] for line in (out / "metrics.jsonl").read_text().splitlines()]
+    assert steps == [1, 2]
+
+
 def test_token_index_finds_the_tokens_covering_a_text_prefix(tmp_path, tiny_model_path, executor):
     trainer = make_trainer(tmp_path, tiny_model_path, executor)
     ids = trainer.processing_class.encode("abc<verification-think>", add_special_tokens=False)

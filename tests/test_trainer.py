@@ -6,6 +6,8 @@ from __future__ import annotations
 import importlib.util
 import inspect
 import os
+import re
+from pathlib import Path
 
 import pytest
 import torch
@@ -244,3 +246,20 @@ def test_vllm_colocate_step_changes_parameters(tmp_path, tiny_model_path, execut
     before = {n: p.detach().clone() for n, p in trainer.model.named_parameters()}
     trainer.train()
     assert any(not torch.equal(p, before[n]) for n, p in trainer.model.named_parameters())
+
+
+PACKAGE = Path(__file__).resolve().parent.parent / "murphy_lab"
+TRL_PRIVATE = re.compile(r"\._(generate_single_turn|generate_and_score_completions|compute_loss|get_per_token_logps\w*"
+                         r"|prepare_inputs|tokenize_prompts|buffered_inputs|metrics)\b|split_tensor_dict")
+
+
+def test_only_the_trainer_package_touches_trls_private_api():
+    users = sorted(str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py")
+                   if "trainer" not in p.relative_to(PACKAGE).parts[:1] and TRL_PRIVATE.search(p.read_text()))
+    assert users == []
+
+
+def test_neither_the_core_nor_the_trainer_imports_the_baselines():
+    core = ["tree.py", "credit.py", "prune.py", "grpo.py", "modes.py", "rollout.py", *(
+        str(p.relative_to(PACKAGE)) for p in (PACKAGE / "trainer").glob("*.py"))]
+    assert [f for f in core if "murphy_lab.baselines" in (PACKAGE / f).read_text()] == []

@@ -85,6 +85,31 @@ def test_build_tree_expands_only_failures_with_g2_children():
     assert all(u.prompt != v.prompt and "wrong" in u.prompt for v in t.root.children for u in v.children)
 
 
+def test_refine_is_handed_the_task_not_the_turn1_prompt():
+    seen = []
+
+    def refine(task, code, feedback):
+        seen.append(task)
+        return f"{task['statement']} Feedback: {feedback}"
+
+    tasks = [{"statement": "A"}, {"statement": "B"}]
+    build_trees(["wrapped A", "wrapped B"], [[], []], CountingSampler(), execute, g1=2, g2=2, turns=2,
+                refine=refine, tasks=tasks)
+    assert seen == [tasks[0]] * 2 + [tasks[1]] * 2
+
+
+def test_refine_is_handed_the_prompt_when_no_tasks_are_given():
+    seen = []
+    build_tree("q1", [], CountingSampler(), execute, g1=2, g2=2, turns=2,
+               refine=lambda task, code, fb: seen.append(task) or "Feedback")
+    assert seen == ["q1", "q1"]
+
+
+def test_tasks_must_match_prompts_in_length():
+    with pytest.raises(ValueError, match="tasks"):
+        build_trees(["a", "b"], [[], []], CountingSampler(), execute, g1=2, tasks=[{}])
+
+
 def test_build_trees_makes_one_sample_call_per_turn():
     sampler = CountingSampler()
     build_trees(["a", "b", "c"], [[], [], []], sampler, execute, g1=4, g2=3, turns=3)

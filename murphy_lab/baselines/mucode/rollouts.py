@@ -3,7 +3,7 @@
 Each task gets `rollouts` independent chains (µCode: 15) of up to `turns` attempts (µCode: 3) at temperature 0.7.
 An attempt is run on the task's *visible* tests (µCode's public tests); their feedback builds the next attempt's
 prompt q = [task, previous code, feedback] (`prompts.refine_prompt`, the same prompt MURPHY trains on), and a chain
-stops at the first visible pass. Chains are rollout trees grown with G2 = 1 (`tree.build_trees(g1=rollouts, g2=1)`,
+stops at the first visible pass. Chains are rollout trees grown with G2 = 1 (`rollout.task_trees(g1=rollouts, g2=1)`,
 one `sample` call and one execution batch per turn), so they serialize, plot and load like every other tree.
 
 Afterwards every attempt is run once more on the *hidden* tests (µCode's private tests): `node.meta["oracle"]` is
@@ -19,8 +19,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from tqdm.auto import tqdm
+
 from murphy_lab import prompts as P
-from murphy_lab.tree import RolloutTree, build_trees
+from murphy_lab.rollout import task_trees
+from murphy_lab.tree import RolloutTree
 
 
 def text_answer(completion: str) -> str:
@@ -56,9 +59,6 @@ def collect_rollouts(
             raise ValueError(
                 f"tasks[{i}] ({t.task_id!r}) needs visible tests (feedback) and hidden tests (labels)"
             )
-    extract = extractor_for(tasks)
-    firsts = [P.first_prompt(t.prompt) for t in tasks]
-    task_text = dict(zip(firsts, (t.prompt for t in tasks)))
     calls = [0]
 
     def sample(prompts: list, n: int) -> list[list[str]]:
@@ -66,16 +66,11 @@ def collect_rollouts(
         call_seed = None if seed is None else seed * 1000 + calls[0]  # a fresh, reproducible seed per turn
         return policy.sample(prompts, n, seed=call_seed, **sample_kw)
 
-    fit = P.policy_budget(policy, sample_kw.get("max_new_tokens"))  # quoted code/feedback fit the model's context
-
-    def refine(first: str, code: str, feedback: str) -> str:
-        return P.refine_prompt(task_text[first], code, feedback, **fit)  # q = [task, code, feedback]
-
-    bar = _bar(turns, progress)
-    trees = build_trees(
-        firsts, [t.visible_tests for t in tasks], sample, executor, g1=rollouts, g2=1, turns=turns,
-        refine=refine, extract=extract, task_ids=[t.task_id for t in tasks],
-        on_turn=lambda turn, nodes: bar.update(1), programs=[t.program for t in tasks],
+    bar = tqdm(total=turns, desc="µCode rollouts (turns)", disable=not progress, leave=False)
+    trees = task_trees(
+        tasks, sample, executor, g1=rollouts, g2=1, turns=turns, tests="visible", extract=extractor_for(tasks),
+        budget=P.policy_budget(policy, sample_kw.get("max_new_tokens")),  # quoted code/feedback fit the context
+        on_turn=lambda turn, nodes: bar.update(1),
     )  # fmt: skip
     bar.close()
     label_with_oracle(trees, tasks, executor)
@@ -114,8 +109,3 @@ def rollout_stats(trees: Sequence[RolloutTree]) -> dict:
         "hidden_pass_by_turn": {str(k): sum(v) / len(v) for k, v in sorted(by_turn.items())},
     }
 
-
-def _bar(total: int, enabled: bool):
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, desc="µCode rollouts (turns)", disable=not enabled, leave=False)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import re
+import textwrap
 from dataclasses import dataclass, field
 
 from murphy_lab.executor.types import IOTest
@@ -176,8 +177,6 @@ def extract_tests(tests_text: str, io: bool = False, max_tests: int = 10) -> tup
 
 
 def _assert_tests(text: str, issues: list[str]) -> list[str]:
-    import textwrap
-
     text = textwrap.dedent(text).strip("\n")
     if not text.strip():
         return []

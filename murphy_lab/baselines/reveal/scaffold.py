@@ -17,6 +17,8 @@ from typing import Any
 
 from murphy_lab.baselines.reveal.chain import run_chains
 from murphy_lab.baselines.reveal.format import reveal_extract
+from murphy_lab.evaluate import evaluate
+from murphy_lab.scaffolds import get_scaffold
 from murphy_lab.scaffolds.base import (
     Attempt,
     Episode,
@@ -94,9 +96,6 @@ def evaluate_reveal(
     scaffold="reveal": ReVeal's own loop (self-written tests); "reflexion" / "dot" / "lats": the shared scaffold
     unchanged, with programs read from <generation-answer> when the model writes one (`reveal_extract`).
     """
-    from murphy_lab.evaluate import evaluate
-    from murphy_lab.scaffolds import get_scaffold
-
     if scaffold == "reveal":
         sc = ReVealScaffold(chat=chat)
     else:

@@ -1,8 +1,8 @@
 """Training ReVeal through the TRL-based trainer: `ReVealTrainer(MurphyTrainer)` swaps the tree for chains.
 
-Only the rollout-and-advantage step is replaced (`_generate_and_score_completions`); generation (TRL's
-`_generate_single_turn`: transformers / vLLM), row padding, reference/old log-probs and the loss are MurphyTrainer's
-and TRL's, unchanged:
+Only MurphyTrainer's round hooks are replaced (grow_trees, score_trees, build_rows, dump_round); the round around
+them, generation (its TurnSampler through TRL: transformers / vLLM), row padding, reference/old log-probs, the loss
+and the run lifecycle (`murphy_lab.trainer.run.train`: resume, metrics.jsonl) are MurphyTrainer's, unchanged:
 
     rows[::G]          -> the step's tasks (TRL repeats each task G times)                  G = num_generations
     run_chains         -> G chains per task, up to `rounds` rounds (published: 3), one generation call per round
@@ -19,21 +19,27 @@ tokenizers (each round's own tokens are the sampled ones); character tokenizers 
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import json
 import os
-import time
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
+import yaml
 
 from murphy_lab.baselines.reveal.chain import Chain, render, run_chains
 from murphy_lab.baselines.reveal.format import first_prompt
 from murphy_lab.baselines.reveal.rewards import tapo_groups
 from murphy_lab.config import MurphyConfig
-from murphy_lab.trainer import MurphyTrainer
+from murphy_lab.toy.execution import get_executor
+from murphy_lab.toy.world import make_tasks
+from murphy_lab.train import apply_nested, parse_sets
+from murphy_lab.trainer import MurphyTrainer, TimedExecutor, TurnSampler
+from murphy_lab.trainer import run as lifecycle
 from murphy_lab.tree import Node
 
 
@@ -62,39 +68,39 @@ class ReVealConfig:
         return self
 
 
+def as_chains(config: MurphyConfig, reveal: ReVealConfig) -> MurphyConfig:
+    """The MurphyConfig of a ReVeal run: G chains of `rounds` rounds (mode grpo_mt, G2 = 1, no pruning), so that
+    MurphyConfig's checks and MurphyTrainer's round (one generation call per round on every rank) apply."""
+    return dataclasses.replace(config, mode="grpo_mt", g2=1, turns=reveal.rounds, b_grp=None, b_traj=None)
+
+
 class ReVealTrainer(MurphyTrainer):
     """MurphyTrainer whose rollouts are ReVeal chains with TAPO per-token advantages (see the module docstring).
 
     `murphy` supplies G (= g1), sampling, optimisation and `reward_tests` (the oracle: hidden by default); its
-    mode/g2/turns are set to the chain shape (grpo_mt, 1, rounds) so MurphyConfig's checks apply.
+    mode/g2/turns are set to the chain shape (`as_chains`).
     """
 
     def __init__(self, model, args, murphy: MurphyConfig, tasks: list, executor: Any = None,
                  reveal: ReVealConfig | None = None, **kwargs: Any):  # fmt: skip
         self.reveal = (reveal or ReVealConfig()).validate_fields()
-        murphy = dataclasses.replace(murphy, mode="grpo_mt", g2=1, turns=self.reveal.rounds, b_grp=None, b_traj=None)
-        super().__init__(model=model, args=args, murphy=murphy, tasks=tasks, executor=executor, **kwargs)
+        super().__init__(model=model, args=args, murphy=as_chains(murphy, self.reveal), tasks=tasks,
+                         executor=executor, **kwargs)  # fmt: skip
 
-    def _generate_and_score_completions(self, inputs: list[dict]) -> dict[str, Any]:
-        g, rv, m = self.num_generations, self.reveal, self.murphy  # g = G chains per task
-        t0 = time.perf_counter()
-        tasks = []
-        for i in range(0, len(inputs), g):
-            block = {row["task_id"] for row in inputs[i : i + g]}
-            if len(block) != 1:
-                raise RuntimeError(f"rows {i}..{i + g - 1} mix tasks {sorted(block)}: a group must live on one rank")
-            tasks.append(self.tasks_by_id[block.pop()])
-        filler = render([{"role": "user", "content": first_prompt(tasks[0].prompt)}], m.chat)
-        sampler = _ChainSampler(self, filler)
-        executor = _Timed(self.executor)
-        chains = run_chains(tasks, sampler, executor, n=g, rounds=rv.rounds, oracle=m.reward_tests,
-                            validate=rv.validate, chat=m.chat, max_tests=rv.max_tests,
-                            stop_on_verdict=rv.stop_on_verdict)  # fmt: skip
-        if self.accelerator.num_processes > 1:  # every rank makes the same number of generation calls
-            while sampler.calls < rv.rounds:
-                sampler([], 1)
-        t_grown = time.perf_counter()
-        tapo_groups(chains, gamma=rv.gamma)  # rewards + TAPO advantages, per task group
+    def filler_prompt(self, tasks: list) -> Any:
+        return render([{"role": "user", "content": first_prompt(tasks[0].prompt)}], self.murphy.chat)
+
+    def grow_trees(self, tasks: list, sample: TurnSampler, execute: TimedExecutor) -> list[Chain]:
+        rv, m = self.reveal, self.murphy
+        return run_chains(tasks, sample, execute, n=self.num_generations, rounds=rv.rounds, oracle=m.reward_tests,
+                          validate=rv.validate, chat=m.chat, max_tests=rv.max_tests,
+                          stop_on_verdict=rv.stop_on_verdict)  # fmt: skip
+
+    def score_trees(self, chains: list[Chain]) -> None:
+        tapo_groups(chains, gamma=self.reveal.gamma)  # rewards + TAPO advantages, per task group
+
+    def build_rows(self, chains: list[Chain]) -> tuple[dict[str, Any], dict[str, float]]:
+        """One row per round: prompt = the transcript so far, completion = the round's tokens, (B, T) advantages."""
         turns = [t for c in chains for t in c.turns]
         nodes, spans = [], []
         for t in turns:
@@ -112,16 +118,13 @@ class ReVealTrainer(MurphyTrainer):
             adv[j, :k_split] = t.adv_gen  # generation turn's tokens: A^gen_{i,t}
             adv[j, k_split:k_cut] = t.adv_ver  # verification turn's tokens: A^ver_{i,t}
         batch["advantages"] = adv
-        t_end = time.perf_counter()
-        stats = chain_stats(chains)
-        stats.update({"rows/padding": len(adv) - len(turns), "time/generation_s": sampler.seconds,
-                      "time/execution_s": executor.seconds, "time/scoring_s": t_end - t_grown,
-                      "time/rollout_s": t_end - t0})  # fmt: skip
-        self.rollout_stats = stats
-        for k, v in stats.items():
-            self._metrics["train"][k].append(v)
-        self._dump_chains(chains)
-        return batch
+        return batch, {**chain_stats(chains), "rows/padding": len(adv) - len(turns)}
+
+    def dump_round(self, chains: list[Chain]) -> None:
+        """chains/step_NNNNNN[.rankR].jsonl: one JSON line per chain (texts, tests, rewards, advantages)."""
+        with open(self.round_file("chains"), "w") as f:
+            for c in chains:
+                f.write(json.dumps({"step": self.state.global_step + 1, **c.to_dict()}) + "\n")
 
     def _token_index(self, ids: list[int], chars: int, total: int) -> int:
         """The fewest leading tokens whose decoded text covers `chars` characters (all of them when chars >= total)."""
@@ -136,15 +139,6 @@ class ReVealTrainer(MurphyTrainer):
             else:
                 lo = mid + 1
         return lo
-
-    def _dump_chains(self, chains: list[Chain]) -> None:
-        """output_dir/chains/step_NNNNNN[.rankR].jsonl: one JSON line per chain (texts, tests, rewards, advantages)."""
-        folder = Path(self.args.output_dir) / "chains"
-        folder.mkdir(parents=True, exist_ok=True)
-        rank = f".rank{self.accelerator.process_index}" if self.accelerator.num_processes > 1 else ""
-        with open(folder / f"step_{self.state.global_step + 1:06d}{rank}.jsonl", "w") as f:
-            for c in chains:
-                f.write(json.dumps({"step": self.state.global_step + 1, **c.to_dict()}) + "\n")
 
 
 def chain_stats(chains: list[Chain]) -> dict[str, float]:
@@ -174,99 +168,23 @@ def chain_stats(chains: list[Chain]) -> dict[str, float]:
     }
 
 
-class _ChainSampler:
-    """`sample(prompts, n)` through TRL's `_generate_single_turn` (as MurphyTrainer's sampler), for prompts that
-    are strings or chat messages; `pending` keeps each completion's prompt/completion token ids and logprobs."""
-
-    def __init__(self, trainer: ReVealTrainer, filler: Any):
-        self.trainer, self.filler = trainer, filler
-        self.calls, self.seconds, self.pending = 0, 0.0, []
-
-    def __call__(self, prompts: list, n: int) -> list[list[str]]:
-        t0, tr = time.perf_counter(), self.trainer
-        k = width = len(prompts)
-        if tr.accelerator.num_processes > 1:
-            width = int(tr.accelerator.gather(torch.tensor([k], device=tr.accelerator.device)).max())
-        self.calls += 1
-        if width == 0:
-            return []
-        padded = list(prompts) + [self.filler] * (width - k)
-        prompt_ids = tr._tokenize_prompts(padded)[0]
-        repeated = [list(p) for p in prompt_ids for _ in range(n)]  # each prompt n times in a row
-        completion_ids, logprobs = tr._generate_single_turn(repeated, None, {}, num_generations=n)
-        completion_ids = [list(c) for c in completion_ids[: k * n]]
-        texts = tr.processing_class.batch_decode(completion_ids, skip_special_tokens=True)
-        self.pending = [{"prompt_ids": repeated[j], "completion_ids": completion_ids[j],
-                         "sampling_logps": None if logprobs is None else list(logprobs[j])} for j in range(k * n)]
-        self.seconds += time.perf_counter() - t0
-        return [texts[i * n : (i + 1) * n] for i in range(k)]
-
-
-class _Timed:
-    def __init__(self, executor: Any):
-        self.executor, self.seconds = executor, 0.0
-
-    def run_many(self, jobs: list) -> list:
-        t0 = time.perf_counter()
-        out = self.executor.run_many(jobs)
-        self.seconds += time.perf_counter() - t0
-        return out
-
-
 def train_reveal(config: MurphyConfig, output_dir: str | Path, reveal: ReVealConfig | None = None,
                  resume: bool = False, *, executor: Any = None, tasks: list | None = None,
                  callbacks: list | None = None) -> Path:  # fmt: skip
     """Train with ReVeal from a MurphyConfig (any profile: smoke / toy / paper); returns the final model's folder.
 
-    Writes what `murphy_lab.train.train` writes (config.yaml, checkpoints, metrics.jsonl, final/), with
+    The run lifecycle of `murphy_lab.train.train` (config.yaml, checkpoints, metrics.jsonl, resume, final/), with
     chains/step_N.jsonl in place of trees/ and reveal.yaml beside config.yaml.
     """
-    import yaml
-
-    from murphy_lab.config import resolve
-    from murphy_lab.train import last_checkpoint
-
     reveal = (reveal or ReVealConfig()).validate_fields()
-    config = dataclasses.replace(config, mode="grpo_mt", g2=1, turns=reveal.rounds, b_grp=None, b_traj=None)
-    config.validate()
-    output_dir = Path(output_dir)
-    checkpoint = last_checkpoint(output_dir) if output_dir.exists() else None
-    if checkpoint is not None and not resume:
-        raise ValueError(f"output_dir {str(output_dir)!r} already holds a run ({checkpoint.name}); pass resume=True")
-    output_dir.mkdir(parents=True, exist_ok=True)
-    main_process = int(os.environ.get("RANK", "0")) == 0
-    if main_process and checkpoint is None:
-        (output_dir / "metrics.jsonl").unlink(missing_ok=True)
-    if tasks is None:
-        model, tasks = resolve(config, output_dir)
-    else:
-        model = config.model or resolve(config, output_dir)[0]
-    resolved = dataclasses.replace(config, model=str(model))
-    if main_process:
-        resolved.to_yaml(output_dir / "config.yaml")
-        (output_dir / "reveal.yaml").write_text(yaml.safe_dump(dataclasses.asdict(reveal), sort_keys=False))
-    own = executor is None
-    if own:
-        from murphy_lab.executor import Executor
-
-        executor = Executor(**config.executor)
-    try:
-        trainer = ReVealTrainer(model=str(model), args=config.to_grpo_config(output_dir), murphy=resolved,
-                                tasks=tasks, executor=executor, reveal=reveal, callbacks=callbacks)  # fmt: skip
-        trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint is not None else None)
-    finally:
-        if own and hasattr(executor, "close"):
-            executor.close()
-    final = output_dir / "final"
-    trainer.save_model(str(final))
-    return final
+    return lifecycle.train(as_chains(config, reveal), output_dir, resume, executor=executor, tasks=tasks,
+                           callbacks=callbacks, trainer_cls=ReVealTrainer, trainer_kwargs={"reveal": reveal},
+                           files={"reveal.yaml": yaml.safe_dump(dataclasses.asdict(reveal), sort_keys=False)})
 
 
 def load_recipe(path: str | Path, **overrides: Any) -> tuple[MurphyConfig, ReVealConfig]:
     """A ReVeal recipe (reproduce/configs/<model>/reveal.yaml): MurphyConfig fields plus a `reveal:` mapping of
     ReVealConfig fields. `overrides` may name fields of either; both configs are validated (errors name the field)."""
-    import yaml
-
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"config: no such file {str(path)!r}")
@@ -281,7 +199,7 @@ def load_recipe(path: str | Path, **overrides: Any) -> tuple[MurphyConfig, ReVea
     d.update({k: v for k, v in overrides.items() if k not in rv_names})
     reveal = ReVealConfig(**rv).validate_fields()
     config = MurphyConfig.for_profile(d.pop("profile", "paper"), **d)
-    dataclasses.replace(config, mode="grpo_mt", g2=1, turns=reveal.rounds).validate()  # as train_reveal runs it
+    as_chains(config, reveal).validate()  # as train_reveal runs it
     return config, reveal
 
 
@@ -289,10 +207,7 @@ def paper_train(exp: Any, base_model: str, output_dir: str | Path, **overrides: 
     """The paper profile: reproduce/configs/<model>/reveal.yaml (seed and base model from the experiment), launched
     like every other method's recipe (launch/train_8xh100.sh with 8 GPUs, else colocate_1gpu.sh) with
     ENTRY=murphy_lab.baselines.reveal; waits for it and returns the final model's folder."""
-    import subprocess
-
-    import torch
-
+    # experiments dispatches methods to this module: importing it at the top would make an import cycle
     from murphy_lab.experiments import REPO
 
     output_dir = Path(output_dir)
@@ -307,9 +222,7 @@ def paper_train(exp: Any, base_model: str, output_dir: str | Path, **overrides: 
 def paper_recipe_file(exp: Any, base_model: str, output_dir: str | Path, **overrides: Any) -> Path:
     """Write the recipe a paper ReVeal run launches with (reveal.yaml + the experiment's seed, base model and
     overrides) beside `output_dir`, check it with `load_recipe`, and return its path."""
-    import yaml
-
-    from murphy_lab.experiments import paper_recipe
+    from murphy_lab.experiments import paper_recipe  # local: see paper_train
 
     output_dir = Path(output_dir)
     recipe = yaml.safe_load(paper_recipe(exp).read_text())
@@ -325,19 +238,15 @@ def paper_recipe_file(exp: Any, base_model: str, output_dir: str | Path, **overr
 
 def main(argv: list[str] | None = None) -> Path:
     """`python -m murphy_lab.baselines.reveal --config reveal.yaml --output-dir DIR [--resume] [--set F=V ...]`."""
-    import argparse
-
-    from murphy_lab.train import _apply_nested, _parse_sets
-
     p = argparse.ArgumentParser(prog="python -m murphy_lab.baselines.reveal", description="Train ReVeal from a recipe")
     p.add_argument("--config", required=True, help="reveal.yaml: MurphyConfig fields and a `reveal:` mapping")
     p.add_argument("--output-dir", required=True, help="run folder")
     p.add_argument("--resume", action="store_true", help="continue from the newest checkpoint in --output-dir")
     p.add_argument("--set", nargs="*", default=[], metavar="FIELD=VALUE", help="override MurphyConfig/ReVealConfig fields")
     a = p.parse_args(argv)
-    plain, nested = _parse_sets(a.set)  # FIELD=VALUE, and dotted items (task_args.path=...) merged into mappings
+    plain, nested = parse_sets(a.set)  # FIELD=VALUE, and dotted items (task_args.path=...) merged into mappings
     config, reveal = load_recipe(a.config, **plain)
-    config = _apply_nested(config, nested)
+    config = apply_nested(config, nested)
     final = train_reveal(config, a.output_dir, reveal, resume=a.resume)
     print(f"final model: {final}")
     return final
@@ -361,9 +270,6 @@ def experiment_train(exp: Any, base_model: str, output_dir: str | Path, **overri
     kw.update(model=base_model, seed=exp.seed)
     tasks, executor = None, None
     if exp.train_data == "toy":
-        from murphy_lab.toy import make_tasks
-        from murphy_lab.toy.execution import get_executor
-
         tasks = make_tasks("train", n=8 if exp.profile == "smoke" else 512, seed=exp.seed)
         executor = get_executor(workers=1)
     elif exp.train_data == "kodcode-1k":

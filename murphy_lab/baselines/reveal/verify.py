@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from murphy_lab.executor.feedback import cut
-from murphy_lab.executor.types import IOTest, TestSuite
+from murphy_lab.executor.types import IOTest, TestOutcome, TestSuite
 
 
 @dataclass
@@ -102,8 +102,6 @@ def check_rounds(items: list[tuple[str, list, str | None, Any]], executor: Any,
 
 
 def _outcomes(result: Any, n: int) -> list:
-    from murphy_lab.executor.types import TestOutcome
-
     outs = list(getattr(result, "outcomes", []) or [])
     if len(outs) != n:  # a whole-job failure (crashed worker, no outcomes): every test gets the job's status
         outs = [TestOutcome(test="", status=getattr(result, "status", "error"), detail=getattr(result, "feedback", ""))

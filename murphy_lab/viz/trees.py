@@ -1,4 +1,4 @@
-"""Figures of rollout trees and credit flow (networkx + matplotlib). Reads trees only; computes nothing of MURPHY.
+"""Figures of one rollout tree and its credit flow (networkx + matplotlib). Reads trees; computes nothing of MURPHY.
 
 - `draw_tree(tree, color_by="reward" | "credit" | "advantage")`: the tree in layers by turn (virtual root at the top,
   every response group C(v) contiguous under its parent), nodes colored by r(v), r~(v) or Â(v) with a colorbar,
@@ -6,7 +6,7 @@
   annotated with the feedback f(v) its prompt quoted.
 - `draw_credit_flow(tree, node)`: where a node's MaRS credit came from — the argmax path
   v -> argmax_{u in C(v)} r~(u) -> ... down to the node whose own reward r(u) = r~(v)  (MaRS, §3.2).
-- `plot_turn_histograms(trees)`, `plot_group_advantages(tree)`, `plot_curves(runs)`: small summary plots.
+(`murphy_lab.viz.curves` has the summary plots: histograms per turn, advantages per group, learning curves.)
 
 Every function returns the matplotlib Figure (and draws into `ax` when one is given), so the same calls make static
 figures for papermill and printed notes, and the widgets in `murphy_lab.widgets` redraw them live.
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 import textwrap
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import matplotlib.pyplot as plt
 import networkx as nx
@@ -349,105 +349,6 @@ def draw_credit_flow(tree: RolloutTree, node: Node | Sequence[int], backup_on: s
     return fig
 
 
-# ---------------------------------------------------------------------------------------------------------------
-# summary plots
-# ---------------------------------------------------------------------------------------------------------------
-def _as_trees(trees: RolloutTree | Iterable[RolloutTree]) -> list[RolloutTree]:
-    out = [trees] if isinstance(trees, RolloutTree) else list(trees)
-    if not out or not all(isinstance(t, RolloutTree) for t in out):
-        raise TypeError("trees must be a RolloutTree or a non-empty list of RolloutTree")
-    return out
-
-
-def plot_turn_histograms(trees: RolloutTree | Iterable[RolloutTree], kept_only: bool = False, bins: int = 21) -> Figure:
-    """Histograms of reward r(v) and credit r~(v) per turn, over one tree or many (credit drawn when present).
-
-    `bins` bars are centred on 0, 1/(bins-1), ..., 1 (the default 21 puts one on every multiple of 0.05).
-    """
-    ts = _as_trees(trees)
-    nodes = [n for t in ts for n in t.nodes(kept_only=kept_only)]
-    turns = sorted({n.turn for n in nodes})
-    fig, axes = plt.subplots(1, len(turns), figsize=(3.6 * len(turns) + 0.6, 2.9), squeeze=False, sharey=True)
-    edges = [i / (bins - 1) - 0.5 / (bins - 1) for i in range(bins + 1)]  # one bin centred on each k/(bins-1)
-    for ax, turn in zip(axes[0], turns):
-        at = [n for n in nodes if n.turn == turn]
-        ax.hist([n.reward for n in at], bins=edges, alpha=0.6, label="reward r", color="#3182bd")
-        credits = [n.credit for n in at if n.credit is not None]
-        if credits:
-            ax.hist(credits, bins=edges, histtype="step", linewidth=2, label="credit r̃", color="#e6550d")
-        ax.set_title(f"turn {turn} ({len(at)} nodes)", fontsize=9)
-        ax.set_xlabel("value", fontsize=8)
-        ax.tick_params(labelsize=8)
-    axes[0][0].set_ylabel("nodes", fontsize=8)
-    axes[0][-1].legend(fontsize=8, frameon=False)
-    fig.tight_layout()
-    return fig
-
-
-def plot_group_advantages(tree: RolloutTree, ax: plt.Axes | None = None) -> Figure:
-    """Advantages Â(u) of every kept group, one column per group, points colored by credit (or reward)."""
-    groups = tree.groups(kept_only=True)
-    if not any(u.advantage is not None for _, members in groups for u in members):
-        raise ValueError("no node has an advantage: call murphy_lab.grpo.group_advantages(tree) first")
-    if ax is None:
-        fig, ax = plt.subplots(figsize=(max(4.5, 0.55 * len(groups) + 2.0), 3.0))
-    else:
-        fig = ax.figure
-    cm, norm = plt.get_cmap("viridis"), mcolors.Normalize(0.0, 1.0)
-    for gi, (_, members) in enumerate(groups):
-        ys = [u.advantage for u in members]
-        vals = [u.reward if u.credit is None else u.credit for u in members]
-        offs = [(k - (len(members) - 1) / 2) * min(0.6 / max(len(members), 1), 0.12) for k in range(len(members))]
-        ax.scatter([gi + o for o in offs], ys, c=[cm(norm(v)) for v in vals], s=28, edgecolors="#333333",
-                   linewidths=0.4, zorder=3)
-    ax.axhline(0.0, color="#777777", lw=0.8)
-    ax.set_xticks(range(len(groups)), [f"t{m[0].turn}·g{i}" for i, (_, m) in enumerate(groups)], fontsize=7,
-                  rotation=0 if len(groups) <= 12 else 90)
-    ax.set_ylabel("advantage Â", fontsize=9)
-    ax.set_xlabel("kept group (turn · index)", fontsize=9)
-    ax.tick_params(labelsize=8)
-    cb = fig.colorbar(plt.cm.ScalarMappable(norm=norm, cmap=cm), ax=ax, fraction=0.04, pad=0.01)
-    cb.set_label("credit r̃ (reward if none)", fontsize=8)
-    cb.ax.tick_params(labelsize=7)
-    ax.set_title("group-relative advantages: (r̃ − mean) / (std + ε) inside each group", fontsize=9)
-    return fig
-
-
-def plot_curves(runs: Mapping[str, Sequence[Mapping]], y: str | Sequence[str], x: str = "step",
-                smooth: int = 1, ax: plt.Axes | None = None) -> Figure:
-    """Learning curves: `runs` maps a method name to its metrics rows (e.g. the lines of a metrics.jsonl).
-
-    `y` names one metric or several (one panel each); rows missing a metric are skipped. `smooth` is a moving-
-    average window. Returns the Figure.
-    """
-    ys = [y] if isinstance(y, str) else list(y)
-    if not runs:
-        raise ValueError("runs is empty: pass {name: [metric rows]}")
-    if ax is not None and len(ys) != 1:
-        raise ValueError("ax can only be given with a single metric y")
-    if ax is None:
-        fig, axes = plt.subplots(1, len(ys), figsize=(4.2 * len(ys) + 0.5, 3.0), squeeze=False)
-        axes = list(axes[0])
-    else:
-        fig, axes = ax.figure, [ax]
-    for a, metric in zip(axes, ys):
-        found = False
-        for name, rows in runs.items():
-            pts = [(r[x], r[metric]) for r in rows if x in r and r.get(metric) is not None]
-            if not pts:
-                continue
-            found = True
-            px, py = zip(*pts)
-            if smooth > 1:
-                py = [sum(py[max(0, i - smooth + 1): i + 1]) / len(py[max(0, i - smooth + 1): i + 1])
-                      for i in range(len(py))]
-            a.plot(px, py, label=name, lw=1.6)
-        if not found:
-            raise ValueError(f"no run has metric {metric!r} (with {x!r})")
-        a.set_xlabel(x, fontsize=9)
-        a.set_ylabel(metric, fontsize=9)
-        a.tick_params(labelsize=8)
-        a.grid(alpha=0.3)
-    axes[-1].legend(fontsize=8, frameon=False)
-    fig.tight_layout()
-    return fig
+__all__ = [
+    "COLOR_BY", "credit_path", "draw_credit_flow", "draw_tree", "node_label", "snippet", "to_networkx", "tree_layout",
+]

@@ -1,4 +1,4 @@
-"""murphy_lab.viz: layout, draw_tree, credit flow and the summary plots; one property per test, Agg backend."""
+"""murphy_lab.viz.trees: layout, draw_tree and credit flow; one property per test, Agg backend."""
 
 import matplotlib
 
@@ -7,21 +7,14 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
+import murphy_lab.viz  # noqa: E402
 from murphy_lab.credit import mars, mers  # noqa: E402
 from murphy_lab.examples import informative_failure_tree, paper_tree, small_tree  # noqa: E402
 from murphy_lab.grpo import group_advantages  # noqa: E402
 from murphy_lab.prune import interp, intrap  # noqa: E402
 from murphy_lab.tree import Node, RolloutTree  # noqa: E402
-from murphy_lab.viz import (  # noqa: E402
-    credit_path,
-    draw_credit_flow,
-    draw_tree,
-    plot_curves,
-    plot_group_advantages,
-    plot_turn_histograms,
-    snippet,
-    tree_layout,
-)
+from murphy_lab.viz import curves, trees  # noqa: E402
+from murphy_lab.viz.trees import credit_path, draw_credit_flow, draw_tree, snippet, tree_layout  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -31,6 +24,8 @@ def _close_figures():
 
 
 # --- layout and draw_tree ------------------------------------------------------------------------------------------
+
+
 def test_layout_puts_every_node_on_the_row_of_its_turn():
     t = paper_tree(0)
     pos = tree_layout(t)
@@ -108,6 +103,8 @@ def test_snippet_shows_the_exception_of_a_program_that_does_not_compile():
 
 
 # --- credit flow ---------------------------------------------------------------------------------------------------
+
+
 def test_credit_path_follows_mars_argmax_to_a_node_whose_reward_is_the_credit():
     t = mars(informative_failure_tree())
     path = credit_path(t, (0,))
@@ -138,27 +135,6 @@ def test_draw_credit_flow_draws_one_arrow_per_path_step():
 
 
 # --- summary plots -------------------------------------------------------------------------------------------------
-def test_turn_histograms_have_one_panel_per_turn():
-    fig = plot_turn_histograms([mars(paper_tree(0)), mars(paper_tree(1))])
-    assert len(fig.axes) == 2
-
-
-def test_group_advantages_plot_has_one_column_per_kept_group():
-    t = group_advantages(mars(interp(paper_tree(0), 4)))
-    fig = plot_group_advantages(t)
-    assert len(fig.axes[0].get_xticks()) == 5
-
-
-def test_curves_plot_one_line_per_run():
-    runs = {"grpo": [{"step": i, "reward": i / 10} for i in range(5)],
-            "murphy": [{"step": i, "reward": i / 5} for i in range(5)]}
-    fig = plot_curves(runs, y="reward")
-    assert len(fig.axes[0].lines) == 2
-
-
-def test_curves_name_a_missing_metric():
-    with pytest.raises(ValueError, match="pass@1"):
-        plot_curves({"a": [{"step": 0, "reward": 0.0}]}, y="pass@1")
 
 
 def test_credit_path_with_defaults_follows_the_default_full_backup_on_a_pruned_tree():
@@ -166,3 +142,10 @@ def test_credit_path_with_defaults_follows_the_default_full_backup_on_a_pruned_t
     t = mars(interp(paper_tree(0), 2))
     v = next(n for n in t.root.children if n.credit > n.reward)
     assert credit_path(t, v)[-1].reward == v.credit
+
+
+def test_the_package_keeps_the_figure_functions_of_the_old_viz_module():
+    for name in ("draw_tree", "draw_credit_flow", "credit_path", "tree_layout", "snippet"):
+        assert getattr(murphy_lab.viz, name) is getattr(trees, name)
+    for name in ("plot_curves", "plot_group_advantages", "plot_turn_histograms"):
+        assert getattr(murphy_lab.viz, name) is getattr(curves, name)

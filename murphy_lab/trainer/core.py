@@ -1,0 +1,280 @@
+"""`MurphyTrainer`: TRL's GRPOTrainer with MURPHY's rollout tree in place of flat groups (docs/training.md).
+
+TRL's rollout hooks cannot express a tree (rows are fixed at batch x num_generations, advantages are computed over
+contiguous blocks), so we override `_generate_and_score_completions` and reuse the rest. One round:
+
+    rows from TRL's sampler (each task prompt repeated G1 times)        tasks = rows[::G1]
+    -> grow_trees: rollout.task_trees, per turn ONE call of TRL's `_generate_single_turn` (sampling.TurnSampler)
+       and ONE executor batch                                                                     (§3.1)
+    -> score_trees: modes.score_tree, the one prune -> credit -> advantages pipeline (InterP / IntraP, MaRS / MeRS,
+       GRPO in every kept group; GRPO-MT's chains and single-turn GRPO by their own rules)     (§3.2-§3.4)
+    -> build_rows: one row per kept (prompt, completion) pair, in the dict TRL's `_compute_loss` reads
+
+`grow_trees`, `score_trees`, `build_rows` and `dump_round` are the hooks a baseline overrides (ReVeal grows chains
+and writes per-token advantages: murphy_lab/baselines/reveal/trainer.py); the round around them, the row padding,
+π_old / π_ref and the loss are shared. The prefix-shared log-prob pass is `prefix_pass.PrefixSharing`; the run
+lifecycle (train / resume / metrics.jsonl) is `murphy_lab.trainer.run`.
+
+The private TRL names we rely on (`_generate_single_turn`, `_tokenize_prompts`, `_get_per_token_logps_and_entropies`,
+`_compute_loss`, `_prepare_inputs`, `split_tensor_dict`) change between releases: they appear only in this
+package, trl is pinned to 1.16.0 and tests/test_trainer.py holds a contract test. TRL's `split_tensor_dict` silently
+drops rows when the row count is not a multiple of `steps_per_generation`: we pad with zero-mask rows, exact for
+every loss_type (decision 3 in docs/training.md).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+from datasets import Dataset
+from trl import GRPOTrainer
+from trl.models.utils import disable_gradient_checkpointing
+from trl.trainer.utils import pad, use_adapter
+
+from murphy_lab import executor as executor_pkg
+from murphy_lab.config import MurphyConfig
+from murphy_lab.modes import score_tree
+from murphy_lab.prompts import answer_extractor, first_prompt, token_budget
+from murphy_lab.rollout import task_trees
+from murphy_lab.tasks.task import Task
+from murphy_lab.trainer.prefix_pass import PrefixSharing
+from murphy_lab.trainer.sampling import TimedExecutor, TurnSampler, tasks_of_rows
+from murphy_lab.trainer.stats import RunLog, tree_stats
+from murphy_lab.tree import Node, RolloutTree
+
+_TOKEN_KEYS = ("prompt_ids", "completion_ids", "sampling_logps")  # per-node token data, stripped before trees/ dump
+
+
+def task_dataset(tasks: list) -> Any:
+    """The TRL dataset: one row per task, `prompt` = the turn-1 prompt q(1), `task_id` to find the Task again."""
+    return Dataset.from_list([{"prompt": first_prompt(t.prompt), "task_id": t.task_id} for t in tasks])
+
+
+def answer_program(kind: str, code: str) -> str:
+    """`Task.program` for a bare answer kind: the code itself, or `ANSWER = '<text>'` for text-answer tasks
+    (smoke.py). The trainer runs `task.program(code)`, which also adds a benchmark's import header."""
+    return Task("", "", metadata={"answer": kind}).program(code)
+
+
+def _unused_reward(completions, **kwargs):  # TRL requires a reward function; MurphyTrainer never calls it
+    return [0.0] * len(completions)
+
+
+class MurphyTrainer(PrefixSharing, GRPOTrainer):
+    """GRPOTrainer whose rollouts are MURPHY trees. `args` is TRL's GRPOConfig (`MurphyConfig.to_grpo_config`).
+
+    Args:
+        model: path / hub id (TRL loads it; with beta > 0 TRL rebuilds the reference from the same path).
+        args: GRPOConfig with `num_generations == murphy.g1`.
+        murphy: the MurphyConfig (mode, credit, budgets, G1/G2/S).
+        tasks: list of murphy_lab.tasks.Task; rewards from `hidden_tests` (or visible, per `murphy.reward_tests`).
+        executor: anything with `run_many(jobs)`; default `murphy_lab.executor.Executor(**murphy.executor)`.
+    """
+
+    def __init__(self, model, args, murphy: MurphyConfig, tasks: list, executor: Any = None, **kwargs: Any):
+        murphy.validate()
+        if args.num_generations != murphy.g1:
+            raise ValueError(f"args.num_generations ({args.num_generations}) must equal murphy.g1 ({murphy.g1})")
+        ids = [t.task_id for t in tasks]
+        if len(set(ids)) != len(ids):
+            raise ValueError("tasks: task_id values must be unique")
+        self.murphy = murphy
+        self.tasks_by_id = {t.task_id: t for t in tasks}
+        self.executor = executor_pkg.Executor(**murphy.executor) if executor is None else executor
+        super().__init__(model=model, reward_funcs=_unused_reward, args=args, train_dataset=task_dataset(tasks),
+                         **kwargs)
+        self.rollout_stats: dict[str, float] = {}  # the latest round's statistics (read by RunLog)
+        self.add_callback(RunLog(self))
+
+    # --- one round: the hooks in order ---------------------------------------------------------------------------
+    def _generate_and_score_completions(self, inputs: list[dict]) -> dict[str, Any]:
+        t0 = time.perf_counter()
+        tasks = tasks_of_rows(inputs, self.num_generations, self.tasks_by_id)  # G1 rows per task
+        grown, sampler, execute = self._grow(tasks)
+        t_grown = time.perf_counter()
+        self.score_trees(grown)
+        batch, stats = self.build_rows(grown)
+        t_end = time.perf_counter()
+        stats.update({"time/generation_s": sampler.seconds, "time/execution_s": execute.seconds,
+                      "time/scoring_s": t_end - t_grown, "time/rollout_s": t_end - t0})  # fmt: skip
+        self.rollout_stats = stats
+        for k, v in stats.items():
+            self._metrics["train"][k].append(v)  # also reaches TensorBoard / W&B through TRL's report_to
+        self.dump_round(grown)
+        return batch
+
+    def _grow(self, tasks: list) -> tuple[list, TurnSampler, TimedExecutor]:
+        """`grow_trees` with a fresh sampler and timed executor; every rank joins every turn's generation call."""
+        sampler = TurnSampler(self, filler=self.filler_prompt(tasks))
+        execute = TimedExecutor(self.executor)
+        grown = self.grow_trees(tasks, sampler, execute)
+        sampler.join_remaining(self.round_calls(), self.later_group_size())
+        return grown, sampler, execute
+
+    # --- hook 1: grow the trees with TRL's generation and our executor --------------------------------------------
+    def grow_trees(self, tasks: list, sample: TurnSampler, execute: TimedExecutor) -> list[RolloutTree]:
+        m = self.murphy  # the config fixes G2 = 1 for grpo_mt and S = 1 for grpo (modes.py)
+        positions = getattr(self.model.config, "max_position_embeddings", None)
+        fit = token_budget(self.processing_class, positions, m.max_completion_length, m.chat, m.chat_template_kwargs)
+        return task_trees(tasks, sample, execute, g1=m.g1, g2=m.g2, turns=m.turns, tests=m.reward_tests, budget=fit,
+                          extract=answer_extractor(tasks),  # the reading evaluation uses too (prompts.read_answer)
+                          on_turn=sample.attach)  # fmt: skip
+
+    def filler_prompt(self, tasks: list) -> Any:
+        """What a rank sends in place of prompts it does not have (the calls must match across ranks)."""
+        return first_prompt(tasks[0].prompt)
+
+    def round_calls(self) -> int:
+        """Generation calls every rank makes per round (S turns)."""
+        return self.murphy.turns
+
+    def later_group_size(self) -> int:
+        """Samples per prompt after turn 1 (G2): what a rank that finished early joins the others' calls with."""
+        return self.murphy.g2
+
+    # --- hook 2: credit and advantages (pure functions over the tree) ----------------------------------------------
+    def score_trees(self, trees: list[RolloutTree]) -> None:
+        for tree in trees:
+            score_tree(tree, self.murphy)  # prune -> credit -> advantages, or a baseline's rule (modes.py)
+
+    # --- hook 3: the rows TRL's _compute_loss reads, and the round's statistics ------------------------------------
+    def build_rows(self, trees: list[RolloutTree]) -> tuple[dict[str, Any], dict[str, float]]:
+        nodes = [n for tree in trees for n in tree.nodes(kept_only=True) if n.advantage is not None]
+        batch = self._batch(nodes)
+        return batch, tree_stats(trees, nodes, len(batch["advantages"]) - len(nodes), self.accelerator)
+
+    # --- hook 4: what the round leaves on disk ---------------------------------------------------------------------
+    def dump_round(self, trees: list[RolloutTree]) -> None:
+        """This round's trees as JSON lines in trees/step_NNNNNN[.rankR].jsonl (token ids dropped)."""
+        with open(self.round_file("trees"), "w") as f:
+            for tree in trees:
+                for n in tree.root.walk():
+                    for k in _TOKEN_KEYS:
+                        n.meta.pop(k, None)
+                tree.meta.update(step=self.state.global_step + 1, mode=self.murphy.mode)
+                f.write(tree.to_json() + "\n")
+
+    def round_file(self, folder: str) -> Path:
+        """output_dir/<folder>/step_NNNNNN[.rankR].jsonl for the step this round feeds (the folder is created)."""
+        path = Path(self.args.output_dir) / folder
+        path.mkdir(parents=True, exist_ok=True)
+        rank = f".rank{self.accelerator.process_index}" if self.accelerator.num_processes > 1 else ""
+        return path / f"step_{self.state.global_step + 1:06d}{rank}.jsonl"
+
+    # --- rows -----------------------------------------------------------------------------------------------------
+    def _batch(self, nodes: list[Node]) -> dict[str, Any]:
+        device, pad_id = self.accelerator.device, self._tokenizer.pad_token_id
+        rows = len(nodes)
+        ends = set(self.eos_token_ids) | {pad_id}  # TRL's mask_truncated_completions: no EOS/pad at the end
+        truncated = [self.mask_truncated_completions and (not n.meta["completion_ids"] or
+                     n.meta["completion_ids"][-1] not in ends) for n in nodes]  # fmt: skip
+        tokens = sum(len(n.meta["completion_ids"]) for n, cut in zip(nodes, truncated) if not cut)
+        counts = self._gather_counts(rows, tokens)  # (ranks, 2): real rows and completion tokens of every rank
+        target = self._row_target(int(counts[:, 0].max()))  # equal on every rank, a multiple of steps_per_generation
+        fill = [nodes[0]] * (target - rows)  # copies with a zero completion mask (decision 3 in docs/training.md)
+        prompts = [torch.tensor(n.meta["prompt_ids"], dtype=torch.long) for n in nodes + fill]
+        comps = [torch.tensor(n.meta["completion_ids"], dtype=torch.long) for n in nodes + fill]
+        ptm = self.pad_to_multiple_of
+        prompt_ids = pad(prompts, padding_value=pad_id, padding_side="left", pad_to_multiple_of=ptm).to(device)
+        prompt_mask = pad([torch.ones_like(p) for p in prompts], padding_value=0, padding_side="left",
+                          pad_to_multiple_of=ptm).to(device)  # (B, P)
+        completion_ids = pad(comps, padding_value=pad_id, padding_side="right", pad_to_multiple_of=ptm).to(device)
+        completion_mask = pad([torch.ones_like(c) for c in comps], padding_value=0, padding_side="right",
+                              pad_to_multiple_of=ptm).to(device)  # (B, C)
+        completion_mask[rows:] = 0  # filler rows
+        completion_mask[:rows][torch.tensor(truncated, dtype=torch.bool, device=device)] = 0
+        advantages = torch.zeros(target, device=device)  # (B,)
+        advantages[:rows] = torch.tensor([n.advantage for n in nodes], dtype=torch.float32)
+        out = {
+            "prompt_ids": prompt_ids, "prompt_mask": prompt_mask,
+            "completion_ids": completion_ids, "completion_mask": completion_mask,
+            "advantages": advantages,
+            "num_items_in_batch": counts[:, 1].sum().to(device),  # completion tokens, all ranks
+            "num_rows_in_batch": counts[:, 0].sum().to(device),  # real rows, all ranks (read by _compute_loss)
+        }
+        out.update(self._logps(prompt_ids, prompt_mask, completion_ids, completion_mask, nodes + fill))
+        return out
+
+    def _gather_counts(self, rows: int, tokens: int) -> torch.Tensor:
+        """(ranks, 2) int64: every rank's real rows and completion tokens this round (one collective)."""
+        local = torch.tensor([[rows, tokens]], dtype=torch.long, device=self.accelerator.device)
+        return self.accelerator.gather(local).cpu() if self.accelerator.num_processes > 1 else local.cpu()
+
+    def _compute_loss(self, model, inputs):
+        """TRL's loss, with filler rows made exact for the loss types that count rows (decision 3, docs/training.md).
+
+        grpo and dr_grpo divide by the micro-batch's row count B_mb, filler rows included; the unpadded batch has
+        B_real = (real rows on all ranks) / (ranks · steps_per_generation) rows per micro-batch, so the loss is
+        multiplied by B_mb / B_real (= 1 exactly when there are no filler rows). dapo divides by a token count and
+        bnpo is accepted only with one micro-batch per round, so both are exact as TRL computes them.
+        """
+        if self.loss_type == "bnpo" and self.args.steps_per_generation > 1 and self.model.training:
+            raise ValueError("loss_type='bnpo' is exact under filler rows only with steps_per_generation = 1")
+        loss = super()._compute_loss(model, inputs)
+        if self.loss_type not in ("grpo", "dr_grpo") or "num_rows_in_batch" not in inputs or not self.model.training:
+            return loss
+        b_mb = inputs["advantages"].size(0)
+        b_real = inputs["num_rows_in_batch"].float() / (self.accelerator.num_processes * self.args.steps_per_generation)
+        scale = b_mb / b_real.clamp(min=1e-8)
+        if (self._entropy_bonus_enabled or self.aux_loss_enabled) and not torch.isclose(scale, torch.ones_like(scale)):
+            raise ValueError(f"loss_type={self.loss_type!r} with filler rows cannot rescale TRL's entropy bonus or MoE "
+                             "aux loss with the policy loss; use loss_type='dapo'")
+        return loss * scale
+
+    def _logps(self, prompt_ids, prompt_mask, completion_ids, completion_mask, nodes) -> dict[str, torch.Tensor]:
+        """old_per_token_logps (when TRL would compute them), importance_sampling_ratio (vLLM), ref_per_token_logps."""
+        out: dict[str, torch.Tensor] = {}
+        ids = torch.cat([prompt_ids, completion_ids], dim=1)  # (B, P+C)
+        attn = torch.cat([prompt_mask, completion_mask], dim=1)  # (B, P+C)
+        keep, bs = completion_ids.size(1), self.args.per_device_train_batch_size
+        is_correction = self.use_vllm and self.vllm_importance_sampling_correction
+        generate_every = self.args.steps_per_generation * self.num_iterations
+        with torch.no_grad(), disable_gradient_checkpointing(self.model, self.args.gradient_checkpointing_kwargs):
+            # same rule as TRL: π_old differs from π_θ when a round spans optimizer steps (num_iterations > 1, ...)
+            if self.args.gradient_accumulation_steps % generate_every != 0 or is_correction:
+                out["old_per_token_logps"] = self._get_per_token_logps_and_entropies(
+                    self.model, ids, attn, keep, batch_size=bs)[0]  # (B, C)
+            if is_correction:
+                out.update(self._is_ratio(out["old_per_token_logps"], completion_mask, nodes))
+            if self.beta != 0.0:
+                if self.ref_model is not None:
+                    ref = self._get_per_token_logps_and_entropies(self.ref_model, ids, attn, keep, batch_size=bs)[0]
+                else:  # PEFT: the base model is the adapter-free model (as TRL does)
+                    unwrapped = self.accelerator.unwrap_model(self.model)
+                    with use_adapter(unwrapped, adapter_name="ref" if "ref" in unwrapped.peft_config else None):
+                        ref = self._get_per_token_logps_and_entropies(self.model, ids, attn, keep, batch_size=bs)[0]
+                out["ref_per_token_logps"] = ref  # (B, C)
+        return out
+
+    def _is_ratio(self, old: torch.Tensor, mask: torch.Tensor, nodes: list[Node]) -> dict[str, torch.Tensor]:
+        """vLLM importance-sampling correction π_θ_old / π_vLLM, computed exactly as TRL 1.16 does."""
+        sampled = [torch.tensor([math.nan if x is None else x for x in (n.meta.get("sampling_logps") or [])])
+                   for n in nodes]
+        sampled = pad(sampled, padding_value=0.0, padding_side="right").to(old.device)
+        sampled = torch.nn.functional.pad(sampled, (0, old.size(1) - sampled.size(1)))  # (B, C)
+        diff = torch.nan_to_num((old - sampled) * mask, nan=0.0)
+        mode = self.vllm_importance_sampling_mode
+        if mode in ("sequence_mask", "sequence_truncate"):
+            diff = diff.sum(dim=-1, keepdim=True)  # (B, 1)
+        ratio = torch.exp(diff)
+        lo, hi = self.vllm_importance_sampling_clip_min, self.vllm_importance_sampling_clip_max
+        if mode in ("sequence_truncate", "token_truncate"):
+            ratio = torch.clamp(ratio, min=lo, max=hi)
+        elif mode in ("sequence_mask", "token_mask"):
+            lo, hi = -math.inf if lo is None else lo, math.inf if hi is None else hi
+            ratio = ratio.masked_fill((ratio < lo) | (ratio > hi), 0.0)
+        else:
+            raise ValueError(f"unknown vllm_importance_sampling_mode {mode!r}")
+        return {"importance_sampling_ratio": ratio, "sampling_per_token_logps": sampled}
+
+    def _row_target(self, rows: int) -> int:
+        """Rows after padding: the largest rank's count `rows`, rounded up to a multiple of steps_per_generation."""
+        spg = self.args.steps_per_generation
+        return -(-rows // spg) * spg
+
+
+__all__ = ["MurphyTrainer", "RunLog", "answer_program", "task_dataset"]

@@ -1,0 +1,87 @@
+"""`PrefixSharing`: the trainer's log-prob pass with every shared prompt encoded once per group (docs/performance.md).
+
+A mixin in front of TRL's GRPOTrainer (`class MurphyTrainer(PrefixSharing, GRPOTrainer)`). Two overrides:
+
+- `_get_per_token_logps_and_entropies` (the loss, π_old and π_ref passes) calls `murphy_lab.prefix.shared_logps`
+  where that is exact, and TRL's row-by-row pass otherwise (prefix_sharing off, images, MoE aux loss, a model or
+  attention backend `prefix.supported` rejects, or a first batch on which the shared pass disagrees with TRL's);
+- `_prepare_inputs` shuffles a round by prompt group, not by row, before TRL splits it into steps_per_generation
+  micro-batches, so siblings stay in one micro-batch and share their prompt. An optimizer step sums the same rows'
+  losses either way (every accepted loss_type normalises by round-level counts, decision 3 in docs/training.md),
+  so its gradient is unchanged.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import torch
+from trl.trainer.utils import split_tensor_dict
+
+from murphy_lab import prefix
+
+logger = logging.getLogger(__name__)
+
+
+class PrefixSharing:
+    """Prefix-shared log-probs for a GRPOTrainer subclass that has `self.murphy.prefix_sharing`."""
+
+    def _get_per_token_logps_and_entropies(self, model, input_ids, attention_mask, logits_to_keep, batch_size=None,
+                                           compute_entropy=False, compute_aux_loss=False, **extra):  # fmt: skip
+        """TRL's log-prob pass (loss, π_old, π_ref), with every shared prompt encoded once per group where exact."""
+        plain = compute_aux_loss or any(v is not None for v in extra.values())  # MoE aux loss, images: TRL's pass
+        if plain or not self._prefix_ok(model, input_ids, attention_mask, logits_to_keep):
+            return super()._get_per_token_logps_and_entropies(model, input_ids, attention_mask, logits_to_keep,
+                                                              batch_size, compute_entropy, compute_aux_loss, **extra)
+        logps, entropy = self._shared_logps(model, input_ids, attention_mask, logits_to_keep, batch_size,
+                                            compute_entropy)  # fmt: skip
+        return logps, entropy, None
+
+    def _shared_logps(self, model, input_ids, attention_mask, logits_to_keep, batch_size, compute_entropy):
+        def fused_head(m, inputs, labels):  # TRL's LM head (temperature, chunked log-softmax), as its row pass
+            out = m(**inputs, labels=labels, fused_lm_head=True)
+            return out.log_probs, out.entropy if compute_entropy else None
+
+        with self.accelerator.autocast():
+            return prefix.shared_logps(model, input_ids, attention_mask, logits_to_keep, score=fused_head,
+                                       prefix_model=self.accelerator.unwrap_model(model), batch_size=batch_size)
+
+    def _prepare_inputs(self, generation_batch):
+        """TRL's `_prepare_inputs`, except that with prefix sharing the round is shuffled by prompt group."""
+        if not (self.murphy.prefix_sharing and self.model.training):
+            return super()._prepare_inputs(generation_batch)
+        spg = self.args.steps_per_generation
+        if self._step % (spg * self.num_iterations) == 0 or self._buffered_inputs is None:
+            batch = self._generate_and_score_completions(generation_batch)
+            self._buffered_inputs = split_tensor_dict(prefix.shuffle_groups(batch), spg)
+        return self._buffered_inputs[self._step % spg]
+
+    def _prefix_ok(self, model, input_ids, attention_mask, logits_to_keep) -> bool:
+        """murphy.prefix_sharing, `prefix.supported` and, once per model, `_prefix_check` on its first batch."""
+        if not self.murphy.prefix_sharing:
+            return False
+        verdicts = self.__dict__.setdefault("_prefix_verdicts", {})  # id(model) -> None (shares) or the reason not
+        key = id(model)
+        if key not in verdicts:
+            reason = prefix.supported(self.accelerator.unwrap_model(model))
+            if reason is None:
+                reason = self._prefix_check(model, input_ids, attention_mask, logits_to_keep)
+            verdicts[key] = reason
+            if reason is not None:
+                logger.warning(f"prefix sharing off for {type(self.accelerator.unwrap_model(model)).__name__}: "
+                               f"{reason}; using TRL's row-by-row log-prob pass")
+        return verdicts[key] is None
+
+    def _prefix_check(self, model, input_ids, attention_mask, logits_to_keep) -> str | None:
+        """None if the shared pass reproduces TRL's row pass on this batch, else why not."""
+        bs, args = self.args.per_device_train_batch_size, (model, input_ids, attention_mask, logits_to_keep)
+        with torch.no_grad():
+            rows = super()._get_per_token_logps_and_entropies(*args, batch_size=bs)[0]
+            try:
+                shared = self._shared_logps(*args, bs, False)[0]
+            except prefix.PrefixUnsupported as err:
+                return str(err)
+        return prefix.disagreement(rows, shared, attention_mask[:, -logits_to_keep:], self.args.bf16 or self.args.fp16)
+
+
+__all__ = ["PrefixSharing"]

@@ -1,0 +1,141 @@
+"""Knobs for the ablation playground: recompute pruning, credit and advantages on a tree and redraw it.
+
+`compute(tree, ...)` is `modes.score_tree` — the pipeline the trainer runs — on a *copy* of the tree:
+
+    interp(b_grp) -> intrap(b_traj) -> assign_credit(rule, gamma, backup_on) -> group_advantages
+
+A budget of None is off, as in the trainer; the sliders' 0 ("off") is turned into None where the sliders are read
+(`playground`), and nowhere else.
+
+`render(tree, ...)` draws the result (a static Figure: papermill, printed notes). `playground(trees)` wraps both in
+ipywidgets controls (credit rule, γ, b_grp, b_traj, backup on the pruned or the full tree, which tree, color) that
+redraw live in JupyterLab. ipywidgets is imported only inside `playground`, so this module imports without it.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping, Sequence
+
+import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
+
+from murphy_lab.modes import score_tree
+from murphy_lab.tree import RolloutTree
+from murphy_lab.viz.curves import plot_group_advantages
+from murphy_lab.viz.trees import draw_tree
+
+RULES = ("mars", "mers", "none")
+
+
+def copy_tree(tree: RolloutTree) -> RolloutTree:
+    """A deep copy through the tree's own JSON form (what a training run saves), so knobs never touch the input."""
+    return RolloutTree.from_json(tree.to_json())
+
+
+def compute(
+    tree: RolloutTree,
+    rule: str = "mars",
+    gamma: float = 1.0,  # = γ, MeRS discount (ignored by MaRS)
+    b_grp: int | None = None,  # = b_grp, InterP budget; None = no InterP
+    b_traj: int | None = None,  # = b_traj, IntraP budget; None = no IntraP
+    backup_on: str = "full",  # back credit up over all children ("full", the default) or the kept ones ("pruned")
+) -> RolloutTree:
+    """Prune, back up credit and compute advantages on a copy of `tree`; return the copy (the input is unchanged).
+
+    `rule` is MurphyConfig's `credit` ('mars', 'mers') or 'none' (no backup); the rest are MurphyConfig's fields.
+    """
+    if not isinstance(tree, RolloutTree):
+        raise TypeError(f"tree must be a RolloutTree, got {type(tree).__name__}")
+    if rule not in RULES:
+        raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
+    return score_tree(copy_tree(tree), mode="murphy", credit=rule, gamma=gamma, b_grp=b_grp, b_traj=b_traj,
+                      backup_on=backup_on)
+
+
+def slider_budget(value: int) -> int | None:
+    """A budget slider's value as the library reads it: 0 ("off" on the slider) is None."""
+    return None if value == 0 else value
+
+
+def summary(tree: RolloutTree) -> dict:
+    """Counts a knob changes: trajectories kept, groups kept, and how many kept nodes carry a non-zero advantage."""
+    kept = tree.nodes(kept_only=True)
+    return {
+        "trajectories": len(tree.nodes()),
+        "kept": len(kept),
+        "groups_kept": len(tree.groups(kept_only=True)),
+        "nonzero_advantage": sum(1 for n in kept if n.advantage is not None and abs(n.advantage) > 1e-6),
+    }
+
+
+def render(tree: RolloutTree, color_by: str = "credit", advantages: bool = True, **knobs) -> Figure:
+    """`compute(tree, **knobs)` then draw it (and, with `advantages`, the advantage of every kept group beside it)."""
+    t = compute(tree, **knobs)
+    if not advantages:
+        return draw_tree(t, color_by=color_by)
+    fig = plt.figure(figsize=(16, 8.5))
+    gs = fig.add_gridspec(2, 1, height_ratios=[1.7, 1.0], hspace=0.25)
+    ax_tree, ax_adv = fig.add_subplot(gs[0]), fig.add_subplot(gs[1])
+    s = summary(t)
+    rule = knobs.get("rule", "mars") + (f" γ={knobs.get('gamma', 1.0):g}" if knobs.get("rule") == "mers" else "")
+    title = (f"{rule}  ·  kept {s['kept']}/{s['trajectories']} trajectories, "
+             f"{s['groups_kept']} groups, {s['nonzero_advantage']} non-zero advantages")
+    draw_tree(t, color_by=color_by, ax=ax_tree, title=title, legend=False)
+    plot_group_advantages(t, ax=ax_adv)
+    ax_adv.set_title("advantages per kept group", fontsize=9)
+    return fig
+
+
+def playground(trees: RolloutTree | Sequence[RolloutTree] | Mapping[str, RolloutTree], color_by: str = "credit"):
+    """ipywidgets controls over `render`: credit rule, γ, b_grp, b_traj, backup_on, which tree, color.
+
+    Returns a VBox (controls, then an Output holding the current figure as a PNG) to display in a notebook. Needs
+    ipywidgets (the `notebooks` extra); the controls act only in a live kernel, so in a papermill run call
+    `render` with fixed knobs as well.
+    """
+    import ipywidgets as w  # imported here so that murphy_lab.widgets imports without ipywidgets
+    from IPython.display import Image
+
+    if isinstance(trees, RolloutTree):
+        trees = {trees.task_id or "tree": trees}
+    elif not isinstance(trees, Mapping):
+        trees = {t.task_id or f"tree {i}": t for i, t in enumerate(trees)}
+    if not trees:
+        raise ValueError("trees is empty")
+    names = list(trees)
+    max_group = max(len(m) for t in trees.values() for _, m in t.groups())
+    max_groups = max(len(t.groups()) for t in trees.values())
+
+    which = w.Dropdown(options=names, value=names[0], description="tree")
+    rule = w.ToggleButtons(options=list(RULES), value="mars", description="credit")
+    gamma = w.FloatSlider(value=1.0, min=0.0, max=1.0, step=0.05, description="γ (MeRS)")
+    b_grp = w.IntSlider(value=0, min=0, max=max_groups, description="b_grp", tooltip="InterP budget; 0 = off")
+    b_traj = w.SelectionSlider(options=[0] + list(range(2, max_group + 1)), value=0, description="b_traj",
+                               tooltip="IntraP budget; 0 = off (a kept group needs at least 2 members)")
+    backup_on = w.ToggleButtons(options=["full", "pruned"], value="full", description="backup on")
+    color = w.ToggleButtons(options=["reward", "credit", "advantage"], value=color_by, description="color")
+    out = w.Output()
+
+    def redraw(*_):
+        # Outputs are set on the widget itself (not captured with `with out:`), so the figure shows the same in
+        # JupyterLab, in VS Code and in a kernel without a frontend (where the tests look at `out.outputs`).
+        try:
+            fig = render(trees[which.value], color_by=color.value, rule=rule.value, gamma=gamma.value,
+                         b_grp=slider_budget(b_grp.value), b_traj=slider_budget(b_traj.value),
+                         backup_on=backup_on.value)  # fmt: skip
+        except ValueError as err:  # e.g. b_traj larger than a group: say so instead of a traceback
+            out.outputs = ()
+            out.append_stdout(f"cannot compute with these knobs: {err}\n")
+            return
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=80, bbox_inches="tight")
+        plt.close(fig)
+        out.outputs = ()
+        out.append_display_data(Image(buf.getvalue()))
+
+    for control in (which, rule, gamma, b_grp, b_traj, backup_on, color):
+        control.observe(redraw, names="value")
+    redraw()
+    knobs = w.VBox([w.HBox([which, color]), rule, w.HBox([gamma, backup_on]), w.HBox([b_grp, b_traj])])
+    return w.VBox([knobs, out])
