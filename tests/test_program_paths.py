@@ -5,6 +5,8 @@ best-of-N, ReVeal's chains and the toy measurement. Without the header each of t
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from lcb import FUNCTIONAL_SOLUTION, STDIN_SOLUTION, fenced, functional_task, stdin_task
 
@@ -104,11 +106,15 @@ def test_reveal_chains_run_the_program():
     assert program_of(task, FUNCTIONAL_SOLUTION) == task.program(FUNCTIONAL_SOLUTION)
 
 
-def test_toy_measurement_runs_the_program(executor):
-    from murphy_lab.toy.measure import iter_k_pass
+def test_toy_failure_values_run_the_program(monkeypatch):
+    import murphy_lab.toy.measure as measure
 
-    class Sampler:
+    class Sampler:  # a toy program that only runs with the task's program hook (a header defining `OFFSET`)
         def sample(self, prompts, n):
-            return [[FUNCTIONAL_SOLUTION] * n for _ in prompts]
+            return [["def f(x):\n    return x*2+OFFSET\n"] * n for _ in prompts]
 
-    assert iter_k_pass([functional_task()], Sampler(), executor, iters=1)["iter"] == [1.0]
+    real = measure.make_tasks
+    monkeypatch.setattr(measure, "make_tasks", lambda *a, **k: [
+        dataclasses.replace(t, metadata={**t.metadata, "program_prefix": "OFFSET = 1\n"}) for t in real(*a, **k)])
+    kinds = measure.failure_values(Sampler(), n_tasks=3, g1=2, g2=2)
+    assert kinds and "uninformative" not in kinds  # every attempt ran (with the header) and failed the lock informatively

@@ -18,9 +18,9 @@ from collections.abc import Iterable, Sequence
 
 from murphy_lab.executor import Executor
 from murphy_lab.policy import TransformersPolicy
-from murphy_lab.prompts import extract_program, first_prompt, refine_prompt
+from murphy_lab.prompts import extract_program
+from murphy_lab.rollout import task_trees
 from murphy_lab.toy.world import make_tasks, revealed, revealed_in
-from murphy_lab.tree import build_trees
 
 
 def informative(feedback: str) -> bool:
@@ -86,7 +86,7 @@ def measure_policy(model_dir: str, n_tasks: int = 200, runs: int = 2, iters: Seq
             "informative_share_turn1": informative_share(first), "failure_kinds": kinds}
 
 
-def failure_values(model_dir: str, n_tasks: int = 100, g1: int = 4, g2: int = 4, seed: int = 99) -> dict:
+def failure_values(policy, n_tasks: int = 100, g1: int = 4, g2: int = 4, seed: int = 99) -> dict:
     """What a failed first attempt is worth to the next turn, by what its feedback revealed.
 
     Grows real two-turn trees (G1 first attempts, G2 refinements per failure, feedback and reward from the
@@ -94,18 +94,16 @@ def failure_values(model_dir: str, n_tasks: int = 100, g1: int = 4, g2: int = 4,
     "uninformative", and "informative" (both reveal kinds together). For each kind: how many, the mean refinement
     success (the expected credit of one sampled chain, as GRPO-MT sees it) and the mean of max over the G2
     refinements (MaRS's credit r~(v)). The world is built so that informative failures are worth several times
-    the uninformative ones (docs/toy_world.md reports the shipped policy's figures).
+    the uninformative ones (docs/toy_world.md reports the shipped policy's figures). `policy` is a checkpoint
+    directory (sampled as evaluation samples: temperature 1, no top-k) or anything with `sample(prompts, n)`.
     """
     import torch
 
     torch.manual_seed(seed)
     tasks = make_tasks("test", n_tasks, seed=seed)
-    sampler = TransformersPolicy(model_dir, max_new_tokens=48)  # as evaluation samples: temperature 1, no top-k
-    by_prompt = {first_prompt(t.prompt): t for t in tasks}
+    sampler = policy if hasattr(policy, "sample") else TransformersPolicy(policy, max_new_tokens=48)
     with Executor(timeout=2.0, workers=2) as ex:
-        trees = build_trees([first_prompt(t.prompt) for t in tasks], [t.visible_tests for t in tasks], sampler, ex,
-                            g1=g1, g2=g2, turns=2, extract=extract_program, programs=[t.program for t in tasks],
-                            refine=lambda q, code, fb: refine_prompt(by_prompt[q].prompt, code, fb))
+        trees = task_trees(tasks, sampler, ex, g1=g1, g2=g2, turns=2, tests="visible", extract=extract_program)
     stats: dict = {}
     for task, tree in zip(tasks, trees):
         for v in tree.root.children:
