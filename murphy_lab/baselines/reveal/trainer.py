@@ -35,6 +35,7 @@ from murphy_lab.baselines.reveal.chain import Chain, render, run_chains
 from murphy_lab.baselines.reveal.format import first_prompt
 from murphy_lab.baselines.reveal.rewards import tapo_groups
 from murphy_lab.config import MurphyConfig
+from murphy_lab.profiles import get_profile
 from murphy_lab.toy.execution import get_executor
 from murphy_lab.toy.world import make_tasks
 from murphy_lab.train import apply_nested, parse_sets
@@ -270,7 +271,7 @@ def experiment_train(exp: Any, base_model: str, output_dir: str | Path, **overri
     kw.update(model=base_model, seed=exp.seed)
     tasks, executor = None, None
     if exp.train_data == "toy":
-        tasks = make_tasks("train", n=8 if exp.profile == "smoke" else 512, seed=exp.seed)
+        tasks = make_tasks("train", n=get_profile(exp.profile).train_tasks, seed=exp.seed)
         executor = get_executor(workers=1)
     elif exp.train_data == "kodcode-1k":
         kw.update(tasks="kodcode", task_args=dict(n=1000, seed=exp.seed))
