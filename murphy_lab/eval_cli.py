@@ -21,12 +21,12 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import sys
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from murphy_lab import cli
 from murphy_lab.config import MurphyConfig
 from murphy_lab.evaluate import evaluate
 from murphy_lab.executor import Executor
@@ -119,9 +119,4 @@ def main(argv: list[str] | None = None) -> Any:
 
 
 if __name__ == "__main__":
-    logging.basicConfig(level=logging.INFO)
-    try:
-        main()
-    except ValueError as e:  # bad tasks or arguments: one clear message, no traceback
-        print(f"error: {e}", file=sys.stderr)
-        sys.exit(2)
+    cli.run(main)

@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import logging
-import sys
 from pathlib import Path
 from typing import Any
 
 import torch
 import yaml
 
+from murphy_lab import cli
 from murphy_lab.config import MurphyConfig
 from murphy_lab.trainer.run import last_checkpoint, train  # the library (re-exported here)
 
@@ -119,9 +118,4 @@ def main(argv: list[str] | None = None) -> Path:
 
 
 if __name__ == "__main__":
-    logging.basicConfig(level=logging.INFO)
-    try:
-        main()
-    except ValueError as e:  # configuration errors: one clear line, no traceback
-        print(f"error: {e}", file=sys.stderr)
-        sys.exit(2)
+    cli.run(main)

@@ -1,0 +1,18 @@
+"""What every `python -m murphy_lab.<x>` entry point does around its `main`: INFO logging, and a bad input (a
+`ValueError`: unknown option, malformed task file, impossible config) printed as one line with exit status 2
+instead of a traceback."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Callable
+
+
+def run(main: Callable[[], object]) -> None:
+    logging.basicConfig(level=logging.INFO)
+    try:
+        main()
+    except ValueError as e:  # bad arguments, tasks or configuration: one clear line, no traceback
+        print(f"error: {e}", file=sys.stderr)
+        sys.exit(2)
