@@ -23,9 +23,15 @@ import os
 from pathlib import Path
 from typing import Any
 
+from transformers.trainer_callback import PrinterCallback, ProgressCallback
+from transformers.utils.notebook import NotebookProgressCallback
+
 from murphy_lab import executor as executor_pkg
 from murphy_lab.config import MurphyConfig, resolve
 from murphy_lab.trainer.core import MurphyTrainer
+from murphy_lab.trainer.stats import StepProgress
+
+MODE_NAMES = {"murphy": "MURPHY", "grpo_mt": "GRPO-MT", "grpo": "GRPO"}
 
 log = logging.getLogger(__name__)
 
@@ -114,6 +120,9 @@ def train(
     try:
         trainer = trainer_cls(model=str(model), args=config.to_grpo_config(output_dir), murphy=resolved, tasks=tasks,
                               executor=executor, callbacks=callbacks, **(trainer_kwargs or {}))  # fmt: skip
+        for cb in (ProgressCallback, NotebookProgressCallback, PrinterCallback):  # TRL's bar / per-step tables
+            trainer.remove_callback(cb)
+        trainer.add_callback(StepProgress(trainer, f"{MODE_NAMES.get(config.mode, config.mode)} seed {config.seed}"))
         trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint is not None else None)
     finally:
         if own_executor and hasattr(executor, "close"):
