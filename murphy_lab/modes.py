@@ -44,6 +44,15 @@ class Mode:
     min_g2: int = 1  # the smallest G2 when refinements are grown (S > 1)
     prunes: bool = False  # InterP / IntraP apply
 
+    def fields(self) -> dict[str, Any]:
+        """The config fields this mode implies: `MurphyConfig(**mode("grpo_mt").fields())` grows G chains."""
+        out: dict[str, Any] = {"mode": self.name}
+        if self.turns is not None:
+            out["turns"] = self.turns
+        if self.g2 is not None:
+            out["g2"] = self.g2
+        return out
+
     def problems(self, g2: int, turns: int) -> list[tuple[str, str]]:
         """(field, message) for every way `g2` / `turns` contradict this mode (empty when they fit)."""
         out = []

@@ -61,6 +61,7 @@ import transformers
 
 from murphy_lab.config import MurphyConfig
 from murphy_lab.examples import check_answer
+from murphy_lab.modes import mode
 from murphy_lab.toy import make_tasks
 from murphy_lab.tree import load_trees
 from murphy_lab.viz import draw_tree, plot_curves
@@ -98,10 +99,10 @@ for t in make_tasks("train", 3, seed=seed):
 # | `murphy` | G1 first attempts, G2 refinements per failure | MaRS credit, GRPO inside every group |
 
 # %%
-methods = {
-    "GRPO": dict(mode="grpo", turns=1),
-    "GRPO-MT": dict(mode="grpo_mt", g2=1),
-    "MURPHY": dict(mode="murphy", g2=g2, credit="mars"),
+methods = {  # a mode implies the shape of what it grows (murphy_lab.modes): GRPO one turn, GRPO-MT G2 = 1
+    "GRPO": mode("grpo").fields(),
+    "GRPO-MT": mode("grpo_mt").fields(),
+    "MURPHY": dict(mode("murphy").fields(), g2=g2, credit="mars"),
 }
 configs = {
     name: MurphyConfig.for_profile(
@@ -118,8 +119,8 @@ for name, cfg in configs.items():
 # ## 3. Train (or read earlier runs)
 #
 # `train(config, output_dir)` builds (or loads from the cache) the toy policy, trains it and writes
-# `metrics.jsonl` (one line per step) and the step's rollout trees under `trees/`. The trainer's printed log is
-# silenced here; the progress bar stays.
+# `metrics.jsonl` (one line per step) and the step's rollout trees under `trees/`. Each run shows one progress
+# line (step, time left, turn-1 reward, share of trees solved, sequences sampled); the curves come in section 4.
 
 # %%
 root = Path(runs_dir or out_dir or tempfile.mkdtemp(prefix="murphy_06_"))

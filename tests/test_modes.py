@@ -97,3 +97,10 @@ def test_importing_the_config_loads_no_torch():
 
     code = "import sys, murphy_lab.config; sys.exit('torch' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+def test_the_experiments_method_fields_are_the_modes_own():
+    from murphy_lab.experiments.plan import MODE_FIELDS
+    from murphy_lab.modes import MODES
+
+    assert MODE_FIELDS == {name: m.fields() for name, m in MODES.items()}

@@ -22,6 +22,8 @@ from murphy_lab.profiles import METHODS, get_profile
 TRAINABLE = METHODS[1:]  # every column but the base model; µCode and ReVeal train with their own pipelines
 # The trainer's mode per method that MurphyTrainer trains, with what the mode implies (MurphyConfig.validate
 # refuses anything else): single-turn GRPO has one turn, GRPO-MT one refinement per failure (G1 chains).
+# what each trainable mode implies, = {name: murphy_lab.modes.mode(name).fields()} (a test checks it; written out so
+# that planning does not import the scoring pipeline and torch)
 MODE_FIELDS = {
     "grpo": dict(mode="grpo", turns=1),
     "grpo_mt": dict(mode="grpo_mt", g2=1),
