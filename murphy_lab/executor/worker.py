@@ -167,6 +167,9 @@ class Worker:
             self._finished()  # nothing of the job survives its reply
         except ServerLost as e:
             self.retire = f"program server lost: {e}"
+            # it died during this job (its program may have killed it): no verdict of this job counts, even one
+            # its test process already wrote (a program that kills the server and then answers must not pass)
+            outcomes = [c if isinstance(c, dict) else None for c in cases]
         finally:
             os.close(self.program)
         return [o if o is not None else _lost() for o in outcomes]

@@ -49,18 +49,18 @@ class ToyPolicyConfig:
     layers: int = 3
     heads: int = 4
     n_chains: int = 4000  # expert chains in the SFT corpus (each gives 1-3 examples)
-    steps: int = 1500  # SFT optimizer steps
+    steps: int = 3000  # SFT optimizer steps (at 1,500 the v2 policy had not yet learned to copy a constant)
     batch_size: int = 64
     lr: float = 3e-3
     warmup: int = 50
-    noise: NoiseConfig = field(default_factory=NoiseConfig)
+    noise: NoiseConfig = field(default_factory=lambda: NoiseConfig(min_hidden=0))  # corpus: easy tasks too
 
 
 ALIASES = {"small": "toy"}  # other names callers use for the default size
 
 SIZES = {
     "toy": ToyPolicyConfig(),
-    "toy-long": ToyPolicyConfig(steps=3000),  # a clearly better base (docs/toy_world.md §4.4), ~10 min idle
+    "toy-long": ToyPolicyConfig(steps=6000),  # twice the SFT of the shipped default
     "smoke": ToyPolicyConfig(hidden=16, layers=1, heads=2, n_chains=60, steps=12, batch_size=8, warmup=2),
 }
 
