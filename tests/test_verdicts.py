@@ -45,3 +45,11 @@ def test_budget_sums_steps_of_a_run_and_averages_over_seeds():
 
 def test_budget_of_no_runs_is_an_empty_table():
     assert budget_table(pd.DataFrame()).frame.empty
+
+
+def test_budget_skips_log_lines_without_round_statistics():
+    m = pd.DataFrame([dict(method="murphy", variant="mars", seed=0, step=1, generated=True, **{
+        "trajectories/total": 20, "trajectories/kept": 10, "completions/mean_length": 5.0, "time/step_s": 6.0}),
+        dict(method="mucode", variant="-", seed=0, step=1, loss=0.3)])  # µCode's SFT log: no rounds  # fmt: skip
+    t = budget_table(m)
+    assert list(t.frame["method"]) == [METHOD_NAMES["murphy"]] and any("µCode" in n for n in t.notes)

@@ -64,11 +64,13 @@ def budget_table(metrics: pd.DataFrame, methods: Sequence[str] = paper.METHODS) 
 
     sampled sequences = Σ_steps trajectories/total (every completion the policy generated), trained sequences =
     Σ trajectories/kept (those with an advantage after pruning), completion tokens = Σ trajectories/total ×
-    completions/mean_length, train time = Σ time/step_s.
+    completions/mean_length, train time = Σ time/step_s over the rounds that sampled. A method whose trainer
+    writes no round statistics (µCode's pipeline) has no row; the notes say so.
     """
-    rows = []
-    if not metrics.empty:
-        m = metrics[metrics["generated"]] if "generated" in metrics.columns else metrics
+    rows, shown = [], []
+    if not metrics.empty and "trajectories/total" in metrics.columns:
+        # the rounds that sampled (a reused round, or a baseline's own log lines such as µCode's SFT, has none)
+        m = metrics.dropna(subset=["trajectories/total"])
         m = m.assign(tokens=m["trajectories/total"] * m["completions/mean_length"])
         if "variant" in m.columns:
             m = m[m["variant"].isin(MAIN_VARIANTS)]
@@ -77,11 +79,16 @@ def budget_table(metrics: pd.DataFrame, methods: Sequence[str] = paper.METHODS) 
             tokens=("tokens", "sum"), seconds=("time/step_s", "sum"))  # fmt: skip
         for method in [x for x in methods if x in set(per_run.index.get_level_values(0))]:
             g = per_run.loc[method]
+            shown.append(method)
             rows.append([paper.METHOD_NAMES.get(method, method), len(g), round(g["steps"].mean()),
                          round(g["sampled"].mean()), round(g["trained"].mean()), round(g["tokens"].mean()),
                          round(g["seconds"].mean() / 60, 1)])  # fmt: skip
     frame = pd.DataFrame(rows, columns=["method", "seeds", *BUDGET_COLUMNS])
+    ran = set(metrics["method"]) if "method" in metrics.columns else set()
+    missing = [paper.METHOD_NAMES.get(x, x) for x in methods if x in ran and x not in shown]
     notes = ["Per training run, mean over its seeds, from metrics.jsonl (docs/training.md lists the keys).",
              "Equal steps are not equal budgets: compare methods at the sampled sequences they used, not only at "
              "the steps.", "Train time is wall time on the machine that ran it, with whatever else it was doing."]
+    if missing:
+        notes.append(f"No round statistics for {', '.join(missing)} (its pipeline logs no sampled sequences).")
     return Table("main_table_budget", "Training budget per run", frame, notes)
