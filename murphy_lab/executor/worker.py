@@ -145,7 +145,8 @@ class Worker:
         if isinstance(job["compiled"], list):
             return job["compiled"]
         _, cases = job["compiled"]
-        outcomes: list[dict | None] = [c if isinstance(c, dict) else None for c in cases]
+        decided = [c if isinstance(c, dict) else None for c in cases]  # cases judged without running (bad text)
+        outcomes: list[dict | None] = list(decided)
         self.program = os.memfd_create("program", os.MFD_CLOEXEC)  # read only by the program processes
         try:
             data = job["program"].encode("utf-8", "surrogatepass")
@@ -169,7 +170,7 @@ class Worker:
             self.retire = f"program server lost: {e}"
             # it died during this job (its program may have killed it): no verdict of this job counts, even one
             # its test process already wrote (a program that kills the server and then answers must not pass)
-            outcomes = [c if isinstance(c, dict) else None for c in cases]
+            outcomes = list(decided)
         finally:
             os.close(self.program)
         return [o if o is not None else _lost() for o in outcomes]
