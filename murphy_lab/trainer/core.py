@@ -88,7 +88,8 @@ class MurphyTrainer(PrefixSharing, GRPOTrainer):
         super().__init__(model=model, reward_funcs=_unused_reward, args=args, train_dataset=task_dataset(tasks),
                          **kwargs)
         self.rollout_stats: dict[str, float] = {}  # the latest round's statistics (read by RunLog)
-        self.add_callback(RunLog(self))
+        self.run_log = RunLog(self)
+        self.add_callback(self.run_log)
 
     # --- one round: the hooks in order ---------------------------------------------------------------------------
     def _generate_and_score_completions(self, inputs: list[dict]) -> dict[str, Any]:

@@ -31,8 +31,6 @@ from murphy_lab.config import MurphyConfig, resolve
 from murphy_lab.trainer.core import MurphyTrainer
 from murphy_lab.trainer.stats import StepProgress
 
-MODE_NAMES = {"murphy": "MURPHY", "grpo_mt": "GRPO-MT", "grpo": "GRPO"}
-
 log = logging.getLogger(__name__)
 
 
@@ -122,7 +120,7 @@ def train(
                               executor=executor, callbacks=callbacks, **(trainer_kwargs or {}))  # fmt: skip
         for cb in (ProgressCallback, NotebookProgressCallback, PrinterCallback):  # TRL's bar / per-step tables
             trainer.remove_callback(cb)
-        trainer.add_callback(StepProgress(trainer, f"{MODE_NAMES.get(config.mode, config.mode)} seed {config.seed}"))
+        trainer.add_callback(StepProgress(trainer, trainer.run_log, f"{config.mode} seed {config.seed}"))
         trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint is not None else None)
     finally:
         if own_executor and hasattr(executor, "close"):

@@ -103,11 +103,11 @@ class RunLog(TrainerCallback):
 
 class StepProgress(TrainerCallback):
     """The library's own progress line, in place of TRL's (its notebook callback draws a table row per step):
-    `MURPHY seed 0: 12/40 [01:10<02:45, reward 0.19, solved 0.44, 150 seqs]` — step, time left, the round's mean
+    `murphy seed 0: 12/40 [01:10<02:45, reward 0.19, solved 0.44, 150 seqs]` — step, time left, the round's mean
     turn-1 reward, the share of trees solved at any turn, and the sequences it sampled."""
 
-    def __init__(self, trainer: Any, desc: str):
-        self.trainer, self.desc, self.bar = trainer, desc, None
+    def __init__(self, trainer: Any, log: RunLog, desc: str):
+        self.trainer, self.log, self.desc, self.bar = trainer, log, desc, None
 
     def on_train_begin(self, args, state, control, **kw):
         if self.trainer.accelerator.is_main_process:
@@ -117,7 +117,7 @@ class StepProgress(TrainerCallback):
     def on_step_end(self, args, state, control, **kw):
         if self.bar is None:
             return
-        line = next((cb.line for cb in self.trainer.callback_handler.callbacks if isinstance(cb, RunLog)), None)
+        line = self.log.line  # RunLog runs first (the trainer adds it) and has just filled this step's line
         if line and line.get("generated"):
             self.bar.set_postfix_str(f"reward {line.get('reward/turn1_mean', 0):.2f}, solved "
                                      f"{line.get('solved/tree_frac', 0):.2f}, {line.get('trajectories/total', 0)} seqs")
