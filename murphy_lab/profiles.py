@@ -4,10 +4,11 @@
     p = get_profile("toy")   # p.trainer: MurphyConfig presets, p.mucode: MuCodeConfig presets, p.seeds, p.benchmarks ...
     model, tasks = resolve(MurphyConfig.for_profile("toy"), workdir)
 
-Three profiles, registered below (docs/reproduce.md, "Profiles"):
+Four profiles, registered below (docs/reproduce.md, "Profiles"):
 
 - `smoke`: a tiny random model and four hand-made tasks (murphy_lab.smoke): every code path in seconds on a CPU.
 - `toy`: the project's synthetic world and its self-trained policy (murphy_lab.toy, docs/toy_world.md): a laptop CPU.
+- `toy-full`: the toy world's powered design (`make demo-full`): more seeds and evaluation, matched budgets, curves.
 - `paper`: the paper's models on KodCode-1k, evaluated on HumanEval, MBPP and LiveCodeBench-v6: 8×H100. Its
   trainer settings are MurphyConfig's defaults plus the recipes `reproduce/configs/<model>/<method>.yaml`.
 
@@ -17,6 +18,7 @@ empty. `register(Profile(...))` adds one (tests do); nothing is registered by im
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import os
 from collections.abc import Callable, Mapping
@@ -83,6 +85,11 @@ class Profile:
     """(method, why) for main-table methods this profile leaves out by default; the table's "–" note says why."""
     method_benchmarks: tuple[tuple[str, tuple[str, ...]], ...] = ()
     """(method, benchmarks) where the paper reports a method on some benchmarks only (ReVeal: LiveCodeBench-v6)."""
+    matched: tuple[tuple[str, tuple[tuple[str, object], ...]], ...] = ()
+    """(method, trainer overrides) that give a baseline as many sampled sequences per task as MURPHY's run: the
+    main table then also has that baseline at MURPHY's sample budget (`Experiment.budget = "samples"`)."""
+    curve: bool = False
+    """Evaluate every run's intermediate checkpoints too (the budget curve: pass@1 against sampled sequences)."""
 
 
 PROFILES: dict[str, Profile] = {}
@@ -202,6 +209,18 @@ register(Profile(
         ("reveal", "not run in the toy demo: the toy policy was never taught ReVeal's generation/verification tag "
                    "format, so all its rewards are zero (docs/reveal.md)"),
     ),
+))  # fmt: skip
+# GRPO-MT at MURPHY's sample budget: a toy MURPHY tree samples G1 + G2·(failed roots) = 4 + 4·3.9 ≈ 19.5
+# sequences per task (measured: 6,227 per 40 steps of 8 tasks); GRPO-MT with G1 = 10 samples 10 + 1·9.6 ≈ 19.6.
+# The batch grows with G1 so that a step still holds 8 tasks (rows = tasks × G1), as in every other method.
+TOY_MATCHED = (("grpo_mt", (("g1", 10), ("per_device_train_batch_size", 80))),)
+# make demo-full: the powered design (docs/toy_world.md §4.4). Five paired seeds, all 288 distinct held-out test
+# functions × 4 sampling runs, GRPO-MT also at MURPHY's sample budget, a checkpoint every 10 steps for the curves.
+# Iter-5 is left out (the verdict is read at Iter-3; Iter-5 would add ~40 % to every evaluation).
+register(dataclasses.replace(
+    get_profile("toy"), name="toy-full", seeds=(0, 1, 2, 3, 4), iters=(1, 3), runs=4, n_eval_tasks=288,
+    train_overrides=(("max_steps", 40), ("save_steps", 10), ("save_total_limit", None)), matched=TOY_MATCHED,
+    curve=True,
 ))  # fmt: skip
 register(Profile(
     "paper", mucode=dict(backend="vllm"), backend="vllm",

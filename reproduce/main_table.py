@@ -35,7 +35,7 @@
 # `make demo`), `paper` (8×H100). `None` means the profile's default (`murphy_lab.profiles`).
 
 # %% tags=["parameters"]
-profile = "toy"  # smoke | toy | paper
+profile = "toy"  # smoke | toy | toy-full (make demo-full: the powered design) | paper
 models = None  # e.g. ["Qwen3-1.7B"]; None: the profile's models
 methods = None  # None: the profile's (smoke, paper: all six; toy: base, grpo, grpo_mt, murphy, the others "–")
 seeds = None  # training seeds; None: the profile's (smoke: 0; toy and paper: 0, 1, 2)
@@ -52,8 +52,11 @@ torch_threads = 1
 # %%
 from IPython.display import Image, Markdown, display
 
+import matplotlib.pyplot as plt
+
 from murphy_lab import experiments as X
 from murphy_lab import tables as T
+from murphy_lab import viz
 
 # The paper profile stops here, with the reason, on a machine without CUDA. S.plan / S.run carry these settings.
 S = X.setup(profile, output_dir, cache_dir, train=train, from_cache_only=from_cache_only, backend=backend,
@@ -96,6 +99,22 @@ print("\n".join(verdict_lines))
 if not agg.empty:
     T.plot_pass_at_k(T.main_rows(agg), out / "main_table.png", title=f"Main table ({profile}): pass@1 vs Iter-k")
     display(Image(str(out / "main_table.png")))
+
+# %% [markdown]
+# ## 4. pass@1 against the sequences sampled
+# Equal steps are not equal budgets. Each line follows one method's held-out Iter-3 pass@1 from the base model
+# (0 sequences) through its intermediate checkpoints to the final model, at the sequences it had sampled by then
+# (mean and band over seeds). Profiles with `curve=True` (`toy-full`) evaluate the intermediate checkpoints; the
+# others have only the two end points. A line still rising at its last point has not reached its plateau.
+
+# %%
+curves = X.budget_curves(runs, k=verdict_k)
+if (curves["method"] != "base").any():
+    curves.to_csv(out / "main_table_curves.csv", index=False)
+    viz.plot_budget_curves(curves, out / "main_table_curves.png", k=verdict_k, names={
+        m: T.column_name(m) for m in curves["method"].unique()}, title=f"Main table ({profile})")
+    plt.close("all")
+    display(Image(str(out / "main_table_curves.png")))
 
 # %%
 # Checks: every planned run is there (unless rebuilding from a partial cache), and every number is a percentage.

@@ -16,7 +16,8 @@ Modules:
     standins   fast fake train / evaluate functions (backend="stand-in")
     session    setup(): the reproduce notebooks' common first cell
     tables, table, paper   tables in the paper's layout, their files, the paper's numbers
-    verdicts   paired verdict lines between methods (by training seed) and the training-budget table
+    verdicts   paired verdict lines between methods (by training seed), the training-budget table and the
+               budget curves (held-out pass@1 against sampled sequences)
     toy_compare            `python -m murphy_lab.experiments.toy_compare`: GRPO vs GRPO-MT vs MURPHY at equal steps
 
 Profiles (the defaults of every field) are `murphy_lab.profiles`.
@@ -84,14 +85,14 @@ from murphy_lab.experiments.store import (
     run_experiment,
     run_or_collect,
 )
-from murphy_lab.experiments.verdicts import budget_table, paired_verdicts
+from murphy_lab.experiments.verdicts import budget_curves, budget_table, paired_verdicts
 from murphy_lab.profiles import METHODS, PROFILES, Profile, not_run_note
 from murphy_lab.profiles import get_profile as profile
 
 __all__ = [
     "BENCHMARK_LOADERS", "EVAL_COLUMNS", "FORMAT_OPTIONS", "METHODS", "MODE", "MODE_FIELDS", "PAPER_MODEL_IDS",
     "PROFILES", "RECIPE_DIRS", "REPO", "STAND_INS", "TRAINABLE", "BaseModelFn", "EvaluateFn", "Experiment",
-    "Profile", "RunResult", "Session", "TrainFn", "backend_functions", "budget_table", "check_prompt_format",
+    "Profile", "RunResult", "Session", "TrainFn", "backend_functions", "budget_curves", "budget_table", "check_prompt_format",
     "code_version", "paired_verdicts",
     "collect", "default_base_model", "default_cache_dir", "default_evaluate", "default_train", "load_benchmark",
     "load_policy", "load_run", "make_policy", "metrics_frame", "mucode_config", "mucode_experiment",

@@ -59,6 +59,11 @@ class Experiment:
     """"real", or "stand-in" when fast fake train/evaluate functions produced the numbers (tests, previews)."""
     overrides: tuple[tuple[str, object], ...] = ()
     """Extra trainer-config fields, e.g. (("max_steps", 2),); part of both keys."""
+    budget: str = "steps"
+    """"steps": the profile's step budget; "samples": a baseline given as many sampled sequences per task as
+    MURPHY's own run (the profile's `matched` overrides, e.g. more chains per task). Part of both keys."""
+    curve: bool = False
+    """Also evaluate the run's intermediate checkpoints (Iter-3, one run) for the budget curve (`curve.csv`)."""
 
     def __post_init__(self) -> None:
         get_profile(self.profile)
@@ -74,12 +79,17 @@ class Experiment:
             raise ValueError("backup_on='pruned' needs pruning='intrap' or 'interp' (without pruning both orders agree)")
         if not self.benchmarks:
             raise ValueError("benchmarks must name at least one benchmark")
+        if self.budget not in ("steps", "samples"):
+            raise ValueError(f"budget must be 'steps' or 'samples', got {self.budget!r}")
+        if self.budget == "samples" and self.method in ("base", "murphy"):
+            raise ValueError(f"budget='samples' matches a baseline to MURPHY's samples; not for {self.method!r}")
 
     @property
     def variant(self) -> str:
-        """The ablation label: "mars", "mers_0.9", ... plus "+intrap"/"+interp" when pruned (MURPHY only)."""
+        """The ablation label: "mars", "mers_0.9", ... plus "+intrap"/"+interp" when pruned (MURPHY only);
+        "samples" for a sample-matched baseline, "-" for a baseline at the profile's step budget."""
         if self.method != "murphy":
-            return "-"
+            return "-" if self.budget == "steps" else "samples"
         label = (
             "mars"
             if self.credit == "mars"
@@ -95,6 +105,8 @@ class Experiment:
             cfg.update(credit=self.credit, gamma=float(self.gamma), pruning=self.pruning)
             if self.pruning != "none":
                 cfg.update(backup_on=self.backup_on)
+        if self.budget != "steps":  # absent at the default, so older runs keep their keys
+            cfg.update(budget=self.budget)
         return cfg
 
     def resolved(self) -> dict:
@@ -102,6 +114,8 @@ class Experiment:
         cfg = self.train_config()
         cfg.update(benchmarks=list(self.benchmarks), scaffold=self.scaffold, iters=list(self.iters), runs=self.runs,
                    n_eval_tasks=self.n_eval_tasks, variant=self.variant)  # fmt: skip
+        if self.curve:
+            cfg.update(curve=True)
         return cfg
 
 
@@ -167,12 +181,14 @@ def plan(
     seeds: Sequence[int] | None = None,
     benchmarks: Sequence[str] | None = None,
     variants: Sequence[dict] = ({},),
+    matched: Sequence[str] | None = None,
     **fields,
 ) -> list[Experiment]:
     """Experiments for every (model, method, variant, seed), with the profile's defaults for what is not given.
 
     `variants` are dicts of Experiment fields (e.g. `{"credit": "mers", "gamma": 0.9}`), applied to MURPHY only.
-    `methods=None`: the profile's `methods`. A method the profile reports on some benchmarks only
+    `matched=None`: the profile's `matched` methods (each also planned at MURPHY's sample budget, `budget="samples"`,
+    with the profile's overrides for it); `()` plans none. `methods=None`: the profile's `methods`. A method the profile reports on some benchmarks only
     (`method_benchmarks`: ReVeal on LiveCodeBench-v6 in the paper profile) is evaluated on those of the planned
     benchmarks.
     """
@@ -181,7 +197,13 @@ def plan(
     only = dict(prof.method_benchmarks)
     defaults = dict(benchmarks=tuple(benchmarks or prof.benchmarks), iters=prof.iters, runs=prof.runs,
                     train_data=prof.train_data, n_eval_tasks=prof.n_eval_tasks,
-                    overrides=prof.train_overrides)  # fmt: skip
+                    overrides=prof.train_overrides, curve=prof.curve)  # fmt: skip
+    budgets = dict(prof.matched)
+    matched = [m for m in (budgets if matched is None else matched) if m in methods]
+    unknown = [m for m in matched if m not in budgets]
+    if unknown:
+        raise ValueError(f"profile {profile_name!r} has no sample-matched budget for {unknown} (its `matched`: "
+                         f"{sorted(budgets) or 'none'})")
     defaults.update(fields)
     out = []
     for model in models or prof.models:
@@ -189,7 +211,11 @@ def plan(
             kw = dict(defaults)
             if method in only and set(only[method]) & set(kw["benchmarks"]):
                 kw["benchmarks"] = tuple(b for b in kw["benchmarks"] if b in only[method])
-            for variant in variants if method == "murphy" else ({},):
+            if method in matched:  # the same baseline again, at MURPHY's sampled-sequence budget
+                variants_ = ({}, dict(budget="samples", overrides=tuple(kw["overrides"]) + tuple(budgets[method])))
+            else:
+                variants_ = variants if method == "murphy" else ({},)
+            for variant in variants_:
                 for seed in seeds if seeds is not None else prof.seeds:
                     out.append(Experiment(profile_name, model, method, seed=seed, **{**kw, **variant}))
     return list(dict.fromkeys(out))  # drop duplicates, keep order

@@ -32,18 +32,23 @@ def stand_in_train(exp, base_model: str, output_dir: Path) -> Path:
                 "trees": 2,
                 "trajectories/kept": 2 * kept,
                 "trajectories/total": 2 * 72,
+                "completions/mean_length": 20.0,
                 "time/optimization_s": opt,
                 "time/step_s": opt + 0.5,
                 "stand_in": True,
             }
             f.write(json.dumps(row) + "\n")
     (output_dir / "STAND_IN").write_text("not a trained model\n")
+    (output_dir / "checkpoint-1").mkdir(exist_ok=True)  # an intermediate checkpoint, for the budget curve
+    (output_dir / "checkpoint-1" / "STAND_IN").write_text("not a trained model\n")
     return output_dir
 
 
 def stand_in_evaluate(exp, model_dir: str, benchmark: str) -> pd.DataFrame:
-    """STAND-IN evaluation: deterministic made-up pass@1 that grows with k; NOT a measurement."""
+    """STAND-IN evaluation: deterministic made-up pass@1 that grows with k (and is halfway there at an intermediate
+    checkpoint); NOT a measurement."""
     bump = dict(base=0.0, grpo=3.0, grpo_mt=5.0, murphy=7.0, mucode=4.0, reveal=4.5)[exp.method]
+    bump = bump / 2 if Path(model_dir).name.startswith("checkpoint-") else bump
     diffs = ("all", "easy", "medium", "hard")
     rows = []
     for i, d in enumerate(diffs):

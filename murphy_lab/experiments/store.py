@@ -43,6 +43,7 @@ class RunResult:
     metrics: pd.DataFrame | None = None  # the trainer's metrics.jsonl, one row per step (None for base)
     cached: bool = False
     info: dict = field(default_factory=dict)  # done.json: timings, checkpoint, code version
+    curve: pd.DataFrame | None = None  # curve.csv: Iter-3 pass@1 of the intermediate checkpoints (exp.curve)
 
 
 # (experiment, base model, output dir) -> trained model dir
@@ -127,6 +128,11 @@ def run_experiment(
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     wants_transcripts = "transcripts_path" in inspect.signature(evaluate_fn).parameters
+    if exp.curve and exp.method != "base" and info.get("trained") != "given":
+        t3 = time.perf_counter()
+        curve = curve_points(exp, cache_dir / "checkpoints" / info["train_key"], metrics_path, evaluate_fn)
+        curve.to_csv(tmp / "curve.csv", index=False)
+        info.update(curve_s=round(time.perf_counter() - t3, 2))
     for bench in exp.benchmarks:
         kw = (
             dict(transcripts_path=str(tmp / f"transcripts_{_slug(bench)}.jsonl")) if wants_transcripts else {}
@@ -151,6 +157,32 @@ def run_experiment(
     result = load_run(run_dir)
     result.cached = False
     return result
+
+
+CURVE_K = 3  # the budget curve reads Iter-3, the verdict's k
+
+
+def curve_points(exp: Experiment, ckpt_root: Path, metrics_path: Path | None, evaluate_fn: EvaluateFn) -> pd.DataFrame:
+    """Iter-3 pass@1 of each intermediate checkpoint (`checkpoint-N` under the run's checkpoint folder, N below the
+    last step; the final model gets the full evaluation) on the same held-out tasks, with one sampling run.
+
+    Columns: step, benchmark, k, pass@1, runs, n_tasks. The curve figure adds each step's sampled sequences from
+    metrics.jsonl (`murphy_lab.viz.plot_budget_curves`).
+    """
+    last = int(pd.read_json(metrics_path, lines=True)["step"].max()) if metrics_path is not None else None
+    steps = sorted(int(d.name.split("-")[1]) for d in Path(ckpt_root).glob("checkpoint-*") if d.name[11:].isdigit())
+    probe = dataclasses.replace(exp, iters=(CURVE_K,), runs=1, curve=False)
+    rows = []
+    for step in [s for s in steps if last is None or s < last]:
+        for bench in exp.benchmarks:
+            df = pd.DataFrame(evaluate_fn(probe, str(Path(ckpt_root) / f"checkpoint-{step}"), bench))
+            df = df[df["k"] == CURVE_K]
+            if "difficulty" in df.columns:
+                df = df[df["difficulty"].fillna("all").astype(str) == "all"]
+            rows += [dict(step=step, benchmark=bench, k=CURVE_K, **{"pass@1": float(r["pass@1"])}, runs=1,
+                          n_tasks=int(r["n_tasks"]) if "n_tasks" in df.columns else None)
+                     for _, r in df.iterrows()]  # fmt: skip
+    return pd.DataFrame(rows, columns=["step", "benchmark", "k", "pass@1", "runs", "n_tasks"])
 
 
 def _slug(name: str) -> str:
@@ -190,8 +222,10 @@ def load_run(run_dir: str | Path) -> RunResult:
     if (run_dir / "metrics.jsonl").exists():
         metrics = pd.read_json(run_dir / "metrics.jsonl", lines=True)
     info = json.loads((run_dir / "done.json").read_text())
+    curve = pd.read_csv(run_dir / "curve.csv") if (run_dir / "curve.csv").exists() else None
     return RunResult(
-        exp, run_dir.name, run_dir, pd.read_csv(run_dir / "eval.csv"), metrics, cached=True, info=info
+        exp, run_dir.name, run_dir, pd.read_csv(run_dir / "eval.csv"), metrics, cached=True, info=info,
+        curve=curve,
     )
 
 

@@ -124,12 +124,15 @@ def main_tables(
     """
     ours = _ordered(main_rows(agg))
     ours = ours.assign(bench=[bench_label(b, d) for b, d in zip(ours["benchmark"], ours["difficulty"])])
-    cells = {(r.model, r.bench, int(r.k), r.method): (r.mean, r.std) for r in ours.itertuples()}
+    # a column per method, and one more per baseline that also ran at MURPHY's sample budget (variant "samples")
+    ours = ours.assign(col=[m if v != "samples" else f"{m}@samples" for m, v in zip(ours["method"], ours["variant"])])
+    cells = {(r.model, r.bench, int(r.k), r.col): (r.mean, r.std) for r in ours.itertuples()}
     rows = list(dict.fromkeys((m, b, k) for m, b, k, _ in cells))
-    names = [paper.METHOD_NAMES[m] for m in methods]
+    cols = [c for m in methods for c in (m, f"{m}@samples") if c == m or c in set(ours["col"])]
+    names = [column_name(c) for c in cols]
     frame = pd.DataFrame(
         [
-            [m, b, k] + [fmt(*cells.get((m, b, k, meth), (float("nan"), None))) for meth in methods]
+            [m, b, k] + [fmt(*cells.get((m, b, k, col), (float("nan"), None))) for col in cols]
             for m, b, k in rows
         ],
         columns=["model", "benchmark", "Iter-k"] + names,
@@ -142,6 +145,9 @@ def main_tables(
         for m in methods
         if m not in ran
     ]
+    if any(c.endswith("@samples") for c in cols):
+        notes.append("(sample-matched): the baseline trained with as many sampled sequences per task as MURPHY's run "
+                     "(more chains per task, same steps and tasks); the budget table gives each row's spend.")
 
     pt = paper.main_table()
     pt = pt[pt["method"].isin(methods)]
@@ -152,7 +158,7 @@ def main_tables(
             [m, b, k] + [fmt(*pcells.get((m, b, k, meth), (float("nan"), None))) for meth in methods]
             for m, b, k in prows
         ],
-        columns=["model", "benchmark", "Iter-k"] + names,
+        columns=["model", "benchmark", "Iter-k"] + [paper.METHOD_NAMES[m] for m in methods],
     )
     pnotes = ["Transcribed from the paper (arXiv 2511.07833); pass@1 %, mean ± std over the paper's evaluation runs."]
     if "grpo" in methods:
@@ -161,7 +167,7 @@ def main_tables(
 
     comp = []
     for (m, b, k, meth), (mean, std) in cells.items():
-        p = pcells.get((m, b, k, meth))
+        p = pcells.get((m, b, k, meth))  # a sample-matched column has no paper cell
         if p is not None and not math.isnan(p[0]):
             comp.append(dict(model=m, benchmark=b, iter=k, method=paper.METHOD_NAMES[meth], ours=fmt(mean, std),
                              paper=fmt(*p), diff_pp=round(mean - p[0], 2)))  # fmt: skip
@@ -176,6 +182,12 @@ def main_tables(
         Table("main_table_paper", "Main table (paper, arXiv 2511.07833)", pframe, pnotes),
         Table("main_table_vs_paper", "Ours vs paper, matching cells", cframe, cnotes),
     ]
+
+
+def column_name(col: str) -> str:
+    """A main-table column's header: "grpo_mt" -> "GRPO-MT", "grpo_mt@samples" -> "GRPO-MT (sample-matched)"."""
+    method, _, budget = col.partition("@")
+    return paper.METHOD_NAMES.get(method, method) + (" (sample-matched)" if budget == "samples" else "")
 
 
 def _variant_name(v: str) -> str:

@@ -16,19 +16,23 @@ import pandas as pd
 
 from murphy_lab.experiments import paper
 from murphy_lab.experiments.table import Table
+from murphy_lab.experiments.tables import column_name
 from murphy_lab.stats import paired_difference, verdict
 
-PAIRS = (("murphy", "grpo_mt"), ("murphy", "grpo"))  # the comparisons the main table's notes state
+# the comparisons the main table's notes state; "<method>@samples" is that baseline at MURPHY's sample budget
+PAIRS = (("murphy", "grpo_mt"), ("murphy", "grpo_mt@samples"), ("murphy", "grpo"))
 
 
 MAIN_VARIANTS = ("-", "mars")  # the main configuration: the baselines, and MURPHY with MaRS and no pruning
 
 
 def per_seed(results: pd.DataFrame, method: str, k: int, benchmark: str | None = None) -> pd.Series:
-    """pass@1 (%) at Iter-k by training seed, difficulty "all", for one method in its main configuration."""
+    """pass@1 (%) at Iter-k by training seed, difficulty "all", for one method in its main configuration
+    (`"grpo_mt@samples"`: GRPO-MT at MURPHY's sample budget)."""
+    method, _, budget = method.partition("@")
     r = results[(results["method"] == method) & (results["k"] == k) & (results["difficulty"] == "all")]
     if "variant" in r.columns:
-        r = r[r["variant"].isin(MAIN_VARIANTS)]
+        r = r[r["variant"] == "samples"] if budget else r[r["variant"].isin(MAIN_VARIANTS)]
     if benchmark is not None:
         r = r[r["benchmark"] == benchmark]
     return r.groupby("seed")["pass@1"].mean()
@@ -46,7 +50,7 @@ def paired_verdicts(results: pd.DataFrame, k: int = 3, pairs: Sequence[tuple[str
         if xa.empty or xb.empty:
             continue
         seeds = sorted(set(xa.index) & set(xb.index))
-        name_a, name_b = paper.METHOD_NAMES.get(a, a), paper.METHOD_NAMES.get(b, b)
+        name_a, name_b = column_name(a), column_name(b)
         if len(seeds) < 2:
             lines.append(f"{name_a} − {name_b} at Iter-{k}: {len(seeds)} paired seed(s); a confidence interval "
                          "needs at least 2 — no verdict")
@@ -73,14 +77,16 @@ def budget_table(metrics: pd.DataFrame, methods: Sequence[str] = paper.METHODS) 
         m = metrics.dropna(subset=["trajectories/total"])
         m = m.assign(tokens=m["trajectories/total"] * m["completions/mean_length"])
         if "variant" in m.columns:
-            m = m[m["variant"].isin(MAIN_VARIANTS)]
+            m = m[m["variant"].isin((*MAIN_VARIANTS, "samples"))]
+            m = m.assign(method=[f"{x}@samples" if v == "samples" else x for x, v in zip(m["method"], m["variant"])])
         per_run = m.groupby(["method", "seed"]).agg(
             steps=("step", "max"), sampled=("trajectories/total", "sum"), trained=("trajectories/kept", "sum"),
             tokens=("tokens", "sum"), seconds=("time/step_s", "sum"))  # fmt: skip
-        for method in [x for x in methods if x in set(per_run.index.get_level_values(0))]:
+        cols = [c for x in methods for c in (x, f"{x}@samples")]
+        for method in [x for x in cols if x in set(per_run.index.get_level_values(0))]:
             g = per_run.loc[method]
-            shown.append(method)
-            rows.append([paper.METHOD_NAMES.get(method, method), len(g), round(g["steps"].mean()),
+            shown.append(method.partition("@")[0])
+            rows.append([column_name(method), len(g), round(g["steps"].mean()),
                          round(g["sampled"].mean()), round(g["trained"].mean()), round(g["tokens"].mean()),
                          round(g["seconds"].mean() / 60, 1)])  # fmt: skip
     frame = pd.DataFrame(rows, columns=["method", "seeds", *BUDGET_COLUMNS])
@@ -92,3 +98,37 @@ def budget_table(metrics: pd.DataFrame, methods: Sequence[str] = paper.METHODS) 
     if missing:
         notes.append(f"No round statistics for {', '.join(missing)} (its pipeline logs no sampled sequences).")
     return Table("main_table_budget", "Training budget per run", frame, notes)
+
+
+def budget_curves(runs, k: int = 3) -> pd.DataFrame:
+    """Held-out Iter-k pass@1 against the sampled sequences spent so far, one row per (run, checkpoint).
+
+    Points per training seed: the base model at 0 sequences (its own run), each intermediate checkpoint
+    (`curve.csv`, one sampling run) and the final model (`eval.csv`, the full evaluation), at Σ trajectories/total
+    up to that step. Columns: method (a main-table column key, "grpo_mt@samples" for a matched baseline), seed,
+    step, sampled, pass@1, final.
+    """
+    runs = list(runs)
+    rows = []
+    for run in runs:
+        e, res = run.experiment, run.results
+        if e.variant not in (*MAIN_VARIANTS, "samples"):
+            continue
+        col = f"{e.method}@samples" if e.variant == "samples" else e.method
+        if "difficulty" in res.columns:
+            res = res[res["difficulty"].fillna("all").astype(str) == "all"]
+        final = float(res[res["k"] == k]["pass@1"].mean())
+        if e.method == "base":
+            rows.append(dict(method=col, seed=e.seed, step=0, sampled=0, **{"pass@1": final}, final=True))
+            continue
+        m = run.metrics
+        if m is None or m.empty or "trajectories/total" not in m.columns:
+            continue  # a pipeline without round statistics (µCode) has no x axis
+        spent = m.dropna(subset=["trajectories/total"]).groupby("step")["trajectories/total"].sum().cumsum()
+        points = [] if run.curve is None else [(int(r.step), float(r["pass@1"]), False)
+                                              for _, r in run.curve[run.curve["k"] == k].iterrows()]  # fmt: skip
+        points.append((int(spent.index.max()), float(final), True))
+        for step, value, is_final in points:
+            rows.append(dict(method=col, seed=e.seed, step=step, sampled=float(spent.loc[:step].iloc[-1]),
+                             **{"pass@1": value}, final=is_final))  # fmt: skip
+    return pd.DataFrame(rows, columns=["method", "seed", "step", "sampled", "pass@1", "final"])

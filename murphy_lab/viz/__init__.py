@@ -1,14 +1,14 @@
 """Figures of MURPHY's trees and runs; they read trees and metrics and compute nothing of MURPHY.
 
     trees.py     draw_tree, draw_credit_flow / credit_path, tree_layout, to_networkx, node_label, snippet
-    curves.py    plot_turn_histograms, plot_group_advantages, plot_curves
+    curves.py    plot_turn_histograms, plot_group_advantages, plot_curves, plot_budget_curves
     widgets.py   the ablation playground: compute (modes.score_tree on a copy), summary, render, playground
                  (also importable as murphy_lab.widgets; ipywidgets is imported only inside `playground`)
 
 `from murphy_lab.viz import draw_tree, plot_curves` keeps working: the figure functions are re-exported here.
 """
 
-from murphy_lab.viz.curves import plot_curves, plot_group_advantages, plot_turn_histograms
+from murphy_lab.viz.curves import plot_budget_curves, plot_curves, plot_group_advantages, plot_turn_histograms
 from murphy_lab.viz.trees import (
     COLOR_BY,
     FLOW,
@@ -25,5 +25,5 @@ from murphy_lab.viz.trees import (
 
 __all__ = [
     "COLOR_BY", "FLOW", "MISSING", "PASS_RING", "credit_path", "draw_credit_flow", "draw_tree", "node_label",
-    "plot_curves", "plot_group_advantages", "plot_turn_histograms", "snippet", "to_networkx", "tree_layout",
+    "plot_budget_curves", "plot_curves", "plot_group_advantages", "plot_turn_histograms", "snippet", "to_networkx", "tree_layout",
 ]

@@ -119,4 +119,40 @@ def plot_curves(runs: Mapping[str, Sequence[Mapping]], y: str | Sequence[str], x
     return fig
 
 
-__all__ = ["plot_curves", "plot_group_advantages", "plot_turn_histograms"]
+def plot_budget_curves(points, path=None, title: str = "Held-out pass@1 against sampled sequences",
+                       k: int = 3, names: Mapping[str, str] | None = None) -> Figure:
+    """Held-out Iter-k pass@1 against the sequences each method sampled: the mean over seeds per checkpoint, with a
+    band of ± one std over seeds. `points` is `murphy_lab.experiments.budget_curves(runs)`; every method's line
+    starts at the base model (0 sequences). `names` maps method keys to legend labels. Saves a PNG when `path`."""
+    import numpy as np
+
+    if points.empty:
+        raise ValueError("no curve points: the runs have no metrics.jsonl / curve.csv (run with a curve profile)")
+    import pandas as pd
+
+    names = dict(names or {})
+    base = points[points["method"] == "base"]["pass@1"]  # one point per seed, at 0 sequences
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    for method, g in points[points["method"] != "base"].groupby("method", sort=False):
+        by = g.groupby("step").agg(x=("sampled", "mean"), y=("pass@1", "mean"), s=("pass@1", "std"),
+                                   n=("seed", "nunique"))  # fmt: skip
+        if len(base):  # the shared start: the base model, 0 sequences sampled
+            by.loc[0] = pd.Series(dict(x=0.0, y=base.mean(), s=base.std(), n=len(base)))
+            by = by.sort_index()
+        s = np.nan_to_num(by["s"].to_numpy())
+        (line,) = ax.plot(by["x"], by["y"], marker="o", ms=3, lw=1.6, label=names.get(method, method))
+        ax.fill_between(by["x"], by["y"] - s, by["y"] + s, color=line.get_color(), alpha=0.15, lw=0)
+    seeds = points["seed"].nunique()
+    ax.set_xlabel("sampled sequences per training run", fontsize=9)
+    ax.set_ylabel(f"held-out Iter-{k} pass@1 (%)", fontsize=9)
+    ax.set_title(f"{title}\n(mean and ± std over {seeds} seed(s); last point: full evaluation)", fontsize=10)
+    ax.tick_params(labelsize=8)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, frameon=False)
+    fig.tight_layout()
+    if path is not None:
+        fig.savefig(path, dpi=130)
+    return fig
+
+
+__all__ = ["plot_budget_curves", "plot_curves", "plot_group_advantages", "plot_turn_histograms"]
