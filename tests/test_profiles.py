@@ -10,11 +10,11 @@ from murphy_lab.config import MurphyConfig
 from murphy_lab.profiles import get_profile, resolve
 
 
-def test_the_three_profiles_are_registered_without_importing_the_toy_world_first():
-    assert {"smoke", "toy", "paper"} <= set(profiles.PROFILES)
+def test_the_four_profiles_are_registered_without_importing_the_toy_world_first():
+    assert {"smoke", "toy", "toy-full", "paper"} <= set(profiles.PROFILES)
 
 
-@pytest.mark.parametrize("name", ["smoke", "toy"])
+@pytest.mark.parametrize("name", ["smoke", "toy", "toy-full"])
 def test_every_cpu_profile_gives_a_valid_trainer_and_mucode_config(name):
     MurphyConfig.for_profile(name).validate()
     MuCodeConfig.for_profile(name).validate()

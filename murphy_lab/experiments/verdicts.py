@@ -10,12 +10,13 @@ what "equal steps" cost each method: a MURPHY step samples a whole tree, a GRPO 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import pandas as pd
 
 from murphy_lab.experiments import paper
-from murphy_lab.experiments.table import Table
+from murphy_lab.experiments.table import DASH, Table
 from murphy_lab.experiments.tables import column_name
 from murphy_lab.stats import paired_difference, verdict
 
@@ -64,40 +65,66 @@ BUDGET_COLUMNS = ("steps", "sampled sequences", "trained sequences", "completion
 
 
 def budget_table(metrics: pd.DataFrame, methods: Sequence[str] = paper.METHODS) -> Table:
-    """Per method: what one training run spent, mean over its seeds (from the trainer's metrics.jsonl).
+    """Per method: what one training run spent, mean over its seeds (from the run's metrics.jsonl).
 
-    sampled sequences = Σ_steps trajectories/total (every completion the policy generated), trained sequences =
-    Σ trajectories/kept (those with an advantage after pruning), completion tokens = Σ trajectories/total ×
-    completions/mean_length, train time = Σ time/step_s over the rounds that sampled. A method whose trainer
-    writes no round statistics (µCode's pipeline) has no row; the notes say so.
+    RL trainers (one line per step): sampled sequences = Σ_steps trajectories/total (every completion the policy
+    generated), trained sequences = Σ trajectories/kept (those with an advantage after pruning), completion tokens
+    = Σ trajectories/total × completions/mean_length, train time = Σ time/step_s over the rounds that sampled.
+    µCode (one line per stage, `murphy_lab.baselines.mucode.pipeline`): sampled = Σ attempts of its rollout stages,
+    trained = the rows of its last SFT stage, tokens from the rollout stages' mean length (when logged), time = Σ
+    seconds of all stages; it has no steps. A method with neither kind of line has no row; the notes say so.
     """
     rows, shown = [], []
-    if not metrics.empty and "trajectories/total" in metrics.columns:
-        # the rounds that sampled (a reused round, or a baseline's own log lines such as µCode's SFT, has none)
-        m = metrics.dropna(subset=["trajectories/total"])
-        m = m.assign(tokens=m["trajectories/total"] * m["completions/mean_length"])
-        if "variant" in m.columns:
-            m = m[m["variant"].isin((*MAIN_VARIANTS, "samples"))]
-            m = m.assign(method=[f"{x}@samples" if v == "samples" else x for x, v in zip(m["method"], m["variant"])])
-        per_run = m.groupby(["method", "seed"]).agg(
-            steps=("step", "max"), sampled=("trajectories/total", "sum"), trained=("trajectories/kept", "sum"),
-            tokens=("tokens", "sum"), seconds=("time/step_s", "sum"))  # fmt: skip
-        cols = [c for x in methods for c in (x, f"{x}@samples")]
-        for method in [x for x in cols if x in set(per_run.index.get_level_values(0))]:
-            g = per_run.loc[method]
-            shown.append(method.partition("@")[0])
-            rows.append([column_name(method), len(g), round(g["steps"].mean()),
-                         round(g["sampled"].mean()), round(g["trained"].mean()), round(g["tokens"].mean()),
-                         round(g["seconds"].mean() / 60, 1)])  # fmt: skip
+    if not metrics.empty and "variant" in metrics.columns:
+        metrics = metrics[metrics["variant"].isin((*MAIN_VARIANTS, "samples"))]
+        metrics = metrics.assign(method=[f"{x}@samples" if v == "samples" else x
+                                         for x, v in zip(metrics["method"], metrics["variant"])])  # fmt: skip
+    per_run = {key: _run_budget(g) for key, g in metrics.groupby(["method", "seed"])} if not metrics.empty else {}
+    per_run = {key: b for key, b in per_run.items() if b is not None}
+    for col in (c for x in methods for c in (x, f"{x}@samples")):
+        runs = [b for (method, _), b in per_run.items() if method == col]
+        if not runs:
+            continue
+        shown.append(col.partition("@")[0])
+        mean = {k: sum(r[k] for r in runs) / len(runs) for k in runs[0]}
+        count = {k: DASH if math.isnan(v) else round(v) for k, v in mean.items()}  # "–": not logged (µCode's steps)
+        rows.append([column_name(col), len(runs), count["steps"], count["sampled"], count["trained"], count["tokens"],
+                     round(mean["seconds"] / 60, 1)])  # fmt: skip
     frame = pd.DataFrame(rows, columns=["method", "seeds", *BUDGET_COLUMNS])
-    ran = set(metrics["method"]) if "method" in metrics.columns else set()
+    ran = set(metrics["method"].str.partition("@")[0]) if "method" in metrics.columns else set()
     missing = [paper.METHOD_NAMES.get(x, x) for x in methods if x in ran and x not in shown]
     notes = ["Per training run, mean over its seeds, from metrics.jsonl (docs/training.md lists the keys).",
              "Equal steps are not equal budgets: compare methods at the sampled sequences they used, not only at "
              "the steps.", "Train time is wall time on the machine that ran it, with whatever else it was doing."]
+    if "mucode" in shown:
+        notes.append("µCode has rounds, not steps: sampled = its rollout chains' attempts, trained = the rows of "
+                     "its last SFT (docs/mucode.md).")
     if missing:
         notes.append(f"No round statistics for {', '.join(missing)} (its pipeline logs no sampled sequences).")
     return Table("main_table_budget", "Training budget per run", frame, notes)
+
+
+def _run_budget(g: pd.DataFrame) -> dict | None:
+    """One run's spend from its metrics lines (an RL trainer's steps, or µCode's stages); None if it logged none."""
+    nan = float("nan")
+    if "trajectories/total" in g.columns and "step" in g.columns and g["step"].notna().any():
+        s = g.dropna(subset=["trajectories/total"])  # the rounds that sampled (a reused round has none)
+        if not s.empty:
+            return dict(steps=float(s["step"].max()), sampled=float(s["trajectories/total"].sum()),
+                        trained=float(s["trajectories/kept"].sum()),
+                        tokens=float((s["trajectories/total"] * s["completions/mean_length"]).sum()),
+                        seconds=float(s["time/step_s"].sum()))  # fmt: skip
+    if "stage" not in g.columns:
+        return None
+    stage = g["stage"].fillna("").astype(str)
+    rollouts, sft = g[stage.str.endswith("/rollouts")], g[stage.str.endswith("/sft")]
+    if rollouts.empty or "attempts" not in g.columns:
+        return None
+    tokens = (rollouts["attempts"] * rollouts["completions/mean_length"]).sum(min_count=len(rollouts)) \
+        if "completions/mean_length" in g.columns else nan
+    return dict(steps=nan, sampled=float(rollouts["attempts"].sum()),
+                trained=float(sft["rows"].iloc[-1]) if not sft.empty and "rows" in sft.columns else nan,
+                tokens=float(tokens), seconds=float(g["seconds"].sum()))  # fmt: skip
 
 
 def budget_curves(runs, k: int = 3) -> pd.DataFrame:

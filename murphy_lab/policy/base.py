@@ -106,9 +106,21 @@ def count_tokens(policy: Any, text: str) -> int:
 class TextPolicy:
     """What the tokenizer-backed policies share: sampling defaults, chat rendering, token counting, usage.
 
-    Subclasses call `_setup(...)` in `__init__` once `self.tokenizer` exists, and `_resolve(...)` at the top of
-    `sample` to apply per-call overrides to the defaults.
+    Subclasses call `_setup(...)` in `__init__` once `self.tokenizer` exists and implement `_sample(prompts, n,
+    max_new_tokens, temperature, top_p, seed) -> (completions, token counts)`; `sample` checks the request, applies
+    the per-call overrides to the defaults and keeps the counts.
     """
+
+    def sample(self, prompts: list, n: int, *, max_new_tokens: int | None = None, temperature: float | None = None,
+               top_p: float | None = None, seed: int | None = None) -> list[list[str]]:  # fmt: skip
+        """`n` completions for every prompt, `out[i][j]` = j-th completion of `prompts[i]` (the Policy protocol)."""
+        prompts = check_request(prompts, n)
+        out, self.last_token_counts = self._sample(prompts, n, *self._resolve(max_new_tokens, temperature, top_p), seed)
+        return out
+
+    def _sample(self, prompts: list, n: int, max_new_tokens: int, temperature: float, top_p: float,
+                seed: int | None) -> tuple[list[list[str]], list[list[int]]]:  # fmt: skip
+        raise NotImplementedError
 
     def _setup(self, max_new_tokens, temperature, top_p, use_chat_template, chat_template_kwargs, system_prompt, stop):
         check_sampling(max_new_tokens, temperature, top_p)

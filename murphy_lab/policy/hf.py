@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from murphy_lab.policy.base import TextPolicy, check_request, check_sampling, truncate_at_stop
+from murphy_lab.policy.base import TextPolicy, check_sampling, truncate_at_stop
 
 
 class TransformersPolicy(TextPolicy):
@@ -85,21 +85,10 @@ class TransformersPolicy(TextPolicy):
     def device(self):
         return next(self.model.parameters()).device
 
-    def sample(
-        self,
-        prompts: list,
-        n: int,
-        *,
-        max_new_tokens: int | None = None,
-        temperature: float | None = None,
-        top_p: float | None = None,
-        seed: int | None = None,
-    ) -> list[list[str]]:
-        """`n` completions for every prompt, `out[i][j]` = j-th completion of `prompts[i]`."""
+    def _sample(self, prompts, n, max_new_tokens, temperature, top_p, seed):
+        """All prompts in chunks of `batch_size // n` prompts per `generate` call."""
         import torch
 
-        prompts = check_request(prompts, n)
-        max_new_tokens, temperature, top_p = self._resolve(max_new_tokens, temperature, top_p)
         if seed is not None:
             torch.manual_seed(seed)  # seeds the global generator (and CUDA's) for a reproducible call
         texts = [self.render(p) for p in prompts]
@@ -113,8 +102,7 @@ class TransformersPolicy(TextPolicy):
             )
             out += chunk_out
             counts += chunk_counts
-        self.last_token_counts = counts
-        return out
+        return out, counts
 
     def _generate(self, texts, n, max_new_tokens, temperature, top_p, add_special):
         import torch

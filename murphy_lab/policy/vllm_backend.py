@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from murphy_lab.policy.base import TextPolicy, check_request, check_sampling, truncate_at_stop
+from murphy_lab.policy.base import TextPolicy, check_sampling, truncate_at_stop
 
 
 class VLLMPolicy(TextPolicy):
@@ -61,21 +61,10 @@ class VLLMPolicy(TextPolicy):
         self.top_k = top_k
         self._setup(max_new_tokens, temperature, top_p, use_chat_template, chat_template_kwargs, system_prompt, stop)
 
-    def sample(
-        self,
-        prompts: list,
-        n: int,
-        *,
-        max_new_tokens: int | None = None,
-        temperature: float | None = None,
-        top_p: float | None = None,
-        seed: int | None = None,
-    ) -> list[list[str]]:
-        """`n` completions per prompt: one request per prompt, all requests in one `LLM.generate`."""
+    def _sample(self, prompts, n, max_new_tokens, temperature, top_p, seed):
+        """One request per prompt, all requests in one `LLM.generate`."""
         from vllm import SamplingParams
 
-        prompts = check_request(prompts, n)
-        max_new_tokens, temperature, top_p = self._resolve(max_new_tokens, temperature, top_p)
         params = [
             SamplingParams(
                 n=n,
@@ -97,5 +86,4 @@ class VLLMPolicy(TextPolicy):
         self.usage["prompts"] += len(prompts)
         self.usage["completions"] += sum(len(o) for o in out)
         self.usage["completion_tokens"] += sum(map(sum, counts))
-        self.last_token_counts = counts
-        return out
+        return out, counts

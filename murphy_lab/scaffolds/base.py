@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from murphy_lab import prompts as P
 from murphy_lab.policy.base import count_tokens
 
 
@@ -114,12 +115,29 @@ class Scaffold:
         return ("" if i is None else ep.attempts[i].code), ep
 
     # --- helpers ------------------------------------------------------------------------------------------------
-    def start(self, tasks: Sequence[Any], runs: int, budget: int) -> tuple[int, list[Episode], list[Any]]:
-        """The checked budget, one Episode per (task, run), and the task behind each episode (same order)."""
+    def attempt_round(self, policy: Any, executor: Any, episodes: list[Episode], task_of: list[Any],
+                      open_: list[int], prompts: list[Any], seed: int | None, budget: int,
+                      notes: dict[int, str] | None = None, **sample_kw: Any) -> None:  # fmt: skip
+        """One attempt for each open episode `i` from `prompts` (same order): one program sampled, extracted with
+        `self.extract`, run on the visible tests, recorded (`record_attempt`); all sampling and execution batched."""
+        outs = sample_requests(policy, [(p, 1) for p in prompts], seed, **sample_kw)
+        codes = [self.extract(o[0][0]) for o in outs]
+        results = execute(executor, [task_of[i].job(c, "visible") for i, c in zip(open_, codes)])
+        for i, p, o, code, res in zip(open_, prompts, outs, codes, results):
+            (text, ntok), ep = o[0], episodes[i]
+            ep.spend(ntok)
+            record_attempt(ep, p, text, code, res, ntok, budget, (notes or {}).get(i, ""))
+
+    def start(self, tasks: Sequence[Any], runs: int, budget: int, policy: Any = None,
+              sample_kw: dict | None = None) -> tuple[int, list[Episode], list[Any], Any]:  # fmt: skip
+        """What every run starts from: the checked budget, one Episode per (task, run), the task behind each
+        episode (same order), and, given the policy, the room quoted code and feedback may take in its context
+        (`prompts.policy_budget`; None without a policy)."""
         budget = check_budget(budget)
         tasks = list(tasks)
         episodes = self.new_episodes(tasks, runs, self.name)
-        return budget, episodes, [t for t in tasks for _ in range(runs)]
+        fit = None if policy is None else P.policy_budget(policy, (sample_kw or {}).get("max_new_tokens"))
+        return budget, episodes, [t for t in tasks for _ in range(runs)], fit
 
     @staticmethod
     def new_episodes(tasks: Sequence[Any], runs: int, name: str) -> list[Episode]:
@@ -229,6 +247,16 @@ def make_attempt(
         prompt=prompt, completion=text, code=code, reward=float(res.reward), status=getattr(res, "status", ""),
         feedback=getattr(res, "feedback", ""), tokens=ntok, parent=parent, note=note,
     )
+
+
+def record_attempt(ep: Episode, prompt: Any, text: str, code: str, res: Any, ntok: int, budget: int,
+                   note: str = "") -> int:
+    """Append an attempt that refines the episode's latest one; the episode then holds it, and is done once it
+    passes the visible tests or has made `budget` attempts. Returns the attempt's index."""
+    prev = len(ep.attempts) - 1 if ep.attempts else None
+    j = ep.record(make_attempt(prompt, text, code, res, ntok, prev, note), held=len(ep.attempts))
+    ep.done = visible_pass(res) or j + 1 >= budget
+    return j
 
 
 def rounds(budget: int, progress: bool, desc: str):

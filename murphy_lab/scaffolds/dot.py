@@ -22,16 +22,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from murphy_lab import prompts as P
-from murphy_lab.scaffolds.base import (
-    Episode,
-    Scaffold,
-    execute,
-    make_attempt,
-    round_seed,
-    rounds,
-    sample_requests,
-    visible_pass,
-)
+from murphy_lab.scaffolds import base  # the scaffold toolkit: base.sample_requests, base.execute, ...
+from murphy_lab.scaffolds.base import Episode, Scaffold
 
 
 class DoT(Scaffold):
@@ -52,10 +44,9 @@ class DoT(Scaffold):
         self, tasks: Sequence[Any], policy: Any, executor: Any, budget: int, runs: int = 1,
         seed: int | None = None, progress: bool = False, **sample_kw: Any,
     ) -> list[Episode]:
-        budget, episodes, task_of = self.start(tasks, runs, budget)
-        fit = P.policy_budget(policy, sample_kw.get("max_new_tokens"))  # quoted code/feedback fit the context
+        budget, episodes, task_of, fit = self.start(tasks, runs, budget, policy, sample_kw)
         memory: list[list[str]] = [[] for _ in episodes]  # the memory bank of chosen reflections, per episode
-        for round_ in rounds(budget, progress, self.name):
+        for round_ in base.rounds(budget, progress, self.name):
             open_ = [i for i, ep in enumerate(episodes) if not ep.done]
             if not open_:
                 break
@@ -66,7 +57,7 @@ class DoT(Scaffold):
                 for i in retry:
                     last = episodes[i].attempts[-1]
                     reqs.append((P.reflect_prompt(task_of[i].prompt, last.code, last.feedback), self.n_reflections))
-                for i, out in zip(retry, sample_requests(policy, reqs, round_seed(seed, round_, 1), **sample_kw)):
+                for i, out in zip(retry, base.sample_requests(policy, reqs, base.round_seed(seed, round_, 1), **sample_kw)):
                     episodes[i].spend(sum(t for _, t in out), calls=len(out))
                     candidates = [P.strip_thinking(text).strip() for text, _ in out]
                     pick = most_novel(candidates, memory[i])
@@ -75,16 +66,8 @@ class DoT(Scaffold):
                         notes[i] = candidates[pick]
                     episodes[i].extra.append({"kind": "reflections", "candidates": candidates, "chosen": pick})
             prompts = [self._prompt(task_of[i], episodes[i], memory[i], fit) for i in open_]
-            outs = sample_requests(policy, [(p, 1) for p in prompts], round_seed(seed, round_), **sample_kw)
-            codes = [self.extract(o[0][0]) for o in outs]
-            results = execute(executor, [task_of[i].job(c, "visible") for i, c in zip(open_, codes)])
-            for i, p, o, code, res in zip(open_, prompts, outs, codes, results):
-                ep = episodes[i]
-                text, ntok = o[0]
-                ep.spend(ntok)
-                prev = len(ep.attempts) - 1 if ep.attempts else None
-                j = ep.record(make_attempt(p, text, code, res, ntok, prev, notes[i]), held=len(ep.attempts))
-                ep.done = visible_pass(res) or j + 1 >= budget
+            self.attempt_round(policy, executor, episodes, task_of, open_, prompts, base.round_seed(seed, round_),
+                               budget, notes=notes, **sample_kw)  # fmt: skip
         return episodes
 
     def _prompt(self, task: Any, ep: Episode, memory: list[str], fit: dict) -> str:

@@ -27,16 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from murphy_lab import prompts as P
-from murphy_lab.scaffolds.base import (
-    Episode,
-    Scaffold,
-    execute,
-    make_attempt,
-    round_seed,
-    rounds,
-    sample_requests,
-    visible_pass,
-)
+from murphy_lab.scaffolds import base  # the scaffold toolkit: base.sample_requests, base.execute, ...
+from murphy_lab.scaffolds.base import Episode, Scaffold
 
 
 @dataclass
@@ -72,10 +64,9 @@ class LATS(Scaffold):
         self, tasks: Sequence[Any], policy: Any, executor: Any, budget: int, runs: int = 1,
         seed: int | None = None, progress: bool = False, **sample_kw: Any,
     ) -> list[Episode]:
-        budget, episodes, task_of = self.start(tasks, runs, budget)
-        fit = P.policy_budget(policy, sample_kw.get("max_new_tokens"))  # quoted code/feedback fit the context
+        budget, episodes, task_of, fit = self.start(tasks, runs, budget, policy, sample_kw)
         trees = [[_Node(attempt=None, parent=None)] for _ in episodes]
-        for round_ in rounds(budget, progress, self.name):  # at most `budget` expansions (>= 1 attempt each)
+        for round_ in base.rounds(budget, progress, self.name):  # at most `budget` expansions (>= 1 attempt each)
             open_ = [i for i, ep in enumerate(episodes) if not ep.done]
             if not open_:
                 break
@@ -86,7 +77,7 @@ class LATS(Scaffold):
                 for i in need:
                     a = episodes[i].attempts[trees[i][chosen[i]].attempt]
                     reqs.append((P.reflect_prompt(task_of[i].prompt, a.code, a.feedback), 1))
-                for i, out in zip(need, sample_requests(policy, reqs, round_seed(seed, round_, 1), **sample_kw)):
+                for i, out in zip(need, base.sample_requests(policy, reqs, base.round_seed(seed, round_, 1), **sample_kw)):
                     text, ntok = out[0]
                     trees[i][chosen[i]].reflection = P.strip_thinking(text).strip()
                     episodes[i].spend(ntok)
@@ -94,29 +85,29 @@ class LATS(Scaffold):
             # 3. expansion: `width` candidates (fewer when the budget runs out), one call
             sizes = {i: min(self.width, budget - len(episodes[i].attempts)) for i in open_}
             prompts = {i: self._prompt(task_of[i], episodes[i], trees[i], chosen[i], fit) for i in open_}
-            outs = sample_requests(policy, [(prompts[i], sizes[i]) for i in open_], round_seed(seed, round_), **sample_kw)
+            outs = base.sample_requests(policy, [(prompts[i], sizes[i]) for i in open_], base.round_seed(seed, round_), **sample_kw)
             jobs, owners, codes = [], [], []
             for i, out in zip(open_, outs):
                 for text, ntok in out:
                     codes.append(self.extract(text))
                     jobs.append(task_of[i].job(codes[-1], "visible"))
                     owners.append((i, text, ntok))
-            results = execute(executor, jobs)  # 4. one execution batch for every new candidate
+            results = base.execute(executor, jobs)  # 4. one execution batch for every new candidate
             new: dict[int, list[int]] = {i: [] for i in open_}
             for (i, text, ntok), code, res in zip(owners, codes, results):
                 ep, tree, parent = episodes[i], trees[i], chosen[i]
                 ep.spend(ntok)
                 note = tree[parent].reflection or ""
                 a = len(ep.attempts)
-                attempt = make_attempt(prompts[i], text, code, res, ntok, tree[parent].attempt, note)
+                attempt = base.make_attempt(prompts[i], text, code, res, ntok, tree[parent].attempt, note)
                 ep.record(attempt, held=self._held(ep.attempts + [attempt]))
                 tree.append(_Node(attempt=a, parent=parent, value=float(res.reward)))
                 tree[parent].children.append(len(tree) - 1)
                 new[i].append(len(tree) - 1)
-                if visible_pass(res):
+                if base.visible_pass(res):
                     ep.done = True
             if self.self_eval:  # 5. optional self-evaluation of the new failed candidates, one call
-                self._self_evaluate(policy, episodes, trees, task_of, new, round_seed(seed, round_, 2), sample_kw)
+                self._self_evaluate(policy, episodes, trees, task_of, new, base.round_seed(seed, round_, 2), sample_kw)
             for i in open_:  # 6. backpropagation
                 tree = trees[i]
                 for v in new[i]:
@@ -162,7 +153,7 @@ class LATS(Scaffold):
     def _self_evaluate(self, policy, episodes, trees, task_of, new, seed, sample_kw) -> None:
         targets = [(i, v) for i, vs in new.items() for v in vs if trees[i][v].value < 1.0]
         reqs = [(P.self_eval_prompt(task_of[i].prompt, episodes[i].attempts[trees[i][v].attempt].code), 1) for i, v in targets]
-        for (i, v), out in zip(targets, sample_requests(policy, reqs, seed, **sample_kw)):
+        for (i, v), out in zip(targets, base.sample_requests(policy, reqs, seed, **sample_kw)):
             text, ntok = out[0]
             episodes[i].spend(ntok)
             score = P.parse_score(text)

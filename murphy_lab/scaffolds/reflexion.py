@@ -19,16 +19,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from murphy_lab import prompts as P
-from murphy_lab.scaffolds.base import (
-    Episode,
-    Scaffold,
-    execute,
-    make_attempt,
-    round_seed,
-    rounds,
-    sample_requests,
-    visible_pass,
-)
+from murphy_lab.scaffolds import base  # the scaffold toolkit: base.sample_requests, base.execute, ...
+from murphy_lab.scaffolds.base import Episode, Scaffold
 
 
 class Reflexion(Scaffold):
@@ -44,23 +36,14 @@ class Reflexion(Scaffold):
         self, tasks: Sequence[Any], policy: Any, executor: Any, budget: int, runs: int = 1,
         seed: int | None = None, progress: bool = False, **sample_kw: Any,
     ) -> list[Episode]:
-        budget, episodes, task_of = self.start(tasks, runs, budget)
-        fit = P.policy_budget(policy, sample_kw.get("max_new_tokens"))  # quoted code/feedback fit the context
-        for round_ in rounds(budget, progress, self.name):
+        budget, episodes, task_of, fit = self.start(tasks, runs, budget, policy, sample_kw)
+        for round_ in base.rounds(budget, progress, self.name):
             open_ = [i for i, ep in enumerate(episodes) if not ep.done]
             if not open_:
                 break
             prompts = [self.prompt(task_of[i], episodes[i], fit) for i in open_]
-            outs = sample_requests(policy, [(p, 1) for p in prompts], round_seed(seed, round_), **sample_kw)
-            codes = [self.extract(o[0][0]) for o in outs]
-            results = execute(executor, [task_of[i].job(c, "visible") for i, c in zip(open_, codes)])
-            for i, p, o, code, res in zip(open_, prompts, outs, codes, results):
-                ep = episodes[i]
-                text, ntok = o[0]
-                ep.spend(ntok)
-                prev = len(ep.attempts) - 1 if ep.attempts else None
-                j = ep.record(make_attempt(p, text, code, res, ntok, prev), held=len(ep.attempts))  # held = latest
-                ep.done = visible_pass(res) or j + 1 >= budget
+            self.attempt_round(policy, executor, episodes, task_of, open_, prompts, base.round_seed(seed, round_),
+                               budget, **sample_kw)  # fmt: skip
         return episodes
 
     @staticmethod

@@ -19,16 +19,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from murphy_lab import prompts as P
-from murphy_lab.scaffolds.base import (
-    Episode,
-    Scaffold,
-    execute,
-    make_attempt,
-    round_seed,
-    rounds,
-    sample_requests,
-    visible_pass,
-)
+from murphy_lab.scaffolds import base  # the scaffold toolkit: base.sample_requests, base.execute, ...
+from murphy_lab.scaffolds.base import Episode, Scaffold
 from murphy_lab.scaffolds.reflexion import Reflexion
 
 SELECTIONS = ("verifier", "public+verifier", "random")
@@ -61,26 +53,22 @@ class VerifierBestOfN(Scaffold):
         progress: bool = False,
         **sample_kw: Any,
     ) -> list[Episode]:
-        budget, episodes, task_of = self.start(tasks, runs, budget)
-        fit = P.policy_budget(policy, sample_kw.get("max_new_tokens"))  # quoted code/feedback fit the context
+        budget, episodes, task_of, fit = self.start(tasks, runs, budget, policy, sample_kw)
         rng = random.Random(seed)
-        for round_ in rounds(budget, progress, self.name):
+        for round_ in base.rounds(budget, progress, self.name):
             open_ = [i for i, ep in enumerate(episodes) if not ep.done]
             if not open_:
                 break
             prompts = [Reflexion.prompt(task_of[i], episodes[i], fit) for i in open_]
-            outs = sample_requests(
-                policy, [(p, self.n) for p in prompts], round_seed(seed, round_), **sample_kw
+            outs = base.sample_requests(
+                policy, [(p, self.n) for p in prompts], base.round_seed(seed, round_), **sample_kw
             )
             picks, visible = self._choose(open_, task_of, outs, executor, rng)
             for i, p, o, (k, code), res in zip(open_, prompts, outs, picks, visible):
                 ep = episodes[i]
                 ep.spend(sum(t for _, t in o), calls=len(o))  # all N generations count as model calls
-                prev = len(ep.attempts) - 1 if ep.attempts else None
                 text, ntok = o[k]
-                j = ep.record(make_attempt(p, text, code, res, ntok, prev, note=f"pick {k} of {len(o)}"),
-                              held=len(ep.attempts))  # fmt: skip
-                ep.done = visible_pass(res) or j + 1 >= budget
+                base.record_attempt(ep, p, text, code, res, ntok, budget, note=f"pick {k} of {len(o)}")
         return episodes
 
     def _choose(self, open_, task_of, outs, executor, rng):
@@ -101,17 +89,17 @@ class VerifierBestOfN(Scaffold):
                 at += len(o)
         if self.selection == "public+verifier":  # all N run on the visible tests; passing ones first
             jobs = [task_of[i].job(c, "visible") for i, cs in zip(open_, codes) for c in cs]
-            flat_res, results, at = execute(executor, jobs), [], 0
+            flat_res, results, at = base.execute(executor, jobs), [], 0
             for cs in codes:
                 results.append(flat_res[at : at + len(cs)])
                 at += len(cs)
             picks = [
-                max(range(len(cs)), key=lambda k: (visible_pass(rs[k]), s[k]))
+                max(range(len(cs)), key=lambda k: (base.visible_pass(rs[k]), s[k]))
                 for cs, rs, s in zip(codes, results, per)
             ]
             return [(k, cs[k]) for k, cs in zip(picks, codes)], [rs[k] for k, rs in zip(picks, results)]
         if self.selection == "verifier":
             picks = [max(range(len(s)), key=s.__getitem__) for s in per]  # ŷ = argmax_i R_φ(x, y^i)
         chosen = [(k, cs[k]) for k, cs in zip(picks, codes)]
-        visible = execute(executor, [task_of[i].job(code, "visible") for i, (_, code) in zip(open_, chosen)])
+        visible = base.execute(executor, [task_of[i].job(code, "visible") for i, (_, code) in zip(open_, chosen)])
         return chosen, visible

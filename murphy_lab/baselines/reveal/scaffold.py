@@ -42,7 +42,7 @@ class ReVealScaffold(Scaffold):
         seed: int | None = None, progress: bool = False, **sample_kw: Any,
     ) -> list[Episode]:
         tasks = list(tasks)
-        budget, episodes, _ = self.start(tasks, runs, budget)
+        budget, episodes, _, _ = self.start(tasks, runs, budget)
         sampler = _PolicySampler(policy, seed, sample_kw)
         bar = rounds(budget, progress, self.name)
         chains = run_chains(tasks, sampler, executor, n=runs, rounds=budget, oracle=None, validate=self.validate,
