@@ -13,14 +13,18 @@ from murphy_lab import experiments as X
 from murphy_lab import tables as T
 from murphy_lab import viz
 from murphy_lab.experiments import dispatch
+from murphy_lab.experiments.store import curve_points
 from murphy_lab.experiments.verdicts import budget_curves, budget_table, paired_verdicts
 
 
-def test_toy_full_plans_grpo_mt_twice_once_at_murphys_sample_budget():
+def test_toy_full_plans_grpo_mt_and_mucode_twice_once_at_murphys_sample_budget():
     exps = X.plan("toy-full")
     cols = sorted({(e.method, e.variant) for e in exps})
-    assert cols == [("base", "-"), ("grpo", "-"), ("grpo_mt", "-"), ("grpo_mt", "samples"), ("murphy", "mars")]
-    assert len({e.seed for e in exps}) >= 5 and {e.n_eval_tasks for e in exps} == {288}
+    assert cols == [("base", "-"), ("grpo", "-"), ("grpo_mt", "-"), ("grpo_mt", "samples"), ("mucode", "-"),
+                    ("mucode", "samples"), ("murphy", "mars")]  # fmt: skip
+    assert {e.seed for e in exps if e.method == "murphy"} == {e.seed for e in exps if e.method == "grpo_mt"}
+    assert len({e.seed for e in exps if e.method == "murphy"}) >= 5 and {e.n_eval_tasks for e in exps} == {288}
+    assert {e.seed for e in exps if e.method == "mucode"} == {0, 1, 2}  # the profile's method_seeds
 
 
 def test_the_matched_budget_gives_grpo_mt_more_chains_per_task_and_the_same_tasks_per_step():
@@ -98,7 +102,17 @@ def test_the_budget_curve_figure_is_written(stand_in_runs, tmp_path):
     fig = viz.plot_budget_curves(budget_curves(stand_in_runs), path, names={"murphy": "MURPHY"})
     assert path.stat().st_size > 10_000
     labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
-    assert "MURPHY" in labels and len(labels) == 4
+    assert "MURPHY" in labels and len(labels) == 6  # every trained column, the matched ones included
+
+
+def test_a_pipeline_without_step_checkpoints_gives_an_empty_curve(tmp_path):
+    # µCode's run folder: rounds and stage lines (no "step"), no checkpoint-N beside them
+    (tmp_path / "round1" / "sft").mkdir(parents=True)
+    metrics = tmp_path / "metrics.jsonl"
+    metrics.write_text('{"stage": "round1/rollouts", "attempts": 10, "seconds": 1.0}\n')
+    exp = X.Experiment("toy-full", "toy", "mucode", curve=True, backend="stand-in")
+    curve = curve_points(exp, tmp_path, metrics, X.stand_in_evaluate)
+    assert curve.empty and list(curve.columns) == ["step", "benchmark", "k", "pass@1", "runs", "n_tasks"]
 
 
 def test_budget_curves_of_runs_without_points_refuse_to_plot():

@@ -190,11 +190,11 @@ def plan(
     `matched=None`: the profile's `matched` methods (each also planned at MURPHY's sample budget, `budget="samples"`,
     with the profile's overrides for it); `()` plans none. `methods=None`: the profile's `methods`. A method the profile reports on some benchmarks only
     (`method_benchmarks`: ReVeal on LiveCodeBench-v6 in the paper profile) is evaluated on those of the planned
-    benchmarks.
+    benchmarks. `seeds=None`: the profile's, or its `method_seeds` for a method trained on fewer.
     """
     prof = get_profile(profile_name)
     methods = prof.methods if methods is None else methods
-    only = dict(prof.method_benchmarks)
+    only, method_seeds = dict(prof.method_benchmarks), dict(prof.method_seeds)
     defaults = dict(benchmarks=tuple(benchmarks or prof.benchmarks), iters=prof.iters, runs=prof.runs,
                     train_data=prof.train_data, n_eval_tasks=prof.n_eval_tasks,
                     overrides=prof.train_overrides, curve=prof.curve)  # fmt: skip
@@ -216,7 +216,7 @@ def plan(
             else:
                 variants_ = variants if method == "murphy" else ({},)
             for variant in variants_:
-                for seed in seeds if seeds is not None else prof.seeds:
+                for seed in seeds if seeds is not None else method_seeds.get(method, prof.seeds):
                     out.append(Experiment(profile_name, model, method, seed=seed, **{**kw, **variant}))
     return list(dict.fromkeys(out))  # drop duplicates, keep order
 

@@ -164,13 +164,15 @@ CURVE_K = 3  # the budget curve reads Iter-3, the verdict's k
 
 def curve_points(exp: Experiment, ckpt_root: Path, metrics_path: Path | None, evaluate_fn: EvaluateFn) -> pd.DataFrame:
     """Iter-3 pass@1 of each intermediate checkpoint (`checkpoint-N` under the run's checkpoint folder, N below the
-    last step; the final model gets the full evaluation) on the same held-out tasks, with one sampling run.
+    last step; the final model gets the full evaluation) on the same held-out tasks, with one sampling run. A
+    pipeline that leaves no `checkpoint-N` there (µCode's rounds) gives an empty curve.
 
     Columns: step, benchmark, k, pass@1, runs, n_tasks. The curve figure adds each step's sampled sequences from
     metrics.jsonl (`murphy_lab.viz.plot_budget_curves`).
     """
-    last = int(pd.read_json(metrics_path, lines=True)["step"].max()) if metrics_path is not None else None
     steps = sorted(int(d.name.split("-")[1]) for d in Path(ckpt_root).glob("checkpoint-*") if d.name[11:].isdigit())
+    logged = pd.read_json(metrics_path, lines=True) if metrics_path is not None and steps else pd.DataFrame()
+    last = int(logged["step"].max()) if "step" in logged.columns else None  # µCode logs stages, not steps
     probe = dataclasses.replace(exp, iters=(CURVE_K,), runs=1, curve=False)
     rows = []
     for step in [s for s in steps if last is None or s < last]:
