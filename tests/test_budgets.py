@@ -6,6 +6,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
@@ -134,3 +136,12 @@ def test_the_budget_table_reads_mucodes_stage_lines():
     assert row["steps"] == "–" and row["completion tokens"] == "–"  # round 1 logged no lengths
     assert row["train time (min)"] == pytest.approx(round((138.9 + 23.7 + 120.4 + 134.2 + 211.1) / 60, 1))
     assert any("µCode has rounds" in n for n in t.notes)
+
+
+def test_mucode_is_one_curve_point_at_all_its_rollouts_attempts():
+    lines = [dict(stage="round1/rollouts", attempts=4609, seconds=1.0), dict(stage="round1/sft", rows=5, seconds=1.0),
+             dict(stage="round2/rollouts", attempts=4558, seconds=1.0)]  # fmt: skip
+    run = X.RunResult(X.Experiment("toy-full", "toy", "mucode", seed=1), "k", Path("."),
+                      pd.DataFrame([dict(difficulty="all", k=3, **{"pass@1": 12.5})]), pd.DataFrame(lines))  # fmt: skip
+    (point,) = budget_curves([run]).itertuples()
+    assert point.method == "mucode" and point.sampled == 4609 + 4558 and point.final and point.seed == 1

@@ -132,7 +132,7 @@ def budget_curves(runs, k: int = 3) -> pd.DataFrame:
 
     Points per training seed: the base model at 0 sequences (its own run), each intermediate checkpoint
     (`curve.csv`, one sampling run) and the final model (`eval.csv`, the full evaluation), at Σ trajectories/total
-    up to that step. Columns: method (a main-table column key, "grpo_mt@samples" for a matched baseline), seed,
+    up to that step; µCode (rounds, no steps) has its final model only, at all its rollouts' attempts. Columns: method (a main-table column key, "grpo_mt@samples" for a matched baseline), seed,
     step, sampled, pass@1, final.
     """
     runs = list(runs)
@@ -149,8 +149,16 @@ def budget_curves(runs, k: int = 3) -> pd.DataFrame:
             rows.append(dict(method=col, seed=e.seed, step=0, sampled=0, **{"pass@1": final}, final=True))
             continue
         m = run.metrics
-        if m is None or m.empty or "trajectories/total" not in m.columns:
-            continue  # a pipeline without round statistics (µCode) has no x axis
+        if m is None or m.empty:
+            continue
+        if "step" not in m.columns:  # µCode's stage log: one point, the final model at all it sampled
+            spend = _run_budget(m)
+            if spend is not None:
+                rows.append(dict(method=col, seed=e.seed, step=0, sampled=spend["sampled"], **{"pass@1": final},
+                                 final=True))  # fmt: skip
+            continue
+        if "trajectories/total" not in m.columns:
+            continue  # no round statistics: no x axis
         spent = m.dropna(subset=["trajectories/total"]).groupby("step")["trajectories/total"].sum().cumsum()
         points = [] if run.curve is None else [(int(r.step), float(r["pass@1"]), False)
                                               for _, r in run.curve[run.curve["k"] == k].iterrows()]  # fmt: skip
