@@ -404,71 +404,40 @@ def cross_scaffold_tables(
 
 
 def plot_pass_at_k(agg: pd.DataFrame, path: str | Path | None = None, title: str = "pass@1 vs Iter-k"):
-    """pass@1 (%) against Iter-k, one line per method (or variant), one panel per model × benchmark; saves a PNG."""
-    import matplotlib
-
-    if path is not None:
-        matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-
+    """pass@1 (%) against Iter-k, one line per method (or variant), one panel per model × benchmark; saves a PNG
+    (drawn by `murphy_lab.viz.tables.draw_pass_at_k`)."""
     agg = _ordered(agg)
-    panels = list(dict.fromkeys((r.model, bench_label(r.benchmark, r.difficulty)) for r in agg.itertuples()))
-    if not panels:
-        raise ValueError("agg is empty: nothing to plot")
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.4), squeeze=False)
-    for ax, (model, bench) in zip(axes[0], panels):
+    panels = []
+    for model, bench in dict.fromkeys((r.model, bench_label(r.benchmark, r.difficulty)) for r in agg.itertuples()):
         in_panel = np.array([bench_label(b, d) == bench for b, d in zip(agg["benchmark"], agg["difficulty"])])
         sub = agg[(agg["model"] == model).to_numpy() & in_panel]
+        lines = []
         for (method, variant), g in sub.groupby(["method", "variant"], sort=False):
             g = g.sort_values("k")
             label = paper.METHOD_NAMES.get(method, method) + (
                 "" if variant in ("-", "mars") else f" [{_variant_name(variant)}]"
             )
-            ax.errorbar(g["k"], g["mean"], yerr=g["std"].fillna(0), marker="o", capsize=3, label=label)
-        ax.set(
-            title=f"{model} · {bench}",
-            xlabel="Iter-k (attempts)",
-            ylabel="pass@1 (%)",
-            xticks=sorted(set(sub["k"])),
-        )
-        top = float((sub["mean"] + sub["std"].fillna(0)).max())
-        ax.set_ylim(0, min(100.0, max(5.0, 1.1 * top)))  # pass@1 is a percentage: no negative axis
-        ax.grid(alpha=0.3)
-    axes[0][-1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0))
-    stand_in = (agg["backend"] == "stand-in").any() if "backend" in agg.columns else False
-    fig.suptitle(title + ("  [STAND-IN NUMBERS, not a measurement]" if stand_in else ""), fontsize=10)
-    fig.tight_layout()
-    if path is not None:
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
-    return fig
+            lines.append((label, list(g["k"]), list(g["mean"]), list(g["std"].fillna(0))))
+        panels.append((f"{model} · {bench}", lines))
+    if not panels:
+        raise ValueError("agg is empty: nothing to plot")
+    stand_in = bool((agg["backend"] == "stand-in").any()) if "backend" in agg.columns else False
+    from murphy_lab.viz.tables import draw_pass_at_k  # matplotlib (and the viz package) only when drawing
+
+    return draw_pass_at_k(panels, path, title, stand_in)
 
 
 def plot_pruning_cost(metrics: pd.DataFrame, path: str | Path | None = None):
-    """Bars of mean optimization and step seconds per training step for each pruning variant; saves a PNG."""
-    import matplotlib
-
-    if path is not None:
-        matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-
+    """Bars of trajectories kept per tree, mean optimization and step seconds per training step for each pruning
+    variant (hatched: credit backup on the pruned tree); saves a PNG (`murphy_lab.viz.tables.draw_cost_bars`)."""
     cost = pruning_cost(metrics[metrics["method"] == "murphy"] if "method" in metrics.columns else metrics)
     if cost.empty:
         raise ValueError("metrics is empty: nothing to plot")
-    fig, axes = plt.subplots(1, 3, figsize=(11, 3.2))
     names = [_variant_name(p).replace(", ", ",\n") for p in cost["pruning"]]  # two lines: labels never overlap
     colors = ["tab:blue" if p.startswith("intrap") else "tab:orange" if p.startswith("interp") else "tab:gray"
-              for p in cost["pruning"]]  # hatched: backup on the pruned tree
-    for ax, col, label in zip(axes, ("kept_traj", "optimization_s", "step_s"),
-                              ("trajectories kept per tree", "optimization s / step", "step s")):  # fmt: skip
-        ax.bar(names, cost[col].fillna(0), color=colors)
-        for bar, p in zip(ax.patches, cost["pruning"]):
-            bar.set_hatch("//" if p.endswith("+backup_pruned") else None)
-        ax.tick_params(axis="x", labelsize=7)
-        ax.set(title=label)
-        ax.grid(axis="y", alpha=0.3)
-    fig.tight_layout()
-    if path is not None:
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
-    return fig
+              for p in cost["pruning"]]  # fmt: skip
+    panels = [(label, list(cost[col].fillna(0))) for col, label in (
+        ("kept_traj", "trajectories kept per tree"), ("optimization_s", "optimization s / step"), ("step_s", "step s"))]
+    from murphy_lab.viz.tables import draw_cost_bars  # matplotlib (and the viz package) only when drawing
+
+    return draw_cost_bars(names, panels, colors, [p.endswith("+backup_pruned") for p in cost["pruning"]], path)

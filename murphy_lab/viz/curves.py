@@ -119,6 +119,11 @@ def plot_curves(runs: Mapping[str, Sequence[Mapping]], y: str | Sequence[str], x
     return fig
 
 
+def _std(values) -> float:
+    """The population std over seeds, as the tables report it (0 for one seed)."""
+    return float(values.std(ddof=0))
+
+
 def plot_budget_curves(points, path=None, title: str = "Held-out pass@1 against sampled sequences",
                        k: int = 3, names: Mapping[str, str] | None = None) -> Figure:
     """Held-out Iter-k pass@1 against the sequences each method sampled: the mean over seeds per checkpoint, with a
@@ -134,10 +139,10 @@ def plot_budget_curves(points, path=None, title: str = "Held-out pass@1 against 
     base = points[points["method"] == "base"]["pass@1"]  # one point per seed, at 0 sequences
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
     for method, g in points[points["method"] != "base"].groupby("method", sort=False):
-        by = g.groupby("step").agg(x=("sampled", "mean"), y=("pass@1", "mean"), s=("pass@1", "std"),
+        by = g.groupby("step").agg(x=("sampled", "mean"), y=("pass@1", "mean"), s=("pass@1", _std),
                                    n=("seed", "nunique"))  # fmt: skip
         if len(base):  # the shared start: the base model, 0 sequences sampled
-            by.loc[0] = pd.Series(dict(x=0.0, y=base.mean(), s=base.std(), n=len(base)))
+            by.loc[0] = pd.Series(dict(x=0.0, y=base.mean(), s=_std(base), n=len(base)))
             by = by.sort_index()
         s = np.nan_to_num(by["s"].to_numpy())
         (line,) = ax.plot(by["x"], by["y"], marker="o", ms=3, lw=1.6, label=names.get(method, method))
@@ -145,7 +150,8 @@ def plot_budget_curves(points, path=None, title: str = "Held-out pass@1 against 
     seeds = points["seed"].nunique()
     ax.set_xlabel("sampled sequences per training run", fontsize=9)
     ax.set_ylabel(f"held-out Iter-{k} pass@1 (%)", fontsize=9)
-    ax.set_title(f"{title}\n(mean and ± std over {seeds} seed(s); last point: full evaluation)", fontsize=10)
+    points_are = "base and final models only" if points["final"].all() else "last point: full evaluation"
+    ax.set_title(f"{title}\n(mean and ± std over {seeds} seed(s); {points_are})", fontsize=10)
     ax.tick_params(labelsize=8)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, frameon=False)
