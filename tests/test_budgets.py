@@ -77,6 +77,7 @@ def test_the_main_table_has_a_sample_matched_column_and_a_verdict_against_it(sta
     assert "GRPO-MT (sample-matched)" in table.frame.columns
     lines = paired_verdicts(results, k=3)
     assert any(line.startswith("Murphy (MaRS) − GRPO-MT (sample-matched) at Iter-3") for line in lines)
+    assert any(line.startswith("Murphy (MaRS) − µCode (sample-matched) at Iter-3") for line in lines)
 
 
 def test_the_budget_table_has_a_row_for_the_matched_baseline():

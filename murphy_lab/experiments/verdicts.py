@@ -21,7 +21,7 @@ from murphy_lab.experiments.tables import column_name
 from murphy_lab.stats import paired_difference, verdict
 
 # the comparisons the main table's notes state; "<method>@samples" is that baseline at MURPHY's sample budget
-PAIRS = (("murphy", "grpo_mt"), ("murphy", "grpo_mt@samples"), ("murphy", "grpo"))
+PAIRS = (("murphy", "grpo_mt"), ("murphy", "grpo_mt@samples"), ("murphy", "grpo"), ("murphy", "mucode@samples"))
 
 
 MAIN_VARIANTS = ("-", "mars")  # the main configuration: the baselines, and MURPHY with MaRS and no pruning
