@@ -146,3 +146,12 @@ def test_mucode_is_one_curve_point_at_all_its_rollouts_attempts():
                       pd.DataFrame([dict(difficulty="all", k=3, **{"pass@1": 12.5})]), pd.DataFrame(lines))  # fmt: skip
     (point,) = budget_curves([run]).itertuples()
     assert point.method == "mucode" and point.sampled == 4609 + 4558 and point.final and point.seed == 1
+
+
+def test_a_one_point_line_still_starts_at_the_base(tmp_path):
+    # µCode's single point sits at step 0 in budget_curves: the base must not replace it
+    points = pd.DataFrame([dict(method="base", seed=0, step=0, sampled=0.0, **{"pass@1": 5.0}, final=True),
+                           dict(method="mucode", seed=0, step=0, sampled=9000.0, **{"pass@1": 9.0}, final=True)])
+    fig = viz.plot_budget_curves(points)
+    (line,) = fig.axes[0].get_lines()
+    assert list(line.get_xdata()) == [0.0, 9000.0] and list(line.get_ydata()) == [5.0, 9.0]

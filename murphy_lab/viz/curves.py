@@ -141,8 +141,8 @@ def plot_budget_curves(points, path=None, title: str = "Held-out pass@1 against 
     for method, g in points[points["method"] != "base"].groupby("method", sort=False):
         by = g.groupby("step").agg(x=("sampled", "mean"), y=("pass@1", "mean"), s=("pass@1", _std),
                                    n=("seed", "nunique"))  # fmt: skip
-        if len(base):  # the shared start: the base model, 0 sequences sampled
-            by.loc[0] = pd.Series(dict(x=0.0, y=base.mean(), s=_std(base), n=len(base)))
+        if len(base):  # the shared start: the base model, 0 sequences sampled (first whatever the steps are called)
+            by.loc[-1] = pd.Series(dict(x=0.0, y=base.mean(), s=_std(base), n=len(base)))
             by = by.sort_index()
         s = np.nan_to_num(by["s"].to_numpy())
         (line,) = ax.plot(by["x"], by["y"], marker="o", ms=3, lw=1.6, label=names.get(method, method))
