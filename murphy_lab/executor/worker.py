@@ -11,9 +11,8 @@ the program's names on it; the worker's test process, forked once and reused, ge
 program process. One IO test: the server runs the program as a script on the input and returns its stdout; the
 worker compares it.
 
-A job that cannot be run (invalid text, too large, a fault of ours) gets its own outcomes; the worker keeps
-going. A worker whose memory grew past ``max_worker_mb`` (or whose server died) answers its job, then asks the pool
-to replace it (``{"retire": ...}``), so no job waits behind it.
+A job that cannot be run (invalid text, too large, a fault of ours) gets its own outcomes; the worker goes on. A
+worker past ``max_worker_mb`` (or whose server died) answers its job, then asks to be replaced (``{"retire": ...}``).
 """
 
 from __future__ import annotations
