@@ -234,6 +234,13 @@ def test_smoke_run_does_one_full_round(smoke_run):
     assert json.loads((out / "round1" / "verifier" / "done.json").read_text())["trained"]
 
 
+def test_smoke_run_logs_its_rollout_budget_in_the_trainers_keys(smoke_run):
+    lines = [json.loads(x) for x in (smoke_run["out"] / "metrics.jsonl").read_text().splitlines()]
+    (rollouts,) = [x for x in lines if x.get("stage") == "round1/rollouts"]
+    assert rollouts["trajectories/total"] == rollouts["attempts"] > 0  # every sampled attempt is a tree node
+    assert 0 < rollouts["completions/mean_length"] <= MuCodeConfig.for_profile("smoke").max_new_tokens
+
+
 def test_smoke_run_sft_changes_the_generator_parameters(smoke_run):
     from transformers import AutoModelForCausalLM
 

@@ -92,8 +92,8 @@ from murphy_lab.profiles import get_profile as profile
 __all__ = [
     "BENCHMARK_LOADERS", "EVAL_COLUMNS", "FORMAT_OPTIONS", "METHODS", "MODE", "MODE_FIELDS", "PAPER_MODEL_IDS",
     "PROFILES", "RECIPE_DIRS", "REPO", "STAND_INS", "TRAINABLE", "BaseModelFn", "EvaluateFn", "Experiment",
-    "Profile", "RunResult", "Session", "TrainFn", "backend_functions", "budget_curves", "budget_table", "check_prompt_format",
-    "code_version", "paired_verdicts",
+    "Profile", "RunResult", "Session", "TrainFn", "backend_functions", "budget_curves", "budget_table",
+    "check_prompt_format", "code_version", "paired_verdicts",
     "collect", "default_base_model", "default_cache_dir", "default_evaluate", "default_train", "load_benchmark",
     "load_policy", "load_run", "make_policy", "metrics_frame", "mucode_config", "mucode_experiment",
     "mucode_format", "not_run_note", "paper_recipe", "paper_train", "plan", "policy_kwargs", "profile",

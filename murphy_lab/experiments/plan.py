@@ -188,9 +188,10 @@ def plan(
 
     `variants` are dicts of Experiment fields (e.g. `{"credit": "mers", "gamma": 0.9}`), applied to MURPHY only.
     `matched=None`: the profile's `matched` methods (each also planned at MURPHY's sample budget, `budget="samples"`,
-    with the profile's overrides for it); `()` plans none. `methods=None`: the profile's `methods`. A method the profile reports on some benchmarks only
-    (`method_benchmarks`: ReVeal on LiveCodeBench-v6 in the paper profile) is evaluated on those of the planned
-    benchmarks. `seeds=None`: the profile's, or its `method_seeds` for a method trained on fewer.
+    with the profile's overrides for it); `()` plans none. `methods=None`: the profile's `methods`. A method the
+    profile reports on some benchmarks only (`method_benchmarks`: ReVeal on LiveCodeBench-v6 in the paper profile)
+    is evaluated on those of the planned benchmarks. `seeds=None`: the profile's, or its `method_seeds` for a
+    method trained on fewer.
     """
     prof = get_profile(profile_name)
     methods = prof.methods if methods is None else methods

@@ -170,7 +170,8 @@ def curve_points(exp: Experiment, ckpt_root: Path, metrics_path: Path | None, ev
     Columns: step, benchmark, k, pass@1, runs, n_tasks. The curve figure adds each step's sampled sequences from
     metrics.jsonl (`murphy_lab.viz.plot_budget_curves`).
     """
-    steps = sorted(int(d.name.split("-")[1]) for d in Path(ckpt_root).glob("checkpoint-*") if d.name[11:].isdigit())
+    names = (d.name.removeprefix("checkpoint-") for d in Path(ckpt_root).glob("checkpoint-*"))
+    steps = sorted(int(n) for n in names if n.isdigit())
     logged = pd.read_json(metrics_path, lines=True) if metrics_path is not None and steps else pd.DataFrame()
     last = int(logged["step"].max()) if "step" in logged.columns else None  # µCode logs stages, not steps
     probe = dataclasses.replace(exp, iters=(CURVE_K,), runs=1, curve=False)

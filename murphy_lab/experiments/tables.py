@@ -125,7 +125,7 @@ def main_tables(
     ours = _ordered(main_rows(agg))
     ours = ours.assign(bench=[bench_label(b, d) for b, d in zip(ours["benchmark"], ours["difficulty"])])
     # a column per method, and one more per baseline that also ran at MURPHY's sample budget (variant "samples")
-    ours = ours.assign(col=[m if v != "samples" else f"{m}@samples" for m, v in zip(ours["method"], ours["variant"])])
+    ours = ours.assign(col=[column_key(m, v) for m, v in zip(ours["method"], ours["variant"])])
     cells = {(r.model, r.bench, int(r.k), r.col): (r.mean, r.std) for r in ours.itertuples()}
     rows = list(dict.fromkeys((m, b, k) for m, b, k, _ in cells))
     cols = [c for m in methods for c in (m, f"{m}@samples") if c == m or c in set(ours["col"])]
@@ -182,6 +182,11 @@ def main_tables(
         Table("main_table_paper", "Main table (paper, arXiv 2511.07833)", pframe, pnotes),
         Table("main_table_vs_paper", "Ours vs paper, matching cells", cframe, cnotes),
     ]
+
+
+def column_key(method: str, variant: str) -> str:
+    """A run's main-table column: its method, or "<method>@samples" for a baseline at MURPHY's sample budget."""
+    return f"{method}@samples" if variant == "samples" else method
 
 
 def column_name(col: str) -> str:

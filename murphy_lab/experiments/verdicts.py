@@ -17,7 +17,7 @@ import pandas as pd
 
 from murphy_lab.experiments import paper
 from murphy_lab.experiments.table import DASH, Table
-from murphy_lab.experiments.tables import column_name
+from murphy_lab.experiments.tables import column_key, column_name
 from murphy_lab.stats import paired_difference, verdict
 
 # the comparisons the main table's notes state; "<method>@samples" is that baseline at MURPHY's sample budget
@@ -77,8 +77,7 @@ def budget_table(metrics: pd.DataFrame, methods: Sequence[str] = paper.METHODS) 
     rows, shown = [], []
     if not metrics.empty and "variant" in metrics.columns:
         metrics = metrics[metrics["variant"].isin((*MAIN_VARIANTS, "samples"))]
-        metrics = metrics.assign(method=[f"{x}@samples" if v == "samples" else x
-                                         for x, v in zip(metrics["method"], metrics["variant"])])  # fmt: skip
+        metrics = metrics.assign(method=[column_key(m, v) for m, v in zip(metrics["method"], metrics["variant"])])
     per_run = {key: _run_budget(g) for key, g in metrics.groupby(["method", "seed"])} if not metrics.empty else {}
     per_run = {key: b for key, b in per_run.items() if b is not None}
     for col in (c for x in methods for c in (x, f"{x}@samples")):
@@ -132,16 +131,15 @@ def budget_curves(runs, k: int = 3) -> pd.DataFrame:
 
     Points per training seed: the base model at 0 sequences (its own run), each intermediate checkpoint
     (`curve.csv`, one sampling run) and the final model (`eval.csv`, the full evaluation), at Σ trajectories/total
-    up to that step; µCode (rounds, no steps) has its final model only, at all its rollouts' attempts. Columns: method (a main-table column key, "grpo_mt@samples" for a matched baseline), seed,
-    step, sampled, pass@1, final.
+    up to that step; µCode (rounds, no steps) has its final model only, at all its rollouts' attempts.
+    Columns: method (the main-table column key, `tables.column_key`), seed, step, sampled, pass@1, final.
     """
-    runs = list(runs)
     rows = []
     for run in runs:
         e, res = run.experiment, run.results
         if e.variant not in (*MAIN_VARIANTS, "samples"):
             continue
-        col = f"{e.method}@samples" if e.variant == "samples" else e.method
+        col = column_key(e.method, e.variant)
         if "difficulty" in res.columns:
             res = res[res["difficulty"].fillna("all").astype(str) == "all"]
         final = float(res[res["k"] == k]["pass@1"].mean())

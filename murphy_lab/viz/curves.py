@@ -130,19 +130,18 @@ def plot_budget_curves(points, path=None, title: str = "Held-out pass@1 against 
     band of ± one std over seeds. `points` is `murphy_lab.experiments.budget_curves(runs)`; every method's line
     starts at the base model (0 sequences). `names` maps method keys to legend labels. Saves a PNG when `path`."""
     import numpy as np
+    import pandas as pd
 
     if points.empty:
         raise ValueError("no curve points: the runs have no metrics.jsonl / curve.csv (run with a curve profile)")
-    import pandas as pd
 
     names = dict(names or {})
     base = points[points["method"] == "base"]["pass@1"]  # one point per seed, at 0 sequences
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
     for method, g in points[points["method"] != "base"].groupby("method", sort=False):
-        by = g.groupby("step").agg(x=("sampled", "mean"), y=("pass@1", "mean"), s=("pass@1", _std),
-                                   n=("seed", "nunique"))  # fmt: skip
+        by = g.groupby("step").agg(x=("sampled", "mean"), y=("pass@1", "mean"), s=("pass@1", _std))
         if len(base):  # the shared start: the base model, 0 sequences sampled (first whatever the steps are called)
-            by.loc[-1] = pd.Series(dict(x=0.0, y=base.mean(), s=_std(base), n=len(base)))
+            by.loc[-1] = pd.Series(dict(x=0.0, y=base.mean(), s=_std(base)))
             by = by.sort_index()
         s = np.nan_to_num(by["s"].to_numpy())
         (line,) = ax.plot(by["x"], by["y"], marker="o", ms=3, lw=1.6, label=names.get(method, method))

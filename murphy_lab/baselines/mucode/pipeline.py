@@ -37,7 +37,6 @@ from murphy_lab.evaluate import evaluate
 from murphy_lab.executor import Executor
 from murphy_lab.experiments.dispatch import paper_recipe
 from murphy_lab.experiments.formats import load_policy, mucode_format
-from murphy_lab.policy.base import count_tokens
 from murphy_lab.profiles import TOY_TEST_SEED, get_profile, load_tasks
 from murphy_lab.scaffolds.reflexion import Reflexion
 from murphy_lab.smoke import build_smoke
@@ -276,12 +275,12 @@ def _rollouts_and_verifier(cfg, out, rd, r, generator, verifier_base, tasks, exe
         policy = generator_policy(generator, cfg, cfg.temperature)
         trees = collect_rollouts(tasks, policy, executor, rollouts=cfg.rollouts, turns=cfg.turns,
                                  seed=cfg.seed + r, progress=progress)  # fmt: skip
-        # the budget in the trainer's own keys (murphy_lab.trainer.stats): every sampled attempt and its length
-        lengths = [count_tokens(policy, n.completion) for t in trees for n in t.nodes()]
+        # the budget in the trainer's own keys (murphy_lab.trainer.stats), from what the policy counted as it sampled
+        sampled, tokens = policy.usage["completions"], policy.usage["completion_tokens"]
         release(policy)
         save_trees(trees, str(d / "trees.jsonl"))
-        return {**rollout_stats(trees), "trajectories/total": len(lengths),
-                "completions/mean_length": sum(lengths) / max(len(lengths), 1)}  # fmt: skip
+        return {**rollout_stats(trees), "trajectories/total": sampled,
+                "completions/mean_length": tokens / max(sampled, 1)}  # fmt: skip
 
     stage(rd, "rollouts", rollout_stage, log)
 
