@@ -80,6 +80,12 @@ def test_the_main_table_has_a_sample_matched_column_and_a_verdict_against_it(sta
     assert any(line.startswith("Murphy (MaRS) − µCode (sample-matched) at Iter-3") for line in lines)
 
 
+def test_the_budget_table_of_stand_in_runs_has_every_trained_column(stand_in_runs):
+    # the stand-in trainer's metrics carry the keys the budget table reads (they lacked completions/mean_length)
+    t = budget_table(X.metrics_frame(stand_in_runs)).frame
+    assert "GRPO-MT (sample-matched)" in set(t["method"]) and len(t) == 6
+
+
 def test_the_budget_table_has_a_row_for_the_matched_baseline():
     m = pd.DataFrame([dict(method="grpo_mt", variant=v, seed=0, step=1, **{"trajectories/total": tot,
                            "trajectories/kept": tot, "completions/mean_length": 10.0, "time/step_s": 1.0})
