@@ -19,6 +19,7 @@ pids incl. threads) where the kernel offers one, and, as root, a private uid wit
 
 from __future__ import annotations
 
+import _thread
 import ctypes
 import os
 import resource
@@ -31,6 +32,7 @@ CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWNET, CLONE_NEWIPC = 0x00020000, 0x10000000,
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 1, 4, 38, 36
 MS_NOSUID, MS_NODEV, MS_BIND, MS_REC, MS_PRIVATE = 2, 4, 1 << 12, 1 << 14, 1 << 18
 MS_RDONLY, MS_REMOUNT = 1, 32
+M_ARENA_MAX = -8
 MB = 1 << 20
 THREAD_STACK = 16 * MB  # per thread (RLIMIT_STACK would give every thread 64 MB of address space)
 CGROUP_V1 = "/sys/fs/cgroup"
@@ -237,28 +239,33 @@ def drop_capabilities() -> None:
     _libc.capset(ctypes.c_char_p(header), ctypes.c_char_p(bytes(24)))
 
 
-def enter(cfg: dict, workdir: str, uid: int, fds: dict[int, int], cgroups: list[str]) -> None:
-    """Everything between fork and running untrusted code; `fds` maps target fd -> open fd (0, 1, 2, 3)."""
+def prepare_forks() -> None:
+    """Once in the server, before its first program process: what every program process inherits unchanged.
+
+    16 MB thread stacks (RLIMIT_STACK would give every thread 64 MB of address space), at most 2 malloc arenas (no
+    64 MB arena reserved per thread: a pool of 16 threads fits in 1 GB), `no_new_privs` and the seccomp filter
+    that refuses new user namespaces (inherited by every fork, and never removable)."""
+    _thread.stack_size(THREAD_STACK)
+    _libc.mallopt(M_ARENA_MAX, 2)
+    _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    no_user_namespaces()
+
+
+def enter(cfg: dict, workdir: str, uid: int, first_free: int, cgroup_procs: list[int]) -> None:
+    """Everything between fork and running untrusted code. The server put the program process's files at fds
+    below `first_free` (every other fd is closed here), made `workdir` (owned by `uid`), ran `prepare_forks` and
+    set the environment (`CHILD_ENV`, ``HOME`` and ``TMPDIR`` = `workdir`): the child inherits all of it.
+    `cgroup_procs` are the server's open ``cgroup.procs`` files."""
     os.setsid()
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    for d in cgroups:  # memory incl. tmpfs pages, pids incl. threads: the server itself stays outside
-        with open(os.path.join(d, "cgroup.procs"), "w") as f:
-            f.write(str(os.getpid()))
+    for fd in cgroup_procs:  # memory incl. tmpfs pages, pids incl. threads: the server itself stays outside
+        os.write(fd, b"0")  # "0": the writing process
     if cfg["active"]["network"]:
         try:
             call(_libc.unshare, CLONE_NEWIPC)  # SysV shm, semaphores, message queues die with this test
         except OSError:
             pass
-    high = {
-        target: os.dup2(fd, 1000 + target, inheritable=False) for target, fd in fds.items()
-    }  # no overlaps
-    for target, fd in high.items():
-        os.dup2(fd, target)
-    os.closerange(max(fds) + 1, 1 << 16)
-    if cfg["active"]["user"]:
-        os.chown(workdir, uid, uid)
-        if 1 in fds:
-            os.fchown(1, uid, uid)
+    os.closerange(first_free, 1 << 16)
     os.chdir(workdir)
     limit = cfg["memory_mb"] * MB
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit + 64 * MB))  # slack above soft: room to report
@@ -271,12 +278,6 @@ def enter(cfg: dict, workdir: str, uid: int, fds: dict[int, int], cgroups: list[
         resource.setrlimit(resource.RLIMIT_STACK, (64 * MB, resource.getrlimit(resource.RLIMIT_STACK)[1]))
     except (ValueError, OSError):
         pass
-    import _thread
-
-    _thread.stack_size(THREAD_STACK)
-    _libc.mallopt(
-        -8, 2
-    )  # M_ARENA_MAX: no 64 MB malloc arena reserved per thread (16 threads would fill 1 GB)
     if cfg["active"]["user"]:
         resource.setrlimit(resource.RLIMIT_NPROC, (cfg["max_processes"],) * 2)  # per uid: ours is private
         os.setgroups([])
@@ -284,17 +285,25 @@ def enter(cfg: dict, workdir: str, uid: int, fds: dict[int, int], cgroups: list[
         os.setresuid(uid, uid, uid)  # all ids non-zero: the kernel clears every capability
     elif os.geteuid() != 0:
         drop_capabilities()
-    _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
-    no_user_namespaces()
-    os.environ.clear()
-    os.environ.update(CHILD_ENV, HOME=workdir, TMPDIR=workdir)
 
 
 def no_user_namespaces() -> bool:
-    """A seccomp filter: `unshare`/`clone` with CLONE_NEWUSER fail with EPERM (clone3 says ENOSYS, so libc falls
-    back to clone, whose flags the filter can read). x86_64 only; elsewhere nothing is installed (False)."""
-    if os.uname().machine != "x86_64":
+    """Install a seccomp filter: `unshare`/`clone` with CLONE_NEWUSER fail with EPERM (clone3 says ENOSYS, so libc
+    falls back to clone, whose flags the filter can read). x86_64 only; elsewhere nothing is installed (False)."""
+    fprog = _user_namespace_filter()
+    if fprog is None:
         return False
+    return _libc.prctl(22, 2, ctypes.byref(fprog[0]), 0, 0) == 0  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+def _user_namespace_filter():
+    """(the BPF program of `no_user_namespaces`, its instruction array), or None off x86_64."""
+    if os.uname().machine != "x86_64":
+        return None
     ld, jeq, jset, ret = 0x20, 0x15, 0x45, 0x06
     allow, errno_ = 0x7FFF0000, 0x00050000
     prog = [
@@ -314,12 +323,7 @@ def no_user_namespaces() -> bool:
     filters = (ctypes.c_uint64 * len(prog))(
         *(code | (jt << 16) | (jf << 24) | (k << 32) for code, jt, jf, k in prog)
     )
-
-    class Prog(ctypes.Structure):
-        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
-
-    fprog = Prog(len(prog), ctypes.cast(filters, ctypes.c_void_p))
-    return _libc.prctl(22, 2, ctypes.byref(fprog), 0, 0) == 0  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
+    return _SockFprog(len(prog), ctypes.cast(filters, ctypes.c_void_p)), filters
 
 
 # --- cleanup ----------------------------------------------------------------------------------------------------
@@ -381,9 +385,15 @@ def remove_tree(path: str) -> None:
 
 
 def empty_private_dirs(keep: tuple[str, ...] = ()) -> None:
-    """Empty every private world-writable directory: nothing a test wrote there reaches the next one."""
+    """Empty every private world-writable directory: nothing a test wrote there reaches the next one.
+
+    A directory whose size and times are those it had when it was last emptied is skipped: each of these is a
+    tmpfs, whose directory size counts its entries, and a program can only add entries (what was there is ours
+    or read-only), so an unchanged directory holds nothing of the program's."""
     for d in PRIVATE_DIRS:
         try:
+            if _snapshot(d) == _EMPTIED.get(d):
+                continue
             entries = list(os.scandir(d))
         except OSError:
             continue
@@ -397,3 +407,15 @@ def empty_private_dirs(keep: tuple[str, ...] = ()) -> None:
                     os.unlink(e.path)
                 except OSError:
                     pass
+        try:
+            _EMPTIED[d] = _snapshot(d)
+        except OSError:
+            pass
+
+
+_EMPTIED: dict[str, tuple] = {}  # private directory -> its `_snapshot` right after it was last emptied
+
+
+def _snapshot(d: str) -> tuple:
+    st = os.stat(d)
+    return st.st_size, st.st_nlink, st.st_mtime_ns, st.st_ctime_ns

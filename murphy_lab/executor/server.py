@@ -18,6 +18,7 @@ A program process (`serve_program`) loads the program as module ``solution`` and
 from __future__ import annotations
 
 import builtins
+import fcntl
 import gc
 import importlib
 import importlib.util
@@ -60,7 +61,20 @@ PROGRAM_FILE = "solution.py"
 PROGRAM_MODULE = "solution"
 MAX_DETAIL = 2000
 _ModuleType, _isinstance, _exit = types.ModuleType, isinstance, os._exit
-_DEVNULL = os.open(os.devnull, os.O_RDWR)
+PROGRAM_FDS = 5  # fds 0-4 are the program process's (stdin, stdout, stderr, the channel, the program): the
+# server keeps them on /dev/null, puts a job's files there just before it forks, and keeps its own above them
+
+
+def _above(fd: int) -> int:
+    """`fd`, moved above the program process's fds."""
+    if fd >= PROGRAM_FDS:
+        return fd
+    new = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, PROGRAM_FDS)
+    os.close(fd)
+    return new
+
+
+_DEVNULL = _above(os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC))
 _CHILD_STDIO = tuple(
     open(fd, mode, encoding="utf-8", errors="replace", closefd=False)
     for fd, mode in ((0, "r"), (1, "w"), (2, "w"))
@@ -115,9 +129,8 @@ def _load_program(code, program: str, name: str) -> types.ModuleType:
     return module
 
 
-def serve_program(code, program: str, fd: int) -> None:
-    """Load the program, send its names, answer the test process's calls until it hangs up."""
-    ep = wire.Endpoint(fd, trace_files=(PROGRAM_FILE,))
+def serve_program(code, program: str, ep) -> None:
+    """Load the program, send its names, answer the test process's calls on `ep` until it hangs up."""
 
     def stop(status: str, detail: str = "") -> None:
         if status == "memory":
@@ -200,10 +213,19 @@ class Server:
                 f"murphy-{os.getpid()}", cfg["memory_mb"] + cfg["tmp_mb"], cfg["max_processes"]
             )
         self.active["cgroup"] = bool(self.cgroups)
+        # kept open: a program process joins by writing "0" to each, and the server reads failcnt with pread
+        self.cgroup_procs = [_open(d, "cgroup.procs", os.O_WRONLY) for d in self.cgroups]
+        self.failcnt = [_open(d, "memory.failcnt", os.O_RDONLY) for d in self.cgroups if "/memory/" in d]
+        self.failcnt = [fd for fd in self.failcnt if fd is not None][:1]
+        self.cgroup_procs = [fd for fd in self.cgroup_procs if fd is not None]
+        sandbox.prepare_forks()
         self.me, self.n = os.getpid(), 0
+        self.workdir = os.path.join(self.base, "work")  # each program process's own: made empty, then removed
         self.current: int | None = None
         os.environ.clear()
-        os.environ.update(sandbox.CHILD_ENV)
+        os.environ.update(sandbox.CHILD_ENV, HOME=self.workdir, TMPDIR=self.workdir)  # inherited by every fork
+        # the program process's end of the channel (fd 3), built once: each fork gets a fresh copy, unused here
+        self.endpoint = wire.Endpoint(3, trace_files=(PROGRAM_FILE,))
         gc.collect()
         gc.freeze()
 
@@ -237,7 +259,7 @@ class Server:
                 return
             op = msg.get("op")
             if op == "assert":  # fds: the channel, the program (a memfd the worker wrote; we never read it)
-                self.start(fds[1], msg["cpu"], {0: _DEVNULL, 1: _DEVNULL, 2: _DEVNULL, 3: fds[0], 4: fds[1]})
+                self.start(msg["cpu"], {3: fds[0], 4: fds[1]})
                 for fd in fds:
                     os.close(fd)
             elif op == "finish":
@@ -252,23 +274,26 @@ class Server:
                 self.send({"error": f"unknown request {op!r}"})
 
     def _workdir(self) -> str:
+        """The working directory, fresh and empty (the same path every time: `finish` removed the last one)."""
         self.n += 1
-        workdir = os.path.join(self.base, str(self.n))
-        os.mkdir(workdir, 0o700)
-        return workdir
+        sandbox.remove_tree(self.workdir)  # only if a cleanup was cut short
+        os.mkdir(self.workdir, 0o700)
+        if self.active["user"]:
+            os.chown(self.workdir, self.uid, self.uid)
+        return self.workdir
 
-    def start(self, program: int, cpu: float, fds: dict, script: bool = False) -> int:
-        """Fork one sandboxed program process: it reads the program from fd 4, then serves calls on fd 3 (or runs
-        as a script, reporting on fd 3). This server never holds a program: nothing of one job is in the memory
-        the next job's process is forked from."""
+    def start(self, cpu: float, fds: dict[int, int], script: bool = False) -> int:
+        """Fork one sandboxed program process with `fds` (target fd -> our fd) in place: it reads the program
+        from fd 4, then serves calls on fd 3 (or runs as a script, reporting on fd 3). This server never holds a
+        program: nothing of one job is in the memory the next job's process is forked from."""
         workdir = self._workdir()
-        self.workdir, self.fail0 = workdir, _failcnt(self.cgroups)
+        self.fail0 = _failcnt(self.failcnt)
+        for target, fd in fds.items():  # ours are all above PROGRAM_FDS: no overlap
+            os.dup2(fd, target)
         pid = os.fork()
         if pid == 0:
             try:
-                sandbox.enter(
-                    dict(self.cfg, cpu=int(cpu) + 2), workdir, self.uid, {**fds, 4: program}, self.cgroups
-                )
+                sandbox.enter(dict(self.cfg, cpu=int(cpu) + 2), workdir, self.uid, PROGRAM_FDS, self.cgroup_procs)
                 sys.stdin, sys.stdout, sys.stderr = _CHILD_STDIO
                 sys.argv = [PROGRAM_FILE]
                 source = os.pread(4, os.fstat(4).st_size, 0).decode("utf-8", "surrogatepass")
@@ -277,16 +302,18 @@ class Server:
                 if script:
                     run_script(code, source, 3, error)
                 elif code is None:
-                    wire.Endpoint(3).send(["loadfail", "syntax", error])
+                    self.endpoint.send(["loadfail", "syntax", error])
                 else:
-                    serve_program(code, source, 3)
+                    serve_program(code, source, self.endpoint)
             finally:
                 os._exit(70)
+        for target in fds:
+            os.dup2(_DEVNULL, target)
         self.current = pid
         return pid
 
     def oom(self) -> bool:
-        return _failcnt(self.cgroups) > self.fail0
+        return _failcnt(self.failcnt) > self.fail0
 
     def finish(self) -> int:
         """Kill the program process and every process it left (they are all ours: subreaper); its wait status."""
@@ -303,7 +330,8 @@ class Server:
     def sweep(self) -> None:
         path = f"/proc/{self.me}/task/{self.me}/children"
         for _ in range(10_000):
-            _reap()
+            if _reap():
+                return  # no child at all: the program left nothing (its orphans would be ours: subreaper)
             try:
                 with open(path) as f:
                     kids = [int(k) for k in f.read().split()]
@@ -325,7 +353,9 @@ class Server:
         r, w = os.pipe()
         fin = os.open(inp, os.O_RDONLY)
         fout = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        pid = self.start(program, timeout, {0: fin, 1: fout, 2: _DEVNULL, 3: w}, script=True)
+        if self.active["user"]:
+            os.fchown(fout, self.uid, self.uid)
+        pid = self.start(timeout, {0: fin, 1: fout, 3: w, 4: program}, script=True)
         for fd in (w, fin, fout):
             os.close(fd)
         timed_out = _wait_pid(pid, timeout)
@@ -377,36 +407,55 @@ def _kill_group(pid: int) -> None:
             pass
 
 
-def _reap() -> None:
+def _reap() -> bool:
+    """Reap every child that ended; whether none is left at all."""
     while True:
         try:
             p, _ = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
-            return
+            return True
         if p == 0:
-            return
+            return False
+
+
+_STATM = _above(os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC))
+_PAGE_MB = os.sysconf("SC_PAGE_SIZE") / (1 << 20)
 
 
 def _rss_mb() -> float:
     """This process's resident memory now (not its peak), in MB."""
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / (1 << 20)
+    return int(os.pread(_STATM, 256, 0).split()[1]) * _PAGE_MB
 
 
-def _failcnt(cgroups: list[str]) -> int:
+def _failcnt(fds: list[int]) -> int:
     """How often the memory cgroup refused memory so far (a program killed for memory shows here)."""
-    for d in cgroups:
+    for fd in fds:
         try:
-            with open(os.path.join(d, "memory.failcnt")) as f:
-                return int(f.read())
+            return int(os.pread(fd, 64, 0))
         except (OSError, ValueError):
             pass
     return 0
 
 
+def _open(folder: str, name: str, flags: int) -> int | None:
+    try:
+        return os.open(os.path.join(folder, name), flags | os.O_CLOEXEC)
+    except OSError:
+        return None
+
+
+def _settle_fds(sock: int) -> int:
+    """Our socket and stderr above PROGRAM_FDS, fds 0-4 on /dev/null; the socket's new fd."""
+    sock = _above(sock)
+    sys.stderr = open(fcntl.fcntl(2, fcntl.F_DUPFD_CLOEXEC, PROGRAM_FDS), "w", buffering=1)
+    for fd in range(PROGRAM_FDS):
+        os.dup2(_DEVNULL, fd)
+    return sock
+
+
 def main() -> None:
     cfg = json.loads(sys.argv[1])
-    sock = socket.socket(fileno=int(sys.argv[2]))
+    sock = socket.socket(fileno=_settle_fds(int(sys.argv[2])))
     if len(sys.argv) > 3 and cfg.get("pin", True):
         try:
             os.sched_setaffinity(0, {int(sys.argv[3])})  # see pool.Executor._spawn
@@ -423,6 +472,8 @@ def main() -> None:
         if server.current is not None:
             server.finish()
         sandbox.remove_tree(server.base)
+        for fd in server.cgroup_procs + server.failcnt:
+            os.close(fd)
         sandbox.remove_cgroups(server.cgroups)
 
 

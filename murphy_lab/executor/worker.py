@@ -21,6 +21,7 @@ import builtins
 import gc
 import importlib.util
 import json
+import marshal
 import os
 import resource
 import select
@@ -186,11 +187,13 @@ class Worker:
         r, w = os.pipe()
         try:
             pid = self._tester()
-            payload = json.dumps(
+            setup_code, codes = job["compiled"]
+            text = json.dumps(
                 {"setup": job["setup"], "cases": [job["cases"][i][1] for i in idx], "cpu": timeout * len(idx)}
             ).encode("utf-8", "surrogatepass")
-            socket.send_fds(self.tester[1], [struct.pack("<I", len(payload))], [mine.fileno(), w])
-            self.tester[1].sendall(payload)
+            code = marshal.dumps((setup_code, [codes[i] for i in idx]))  # compiled here once, not again there
+            socket.send_fds(self.tester[1], [struct.pack("<II", len(text), len(code))], [mine.fileno(), w])
+            self.tester[1].sendall(text + code)
         except OSError:  # it died between jobs: a fresh one next time, and this pair ends without verdicts
             self._drop_tester()
             pid = 0
