@@ -347,6 +347,11 @@ def remove_tree(path: str) -> None:
     Runs only after every process of the test is dead, so nothing moves underneath it.
     """
     try:
+        os.rmdir(path)  # most often the program left it empty
+        return
+    except OSError:
+        pass
+    try:
         if not stat.S_ISDIR(os.lstat(path).st_mode):
             os.unlink(path)
             return

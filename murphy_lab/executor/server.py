@@ -276,8 +276,11 @@ class Server:
     def _workdir(self) -> str:
         """The working directory, fresh and empty (the same path every time: `finish` removed the last one)."""
         self.n += 1
-        sandbox.remove_tree(self.workdir)  # only if a cleanup was cut short
-        os.mkdir(self.workdir, 0o700)
+        try:
+            os.mkdir(self.workdir, 0o700)
+        except FileExistsError:  # a cleanup was cut short
+            sandbox.remove_tree(self.workdir)
+            os.mkdir(self.workdir, 0o700)
         if self.active["user"]:
             os.chown(self.workdir, self.uid, self.uid)
         return self.workdir

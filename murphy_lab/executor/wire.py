@@ -178,13 +178,16 @@ class Endpoint:
         t = _type(x)
         if t is str or t is bool or t is int or t is float or x is None:
             return x
+        if t is _FunctionType:  # the most common handle (the program's functions): never plain, a C type
+            self.objects[_id(x)] = x
+            return {"h": _id(x), "n": 1}
         if depth > MAX_DEPTH:
             raise ValueError("a value nested too deeply to cross")
         d = depth + 1
         if t is list:
-            return [self.encode(v, d) for v in list.__iter__(x)]
+            return _scalars(list.copy(x)) or [self.encode(v, d) for v in list.__iter__(x)]
         if t is tuple:
-            return {"t": [self.encode(v, d) for v in tuple.__iter__(x)]}
+            return {"t": _scalars(list(tuple.__iter__(x))) or [self.encode(v, d) for v in tuple.__iter__(x)]}
         if t is dict:
             return {"d": [[self.encode(k, d), self.encode(v, d)] for k, v in dict.items(x)]}
         if t is set or t is frozenset:
@@ -381,6 +384,15 @@ class Endpoint:
         except AttributeError:
             pass
         return exc
+
+
+def _scalars(items: list) -> list | None:
+    """`items` if every item is a str, int, float, bool or None (exact types: they cross as they are), else None."""
+    for v in items:
+        t = _type(v)
+        if not (t is int or t is str or t is float or t is bool or v is None):
+            return None
+    return items
 
 
 def _native(t: type) -> bool:

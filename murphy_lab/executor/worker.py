@@ -65,7 +65,8 @@ class Worker:
         hello = self._ps_recv(60)
         self.active, self.warnings = hello["active"], self.warnings + hello["warnings"]
         self.current: int | None = None
-        self.tester: tuple[int, socket.socket] | None = None  # the reused test process (pid, its socket)
+        # the reused test process: (pid, its socket, its /proc/<pid>/statm open)
+        self.tester: tuple[int, socket.socket, int] | None = None
         self.prefetch = None  # called once while a test runs, when the next job is waiting on stdin
         self.retire = ""  # why this worker should be replaced after the current job
         self.unread = 0  # replies of the server to `finish` requests not read yet
@@ -206,7 +207,7 @@ class Worker:
         finally:
             self.current = None
         keep = not timed_out and all(v.get("status") in ("passed", "failed", "error") for v in verdicts)
-        if not keep or _exited(pid) or _rss_mb_of(pid) > self.cfg["max_worker_mb"]:
+        if not keep or _exited(pid) or _rss_mb(self.tester[2]) > self.cfg["max_worker_mb"]:
             self._drop_tester()  # a test process that timed out, hit a limit or grew is never reused
         self._ps_send({"op": "finish"})
         self.unread += 1
@@ -242,14 +243,15 @@ class Worker:
                 finally:
                     os._exit(70)
             theirs.close()
-            self.tester = (pid, ours)
+            self.tester = (pid, ours, os.open(f"/proc/{pid}/statm", os.O_RDONLY | os.O_CLOEXEC))
         return self.tester[0]
 
     def _drop_tester(self) -> None:
         if self.tester is not None:
-            pid, sock = self.tester
+            pid, sock, statm = self.tester
             self.tester = None
             sock.close()
+            os.close(statm)
             _kill_group(pid)
             try:
                 os.waitpid(pid, 0)
@@ -292,7 +294,7 @@ class Worker:
 
     def _watch(self, reply: dict) -> None:
         limit = self.cfg["max_worker_mb"]
-        if reply.get("rss_mb", 0) > limit or _rss_mb() > limit:
+        if reply.get("rss_mb", 0) > limit or _rss_mb(_STATM) > limit:
             self.grew = True
 
     def _enter_test(self, timeout: float | None) -> None:
@@ -415,15 +417,15 @@ def _exited(pid: int) -> bool:
         return True
 
 
-def _rss_mb_of(pid: int | str = "self") -> float:
+_STATM = os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC)
+
+
+def _rss_mb(statm: int) -> float:
+    """Resident memory now, in MB, from an open ``/proc/<pid>/statm``."""
     try:
-        with open(f"/proc/{pid}/statm") as f:
-            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / MB
+        return int(os.pread(statm, 256, 0).split()[1]) * os.sysconf("SC_PAGE_SIZE") / MB
     except (OSError, ValueError, IndexError):
         return 0.0
-
-
-_rss_mb = _rss_mb_of
 
 
 # --- the loop ---------------------------------------------------------------------------------------------------
