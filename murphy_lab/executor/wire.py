@@ -22,7 +22,6 @@ import json
 import json.encoder
 import json.scanner
 import os
-import struct
 import sys
 import traceback
 
@@ -246,29 +245,32 @@ class Endpoint:
     # --- messages -------------------------------------------------------------------------------------------
     def send(self, msg) -> None:
         data = "".join(self._dump(msg, 0)).encode("ascii")
-        data = struct.pack("<I", _len(data)) + data
-        view = memoryview(data)
-        while view:
-            view = view[os.write(self.fd, view) :]
+        data = _len(data).to_bytes(4, "little") + data
+        sent = os.write(self.fd, data)
+        if sent < _len(data):  # a big message: the rest as the other side reads it
+            view = memoryview(data)[sent:]
+            while view:
+                view = view[os.write(self.fd, view) :]
 
-    def _read(self, n: int) -> bytes:
-        """Exactly `n` bytes: from what an earlier read brought, then from the socket (one read for most)."""
-        while _len(self.buf) < n:
-            chunk = os.read(self.fd, max(1 << 16, n - _len(self.buf)))
+    def _fill(self, want: int) -> None:
+        """Read until `want` bytes are buffered (one read brings most messages whole)."""
+        buf = self.buf
+        while _len(buf) < want:
+            chunk = os.read(self.fd, max(1 << 16, want - _len(buf)))
             if not chunk:
                 raise Fault("lost", "the other side of the channel closed it")
-            self.buf += chunk
-        data = bytes(self.buf[:n])
-        del self.buf[:n]
-        return data
+            buf += chunk
 
     def recv(self):
-        (n,) = struct.unpack("<I", self._read(4))
+        self._fill(4)
+        buf = self.buf
+        n = int.from_bytes(buf[:4], "little")
         if n > MAX_MESSAGE:
             raise Fault("error", f"a message of {n} bytes (the limit is {MAX_MESSAGE})")
-        data = self._read(n)
+        self._fill(4 + n)
         try:
-            text = data.decode("ascii")
+            text = buf[4 : 4 + n].decode("ascii")
+            del buf[: 4 + n]
             msg, end = self._scan(text, 0)
             if end != _len(text):
                 raise ValueError("extra data after the message")
@@ -287,13 +289,18 @@ class Endpoint:
         if self.fault is not None:
             raise self.fault
         try:
-            args = req[-2] if req[0] == "call" else None
-            self.send(["req", *[self.encode(v) for v in req]])
+            call = req[0] == "call"
+            if call:  # ["call", hid, args, kwargs]: the arguments as a list and as [name, value] pairs
+                _, hid, args, kwargs = req
+                encoded = _scalars(list(args)) or [self.encode(v) for v in args]
+                self.send(["req", "call", hid, encoded, [[k, self.encode(v)] for k, v in kwargs.items()]])
+            else:
+                self.send(["req", *[self.encode(v) for v in req]])
             while True:
                 msg = self.recv()
                 if msg[0] == "ok" and _len(msg) == 3:
-                    if args is not None:
-                        _apply_changes(req[2], req[3], msg[2])
+                    if call:
+                        _apply_changes(args, kwargs, msg[2])
                     return msg[1]
                 if msg[0] == "err" and _len(msg) == 5:
                     break
@@ -320,8 +327,9 @@ class Endpoint:
             target = self.objects[hid]
             if kind == "call":
                 args, kwargs = req[2], req[3]
-                if _type(args) is not tuple or _type(kwargs) is not dict:
+                if _type(args) is not list or _type(kwargs) is not list:
                     raise TypeError("a call needs positional and keyword arguments")
+                args, kwargs = tuple(args), dict(kwargs)
                 before = _mutable_state(self, args, kwargs)
                 result = target(*args, **kwargs)
                 changes = _changes(self, args, kwargs, before)
@@ -436,7 +444,11 @@ def _as_base(x, base):
 def _mutable_state(ep: Endpoint, args: tuple, kwargs: dict) -> dict:
     """The encoded state of every list/dict/set argument before a call (tests inspect in-place changes)."""
     state = {}
-    for key, v in [*enumerate(args), *kwargs.items()]:
+    for key, v in enumerate(args):
+        t = _type(v)
+        if t is list or t is dict or t is set:
+            state[key] = ep.encode(v)
+    for key, v in kwargs.items():
         if _type(v) in (list, dict, set):
             state[key] = ep.encode(v)
     return state
