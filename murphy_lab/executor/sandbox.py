@@ -10,11 +10,11 @@ directly; as a normal user through a user namespace where the kernel allows it. 
 v1, the server makes a memory group (counts tmpfs pages) and a pids group (counts threads) that each program
 process joins.
 
-Once per program process (`enter`): a fresh IPC namespace (SysV/POSIX shared memory dies with the test), a new
-session, parent-death signal, stdio redirected, a private empty working directory, a cleared environment,
-rlimits (address space, CPU, file size, files, processes, no core dumps), the cgroup (memory incl. tmpfs,
-pids incl. threads) where the kernel offers one, and, as root, a private uid with no groups; then
-`no_new_privs` and a seccomp filter that refuses new user namespaces.
+Once per program process (`ProgramSandbox.enter`, prepared once per server): a fresh IPC namespace (SysV/POSIX
+shared memory dies with the test), a new session, parent-death signal, only its own files open, a private
+empty working directory, its own environment, rlimits (address space, CPU, file size, files, processes, no core
+dumps), the cgroup (memory incl. tmpfs, pids incl. threads) where the kernel offers one, and, as root, a private
+uid with no groups; `no_new_privs` and a seccomp filter that refuses new user namespaces come with the fork.
 """
 
 from __future__ import annotations
@@ -239,52 +239,56 @@ def drop_capabilities() -> None:
     _libc.capset(ctypes.c_char_p(header), ctypes.c_char_p(bytes(24)))
 
 
-def prepare_forks() -> None:
-    """Once in the server, before its first program process: what every program process inherits unchanged.
+class ProgramSandbox:
+    """What every program process of a server enters: prepared once in the server, entered after each fork.
 
-    16 MB thread stacks (RLIMIT_STACK would give every thread 64 MB of address space), at most 2 malloc arenas (no
-    64 MB arena reserved per thread: a pool of 16 threads fits in 1 GB), `no_new_privs` and the seccomp filter
-    that refuses new user namespaces (inherited by every fork, and never removable)."""
-    _thread.stack_size(THREAD_STACK)
-    _libc.mallopt(M_ARENA_MAX, 2)
-    _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
-    no_user_namespaces()
+    Prepared (and inherited by every fork): 16 MB thread stacks (RLIMIT_STACK would give every thread 64 MB of
+    address space), at most 2 malloc arenas (no 64 MB arena reserved per thread: a pool of 16 threads fits in
+    1 GB), `no_new_privs` and the seccomp filter that refuses new user namespaces (never removable), and the
+    rlimits. The server also puts the program process's files at fds below `first_free`, makes `workdir` (owned
+    by `uid`) and sets the environment (`CHILD_ENV`, ``HOME`` and ``TMPDIR`` = `workdir`) before it forks.
+    """
 
+    def __init__(self, cfg: dict, workdir: str, uid: int, first_free: int, cgroup_procs: list[int]):
+        self.workdir, self.uid, self.first_free = workdir, uid, first_free
+        self.cgroup_procs = cgroup_procs  # the server's open cgroup.procs files
+        self.ipc, self.user = cfg["active"]["network"], cfg["active"]["user"]
+        limit = cfg["memory_mb"] * MB
+        stack_hard = resource.getrlimit(resource.RLIMIT_STACK)[1]
+        self.limits = [
+            (resource.RLIMIT_AS, (limit, limit + 64 * MB)),  # slack above soft: room to report
+            (resource.RLIMIT_FSIZE, (cfg["output_kb"] * 1024,) * 2),
+            (resource.RLIMIT_CORE, (0, 0)),
+            (resource.RLIMIT_NOFILE, (256, 256)),
+        ]
+        if stack_hard == resource.RLIM_INFINITY or stack_hard >= 64 * MB:
+            self.limits.append((resource.RLIMIT_STACK, (64 * MB, stack_hard)))
+        if self.user:  # per uid: ours is private
+            self.limits.append((resource.RLIMIT_NPROC, (cfg["max_processes"],) * 2))
+        _thread.stack_size(THREAD_STACK)
+        _libc.mallopt(M_ARENA_MAX, 2)
+        _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+        no_user_namespaces()
 
-def enter(cfg: dict, workdir: str, uid: int, first_free: int, cgroup_procs: list[int]) -> None:
-    """Everything between fork and running untrusted code. The server put the program process's files at fds
-    below `first_free` (every other fd is closed here), made `workdir` (owned by `uid`), ran `prepare_forks` and
-    set the environment (`CHILD_ENV`, ``HOME`` and ``TMPDIR`` = `workdir`): the child inherits all of it.
-    `cgroup_procs` are the server's open ``cgroup.procs`` files."""
-    os.setsid()
-    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    for fd in cgroup_procs:  # memory incl. tmpfs pages, pids incl. threads: the server itself stays outside
-        os.write(fd, b"0")  # "0": the writing process
-    if cfg["active"]["network"]:
-        try:
-            call(_libc.unshare, CLONE_NEWIPC)  # SysV shm, semaphores, message queues die with this test
-        except OSError:
-            pass
-    os.closerange(first_free, 1 << 16)
-    os.chdir(workdir)
-    limit = cfg["memory_mb"] * MB
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit + 64 * MB))  # slack above soft: room to report
-    cpu = cfg["cpu"]
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (cfg["output_kb"] * 1024,) * 2)
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
-    try:
-        resource.setrlimit(resource.RLIMIT_STACK, (64 * MB, resource.getrlimit(resource.RLIMIT_STACK)[1]))
-    except (ValueError, OSError):
-        pass
-    if cfg["active"]["user"]:
-        resource.setrlimit(resource.RLIMIT_NPROC, (cfg["max_processes"],) * 2)  # per uid: ours is private
-        os.setgroups([])
-        os.setresgid(uid, uid, uid)
-        os.setresuid(uid, uid, uid)  # all ids non-zero: the kernel clears every capability
-    elif os.geteuid() != 0:
-        drop_capabilities()
+    def enter(self, cpu: int) -> None:
+        """Everything between fork and running untrusted code (`cpu`: the CPU-seconds limit of this process)."""
+        os.setsid()
+        _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        for fd in self.cgroup_procs:  # memory incl. tmpfs pages, pids incl. threads (the server stays outside)
+            os.write(fd, b"0")  # "0": the writing process
+        if self.ipc:  # SysV shm, semaphores, message queues die with this test (refused: the server's own)
+            _libc.unshare(CLONE_NEWIPC)
+        os.closerange(self.first_free, 1 << 16)
+        os.chdir(self.workdir)
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+        for which, value in self.limits:
+            resource.setrlimit(which, value)
+        if self.user:
+            os.setgroups([])
+            os.setresgid(self.uid, self.uid, self.uid)
+            os.setresuid(self.uid, self.uid, self.uid)  # all ids non-zero: the kernel clears every capability
+        elif os.geteuid() != 0:
+            drop_capabilities()
 
 
 def no_user_namespaces() -> bool:

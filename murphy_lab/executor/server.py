@@ -129,8 +129,9 @@ def _load_program(code, program: str, name: str) -> types.ModuleType:
     return module
 
 
-def serve_program(code, program: str, ep) -> None:
-    """Load the program, send its names, answer the test process's calls on `ep` until it hangs up."""
+def _checker(ep):
+    """The program side's check after each request it served (`Endpoint.check`): a trace or profile hook, or an
+    exception that ends the process (memory, exit), ends it with a stop message."""
 
     def stop(status: str, detail: str = "") -> None:
         if status == "memory":
@@ -149,7 +150,11 @@ def serve_program(code, program: str, ep) -> None:
         if status:
             stop(status, "")
 
-    ep.check = check
+    return check
+
+
+def serve_program(code, program: str, ep) -> None:
+    """Load the program, send its names, answer the test process's calls on `ep` until it hangs up."""
     try:
         module = _load_program(code, program, PROGRAM_MODULE)
     except BaseException as e:  # noqa: BLE001 - whatever stops the program is the verdict
@@ -169,7 +174,7 @@ def serve_program(code, program: str, ep) -> None:
             except BaseException:  # noqa: BLE001 - a name that cannot be described is left out
                 pass
     ep.send(["hello", names])
-    check(None)
+    ep.check(None)
     ep.serve_forever()
     _exit(0)
 
@@ -218,14 +223,17 @@ class Server:
         self.failcnt = [_open(d, "memory.failcnt", os.O_RDONLY) for d in self.cgroups if "/memory/" in d]
         self.failcnt = [fd for fd in self.failcnt if fd is not None][:1]
         self.cgroup_procs = [fd for fd in self.cgroup_procs if fd is not None]
-        sandbox.prepare_forks()
         self.me, self.n = os.getpid(), 0
         self.workdir = os.path.join(self.base, "work")  # each program process's own: made empty, then removed
         self.current: int | None = None
         os.environ.clear()
         os.environ.update(sandbox.CHILD_ENV, HOME=self.workdir, TMPDIR=self.workdir)  # inherited by every fork
-        # the program process's end of the channel (fd 3), built once: each fork gets a fresh copy, unused here
+        self.sandbox = sandbox.ProgramSandbox(cfg, self.workdir, self.uid, PROGRAM_FDS, self.cgroup_procs)
+        # built once, each fork gets a fresh copy: the program process's end of the channel (fd 3) and stdio
         self.endpoint = wire.Endpoint(3, trace_files=(PROGRAM_FILE,))
+        self.endpoint.check = _checker(self.endpoint)
+        sys.stdin, sys.stdout = _CHILD_STDIO[:2]  # fds 0 and 1 (our own error output stays on sys.stderr)
+        sys.argv = [PROGRAM_FILE]
         gc.collect()
         gc.freeze()
 
@@ -289,16 +297,15 @@ class Server:
         """Fork one sandboxed program process with `fds` (target fd -> our fd) in place: it reads the program
         from fd 4, then serves calls on fd 3 (or runs as a script, reporting on fd 3). This server never holds a
         program: nothing of one job is in the memory the next job's process is forked from."""
-        workdir = self._workdir()
+        self._workdir()
         self.fail0 = _failcnt(self.failcnt)
         for target, fd in fds.items():  # ours are all above PROGRAM_FDS: no overlap
             os.dup2(fd, target)
         pid = os.fork()
         if pid == 0:
             try:
-                sandbox.enter(dict(self.cfg, cpu=int(cpu) + 2), workdir, self.uid, PROGRAM_FDS, self.cgroup_procs)
-                sys.stdin, sys.stdout, sys.stderr = _CHILD_STDIO
-                sys.argv = [PROGRAM_FILE]
+                self.sandbox.enter(int(cpu) + 2)
+                sys.stderr = _CHILD_STDIO[2]
                 source = os.pread(4, os.fstat(4).st_size, 0).decode("utf-8", "surrogatepass")
                 os.close(4)
                 code, error = compile_program(source)

@@ -262,12 +262,14 @@ class Endpoint:
             buf += chunk
 
     def recv(self):
-        self._fill(4)
         buf = self.buf
+        if _len(buf) < 4:
+            self._fill(4)
         n = int.from_bytes(buf[:4], "little")
         if n > MAX_MESSAGE:
             raise Fault("error", f"a message of {n} bytes (the limit is {MAX_MESSAGE})")
-        self._fill(4 + n)
+        if _len(buf) < 4 + n:
+            self._fill(4 + n)
         try:
             text = buf[4 : 4 + n].decode("ascii")
             del buf[: 4 + n]
