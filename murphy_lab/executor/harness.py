@@ -267,28 +267,38 @@ _LEAVES = (
 )
 
 
+def _with_subclasses(c: type) -> list[type]:
+    return [c, *(k for sub in c.__subclasses__() for k in _with_subclasses(sub))]
+
+
+_LEAF_TYPES = frozenset(k for base in _LEAVES for k in _with_subclasses(base))  # exact types: one set lookup
+
+
 def _strict(node: ast.AST, loc: dict, src: ast.Constant) -> ast.AST:
     """Inside an assert: calls -> `value(call)`, comparisons -> `cmp`, arithmetic -> `arith` (not in lambdas)."""
-    if isinstance(node, _LEAVES):
+    t = type(node)
+    if t in _LEAF_TYPES:
         return node
-    for field in node._fields:
+    for field in t._fields:
         value = getattr(node, field, None)
-        if isinstance(value, list):
-            value[:] = [_strict(v, loc, src) if isinstance(v, ast.AST) else v for v in value]
-        elif isinstance(value, ast.AST):
+        if type(value) is list:
+            for i, v in enumerate(value):
+                if type(v) not in _LEAF_TYPES and isinstance(v, ast.AST):
+                    value[i] = _strict(v, loc, src)
+        elif type(value) not in _LEAF_TYPES and isinstance(value, ast.AST):
             setattr(node, field, _strict(value, loc, src))
-    if isinstance(node, ast.Call):
+    if t is ast.Call:
         return _call("value", [node], loc)
-    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+    if t is ast.Compare and len(node.ops) == 1:
         op = ast.Constant(_AST_OPS[type(node.ops[0])], **loc)
         return _call("cmp", [_bare(node.left), op, _bare(node.comparators[0]), src], loc)
-    if isinstance(node, ast.Compare):
-        ops = ast.Tuple([ast.Constant(_AST_OPS[type(o)], **loc) for o in node.ops], ast.Load(), **loc)
-        return _call("chain", [ops, ast.List([node.left, *node.comparators], ast.Load(), **loc), src], loc)
-    if isinstance(node, ast.BinOp) and type(node.op) in _AST_ARITH:
+    if t is ast.Compare:
+        ops = ast.Tuple([ast.Constant(_AST_OPS[type(o)], **loc) for o in node.ops], _LOAD, **loc)
+        return _call("chain", [ops, ast.List([node.left, *node.comparators], _LOAD, **loc), src], loc)
+    if t is ast.BinOp and type(node.op) in _AST_ARITH:
         op = ast.Constant(_AST_ARITH[type(node.op)], **loc)
         return _call("arith", [op, src, _bare(node.left), _bare(node.right)], loc)
-    if isinstance(node, ast.UnaryOp) and type(node.op) in _AST_ARITH:
+    if t is ast.UnaryOp and type(node.op) in _AST_ARITH:
         return _call("arith", [ast.Constant(_AST_ARITH[type(node.op)], **loc), src, _bare(node.operand)], loc)
     return node
 
@@ -301,9 +311,12 @@ def _bare(node: ast.AST) -> ast.AST:
     return node
 
 
+_LOAD = ast.Load()  # one shared context node, as the parser itself does
+
+
 def _call(name: str, args: list, loc: dict) -> ast.Call:
     """`__murphy_check__.<name>(*args)`, located at `loc` (the assert's position)."""
-    fn = ast.Attribute(ast.Name(CHECK, ast.Load(), **loc), name, ast.Load(), **loc)
+    fn = ast.Attribute(ast.Name(CHECK, _LOAD, **loc), name, _LOAD, **loc)
     return ast.Call(fn, args, [], **loc)
 
 
