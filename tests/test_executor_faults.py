@@ -124,6 +124,41 @@ def test_shared_memory_and_lock_files_do_not_outlive_the_test():
     assert not any(Path(d, "murphy-probe").exists() for d in ("/run/lock", "/dev/shm", "/var/tmp", "/tmp"))
 
 
+def test_files_left_after_clean_jobs_are_still_removed():
+    """The cleanup skips a private directory that did not change since it was last emptied: a job that leaves
+    files after many jobs that left none must still be cleaned up (names, nested dirs, its working dir)."""
+    leaver = prog("""
+        import os
+        def f():
+            for d in ("/run/lock", "/dev/shm", "/var/tmp", "/tmp"):
+                if os.path.isdir(d):
+                    os.makedirs(os.path.join(d, "murphy-nested", "deeper"), exist_ok=True)
+                    open(os.path.join(d, "murphy-left"), "w").write("x")
+            open("in-cwd", "w").write("x")
+            return 1
+    """)
+    probe = prog("""
+        import os
+        def f():
+            left = [p for d in ("/run/lock", "/dev/shm", "/var/tmp", "/tmp")
+                    for p in (os.path.join(d, "murphy-left"), os.path.join(d, "murphy-nested")) if os.path.exists(p)]
+            return left + os.listdir(".")
+    """)
+    with Executor(workers=1) as e:
+        assert all(r.solved for r in e.run_many([(OK, ["assert f() == 1"])] * 5))
+        assert e.run(leaver, ["assert f() == 1"]).solved
+        res = e.run(probe, ["assert f() == []"])
+        assert res.solved, res.feedback
+
+
+def test_a_program_process_holds_only_its_own_files():
+    """fds 0-2 and the channel (3); the program's memfd (4) is closed after it was read; nothing of the server."""
+    probe = "import os\ndef f():\n    return sorted(int(x) for x in os.listdir('/proc/self/fd'))\n"
+    with Executor(workers=1) as e:
+        res = e.run(probe, ["assert f() in ([0, 1, 2, 3], [0, 1, 2, 3, 4])"])  # 4: the listing's own fd
+        assert res.solved, res.feedback
+
+
 @pytest.mark.skipif(not ROOT, reason="the memory cgroup needs root here")
 def test_filling_every_private_tmpfs_counts_against_the_memory_limit():
     hog = prog("""
