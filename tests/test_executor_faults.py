@@ -4,6 +4,9 @@ worker, blamed an innocent job, slowed later batches, or left something behind."
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -203,3 +206,38 @@ def test_a_memory_hog_fails_alone(ex):
     hog = "def f():\n    x = bytearray(8 << 30)\n    return 1\n"
     res = ex.run_many([(OK, ["assert f() == 1"]), (hog, ["assert f() == 1"]), (OK, ["assert f() == 1"])])
     assert [r.status for r in res] == ["passed", "memory", "passed"]
+
+
+@pytest.mark.skipif(
+    not (ROOT and shutil.which("setpriv") and os.path.exists("/usr/bin/python3")),
+    reason="needs root and setpriv",
+)
+def test_the_hidden_paths_are_found_by_a_user_who_cannot_read_home(tmp_path):
+    """A normal user whose HOME they may not enter (e.g. /root, mode 700) could not start an executor."""
+    home = tmp_path / "closed"  # below pytest's own mode-700 directory: the user cannot even look
+    (home / ".cache" / "huggingface").mkdir(parents=True)
+    pub = Path(tempfile.mkdtemp(prefix="murphy-nonroot-"))  # a copy of the package the user can read
+    try:
+        pub.chmod(0o755)
+        package = Path(__file__).resolve().parents[1] / "murphy_lab"
+        (pub / "murphy_lab").mkdir()
+        shutil.copy(package / "__init__.py", pub / "murphy_lab")
+        shutil.copytree(
+            package / "executor",
+            pub / "murphy_lab" / "executor",
+            ignore=shutil.ignore_patterns("__pycache__"),
+        )
+        for p in [pub, *pub.rglob("*")]:
+            p.chmod(0o755 if p.is_dir() else 0o644)
+        code = f"import sys; sys.path.insert(0, {str(pub)!r}); from murphy_lab.executor.pool import hidden_paths; hidden_paths()"
+        run = subprocess.run(
+            ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", "-c", code],
+            env={"HOME": str(home), "PATH": "/usr/bin:/bin"},
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd="/",
+        )
+    finally:
+        shutil.rmtree(pub)
+    assert run.returncode == 0, run.stderr[-2000:]

@@ -436,7 +436,7 @@ def hidden_paths() -> list[str]:
             spec = None
         for loc in (spec.submodule_search_locations or []) if spec else []:
             paths.append(Path(loc) / "data")
-    return sorted({str(p.resolve()) for p in paths if p.is_dir()})
+    return sorted({str(p.resolve()) for p in paths if os.path.isdir(p)})  # isdir: False where we may not look
 
 
 def _stop(proc: subprocess.Popen, grace: float) -> None:
