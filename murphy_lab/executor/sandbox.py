@@ -274,7 +274,9 @@ class ProgramSandbox:
         """Everything between fork and running untrusted code (`cpu`: the CPU-seconds limit of this process)."""
         os.setsid()
         _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        for fd in self.cgroup_procs:  # memory incl. tmpfs pages, pids incl. threads (the server stays outside)
+        for (
+            fd
+        ) in self.cgroup_procs:  # memory incl. tmpfs pages, pids incl. threads (the server stays outside)
             os.write(fd, b"0")  # "0": the writing process
         if self.ipc:  # SysV shm, semaphores, message queues die with this test (refused: the server's own)
             _libc.unshare(CLONE_NEWIPC)
@@ -328,6 +330,15 @@ def _user_namespace_filter():
         *(code | (jt << 16) | (jf << 24) | (k << 32) for code, jt, jf, k in prog)
     )
     return _SockFprog(len(prog), ctypes.cast(filters, ctypes.c_void_p)), filters
+
+
+def kill_group(pid: int) -> None:
+    """SIGKILL the process group `pid` leads and the process itself (it may have left the group)."""
+    for target in (-pid, pid):
+        try:
+            os.kill(target, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
 
 
 # --- cleanup ----------------------------------------------------------------------------------------------------

@@ -227,7 +227,9 @@ class Server:
         self.workdir = os.path.join(self.base, "work")  # each program process's own: made empty, then removed
         self.current: int | None = None
         os.environ.clear()
-        os.environ.update(sandbox.CHILD_ENV, HOME=self.workdir, TMPDIR=self.workdir)  # inherited by every fork
+        os.environ.update(
+            sandbox.CHILD_ENV, HOME=self.workdir, TMPDIR=self.workdir
+        )  # inherited by every fork
         self.sandbox = sandbox.ProgramSandbox(cfg, self.workdir, self.uid, PROGRAM_FDS, self.cgroup_procs)
         # built once, each fork gets a fresh copy: the program process's end of the channel (fd 3) and stdio
         self.endpoint = wire.Endpoint(3, trace_files=(PROGRAM_FILE,))
@@ -330,7 +332,7 @@ class Server:
         pid, self.current = self.current, None
         if pid is None:
             return 0
-        _kill_group(pid)
+        sandbox.kill_group(pid)
         _, status = os.waitpid(pid, 0)
         self.sweep()
         sandbox.remove_tree(self.workdir)
@@ -350,7 +352,7 @@ class Server:
             if not kids:
                 return
             for k in kids:
-                _kill_group(k)
+                sandbox.kill_group(k)
             time.sleep(0.0005)
 
     def run_io(self, stdin: str, timeout: float, program: int) -> dict:
@@ -407,14 +409,6 @@ def _drain(fd: int) -> bytes:
         pass
     os.close(fd)
     return b"".join(parts)
-
-
-def _kill_group(pid: int) -> None:
-    for target in (-pid, pid):
-        try:
-            os.kill(target, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
 
 
 def _reap() -> bool:

@@ -65,8 +65,7 @@ class Worker:
         hello = self._ps_recv(60)
         self.active, self.warnings = hello["active"], self.warnings + hello["warnings"]
         self.current: int | None = None
-        # the reused test process: (pid, its socket, its /proc/<pid>/statm open)
-        self.tester: tuple[int, socket.socket, int] | None = None
+        self.tester: tuple[int, socket.socket, int] | None = None  # the test process: pid, socket, statm fd
         self.prefetch = None  # called once while a test runs, when the next job is waiting on stdin
         self.retire = ""  # why this worker should be replaced after the current job
         self.unread = 0  # replies of the server to `finish` requests not read yet
@@ -146,7 +145,8 @@ class Worker:
         if isinstance(job["compiled"], list):
             return job["compiled"]
         _, cases = job["compiled"]
-        decided = [c if isinstance(c, dict) else None for c in cases]  # cases judged without running (bad text)
+        # cases judged without running (bad text)
+        decided = [c if isinstance(c, dict) else None for c in cases]
         outcomes: list[dict | None] = list(decided)
         self.program = os.memfd_create("program", os.MFD_CLOEXEC)  # read only by the program processes
         try:
@@ -252,7 +252,7 @@ class Worker:
             self.tester = None
             sock.close()
             os.close(statm)
-            _kill_group(pid)
+            sandbox.kill_group(pid)
             try:
                 os.waitpid(pid, 0)
             except ChildProcessError:  # already reaped (`_exited`)
@@ -351,9 +351,9 @@ class Worker:
 
     def shutdown(self) -> None:
         if self.current is not None:
-            _kill_group(self.current)
+            sandbox.kill_group(self.current)
         if self.tester is not None:
-            _kill_group(self.tester[0])
+            sandbox.kill_group(self.tester[0])
         try:
             self.sock.close()
         except OSError:
@@ -398,14 +398,6 @@ def _ended(status: int, oom: bool, timeout: float, cfg: dict) -> dict:
 def normalize(text: str) -> str:
     """IO comparison: trailing whitespace on each line and trailing blank lines are ignored."""
     return "\n".join(line.rstrip() for line in text.rstrip().splitlines())
-
-
-def _kill_group(pid: int) -> None:
-    for target in (-pid, pid):
-        try:
-            os.kill(target, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
 
 
 def _exited(pid: int) -> bool:
