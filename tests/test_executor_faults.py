@@ -208,36 +208,58 @@ def test_a_memory_hog_fails_alone(ex):
     assert [r.status for r in res] == ["passed", "memory", "passed"]
 
 
-@pytest.mark.skipif(
-    not (ROOT and shutil.which("setpriv") and os.path.exists("/usr/bin/python3")),
-    reason="needs root and setpriv",
+AS_NOBODY = pytest.mark.skipif(
+    not (ROOT and shutil.which("setpriv") and os.path.exists("/usr/bin/python3")), reason="needs root and setpriv"
 )
-def test_the_hidden_paths_are_found_by_a_user_who_cannot_read_home(tmp_path):
-    """A normal user whose HOME they may not enter (e.g. /root, mode 700) could not start an executor."""
-    home = tmp_path / "closed"  # below pytest's own mode-700 directory: the user cannot even look
-    (home / ".cache" / "huggingface").mkdir(parents=True)
-    pub = Path(tempfile.mkdtemp(prefix="murphy-nonroot-"))  # a copy of the package the user can read
+
+
+def _run_as_nobody(code: str, home: Path) -> subprocess.CompletedProcess:
+    """`code` run by uid 65534 with the system Python, on a copy of the package that user can read
+    (`sys.path[0]`; the executor needs only the standard library)."""
+    pub = Path(tempfile.mkdtemp(prefix="murphy-nonroot-"))
     try:
-        pub.chmod(0o755)
         package = Path(__file__).resolve().parents[1] / "murphy_lab"
         (pub / "murphy_lab").mkdir()
         shutil.copy(package / "__init__.py", pub / "murphy_lab")
         shutil.copytree(
-            package / "executor",
-            pub / "murphy_lab" / "executor",
-            ignore=shutil.ignore_patterns("__pycache__"),
+            package / "executor", pub / "murphy_lab" / "executor", ignore=shutil.ignore_patterns("__pycache__")
         )
         for p in [pub, *pub.rglob("*")]:
             p.chmod(0o755 if p.is_dir() else 0o644)
-        code = f"import sys; sys.path.insert(0, {str(pub)!r}); from murphy_lab.executor.pool import hidden_paths; hidden_paths()"
-        run = subprocess.run(
-            ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", "-c", code],
-            env={"HOME": str(home), "PATH": "/usr/bin:/bin"},
-            capture_output=True,
-            text=True,
-            timeout=60,
-            cwd="/",
-        )
+        return subprocess.run(
+            ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", "-c",
+             f"import sys; sys.path.insert(0, {str(pub)!r})\n" + code],
+            env={"HOME": str(home), "PATH": "/usr/bin:/bin"}, capture_output=True, text=True, timeout=120, cwd="/",
+        )  # fmt: skip
     finally:
         shutil.rmtree(pub)
+
+
+@AS_NOBODY
+def test_the_hidden_paths_are_found_by_a_user_who_cannot_read_home(tmp_path):
+    """A normal user whose HOME they may not enter (e.g. /root, mode 700) could not start an executor."""
+    home = tmp_path / "closed"  # below pytest's own mode-700 directory: the user cannot even look
+    (home / ".cache" / "huggingface").mkdir(parents=True)
+    run = _run_as_nobody("from murphy_lab.executor.pool import hidden_paths; hidden_paths()", home)
+    assert run.returncode == 0, run.stderr[-2000:]
+
+
+@AS_NOBODY
+def test_a_normal_user_gets_verdicts_and_each_isolation_warning_once(tmp_path):
+    code = textwrap.dedent(r"""
+        import warnings
+        from murphy_lab.executor import Executor, IOTest
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            with Executor(workers=1, timeout=1) as ex:
+                got = [r.status for r in ex.run_many([
+                    ("def f(x):\n    return x * 2", ["assert f(2) == 4", "assert f(3) == 7"]),
+                    ("def f():\n    while True:\n        pass", ["assert f() == 1"]),
+                    ("print(int(input()) * 2)", [IOTest("21", "42")]),
+                ])]
+        assert got == ["failed", "timeout", "passed"], got
+        parts = [p for w in seen for p in str(w.message).removeprefix("executor: ").split("; ")]
+        assert len(parts) == len(set(parts)), parts
+    """)
+    run = _run_as_nobody(code, tmp_path)
     assert run.returncode == 0, run.stderr[-2000:]

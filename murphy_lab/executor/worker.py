@@ -63,7 +63,9 @@ class Worker:
         self.cfg, self.sock = cfg, sock
         self.active, self.warnings = sandbox.isolate(cfg, hide=False)
         hello = self._ps_recv(60)
-        self.active, self.warnings = hello["active"], self.warnings + hello["warnings"]
+        # the server meets the same kernel: say each refusal once
+        self.active = hello["active"]
+        self.warnings = list(dict.fromkeys(self.warnings + hello["warnings"]))
         self.current: int | None = None
         self.tester: tuple[int, socket.socket, int] | None = None  # the test process: pid, socket, statm fd
         self.prefetch = None  # called once while a test runs, when the next job is waiting on stdin
