@@ -218,18 +218,14 @@ class Server:
                 f"murphy-{os.getpid()}", cfg["memory_mb"] + cfg["tmp_mb"], cfg["max_processes"]
             )
         self.active["cgroup"] = bool(self.cgroups)
-        # kept open: a program process joins by writing "0" to each, and the server reads failcnt with pread
-        self.cgroup_procs = [_open(d, "cgroup.procs", os.O_WRONLY) for d in self.cgroups]
-        self.failcnt = [_open(d, "memory.failcnt", os.O_RDONLY) for d in self.cgroups if "/memory/" in d]
-        self.failcnt = [fd for fd in self.failcnt if fd is not None][:1]
-        self.cgroup_procs = [fd for fd in self.cgroup_procs if fd is not None]
+        # kept open: a program process joins by writing "0" to each cgroup.procs; failcnt is read with pread
+        self.cgroup_procs = _open_all(self.cgroups, "cgroup.procs", os.O_WRONLY)
+        self.failcnt = _open_all([d for d in self.cgroups if "/memory/" in d], "memory.failcnt", os.O_RDONLY)
         self.me, self.n = os.getpid(), 0
         self.workdir = os.path.join(self.base, "work")  # each program process's own: made empty, then removed
         self.current: int | None = None
-        os.environ.clear()
-        os.environ.update(
-            sandbox.CHILD_ENV, HOME=self.workdir, TMPDIR=self.workdir
-        )  # inherited by every fork
+        os.environ.clear()  # the program processes' environment, inherited by every fork
+        os.environ.update(sandbox.CHILD_ENV, HOME=self.workdir, TMPDIR=self.workdir)
         self.sandbox = sandbox.ProgramSandbox(cfg, self.workdir, self.uid, PROGRAM_FDS, self.cgroup_procs)
         # built once, each fork gets a fresh copy: the program process's end of the channel (fd 3) and stdio
         self.endpoint = wire.Endpoint(3, trace_files=(PROGRAM_FILE,))
@@ -441,11 +437,15 @@ def _failcnt(fds: list[int]) -> int:
     return 0
 
 
-def _open(folder: str, name: str, flags: int) -> int | None:
-    try:
-        return os.open(os.path.join(folder, name), flags | os.O_CLOEXEC)
-    except OSError:
-        return None
+def _open_all(folders: list[str], name: str, flags: int) -> list[int]:
+    """`name` opened in each folder where it opens (a kernel without that file gives no fd)."""
+    fds = []
+    for folder in folders:
+        try:
+            fds.append(os.open(os.path.join(folder, name), flags | os.O_CLOEXEC))
+        except OSError:
+            pass
+    return fds
 
 
 def _settle_fds(sock: int) -> int:
