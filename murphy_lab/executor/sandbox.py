@@ -242,10 +242,10 @@ def drop_capabilities() -> None:
 class ProgramSandbox:
     """What every program process of a server enters: prepared once in the server, entered after each fork.
 
-    Prepared (and inherited by every fork): 16 MB thread stacks (RLIMIT_STACK would give every thread 64 MB of
+    Prepared here and inherited by every fork: 16 MB thread stacks (RLIMIT_STACK would give every thread 64 MB of
     address space), at most 2 malloc arenas (no 64 MB arena reserved per thread: a pool of 16 threads fits in
-    1 GB), `no_new_privs` and the seccomp filter that refuses new user namespaces (never removable), and the
-    rlimits. The server also puts the program process's files at fds below `first_free`, makes `workdir` (owned
+    1 GB), `no_new_privs` and the seccomp filter that refuses new user namespaces (never removable); computed
+    here, set by `enter`: the rlimits. The server also puts the program process's files at fds below `first_free`, makes `workdir` (owned
     by `uid`) and sets the environment (`CHILD_ENV`, ``HOME`` and ``TMPDIR`` = `workdir`) before it forks.
     """
 
@@ -274,10 +274,9 @@ class ProgramSandbox:
         """Everything between fork and running untrusted code (`cpu`: the CPU-seconds limit of this process)."""
         os.setsid()
         _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        for (
-            fd
-        ) in self.cgroup_procs:  # memory incl. tmpfs pages, pids incl. threads (the server stays outside)
-            os.write(fd, b"0")  # "0": the writing process
+        # cgroups: memory incl. tmpfs pages, pids incl. threads (the server stays outside); "0": this process
+        for fd in self.cgroup_procs:
+            os.write(fd, b"0")
         if self.ipc:  # SysV shm, semaphores, message queues die with this test (refused: the server's own)
             _libc.unshare(CLONE_NEWIPC)
         os.closerange(self.first_free, 1 << 16)
