@@ -245,8 +245,9 @@ class ProgramSandbox:
     Prepared here and inherited by every fork: 16 MB thread stacks (RLIMIT_STACK would give every thread 64 MB of
     address space), at most 2 malloc arenas (no 64 MB arena reserved per thread: a pool of 16 threads fits in
     1 GB), `no_new_privs` and the seccomp filter that refuses new user namespaces (never removable); computed
-    here, set by `enter`: the rlimits. The server also puts the program process's files at fds below `first_free`, makes `workdir` (owned
-    by `uid`) and sets the environment (`CHILD_ENV`, ``HOME`` and ``TMPDIR`` = `workdir`) before it forks.
+    here, set by `enter`: the rlimits. The server also puts the program process's files at fds below
+    `first_free`, makes `workdir` (owned by `uid`) and sets the environment (`CHILD_ENV`, ``HOME`` and ``TMPDIR``
+    = `workdir`) before it forks.
     """
 
     def __init__(self, cfg: dict, workdir: str, uid: int, first_free: int, cgroup_procs: list[int]):
@@ -292,23 +293,15 @@ class ProgramSandbox:
             drop_capabilities()
 
 
-def no_user_namespaces() -> bool:
-    """Install a seccomp filter: `unshare`/`clone` with CLONE_NEWUSER fail with EPERM (clone3 says ENOSYS, so libc
-    falls back to clone, whose flags the filter can read). x86_64 only; elsewhere nothing is installed (False)."""
-    fprog = _user_namespace_filter()
-    if fprog is None:
-        return False
-    return _libc.prctl(22, 2, ctypes.byref(fprog[0]), 0, 0) == 0  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
-
-
 class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
-def _user_namespace_filter():
-    """(the BPF program of `no_user_namespaces`, its instruction array), or None off x86_64."""
+def no_user_namespaces() -> bool:
+    """A seccomp filter: `unshare`/`clone` with CLONE_NEWUSER fail with EPERM (clone3 says ENOSYS, so libc falls
+    back to clone, whose flags the filter can read). x86_64 only; elsewhere nothing is installed (False)."""
     if os.uname().machine != "x86_64":
-        return None
+        return False
     ld, jeq, jset, ret = 0x20, 0x15, 0x45, 0x06
     allow, errno_ = 0x7FFF0000, 0x00050000
     prog = [
@@ -328,7 +321,16 @@ def _user_namespace_filter():
     filters = (ctypes.c_uint64 * len(prog))(
         *(code | (jt << 16) | (jf << 24) | (k << 32) for code, jt, jf, k in prog)
     )
-    return _SockFprog(len(prog), ctypes.cast(filters, ctypes.c_void_p)), filters
+    fprog = _SockFprog(len(prog), ctypes.cast(filters, ctypes.c_void_p))
+    return _libc.prctl(22, 2, ctypes.byref(fprog), 0, 0) == 0  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
+
+
+def rss_mb(statm: int) -> float:
+    """Resident memory now (not the peak), in MB, from an open ``/proc/<pid>/statm``; 0 if it cannot be read."""
+    try:
+        return int(os.pread(statm, 256, 0).split()[1]) * os.sysconf("SC_PAGE_SIZE") / MB
+    except (OSError, ValueError, IndexError):
+        return 0.0
 
 
 def kill_group(pid: int) -> None:

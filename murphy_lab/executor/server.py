@@ -270,7 +270,7 @@ class Server:
                     os.close(fd)
             elif op == "finish":
                 status = self.finish()
-                self.send({"status": status, "oom": self.oom(), "rss_mb": _rss_mb()})
+                self.send({"status": status, "oom": self.oom(), "rss_mb": sandbox.rss_mb(_STATM)})
             elif op == "io":
                 self.send(self.run_io(msg["input"], msg["timeout"], fds[0]))
                 os.close(fds[0])
@@ -418,13 +418,7 @@ def _reap() -> bool:
             return False
 
 
-_STATM = _above(os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC))
-_PAGE_MB = os.sysconf("SC_PAGE_SIZE") / (1 << 20)
-
-
-def _rss_mb() -> float:
-    """This process's resident memory now (not its peak), in MB."""
-    return int(os.pread(_STATM, 256, 0).split()[1]) * _PAGE_MB
+_STATM = _above(os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC))  # ours, for `sandbox.rss_mb`
 
 
 def _failcnt(fds: list[int]) -> int:

@@ -446,13 +446,10 @@ def _as_base(x, base):
 def _mutable_state(ep: Endpoint, args: tuple, kwargs: dict) -> dict:
     """The encoded state of every list/dict/set argument before a call (tests inspect in-place changes)."""
     state = {}
-    for key, v in enumerate(args):
-        t = _type(v)
-        if t is list or t is dict or t is set:
-            state[key] = ep.encode(v)
-    for key, v in kwargs.items():
-        if _type(v) in (list, dict, set):
-            state[key] = ep.encode(v)
+    for items in (enumerate(args), kwargs.items()):
+        for key, v in items:
+            if _type(v) in (list, dict, set):
+                state[key] = ep.encode(v)
     return state
 
 

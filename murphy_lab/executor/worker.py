@@ -209,7 +209,7 @@ class Worker:
         finally:
             self.current = None
         keep = not timed_out and all(v.get("status") in ("passed", "failed", "error") for v in verdicts)
-        if not keep or _exited(pid) or _rss_mb(self.tester[2]) > self.cfg["max_worker_mb"]:
+        if not keep or _exited(pid) or sandbox.rss_mb(self.tester[2]) > self.cfg["max_worker_mb"]:
             self._drop_tester()  # a test process that timed out, hit a limit or grew is never reused
         self._ps_send({"op": "finish"})
         self.unread += 1
@@ -296,7 +296,7 @@ class Worker:
 
     def _watch(self, reply: dict) -> None:
         limit = self.cfg["max_worker_mb"]
-        if reply.get("rss_mb", 0) > limit or _rss_mb(_STATM) > limit:
+        if reply.get("rss_mb", 0) > limit or sandbox.rss_mb(_STATM) > limit:
             self.grew = True
 
     def _enter_test(self, timeout: float | None) -> None:
@@ -411,15 +411,7 @@ def _exited(pid: int) -> bool:
         return True
 
 
-_STATM = os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC)
-
-
-def _rss_mb(statm: int) -> float:
-    """Resident memory now, in MB, from an open ``/proc/<pid>/statm``."""
-    try:
-        return int(os.pread(statm, 256, 0).split()[1]) * os.sysconf("SC_PAGE_SIZE") / MB
-    except (OSError, ValueError, IndexError):
-        return 0.0
+_STATM = os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC)  # ours, for `sandbox.rss_mb`
 
 
 # --- the loop ---------------------------------------------------------------------------------------------------
