@@ -128,7 +128,7 @@ def main_tables(
     ours = ours.assign(col=[column_key(m, v) for m, v in zip(ours["method"], ours["variant"])])
     cells = {(r.model, r.bench, int(r.k), r.col): (r.mean, r.std) for r in ours.itertuples()}
     rows = list(dict.fromkeys((m, b, k) for m, b, k, _ in cells))
-    cols = [c for m in methods for c in (m, f"{m}@samples") if c == m or c in set(ours["col"])]
+    cols = [c for m in methods for c in (m, column_key(m, "samples")) if c == m or c in set(ours["col"])]
     names = [column_name(c) for c in cols]
     frame = pd.DataFrame(
         [

@@ -80,7 +80,7 @@ def budget_table(metrics: pd.DataFrame, methods: Sequence[str] = paper.METHODS) 
         metrics = metrics.assign(method=[column_key(m, v) for m, v in zip(metrics["method"], metrics["variant"])])
     per_run = {key: _run_budget(g) for key, g in metrics.groupby(["method", "seed"])} if not metrics.empty else {}
     per_run = {key: b for key, b in per_run.items() if b is not None}
-    for col in (c for x in methods for c in (x, f"{x}@samples")):
+    for col in (c for x in methods for c in (x, column_key(x, "samples"))):
         runs = [b for (method, _), b in per_run.items() if method == col]
         if not runs:
             continue
