@@ -279,8 +279,8 @@ class Server:
                     os.close(fd)
                 self.send({"error": f"unknown request {op!r}"})
 
-    def _workdir(self) -> str:
-        """The working directory, fresh and empty (the same path every time: `finish` removed the last one)."""
+    def _workdir(self) -> None:
+        """Make the working directory, fresh and empty (the same path every time: `finish` removed the last one)."""
         self.n += 1
         try:
             os.mkdir(self.workdir, 0o700)
@@ -289,7 +289,6 @@ class Server:
             os.mkdir(self.workdir, 0o700)
         if self.active["user"]:
             os.chown(self.workdir, self.uid, self.uid)
-        return self.workdir
 
     def start(self, cpu: float, fds: dict[int, int], script: bool = False) -> int:
         """Fork one sandboxed program process with `fds` (target fd -> our fd) in place: it reads the program
