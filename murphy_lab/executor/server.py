@@ -443,8 +443,11 @@ def _open_all(folders: list[str], name: str, flags: int) -> list[int]:
 
 def _settle_fds(sock: int) -> int:
     """Our socket and stderr above PROGRAM_FDS, fds 0-4 on /dev/null; the socket's new fd."""
+    global _STDERR
     sock = _above(sock)
-    sys.stderr = open(fcntl.fcntl(2, fcntl.F_DUPFD_CLOEXEC, PROGRAM_FDS), "w", buffering=1)
+    # kept referenced here too: a program process replaces sys.stderr, and freeing this file object there
+    # would touch (copy) some 60 pages shared with the server
+    sys.stderr = _STDERR = open(fcntl.fcntl(2, fcntl.F_DUPFD_CLOEXEC, PROGRAM_FDS), "w", buffering=1)
     for fd in range(PROGRAM_FDS):
         os.dup2(_DEVNULL, fd)
     return sock
