@@ -66,6 +66,18 @@ def test_program_main_block_does_not_run_for_assert_tests(ex):
     assert ex.run(prog, ["assert f(1) == 2"]).solved
 
 
+def test_programs_compile_as_plain_python_does(ex):
+    # no __future__ feature of the executor's own modules (postponed annotations) leaks into the program
+    prog = "def f(x: int) -> int:\n    return x\n\nKIND = type(f.__annotations__['x']).__name__\n"
+    assert ex.run(prog, ["assert KIND == 'type'"]).solved
+    assert ex.run(prog + "print(KIND)\n", [IOTest("", "type\n")]).solved
+
+
+def test_test_code_compiles_as_plain_python_does(ex):
+    suite = TestSuite(cases=("assert type(g.__annotations__['x']) is type",), setup="def g(x: int):\n    pass\n")
+    assert ex.run(ADD, suite).solved
+
+
 def test_python_numeric_equality_is_kept(ex):
     res = ex.run("def f():\n    return 2.0\n", ["assert f() == 2", "assert [f()] == [2]", "assert f() > 1"])
     assert res.solved

@@ -346,11 +346,11 @@ def _rewrite_body(stmts: list, lines: list[bytes]) -> None:
 def compile_test(source: str, filename: str):
     """Compile test code with every assert rewritten into a `Check` call (cached: tests repeat across samples)."""
     if "assert" not in source:
-        return compile(source, filename, "exec")
+        return compile(source, filename, "exec", dont_inherit=True)
     tree = ast.parse(source, filename)
     lines = source.encode("utf-8", "surrogatepass").splitlines(True)
     _rewrite_body(tree.body, lines)
-    return compile(tree, filename, "exec")
+    return compile(tree, filename, "exec", dont_inherit=True)
 
 
 # --- reporting -------------------------------------------------------------------------------------------------

@@ -85,7 +85,7 @@ _CHILD_STDIO = tuple(
 def compile_program(program: str):
     """(code, None) or (None, the error text). Compiling executes nothing."""
     try:
-        return compile(program, PROGRAM_FILE, "exec"), None
+        return compile(program, PROGRAM_FILE, "exec", dont_inherit=True), None  # none of our __future__ flags
     except (SyntaxError, ValueError) as e:  # ValueError: source with NUL bytes
         return None, "".join(traceback.format_exception_only(type(e), e)).strip()
     except UnicodeError as e:  # lone surrogates
