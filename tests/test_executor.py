@@ -50,6 +50,17 @@ def test_exception_feedback_has_the_program_frames_and_no_harness_frames(ex):
     assert "harness" not in res.feedback and "worker" not in res.feedback
 
 
+def test_small_and_large_programs_get_the_same_feedback(ex):
+    # a small program is compiled by the worker, a large one by its program process (program_file.py)
+    pad = "#" * 99 + "\n"
+    small = "def f(x):\n    return 1 / x\n"
+    large = small + pad * 700  # over 64 KB of text
+    results = [ex.run(p, ["assert f(2) == 0.5", "assert f(0) == 1"]) for p in (small, large)]
+    assert [r.outcomes[0].status for r in results] == ["passed", "passed"]
+    assert results[0].feedback == results[1].feedback
+    assert 'File "solution.py", line 2' in results[1].feedback
+
+
 def test_syntax_error_is_reported_once_with_its_line(ex):
     res = ex.run("def f(x) return 1\n", ["assert f(1) == 1", "assert f(2) == 1"])
     assert res.status == "syntax" and res.reward == 0.0 and res.total == 2

@@ -57,7 +57,8 @@ def _load(name: str, file: str):
 
 sandbox = _load("_murphy_sandbox", "sandbox.py")
 wire = _load("_murphy_wire", "wire.py")
-PROGRAM_FILE = "solution.py"
+program_file = _load("_murphy_program_file", "program_file.py")
+PROGRAM_FILE = program_file.FILENAME
 PROGRAM_MODULE = "solution"
 MAX_DETAIL = 2000
 _ModuleType, _isinstance, _exit = types.ModuleType, isinstance, os._exit
@@ -82,18 +83,6 @@ _CHILD_STDIO = tuple(
 
 
 # --- the program process ----------------------------------------------------------------------------------------
-def compile_program(program: str):
-    """(code, None) or (None, the error text). Compiling executes nothing."""
-    try:
-        return compile(program, PROGRAM_FILE, "exec", dont_inherit=True), None  # none of our __future__ flags
-    except (SyntaxError, ValueError) as e:  # ValueError: source with NUL bytes
-        return None, "".join(traceback.format_exception_only(type(e), e)).strip()
-    except UnicodeError as e:  # lone surrogates
-        return None, f"SyntaxError: the program is not valid text ({type(e).__name__}: {e})"[:MAX_DETAIL]
-    except (MemoryError, RecursionError) as e:
-        return None, f"{type(e).__name__}: the program is too large or too deeply nested to compile"
-
-
 def format_exception(e: BaseException, limit: int = 3) -> str:
     """The exception and its last `limit` program frames."""
     frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename == PROGRAM_FILE]
@@ -303,9 +292,8 @@ class Server:
             try:
                 self.sandbox.enter(int(cpu) + 2)
                 sys.stderr = _CHILD_STDIO[2]
-                source = os.pread(4, os.fstat(4).st_size, 0).decode("utf-8", "surrogatepass")
+                code, source, error = program_file.unpack(os.pread(4, os.fstat(4).st_size, 0))
                 os.close(4)
-                code, error = compile_program(source)
                 if script:
                     run_script(code, source, 3, error)
                 elif code is None:

@@ -50,6 +50,7 @@ harness = _load("_murphy_harness", "harness.py")
 harness.wire = wire
 tester = _load("_murphy_tester", "tester.py")
 tester.harness = harness
+program_file = _load("_murphy_program_file", "program_file.py")
 MB = 1 << 20
 _DEVNULL = os.open(os.devnull, os.O_RDWR)
 
@@ -111,7 +112,8 @@ class Worker:
 
     # --- jobs -------------------------------------------------------------------------------------------------
     def prepare(self, job: dict) -> dict:
-        """Check sizes and text, compile the tests once per job (compiling executes nothing)."""
+        """Check sizes and text, compile the tests once per job and a small program (compiling executes nothing:
+        `program_file`)."""
         n = len(job.get("cases", []))
         try:
             problem = _too_large(job, self.cfg)
@@ -133,6 +135,7 @@ class Worker:
                 except (SyntaxError, ValueError, UnicodeError, RecursionError, MemoryError) as e:
                     cases.append({"status": "error", "detail": f"the test does not compile: {e}"})
             job["compiled"] = (setup_code, cases)
+            job["program_file"] = program_file.pack(job["program"])
         except Exception as e:  # noqa: BLE001 - a bad job fails alone
             job["compiled"] = [
                 {"status": "error", "detail": f"the job could not be prepared: {e!r}"[:2000]}
@@ -152,7 +155,7 @@ class Worker:
         outcomes: list[dict | None] = list(decided)
         self.program = os.memfd_create("program", os.MFD_CLOEXEC)  # read only by the program processes
         try:
-            data = job["program"].encode("utf-8", "surrogatepass")
+            data = job["program_file"]
             while data:
                 data = data[os.write(self.program, data) :]
             pending = [i for i, c in enumerate(job["cases"]) if outcomes[i] is None and c[0] == "assert"]
