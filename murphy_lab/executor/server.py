@@ -35,9 +35,13 @@ import time
 import traceback
 import types
 
+# imported once here, so a program importing them finds them loaded. Only what programs commonly import: every
+# page the server holds is copied into the page tables of every fork and torn down at every exit, so a rarely
+# used heavy module (dataclasses, with inspect: 1.4 MB; hashlib, datetime, decimal, fractions: 1.3 MB) costs
+# every job more than the few programs that import it save
 WARM_MODULES = (
-    "abc array bisect collections collections.abc copy dataclasses datetime decimal enum fractions functools "
-    "hashlib heapq io itertools math operator re string textwrap typing unicodedata"
+    "abc array bisect collections collections.abc copy enum functools heapq io itertools math operator re "
+    "string textwrap typing unicodedata"
 ).split()
 for _name in WARM_MODULES:
     importlib.import_module(_name)
