@@ -51,7 +51,7 @@ def test_exception_feedback_has_the_program_frames_and_no_harness_frames(ex):
 
 
 def test_small_and_large_programs_get_the_same_feedback(ex):
-    # a small program is compiled by the worker, a large one by its program process (program_file.py)
+    # a small program is compiled by the worker, a large one by its program process (protocol.py)
     pad = "#" * 99 + "\n"
     small = "def f(x):\n    return 1 / x\n"
     large = small + pad * 700  # over 64 KB of text

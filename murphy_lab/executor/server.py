@@ -4,12 +4,12 @@ Started by `pool.Executor` as ``python -I server.py '<config json>' <socket fd>`
 (`worker.py`), which is the other end of the socket. It never receives a test or an expected value, and never
 reads a program either: the program comes as a file descriptor (a memfd) that only the program process reads. So
 nothing a program reads in its own memory or files holds an answer, or another job's program.
-Requests (length-prefixed JSON; the channel to the test process travels as a file descriptor):
+Requests (`protocol.py`; the channel to the test process travels as a file descriptor):
 
-    {"op": "assert", "cpu": s} + channel fd, program fd   fork a program process serving the program's names (no
-                                             reply; a syntax error is sent on the channel as the program's hello)
-    {"op": "finish"}                         kill it and everything it started, clean up -> {"status": ...}
-    {"op": "io", "input": ..., "timeout": ...} + program fd   run it as a script on that stdin -> status, stdout
+    ASSERT + channel fd, program fd   fork a program process serving the program's names (no reply; a syntax
+                                      error is sent on the channel as the program's hello)
+    FINISH                            kill it and everything it started, clean up -> FINISHED (its wait status)
+    {"op": "io", ...} + program fd    run it as a script on that stdin -> status, stdout
 
 A program process (`serve_program`) loads the program as module ``solution`` and answers calls on the channel
 (`wire.Endpoint`): only plain data crosses. It runs in the sandbox of `sandbox.enter`.
@@ -61,11 +61,13 @@ def _load(name: str, file: str):
 
 sandbox = _load("_murphy_sandbox", "sandbox.py")
 wire = _load("_murphy_wire", "wire.py")
-program_file = _load("_murphy_program_file", "program_file.py")
-PROGRAM_FILE = program_file.FILENAME
+protocol = _load("_murphy_protocol", "protocol.py")
+PROGRAM_FILE = protocol.FILENAME
 PROGRAM_MODULE = "solution"
 MAX_DETAIL = 2000
 _ModuleType, _isinstance, _exit = types.ModuleType, isinstance, os._exit
+ASSERT, FINISHED = protocol.ASSERT, protocol.FINISHED
+_FD_SPACE = socket.CMSG_SPACE(4 * 4)
 PROGRAM_FDS = 5  # fds 0-4 are the program process's (stdin, stdout, stderr, the channel, the program): the
 # server keeps them on /dev/null, puts a job's files there just before it forks, and keeps its own above them
 
@@ -228,12 +230,19 @@ class Server:
         gc.collect()
         gc.freeze()
 
-    def recv(self) -> tuple[dict | None, list[int]]:
-        head, fds, _, _ = socket.recv_fds(self.sock, 4, 4)
+    def recv(self) -> tuple[bytes, list[int]]:
+        """One request: its body and the fds that came with its first bytes (the length is read alone, so no
+        read takes bytes or fds of the next request)."""
+        head, anc, _, _ = self.sock.recvmsg(4, _FD_SPACE)
+        fds = []
+        for level, kind, blob in anc:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                fds.extend(struct.unpack(f"{len(blob) // 4}i", blob[: len(blob) // 4 * 4]))
         if len(head) < 4:
+            if not head:
+                raise EOFError
             head += self._exact(4 - len(head))
-        (n,) = struct.unpack("<I", head)
-        return json.loads(self._exact(n)), fds
+        return self._exact(int.from_bytes(head, "little")), fds
 
     def _exact(self, n: int) -> bytes:
         parts, got = [], 0
@@ -251,26 +260,27 @@ class Server:
 
     def loop(self) -> None:
         self.send({"ready": True, "active": self.active, "warnings": self.warnings})
+        sock = self.sock.fileno()
         while True:
             try:
-                msg, fds = self.recv()
+                body, fds = self.recv()
             except (EOFError, ConnectionError, OSError):
                 return
-            op = msg.get("op")
-            if op == "assert":  # fds: the channel, the program (a memfd the worker wrote; we never read it)
-                self.start(msg["cpu"], {3: fds[0], 4: fds[1]})
+            op = body[:1]
+            if op == b"A" and len(fds) == 2:  # the channel, the program (a memfd the worker wrote; never read here)
+                self.start(ASSERT.unpack(body)[1], {3: fds[0], 4: fds[1]})
                 for fd in fds:
                     os.close(fd)
-            elif op == "finish":
+            elif op == b"F":
                 status = self.finish()
-                self.send({"status": status, "oom": self.oom(), "rss_mb": sandbox.rss_mb(_STATM)})
-            elif op == "io":
+                os.write(sock, FINISHED.pack(b"F", status, self.oom(), sandbox.rss_mb(_STATM)))
+            elif op == b"{" and len(fds) == 1 and (msg := json.loads(body)).get("op") == "io":
                 self.send(self.run_io(msg["input"], msg["timeout"], fds[0]))
                 os.close(fds[0])
             else:
                 for fd in fds:
                     os.close(fd)
-                self.send({"error": f"unknown request {op!r}"})
+                self.send({"error": f"unknown request {body[:20]!r}"})
 
     def _workdir(self) -> None:
         """Make the working directory, fresh and empty (the same path every time: `finish` removed the last one)."""
@@ -296,7 +306,7 @@ class Server:
             try:
                 self.sandbox.enter(int(cpu) + 2)
                 sys.stderr = _CHILD_STDIO[2]
-                code, source, error = program_file.unpack(os.pread(4, os.fstat(4).st_size, 0))
+                code, source, error = protocol.unpack(os.pread(4, os.fstat(4).st_size, 0))
                 os.close(4)
                 if script:
                     run_script(code, source, 3, error)

@@ -50,7 +50,8 @@ harness = _load("_murphy_harness", "harness.py")
 harness.wire = wire
 tester = _load("_murphy_tester", "tester.py")
 tester.harness = harness
-program_file = _load("_murphy_program_file", "program_file.py")
+protocol = _load("_murphy_protocol", "protocol.py")
+ASSERT, FINISH, FINISHED = protocol.ASSERT, protocol.FINISH, protocol.FINISHED
 MB = 1 << 20
 _DEVNULL = os.open(os.devnull, os.O_RDWR)
 
@@ -79,8 +80,9 @@ class Worker:
         gc.freeze()
 
     # --- the socket to the program server -----------------------------------------------------------------
-    def _ps_send(self, obj: dict, fds: tuple[int, ...] = ()) -> None:
-        data = json.dumps(obj).encode("utf-8", "surrogatepass")
+    def _ps_send(self, obj: dict | bytes, fds: tuple[int, ...] = ()) -> None:
+        """A request: JSON, or the bytes of one of the server's fixed-size requests (ASSERT, FINISH)."""
+        data = obj if isinstance(obj, bytes) else json.dumps(obj).encode("utf-8", "surrogatepass")
         data = struct.pack("<I", len(data)) + data
         try:
             if fds:
@@ -113,7 +115,7 @@ class Worker:
     # --- jobs -------------------------------------------------------------------------------------------------
     def prepare(self, job: dict) -> dict:
         """Check sizes and text, compile the tests once per job and a small program (compiling executes nothing:
-        `program_file`)."""
+        `protocol`)."""
         n = len(job.get("cases", []))
         try:
             problem = _too_large(job, self.cfg)
@@ -135,7 +137,7 @@ class Worker:
                 except (SyntaxError, ValueError, UnicodeError, RecursionError, MemoryError) as e:
                     cases.append({"status": "error", "detail": f"the test does not compile: {e}"})
             job["compiled"] = (setup_code, cases)
-            job["program_file"] = program_file.pack(job["program"])
+            job["program_file"] = protocol.pack(job["program"])
         except Exception as e:  # noqa: BLE001 - a bad job fails alone
             job["compiled"] = [
                 {"status": "error", "detail": f"the job could not be prepared: {e!r}"[:2000]}
@@ -187,7 +189,7 @@ class Worker:
         timeout = job["timeout"]
         mine, theirs = socket.socketpair()
         try:
-            self._ps_send({"op": "assert", "cpu": timeout * len(idx)}, (theirs.fileno(), self.program))
+            self._ps_send(ASSERT.pack(b"A", timeout * len(idx)), (theirs.fileno(), self.program))
         finally:
             theirs.close()
         r, w = os.pipe()
@@ -214,7 +216,7 @@ class Worker:
         keep = not timed_out and all(v.get("status") in ("passed", "failed", "error") for v in verdicts)
         if not keep or _exited(pid) or sandbox.rss_mb(self.tester[2]) > self.cfg["max_worker_mb"]:
             self._drop_tester()  # a test process that timed out, hit a limit or grew is never reused
-        self._ps_send({"op": "finish"})
+        self._ps_send(FINISH)
         self.unread += 1
         out = [{k: str(v.get(k, "")) for k in ("status", "detail", "assertion")} for v in verdicts]
         for o in out:
@@ -267,7 +269,12 @@ class Worker:
         """The server's replies to our `finish` requests, read when needed (the last one is returned)."""
         done = {}
         while self.unread:
-            done = self._ps_recv(60)
+            self.sock.settimeout(60)
+            try:
+                _, status, oom, rss = FINISHED.unpack(self._exact(FINISHED.size))
+            except (OSError, struct.error) as e:
+                raise ServerLost(str(e)) from None
+            done = {"status": status, "oom": oom, "rss_mb": rss}
             self.unread -= 1
             self._watch(done)
         return done

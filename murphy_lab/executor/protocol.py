@@ -1,11 +1,22 @@
-"""What a program process reads from its memfd: the program's text, and its code when the worker compiled it.
+"""What the test worker hands its program server: the server's requests, and the program file.
 
-The test worker (`worker.py`) writes the file, the program process (`server.py`) reads it; the server in between
-never does. Compiling executes nothing, so the worker may compile a program without running any of it: for a
-program of at most `WORKER_COMPILES` bytes it does (a compile in a warm process costs a fraction of one in a
-fresh fork, whose compiler touches pages it then has to copy), and the program process only unmarshals the code.
-A larger program, or one that does not compile, is compiled by its program process, as before: a huge program's
-compile never runs in the worker, and a syntax error reads the same either way.
+Loaded by path by both (stdlib only). The server's requests are length-prefixed (4 bytes, little-endian); the
+two of every job are fixed-size binary, because the server's own work between forks touches pages the last fork
+still shares, each one a copy (no JSON on that path); the rare IO request is JSON:
+
+    ASSERT: b"A" + CPU seconds (float64), with two fds: the channel, the program file
+            -> no reply; the server forks a program process that serves the program's names on the channel
+    FINISH: b"F" -> FINISHED, not length-prefixed: b"F", the program process's wait status, whether the memory
+            cgroup refused memory, the server's RSS in MB
+    {"op": "io", "input": ..., "timeout": ...}, with one fd: the program file -> JSON: status, stdout
+
+The program file (a memfd) is what a program process reads: the program's text, and its code when the worker
+compiled it. The worker writes it, the program process reads it; the server in between never does. Compiling
+executes nothing, so the worker may compile a program without running any of it: for a program of at most
+`WORKER_COMPILES` bytes it does (a compile in a warm process costs a fraction of one in a fresh fork, whose
+compiler touches pages it then has to copy), and the program process only unmarshals the code. A larger program,
+or one that does not compile, is compiled by its program process: a huge program's compile never runs in the
+worker, and a syntax error reads the same either way.
 
     b"M" + len(code) (4 bytes, little-endian) + marshal(code) + text      compiled by the worker
     b"S" + text                                                           compiled by the program process
@@ -14,7 +25,12 @@ compile never runs in the worker, and a syntax error reads the same either way.
 from __future__ import annotations
 
 import marshal
+import struct
 import traceback
+
+ASSERT = struct.Struct("<cd")  # b"A", CPU seconds
+FINISH = b"F"
+FINISHED = struct.Struct("<ci?d")  # b"F", wait status, memory refused, RSS MB
 
 FILENAME = "solution.py"  # the program's name in tracebacks and feedback
 WORKER_COMPILES = 64 * 1024  # bytes of program text the worker compiles itself
