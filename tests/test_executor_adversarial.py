@@ -44,13 +44,10 @@ def descendants(pids: list[int]) -> list[int]:
                 parent[int(d)] = int(stat.rsplit(")", 1)[1].split()[1])
             except (OSError, IndexError, ValueError):
                 pass
-    # the test workers' reused test processes (forked from a worker, never run program code) are not leftovers
-    workers = {p for p in pids if "worker.py" in _cmdline(str(p))}
-    testers = {p for p, pp in parent.items() if pp in workers and "worker.py" in _cmdline(str(p))}
-    found, frontier = [], set(pids) | testers
+    found, frontier = [], set(pids)
     while frontier:
         kids = {p for p, pp in parent.items() if pp in frontier}
-        found += kids - testers
+        found += kids
         frontier = kids
     return found
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from murphy_lab.executor import Executor, IOTest
+from murphy_lab.executor import Executor, IOTest, TestSuite
 
 ROOT = os.geteuid() == 0
 OK = "def f():\n    return 1\n"
@@ -207,6 +207,42 @@ def test_a_program_cannot_create_a_nested_user_namespace(ex):
 def test_a_memory_hog_fails_alone(ex):
     hog = "def f():\n    x = bytearray(8 << 30)\n    return 1\n"
     res = ex.run_many([(OK, ["assert f() == 1"]), (hog, ["assert f() == 1"]), (OK, ["assert f() == 1"])])
+    assert [r.status for r in res] == ["passed", "memory", "passed"]
+
+
+# --- the test code runs in the worker: it cannot disturb the worker's own work --------------------------------
+def test_test_code_that_prints_or_reads_stdin_leaves_the_worker_intact(ex):
+    noisy = TestSuite(
+        cases=("print('x' * 100000)\nimport os, sys\nos.write(1, b'junk')\nsys.stderr.write('e')\nassert f() == 1",
+               "input()"),
+    )  # fmt: skip
+    first, second = ex.run_many([(OK, noisy), (OK, ["assert f() == 1"])])
+    assert [o.status for o in first.outcomes] == ["passed", "error"] and "EOFError" in first.feedback
+    assert second.solved
+
+
+def test_test_code_that_loops_and_swallows_the_timeout_still_times_out():
+    with Executor(workers=1, timeout=0.5) as e:
+        stubborn = "while True:\n    try:\n        f()\n    except BaseException:\n        pass"
+        res = e.run_many(
+            [(OK, [stubborn, "assert f() == 1"]), (OK, ["while True:\n    pass"]), (OK, ["assert f() == 1"])]
+        )
+    assert [[o.status for o in r.outcomes] for r in res] == [["timeout", "passed"], ["timeout"], ["passed"]]
+
+
+@pytest.mark.slow
+def test_test_code_stuck_in_c_costs_its_job_and_a_worker_only():
+    # a C loop never lets the timer strike: the pool replaces the worker that stopped answering (its own
+    # deadline: the job's timeouts + 11 s); the job queued behind it runs in the new worker
+    with Executor(workers=1, timeout=0.5) as e:
+        stuck, after = e.run_many([(OK, ["sum(range(10**13))"]), (OK, ["assert f() == 1"])])
+    assert stuck.status == "crashed" and "stopped answering" in stuck.feedback
+    assert after.solved
+
+
+def test_test_code_that_runs_out_of_memory_fails_alone(ex):
+    hog = TestSuite(cases=("x = bytearray(8 << 30)",), setup="")
+    res = ex.run_many([(OK, ["assert f() == 1"]), (OK, hog), (OK, ["assert f() == 1"])])
     assert [r.status for r in res] == ["passed", "memory", "passed"]
 
 

@@ -307,8 +307,8 @@ def test_a_program_cannot_read_another_jobs_program_from_its_memory():
     assert first.solved and scan.solved and last.solved
 
 
-def test_a_reused_test_process_sees_only_the_current_jobs_program():
-    """The test process serves job after job: `solution`, the test namespace and the handles are each job's own."""
+def test_a_worker_sees_only_the_current_jobs_program():
+    """The worker runs job after job's tests: `solution`, the test namespace and the handles are each job's own."""
     with Executor(timeout=2, workers=1) as one:
         first = one.run(
             "def f():\n    return 1\nSEEN = 1", ["from solution import f\nassert f() == 1", "X = 5"]

@@ -1,10 +1,10 @@
-"""The test process: run test cases against the program's names, which are proxies; write the verdicts.
+"""The test side: run test cases against the program's names, which are proxies; report the verdicts.
 
-This file is loaded by the test worker (`worker.py`) by path; it stands on the standard library and `wire.py`.
-The test process is forked from the worker, which never runs program code: the test's source, its expected
-values and the comparison live here, the program lives in another process (`server.py`) and answers calls over
-the channel with plain data only (`wire.py`). So no object, patch, trace hook or memory read of the program can
-reach what decides the verdict.
+This file is loaded by the test worker (`worker.py`) by path, and runs there; it stands on the standard library
+and `wire.py`. The worker never runs program code: the test's source, its expected values and the comparison
+live there, the program lives in another process (`server.py`) and answers calls over the channel with plain
+data only (`wire.py`). So no object, patch, trace hook or memory read of the program can reach what decides the
+verdict.
 
 How a verdict is made (the rules the feedback and the tests rely on):
 
@@ -14,7 +14,7 @@ How a verdict is made (the rules the feedback and the tests rely on):
   names override program names (HumanEval's ``check`` and the prompt helpers belong to the tests).
 - Every ``assert`` is rewritten with `ast` into a call to `Check`, which compares by `plain` value and reports
   the left side's value for feedback. A handle compares equal only to a handle (the program's own ``__eq__``).
-- ``passed`` is written only after the case finished and the channel saw no fault (a stop, a lost program
+- ``passed`` is reported only after the case finished and the channel saw no fault (a stop, a lost program
   process, a message that is not plain data): a test that could not run this way fails closed.
 """
 
@@ -25,12 +25,9 @@ import builtins
 import functools
 import importlib
 import importlib.util
-import json
 import linecache
 import operator
-import os
 import reprlib
-import resource
 import sys
 import traceback
 import types
@@ -46,7 +43,6 @@ wire = None  # the channel module, set by the worker that loads this file
 # --- captured before any program runs -------------------------------------------------------------------------
 _type, _id, _len, _bool, _issubclass, _getattr = type, id, len, bool, issubclass, getattr
 _type_getattr = type.__getattribute__
-_write = os.write
 _CLEAN_BUILTINS = dict(builtins.__dict__)
 _CLEAN_BUILTINS["isinstance"] = lambda obj, cls: issubclass(type(obj), cls)  # `__class__` cannot lie to tests
 _OPS = {
@@ -433,17 +429,6 @@ def program_names(hello: list) -> dict:
     return names
 
 
-def _verdict(fd: int, status: str, detail: str = "", assertion: str = "") -> None:
-    """One case's outcome, one JSON line on `fd` (the worker reads them as they come)."""
-    if status == "memory":
-        _, hard = resource.getrlimit(resource.RLIMIT_AS)
-        resource.setrlimit(resource.RLIMIT_AS, (hard, hard))
-    msg = {"status": status, "detail": detail[:MAX_DETAIL], "assertion": assertion[:MAX_DETAIL]}
-    data = json.dumps(msg).encode("utf-8", "replace") + b"\n"
-    while data:
-        data = data[_write(fd, data) :]
-
-
 def _stop_status(e: BaseException) -> str | None:
     if isinstance(e, MemoryError):
         return "memory"
@@ -452,18 +437,18 @@ def _stop_status(e: BaseException) -> str | None:
     return None
 
 
-def run_cases(chan: int, fd: int, setup_code, setup: str, cases: list) -> None:
-    """Receive the program's names once, then run setup and each (compiled case, source) in a fresh namespace;
-    one verdict line per case on `fd`. Stops at the first fault of the channel (the worker starts a new pair)."""
-    ep = wire.Endpoint(chan, trace_files=(TEST_FILE, SETUP_FILE))
+def run_cases(ep, report, setup_code, setup: str, cases: list) -> None:
+    """Receive the program's names on `ep` (a `wire.Endpoint`) once, then run setup and each (compiled case,
+    source) in a fresh namespace; ``report(status, detail, assertion)`` once per case. Stops at the first fault of
+    the channel (the worker starts a new program process for the rest)."""
     try:
         hello = ep.recv()
     except wire.Fault as f:
-        return _verdict(fd, f.status, f.detail)
+        return report(f.status, f.detail, "")
     if hello[0] == "loadfail" and len(hello) == 3:
-        return _verdict(fd, str(hello[1]), str(hello[2]), "(loading the program)")
+        return report(str(hello[1]), str(hello[2]), "(loading the program)")
     if hello[0] != "hello" or len(hello) != 2:
-        return _verdict(fd, "error", "the program process did not describe its names")
+        return report("error", "the program process did not describe its names", "")
     names = program_names(hello[1])
     module = types.ModuleType(PROGRAM_MODULE)
     module.__dict__.update(names)
@@ -471,7 +456,7 @@ def run_cases(chan: int, fd: int, setup_code, setup: str, cases: list) -> None:
     _remember_source(SETUP_FILE, setup)
     for case_code, case in cases:
         _remember_source(TEST_FILE, case)
-        _verdict(fd, *run_case(ep, names, setup_code, case_code))
+        report(*run_case(ep, names, setup_code, case_code))
         if ep.fault is not None:
             return None
     return None

@@ -1,13 +1,14 @@
-"""The test worker: holds the tests, runs them in its test process (`tester.py`), and writes the outcomes.
+"""The test worker: holds the tests, runs them (`harness.py`), and writes the outcomes.
 
 Started by `pool.Executor` as ``python -I worker.py '<config json>' <socket fd>``; speaks length-prefixed JSON
-on stdin/stdout with the pool (one job in, one list of outcomes out) and drives its program server
-(`server.py`) over the socket. This process and the test processes it forks never execute program code: the
-program runs in a program process of the server, which never receives a test or an expected value.
+with the pool on the pipes it was started with (one job in, one list of outcomes out; moved above fd 2, so test
+code meets /dev/null there) and drives its program server (`server.py`) over the socket. This process never
+executes program code: the program runs in a program process of the server, which never receives a test or an
+expected value.
 
-One assert test: a socketpair is the channel; one end goes to the server, which forks a program process serving
-the program's names on it; the worker's test process, forked once and reused, gets the other end
-(`tester.serve_tests`). The worker waits with the wall-clock timeout, then the server kills and sweeps the
+One job's assert tests: a socketpair is the channel; one end goes to the server, which forks a program process
+serving the program's names on it; the test code runs here against the other end (`harness.run_cases`), each
+case within the wall-clock timeout of the previous verdict (`_Timer`), then the server kills and sweeps the
 program process. One IO test: the server runs the program as a script on the input and returns its stdout; the
 worker compares it.
 
@@ -18,13 +19,12 @@ worker past ``max_worker_mb`` (or whose server died) answers its job, then asks 
 from __future__ import annotations
 
 import builtins
+import fcntl
 import gc
 import importlib.util
 import json
-import marshal
 import os
 import resource
-import select
 import signal
 import socket
 import struct
@@ -48,11 +48,10 @@ sandbox = _load("_murphy_sandbox", "sandbox.py")
 wire = _load("_murphy_wire", "wire.py")
 harness = _load("_murphy_harness", "harness.py")
 harness.wire = wire
-tester = _load("_murphy_tester", "tester.py")
-tester.harness = harness
 protocol = _load("_murphy_protocol", "protocol.py")
 ASSERT, FINISH, FINISHED = protocol.ASSERT, protocol.FINISH, protocol.FINISHED
 MB = 1 << 20
+MAX_DETAIL = 2000  # characters of a verdict's detail and assertion kept (feedback.py truncates further)
 _DEVNULL = os.open(os.devnull, os.O_RDWR)
 
 
@@ -68,9 +67,6 @@ class Worker:
         # the server meets the same kernel: say each refusal once
         self.active = hello["active"]
         self.warnings = list(dict.fromkeys(self.warnings + hello["warnings"]))
-        self.current: int | None = None
-        self.tester: tuple[int, socket.socket, int] | None = None  # the test process: pid, socket, statm fd
-        self.prefetch = None  # called once while a test runs, when the next job is waiting on stdin
         self.retire = ""  # why this worker should be replaced after the current job
         self.unread = 0  # replies of the server to `finish` requests not read yet
         self.grew = False  # this worker or its server grew past max_worker_mb: replace it after this job
@@ -184,86 +180,57 @@ class Worker:
         return [o if o is not None else _lost() for o in outcomes]
 
     def run_asserts(self, job: dict, idx: list[int]) -> list[dict]:
-        """Assert tests `idx` in one program process (server) and the test process (`_tester`), joined by a
-        socketpair. Returns the outcomes of a prefix of `idx` (all of them unless one ended a process)."""
+        """Assert tests `idx`: the server's program process serves the program's names on one end of a socketpair,
+        the test code runs here on the other (`harness.run_cases`; this process never runs program code).
+        Returns the outcomes of a prefix of `idx` (all of them unless one ended the program process)."""
         timeout = job["timeout"]
         mine, theirs = socket.socketpair()
         try:
             self._ps_send(ASSERT.pack(b"A", timeout * len(idx)), (theirs.fileno(), self.program))
         finally:
             theirs.close()
-        r, w = os.pipe()
+        setup_code, codes = job["compiled"]
+        verdicts: list[dict] = []
+        ep = wire.Endpoint(mine.fileno(), trace_files=(harness.TEST_FILE, harness.SETUP_FILE))
+
+        def report(status: str, detail: str, assertion: str) -> None:
+            _TIMER.stop()
+            verdicts.append({"status": status, "detail": detail[:MAX_DETAIL], "assertion": assertion[:MAX_DETAIL]})
+            if status == "memory":  # room to go on, then a fresh worker
+                _, hard = resource.getrlimit(resource.RLIMIT_AS)
+                resource.setrlimit(resource.RLIMIT_AS, (hard, hard))
+                self.grew = True
+            _TIMER.start(ep, timeout)  # the next case (each case's limit runs from the previous verdict)
+
+        cases = [(codes[i], job["cases"][i][1]) for i in idx]
+        quiet = sys.stdout, sys.stderr
+        sys.stdout = sys.stderr = _QUIET  # what the test code prints goes nowhere
         try:
-            pid = self._tester()
-            setup_code, codes = job["compiled"]
-            text = json.dumps(
-                {"setup": job["setup"], "cases": [job["cases"][i][1] for i in idx], "cpu": timeout * len(idx)}
-            ).encode("utf-8", "surrogatepass")
-            code = marshal.dumps((setup_code, [codes[i] for i in idx]))  # compiled here once, not again there
-            socket.send_fds(self.tester[1], [struct.pack("<II", len(text), len(code))], [mine.fileno(), w])
-            self.tester[1].sendall(text + code)
-        except OSError:  # it died between jobs: a fresh one next time, and this pair ends without verdicts
-            self._drop_tester()
-            pid = 0
+            _TIMER.start(ep, timeout)  # the first case's limit includes loading the program
+            harness.run_cases(ep, report, setup_code, job["setup"], cases)
+        except wire.Fault:  # the limit struck between cases
+            pass
         finally:
+            _TIMER.stop()
+            sys.stdout, sys.stderr = quiet
             mine.close()
-            os.close(w)
-        self.current = pid or None
-        try:
-            verdicts, timed_out = self._collect(pid, r, len(idx), timeout)
-        finally:
-            self.current = None
-        keep = not timed_out and all(v.get("status") in ("passed", "failed", "error") for v in verdicts)
-        if not keep or _exited(pid) or sandbox.rss_mb(self.tester[2]) > self.cfg["max_worker_mb"]:
-            self._drop_tester()  # a test process that timed out, hit a limit or grew is never reused
+            sys.modules.pop(harness.PROGRAM_MODULE, None)
         self._ps_send(FINISH)
         self.unread += 1
         out = [{k: str(v.get(k, "")) for k in ("status", "detail", "assertion")} for v in verdicts]
         for o in out:
             if o["status"] == "syntax":
                 o["assertion"] = ""
-        if timed_out:
-            out.append({"status": "timeout", "detail": f"{timeout:g}"})
+        if ep.fault is not None and ep.fault.status == "timeout" and (not out or out[-1]["status"] != "timeout"):
+            out.append({"status": "timeout", "detail": f"{timeout:g}"})  # it struck between two cases
         elif len(out) < len(idx) and (not out or out[-1]["status"] not in _ENDS):
-            out.append({"status": "crashed", "detail": "the test process ended without a verdict"})
+            out.append({"status": "crashed", "detail": "the test ended without a verdict"})
         if (
             out and out[-1]["status"] == "lost"
         ):  # the program process ended mid-test: how it ended is the outcome
             done = self._finished()
             out[-1] = _ended(done["status"], done.get("oom", False), timeout, self.cfg)
         return out
-
-    def _tester(self) -> int:
-        """The test process: forked from this worker (which never runs program code) once, then reused for
-        job after job, each in fresh namespaces; replaced after a timeout, a limit, or any status other than
-        passed/failed/error. It gets each job's channel and verdict pipe over its own socket."""
-        if self.tester is None:
-            ours, theirs = socket.socketpair()
-            pid = os.fork()
-            if pid == 0:  # -------------------------------------------------------- the test process
-                try:
-                    ours.close()
-                    self._enter_test(None)
-                    os.dup2(theirs.fileno(), 3)
-                    os.closerange(4, 1 << 16)
-                    tester.serve_tests(socket.socket(fileno=3))
-                finally:
-                    os._exit(70)
-            theirs.close()
-            self.tester = (pid, ours, os.open(f"/proc/{pid}/statm", os.O_RDONLY | os.O_CLOEXEC))
-        return self.tester[0]
-
-    def _drop_tester(self) -> None:
-        if self.tester is not None:
-            pid, sock, statm = self.tester
-            self.tester = None
-            sock.close()
-            os.close(statm)
-            sandbox.kill_group(pid)
-            try:
-                os.waitpid(pid, 0)
-            except ChildProcessError:  # already reaped (`_exited`)
-                pass
 
     def _finished(self) -> dict:
         """The server's replies to our `finish` requests, read when needed (the last one is returned)."""
@@ -309,63 +276,7 @@ class Worker:
         if reply.get("rss_mb", 0) > limit or sandbox.rss_mb(_STATM) > limit:
             self.grew = True
 
-    def _enter_test(self, timeout: float | None) -> None:
-        """The test process: its own group, no core, no ptrace, address-space and CPU limits, quiet stdio
-        (`timeout` None: the CPU limit is set per job, `tester.serve_tests`)."""
-        os.setsid()
-        sandbox._libc.prctl(sandbox.PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        sandbox.not_dumpable()
-        for fd in (0, 1, 2):
-            os.dup2(_DEVNULL, fd)
-        limit = (self.cfg["memory_mb"] + 256) * MB  # the test's own data, plus room for the verdict
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit + 64 * MB))
-        if timeout is not None:
-            cpu = int(timeout) + 2
-            resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-
-    def _collect(self, pid: int, r: int, n: int, timeout: float) -> tuple[list[dict], bool]:
-        """Read up to `n` verdict lines, each within `timeout` s of the previous one; (verdicts, timed out).
-
-        Reading ahead (the next job, while a test runs) never costs a test its time: the deadline only counts
-        when it is checked after the read and the test still has no verdict."""
-        poller = select.poll()
-        poller.register(r, select.POLLIN)
-        if self.prefetch is not None:
-            poller.register(0, select.POLLIN)
-        verdicts, buf, timed_out = [], b"", False
-        deadline = time.monotonic() + timeout
-        while len(verdicts) < n:
-            events = dict(poller.poll(max(0.0, deadline - time.monotonic()) * 1000))
-            if 0 in events and self.prefetch is not None:
-                poller.unregister(0)
-                self.prefetch()
-                self.prefetch = None
-                continue
-            if r in events:
-                chunk = os.read(r, 1 << 16)
-                if not chunk:
-                    break  # the test process ended
-                buf += chunk
-                while b"\n" in buf and len(verdicts) < n:
-                    line, buf = buf.split(b"\n", 1)
-                    try:
-                        verdicts.append(json.loads(line.decode("utf-8", "replace")))
-                    except ValueError:
-                        verdicts.append({"status": "crashed", "detail": "a verdict that is not JSON"})
-                    deadline = time.monotonic() + timeout
-                continue
-            if time.monotonic() >= deadline:
-                timed_out = True
-                break
-        os.close(r)
-        return verdicts, timed_out
-
     def shutdown(self) -> None:
-        if self.current is not None:
-            sandbox.kill_group(self.current)
-        if self.tester is not None:
-            sandbox.kill_group(self.tester[0])
         try:
             self.sock.close()
         except OSError:
@@ -384,8 +295,8 @@ def _too_large(job: dict, cfg: dict) -> str:
     return ""
 
 
-# verdicts after which a test process stops early
-_ENDS = ("lost", "exit", "memory", "error", "crashed", "syntax")
+# verdicts after which the rest of the cases need a fresh program process
+_ENDS = ("lost", "exit", "memory", "error", "crashed", "syntax", "timeout")
 
 
 def _lost() -> dict:
@@ -412,19 +323,6 @@ def normalize(text: str) -> str:
     return "\n".join(line.rstrip() for line in text.rstrip().splitlines())
 
 
-def _exited(pid: int) -> bool:
-    if not pid:
-        return True
-    try:
-        return os.waitpid(pid, os.WNOHANG)[0] != 0
-    except ChildProcessError:
-        return True
-
-
-_STATM = os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC)  # ours, for `sandbox.rss_mb`
-
-
-# --- the loop ---------------------------------------------------------------------------------------------------
 def _read_exact(fd: int, n: int) -> bytes:
     """Exactly n bytes from fd (unbuffered, so poll() on it tells whether the next job is waiting), b"" at EOF."""
     parts, got = [], 0
@@ -451,7 +349,63 @@ def _send(stream, obj) -> None:
     stream.flush()
 
 
+class _Timer:
+    """The wall-clock limit of the test code running here: `start(ep, timeout)` arms it, `stop` disarms it.
+
+    When it strikes (SIGALRM), the channel gets the fault ``timeout`` and the fault is raised in the test code;
+    every later request on that channel fails at once, and the verdict is the fault even if the test code
+    catches it. It strikes again every 50 ms until the test code returns (a test looping in Python ends soon);
+    test code stuck in C for long is the pool's to end (it replaces a worker that stopped answering)."""
+
+    def __init__(self) -> None:
+        self.ep = None
+        self.detail = ""
+        signal.signal(signal.SIGALRM, self._strike)
+
+    def start(self, ep, timeout: float) -> None:
+        self.ep, self.detail = ep, f"{timeout:g}"
+        signal.setitimer(signal.ITIMER_REAL, max(timeout, 1e-3), 0.05)
+
+    def stop(self) -> None:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        self.ep = None
+
+    def _strike(self, *_) -> None:
+        ep = self.ep
+        if ep is None:
+            return
+        if ep.fault is None:
+            ep.fault = wire.Fault("timeout", self.detail)
+        raise ep.fault
+
+
+_STATM = os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC)  # ours, for `sandbox.rss_mb`
+_TIMER: _Timer | None = None
+_QUIET = open(os.devnull, "w")  # sys.stdout and sys.stderr while test code runs
+
+
+def _own_stdio() -> tuple[int, object]:
+    """Our pipes to the pool moved above fd 2, and fds 0 and 1 on /dev/null: test code that reads stdin or writes
+    to fd 1 meets nothing of ours (the pool's jobs and our replies)."""
+    jobs = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
+    replies = os.fdopen(fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 3), "wb")
+    os.dup2(_DEVNULL, 0)
+    os.dup2(_DEVNULL, 1)
+    sys.stdin, sys.stdout = open(os.devnull), _QUIET  # noqa: SIM115 - for the life of the process
+    return jobs, replies
+
+
+def _limit_memory(cfg: dict) -> None:
+    """An address-space limit for this process: what it holds now, plus what a test's data may take (the
+    program's own limit and 256 MB; a test's MemoryError is its verdict `memory`, and the worker is replaced)."""
+    now = int(os.pread(_STATM, 256, 0).split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    limit = now + (cfg["memory_mb"] + 256) * MB
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit + 64 * MB))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
 def main() -> None:
+    global _TIMER
     cfg = json.loads(sys.argv[1])
     sock = socket.socket(fileno=int(sys.argv[2]))
     if len(sys.argv) > 3 and cfg.get("pin", True):
@@ -459,25 +413,20 @@ def main() -> None:
             os.sched_setaffinity(0, {int(sys.argv[3])})  # see pool.Executor._spawn
         except OSError:
             pass
-    stdin, stdout = 0, sys.stdout.buffer
+    stdin, stdout = _own_stdio()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C in a notebook stops the parent, not the sandbox
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     sandbox.not_dumpable()
+    _TIMER = _Timer()
     worker = Worker(cfg, sock)
-    ahead: list = []  # the next job, read (and compiled) while a test of the current one was running
-
-    def read_ahead() -> None:
-        job = _recv(stdin)
-        ahead.append(job if job is None else worker.prepare(job))
-
+    _limit_memory(cfg)
     try:
         _send(stdout, {"ready": True, "active": worker.active, "warnings": worker.warnings})
         while True:
-            job = ahead.pop() if ahead else _recv(stdin)
+            job = _recv(stdin)
             if job is None:
                 return
             t0 = time.perf_counter()
-            worker.prefetch = read_ahead
             try:
                 outcomes = worker.run_job(job)
             except Exception as e:  # noqa: BLE001 - a fault of ours fails this job alone, and retires us
@@ -485,10 +434,9 @@ def main() -> None:
                     job["cases"]
                 )
                 worker.retire = worker.retire or "executor fault"
-            worker.prefetch = None
             _send(stdout, {"outcomes": outcomes, "runtime_s": time.perf_counter() - t0})
             if worker.retire or worker.grew:
-                _send(stdout, {"retire": worker.retire or "memory grew", "ahead": bool(ahead)})
+                _send(stdout, {"retire": worker.retire or "memory grew"})
                 return
     finally:
         worker.shutdown()
