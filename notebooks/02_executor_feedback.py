@@ -31,7 +31,7 @@
 
 # %% tags=["parameters"]
 timeout = 1.0  # seconds per test
-memory_mb = 512  # address-space limit per test process (MB)
+memory_mb = 512  # address-space limit per program process (MB)
 workers = 2  # parallel worker processes
 n_batch = 40  # programs in the throughput batch of section 5
 solve_exercises = False  # True fills in the exercise answers (the test suite runs with True)

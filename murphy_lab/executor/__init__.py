@@ -6,13 +6,13 @@
         res.reward, res.status, res.feedback   # 0.5, 'failed', 'Tests failed:\\nassert f(3) == 7  # output: 6'
 
 Modules: `types` (IOTest, TestSuite, TestOutcome, ExecutionResult), `pool` (Executor: the parent side),
-`worker` (the test worker: holds the tests, forks the test processes), `harness` (what runs in a test process:
-the tamper-proof assert checks), `server` (the program server: forks the program processes, never sees a test),
-`wire` (the only thing between them: plain data and handles), `sandbox` (namespaces, limits, cleanup),
-`feedback` (every text a model reads).
+`worker` (the test worker: holds the tests and runs them), `harness` (the test side it runs: the tamper-proof
+assert checks), `server` (the program server: forks the program processes, never sees a test), `protocol` (what
+the worker hands the server: its requests and the program file), `wire` (the only thing between a test and its
+program: plain data and handles), `sandbox` (namespaces, limits, cleanup), `feedback` (every text a model reads).
 
-The verdict cannot be forged by construction: the test code, the expected values and the comparison live in
-processes that never execute program code, and only plain data (exact builtin types) crosses from the program's
+The verdict cannot be forged by construction: the test code, the expected values and the comparison live in a
+process that never executes program code, and only plain data (exact builtin types) crosses from the program's
 process. The sandbox (as root) hides benchmark data, the repository and dataset caches from programs, gives each
 program process its own IPC namespace, private world-writable directories, cgroups and a seccomp filter against
 nested user namespaces, and a bad job fails alone. docs/executor.md has the threat model: what holds by

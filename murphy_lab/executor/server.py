@@ -4,7 +4,7 @@ Started by `pool.Executor` as ``python -I server.py '<config json>' <socket fd>`
 (`worker.py`), which is the other end of the socket. It never receives a test or an expected value, and never
 reads a program either: the program comes as a file descriptor (a memfd) that only the program process reads. So
 nothing a program reads in its own memory or files holds an answer, or another job's program.
-Requests (`protocol.py`; the channel to the test process travels as a file descriptor):
+Requests (`protocol.py`; the channel to the test worker travels as a file descriptor):
 
     ASSERT + channel fd, program fd   fork a program process serving the program's names (no reply; a syntax
                                       error is sent on the channel as the program's hello)
@@ -149,7 +149,7 @@ def _checker(ep):
 
 
 def serve_program(code, program: str, ep) -> None:
-    """Load the program, send its names, answer the test process's calls on `ep` until it hangs up."""
+    """Load the program, send its names, answer the test worker's calls on `ep` until it hangs up."""
     try:
         module = _load_program(code, program, PROGRAM_MODULE)
     except BaseException as e:  # noqa: BLE001 - whatever stops the program is the verdict

@@ -1,4 +1,4 @@
-"""Plain data between the test process and the program process: the only thing that crosses.
+"""Plain data between the test side (the test worker) and the program process: the only thing that crosses.
 
 Loaded by path (stdlib only) on both sides. A value crosses as JSON of exact builtin types: int, float (NaN and
 inf included), complex, str, bytes, bool, None, tuple, list, dict, set, frozenset. A subclass of one of these

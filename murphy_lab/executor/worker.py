@@ -142,7 +142,7 @@ class Worker:
 
     def run_job(self, job: dict) -> list[dict]:
         """All tests of one job. The program is sent to the server once; its assert tests share one program
-        process and one test process, loaded once, until a test ends either (then a fresh pair takes the rest)."""
+        process, loaded once, until a test ends it (then a fresh one takes the rest)."""
         if "compiled" not in job:
             self.prepare(job)
         if isinstance(job["compiled"], list):
@@ -173,7 +173,7 @@ class Worker:
         except ServerLost as e:
             self.retire = f"program server lost: {e}"
             # it died during this job (its program may have killed it): no verdict of this job counts, even one
-            # its test process already wrote (a program that kills the server and then answers must not pass)
+            # we already recorded (a program that kills the server and then answers must not pass)
             outcomes = list(decided)
         finally:
             os.close(self.program)
