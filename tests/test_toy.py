@@ -247,3 +247,10 @@ def test_compare_summary_reports_mean_and_std_per_method():
             {"method": "grpo", "pass@1": {"1": 30.0, "3": 40.0}, "eval_informative_share": 0.7}]
     line = summarize(rows).splitlines()[2]
     assert line.startswith("| grpo | 2 | 20.0 ± 10.0 | 30.0 ± 10.0 | 60.0 ± 10.0 |")
+
+
+def test_the_stand_in_executor_compiles_as_plain_python_does():
+    from murphy_lab.toy.execution import StandInExecutor
+
+    prog = "def f(x: int) -> int:\n    return x\n"
+    assert StandInExecutor().run(prog, ["assert type(f.__annotations__['x']) is type"]).solved

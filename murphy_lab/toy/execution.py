@@ -36,7 +36,7 @@ class StandInExecutor:
     def run(self, program: str, tests) -> ExecutionResult:
         suite = TestSuite.of(tests)
         try:
-            code = compile(program, "solution.py", "exec")
+            code = compile(program, "solution.py", "exec", dont_inherit=True)  # as plain Python: no __future__ of ours
         except SyntaxError as e:
             fb = f"The program does not compile:\nSyntaxError: {e.msg} (line {e.lineno})"
             return ExecutionResult(0.0, 0, len(suite), "syntax", fb)
@@ -46,8 +46,8 @@ class StandInExecutor:
             try:
                 with _alarm(self.timeout):
                     exec(code, env)
-                    exec(compile(suite.setup, "setup.py", "exec"), env)
-                    exec(compile(test, "test.py", "exec"), env)
+                    exec(compile(suite.setup, "setup.py", "exec", dont_inherit=True), env)
+                    exec(compile(test, "test.py", "exec", dont_inherit=True), env)
                 outcomes.append(TestOutcome(test, "passed"))
             except AssertionError as e:
                 shown, value = _failing_assert(e, suite.setup, test, env)
@@ -76,7 +76,7 @@ def _failing_assert(e: AssertionError, setup: str, test: str, env: dict) -> tupl
         node = ast.parse(src).body[0].test
         left = node.left if isinstance(node, ast.Compare) else node
         local = {"f": env.get("f")}
-        return src, repr(eval(compile(ast.Expression(left), "<lhs>", "eval"), env, local))  # noqa: S307
+        return src, repr(eval(compile(ast.Expression(left), "<lhs>", "eval", dont_inherit=True), env, local))  # noqa: S307
     except Exception as err:  # noqa: BLE001
         return src, type(err).__name__
 
