@@ -439,16 +439,20 @@ def _stop_status(e: BaseException) -> str | None:
 
 def run_cases(ep, report, setup_code, setup: str, cases: list) -> None:
     """Receive the program's names on `ep` (a `wire.Endpoint`) once, then run setup and each (compiled case,
-    source) in a fresh namespace; ``report(status, detail, assertion)`` once per case. Stops at the first fault of
-    the channel (the worker starts a new program process for the rest)."""
+    source) in a fresh namespace; ``report(status, detail, assertion)`` once per case, the texts cut to
+    `MAX_DETAIL`. Stops at the first fault of the channel (the worker starts a new program process for the rest)."""
+
+    def say(status: str, detail: str, assertion: str) -> None:
+        report(status, detail[:MAX_DETAIL], assertion[:MAX_DETAIL])
+
     try:
         hello = ep.recv()
     except wire.Fault as f:
-        return report(f.status, f.detail, "")
+        return say(f.status, f.detail, "")
     if hello[0] == "loadfail" and len(hello) == 3:
-        return report(str(hello[1]), str(hello[2]), "(loading the program)")
+        return say(str(hello[1]), str(hello[2]), "(loading the program)")
     if hello[0] != "hello" or len(hello) != 2:
-        return report("error", "the program process did not describe its names", "")
+        return say("error", "the program process did not describe its names", "")
     names = program_names(hello[1])
     module = types.ModuleType(PROGRAM_MODULE)
     module.__dict__.update(names)
@@ -456,7 +460,7 @@ def run_cases(ep, report, setup_code, setup: str, cases: list) -> None:
     _remember_source(SETUP_FILE, setup)
     for case_code, case in cases:
         _remember_source(TEST_FILE, case)
-        report(*run_case(ep, names, setup_code, case_code))
+        say(*run_case(ep, names, setup_code, case_code))
         if ep.fault is not None:
             return None
     return None

@@ -34,7 +34,7 @@ FINISHED = struct.Struct("<ci?d")  # b"F", wait status, memory refused, RSS MB
 
 FILENAME = "solution.py"  # the program's name in tracebacks and feedback
 WORKER_COMPILES = 64 * 1024  # bytes of program text the worker compiles itself
-MAX_DETAIL = 2000
+MAX_DETAIL = 2000  # characters of a program-side error text kept (feedback.py truncates further)
 
 
 def compile_program(program: str):

@@ -51,7 +51,6 @@ harness.wire = wire
 protocol = _load("_murphy_protocol", "protocol.py")
 ASSERT, FINISH, FINISHED = protocol.ASSERT, protocol.FINISH, protocol.FINISHED
 MB = 1 << 20
-MAX_DETAIL = 2000  # characters of a verdict's detail and assertion kept (feedback.py truncates further)
 _DEVNULL = os.open(os.devnull, os.O_RDWR)
 
 
@@ -109,7 +108,7 @@ class Worker:
         return b"".join(parts)
 
     # --- jobs -------------------------------------------------------------------------------------------------
-    def prepare(self, job: dict) -> dict:
+    def prepare(self, job: dict) -> None:
         """Check sizes and text, compile the tests once per job and a small program (compiling executes nothing:
         `protocol`)."""
         n = len(job.get("cases", []))
@@ -117,13 +116,13 @@ class Worker:
             problem = _too_large(job, self.cfg)
             if problem:
                 job["compiled"] = [{"status": "too_large", "detail": problem}] * n
-                return job
+                return
             setup = job["setup"]
             try:
                 setup_code = harness.compile_test(setup, harness.SETUP_FILE) if setup.strip() else None
             except (SyntaxError, ValueError, UnicodeError) as e:
                 job["compiled"] = [{"status": "error", "detail": f"the test setup does not compile: {e}"}] * n
-                return job
+                return
             cases = []
             for case in job["cases"]:
                 try:
@@ -138,13 +137,11 @@ class Worker:
             job["compiled"] = [
                 {"status": "error", "detail": f"the job could not be prepared: {e!r}"[:2000]}
             ] * n
-        return job
 
     def run_job(self, job: dict) -> list[dict]:
         """All tests of one job. The program is sent to the server once; its assert tests share one program
         process, loaded once, until a test ends it (then a fresh one takes the rest)."""
-        if "compiled" not in job:
-            self.prepare(job)
+        self.prepare(job)
         if isinstance(job["compiled"], list):
             return job["compiled"]
         _, cases = job["compiled"]
@@ -195,7 +192,7 @@ class Worker:
 
         def report(status: str, detail: str, assertion: str) -> None:
             _TIMER.stop()
-            verdicts.append({"status": status, "detail": detail[:MAX_DETAIL], "assertion": assertion[:MAX_DETAIL]})
+            verdicts.append({"status": status, "detail": detail, "assertion": "" if status == "syntax" else assertion})
             if status == "memory":  # room to go on, then a fresh worker
                 _, hard = resource.getrlimit(resource.RLIMIT_AS)
                 resource.setrlimit(resource.RLIMIT_AS, (hard, hard))
@@ -217,10 +214,7 @@ class Worker:
             sys.modules.pop(harness.PROGRAM_MODULE, None)
         self._ps_send(FINISH)
         self.unread += 1
-        out = [{k: str(v.get(k, "")) for k in ("status", "detail", "assertion")} for v in verdicts]
-        for o in out:
-            if o["status"] == "syntax":
-                o["assertion"] = ""
+        out = verdicts
         if ep.fault is not None and ep.fault.status == "timeout" and (not out or out[-1]["status"] != "timeout"):
             out.append({"status": "timeout", "detail": f"{timeout:g}"})  # it struck between two cases
         elif len(out) < len(idx) and (not out or out[-1]["status"] not in _ENDS):
@@ -324,7 +318,7 @@ def normalize(text: str) -> str:
 
 
 def _read_exact(fd: int, n: int) -> bytes:
-    """Exactly n bytes from fd (unbuffered, so poll() on it tells whether the next job is waiting), b"" at EOF."""
+    """Exactly n bytes from fd (unbuffered), b"" at EOF."""
     parts, got = [], 0
     while got < n:
         chunk = os.read(fd, min(n - got, 1 << 20))
@@ -380,8 +374,8 @@ class _Timer:
 
 
 _STATM = os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC)  # ours, for `sandbox.rss_mb`
-_TIMER: _Timer | None = None
-_QUIET = open(os.devnull, "w")  # sys.stdout and sys.stderr while test code runs
+_TIMER = _Timer()
+_QUIET = open(_DEVNULL, "w", closefd=False)  # sys.stdout and sys.stderr while test code runs
 
 
 def _own_stdio() -> tuple[int, object]:
@@ -391,7 +385,7 @@ def _own_stdio() -> tuple[int, object]:
     replies = os.fdopen(fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 3), "wb")
     os.dup2(_DEVNULL, 0)
     os.dup2(_DEVNULL, 1)
-    sys.stdin, sys.stdout = open(os.devnull), _QUIET  # noqa: SIM115 - for the life of the process
+    sys.stdin, sys.stdout = open(_DEVNULL, closefd=False), _QUIET  # noqa: SIM115 - for the life of the process
     return jobs, replies
 
 
@@ -405,7 +399,6 @@ def _limit_memory(cfg: dict) -> None:
 
 
 def main() -> None:
-    global _TIMER
     cfg = json.loads(sys.argv[1])
     sock = socket.socket(fileno=int(sys.argv[2]))
     if len(sys.argv) > 3 and cfg.get("pin", True):
@@ -417,7 +410,6 @@ def main() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C in a notebook stops the parent, not the sandbox
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     sandbox.not_dumpable()
-    _TIMER = _Timer()
     worker = Worker(cfg, sock)
     _limit_memory(cfg)
     try:
