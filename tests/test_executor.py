@@ -102,12 +102,15 @@ def test_builtin_subclasses_compare_as_their_base(ex):
     assert ex.run(prog, ["assert f() == (1, 2)", "assert g() == {'a': 1}"]).solved
 
 
-def test_objects_of_the_programs_class_compare_with_their_own_eq(ex):
+def test_objects_of_the_programs_class_are_references_equal_only_to_themselves(ex):
+    # the program's own __eq__ is never consulted: a reference equals only itself (and `is` works on it)
     prog = (
         "class V:\n    def __init__(self, x):\n        self.x = x\n    def __eq__(self, o):\n"
-        "        return self.x == o.x\ndef f():\n    return V(3)\n"
+        "        return self.x == o.x\nONE = V(1)\ndef f():\n    return V(3)\ndef g():\n    return ONE\n"
     )
-    assert ex.run(prog, ["assert f() == V(3)"]).solved
+    res = ex.run(prog, ["assert f() == V(3)", "assert g() is g() and g() == ONE and g() is ONE", "assert f().x == 3"])
+    assert [o.status for o in res.outcomes] == ["failed", "passed", "passed"]
+    assert "(a V object of the program: not plain data, so it equals only itself)" in res.feedback
 
 
 def test_io_test_compares_stdout_after_normalizing_trailing_whitespace(ex):
@@ -213,10 +216,18 @@ def test_numpy_values_compare_as_python_would(ex):
     prog = "import numpy as np\ndef f():\n    return np.int64(3)\ndef g():\n    return np.array([1, 2])\n"
     tests = [
         "assert f() == 3",
-        "assert (g() == np.array([1, 2])).all()",
-        "assert not (g() == np.array([1, 3])).all()",
+        "import numpy as np\nassert (g() == np.array([1, 2])).all() and g().dtype == np.array([1]).dtype",
+        "import numpy as np\nassert not (g() == np.array([1, 3])).all()",
     ]
     assert ex.run(prog, tests).solved
+
+
+def test_a_test_using_a_module_only_the_program_imported_is_told_so(ex):
+    # only the test's own imports and, by the name in its text, the standard library: never the program's numpy
+    pytest.importorskip("numpy")
+    prog = "import numpy as np\ndef g():\n    return [1, 2]\n"
+    res = ex.run(prog, ["assert g() == np.array([1, 2]).tolist()"])
+    assert res.status == "error" and "the program's module 'numpy', which it does not import itself" in res.feedback
 
 
 def test_unicode_and_multiline_asserts_are_quoted_exactly(ex):

@@ -159,10 +159,11 @@ def test_patching_what_the_harness_uses_passes_nothing(ex, patch, test):
     assert ex.run(patch + "def f():\n    return 0.25\n", [test]).passed == 0
 
 
-def test_a_trace_hook_installed_during_the_call_is_an_error(ex):
+def test_a_trace_hook_installed_during_the_call_stays_in_the_program_process(ex):
+    # it can only change the program's own code: a wrong answer still fails, a right one still passes
     p = "import sys\ndef f():\n    sys.settrace(lambda *a: None)\n    return 0.25\n"
-    res = ex.run(p, ["assert f() == 0.5"])
-    assert res.status == "error" and "trace/profile hook" in res.outcomes[0].detail
+    res = ex.run(p, ["assert f() == 0.5", "assert f() == 0.25"])
+    assert [o.status for o in res.outcomes] == ["failed", "passed"]
 
 
 # --- reading the answer ------------------------------------------------------------------------------------------

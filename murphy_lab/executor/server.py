@@ -6,17 +6,19 @@ reads a program either: the program comes as a file descriptor (a memfd) that on
 nothing a program reads in its own memory or files holds an answer, or another job's program.
 Requests (`protocol.py`; the channel to the test worker travels as a file descriptor):
 
-    ASSERT + channel fd, program fd   fork a program process serving the program's names (no reply; a syntax
-                                      error is sent on the channel as the program's hello)
-    FINISH                            kill it and everything it started, clean up -> FINISHED (its wait status)
-    {"op": "io", ...} + program fd    run it as a script on that stdin -> status, stdout
+    ASSERT + channel fd, program fd   fork a program process that serves the program on the channel (no reply)
+    FINISH                            kill it and everything it started, clean up -> its wait status
+    IO + program fd                   run it as a script on that stdin -> timed out, wait status, stdout, stderr
 
-A program process (`serve_program`) loads the program as module ``solution`` and answers calls on the channel
-(`wire.Endpoint`): only plain data crosses. It runs in the sandbox of `sandbox.enter`.
+A program process loads the program and answers the test worker's requests on the channel with plain data or
+references (`ProgramSide`); it never sends anything else, so how it ended is what the kernel says (its wait
+status, the memory cgroup's counter) or the worker's timer. As a script (IO tests) it ends the way
+``python program.py`` ends (`run_script`). It runs in the sandbox of `sandbox.ProgramSandbox`.
 """
 
 from __future__ import annotations
 
+import atexit
 import builtins
 import fcntl
 import gc
@@ -32,7 +34,6 @@ import socket
 import struct
 import sys
 import time
-import traceback
 import types
 
 # imported once here, so a program importing them finds them loaded. Only what programs commonly import: every
@@ -65,8 +66,10 @@ protocol = _load("_murphy_protocol", "protocol.py")
 PROGRAM_FILE = protocol.FILENAME
 PROGRAM_MODULE = "solution"
 MAX_DETAIL = protocol.MAX_DETAIL
-_ModuleType, _isinstance, _exit = types.ModuleType, isinstance, os._exit
-ASSERT, FINISHED = protocol.ASSERT, protocol.FINISHED
+_isinstance, _exit = isinstance, os._exit
+ASSERT, FINISHED, IO, RAN = protocol.ASSERT, protocol.FINISHED, protocol.IO, protocol.RAN
+REPR_CHARS = 300  # of a reference's repr text (feedback shows at most that much of a value)
+STDERR_KEPT = 16 * 1024  # the end of an IO program's stderr is kept (its traceback, for feedback)
 _FD_SPACE = socket.CMSG_SPACE(4 * 4)
 PROGRAM_FDS = 5  # fds 0-4 are the program process's (stdin, stdout, stderr, the channel, the program): the
 # server keeps them on /dev/null, puts a job's files there just before it forks, and keeps its own above them
@@ -89,24 +92,155 @@ _CHILD_STDIO = tuple(
 
 
 # --- the program process ----------------------------------------------------------------------------------------
-def format_exception(e: BaseException, limit: int = 3) -> str:
-    """The exception and its last `limit` program frames."""
-    frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename == PROGRAM_FILE]
+_OPS = {
+    "getattr": getattr,
+    "setattr": setattr,
+    "delattr": delattr,
+    "getitem": lambda o, k: o[k],
+    "setitem": lambda o, k, v: o.__setitem__(k, v),
+    "delitem": lambda o, k: o.__delitem__(k),
+    "len": len,
+    "iter": iter,
+    "next": next,
+    "contains": lambda o, x: x in o,
+    "bool": bool,
+    "str": str,
+    "repr": repr,
+}
+
+
+class _Stays:
+    """A value that stays in the program process whatever it is (too large to cross), with the reason."""
+
+    __slots__ = ("obj", "note")
+
+    def __init__(self, obj, note: str):
+        self.obj, self.note = obj, note
+
+
+def reference(objects: dict, x, note: str = "") -> tuple:
+    """(id, type name, repr text, note, whether its class is a C type) of `x`, kept alive in `objects` so that its
+    id stays its own."""
+    objects[id(x)] = x
+    t = type(x)
+    if t is int:  # only an int too large to cross comes here
+        text = f"<an int of about {int(x.bit_length() * 0.30103) + 1:,} digits>"
+    else:
+        try:
+            text = repr(x)[:REPR_CHARS]
+        except Exception:  # noqa: BLE001 - a broken __repr__ is the program's
+            text = f"<{t.__name__} object>"
+    return (id(x), str(t.__name__)[:100], text if type(text) is str else "", note, _c_type(t))
+
+
+def _c_type(t: type) -> bool:
+    """A class with no Python-level methods anywhere in its MRO (e.g. `re.Match`)."""
     try:
-        head = "".join(traceback.format_exception_only(type(e), e)).strip()
-    except BaseException:  # noqa: BLE001 - an exception whose __str__ raises
-        head = type(e).__name__
-    lines = traceback.format_list(frames[-limit:])
-    body = ("Traceback (most recent call last):\n" + "".join(lines)) if lines else ""
-    return (body + head)[-MAX_DETAIL:]
+        return not any(type(v) is types.FunctionType for c in t.__mro__ for v in vars(c).values())
+    except Exception:  # noqa: BLE001
+        return False
 
 
-def stop_status(e: BaseException) -> str | None:
-    if _isinstance(e, MemoryError):
-        return "memory"
-    if _isinstance(e, (SystemExit, KeyboardInterrupt, GeneratorExit)):
-        return "exit"
-    return None
+class ProgramSide:
+    """Serves the test worker's requests on the program's own objects; the reply is plain data or a reference.
+
+    Requests (`wire` messages): ``N`` (names) -> the values of those of the program's globals it defines; ``C``
+    (reference, args, kwargs) -> (the call's result, the new state of list/dict/set arguments it changed); ``O``
+    (reference, operation, args) -> (the result, None). The reply ``V`` carries a value, ``E`` an exception (the
+    load's, to every ``N`` request, when loading the program raised). This side sends nothing else, ever: how it
+    ended, the kernel tells the server."""
+
+    def __init__(self, fd: int, namespace: dict, load_error: BaseException | None):
+        self.fd, self.namespace, self.load_error = fd, namespace, load_error
+        self.objects: dict[int, object] = {}  # what crossed as a reference: id -> object (kept alive)
+        self.reader = wire.Reader(fd)
+        self.decoder = wire.Decoder(home=self.objects.__getitem__, untrusted=False)
+
+    def serve(self) -> None:
+        while True:
+            try:
+                kind, payload = self.reader.message()
+            except (wire.Fault, wire.Refused):
+                _exit(0)
+            try:
+                reply = b"V", self.reply(self.perform(kind, self.decoder.decode(payload)))
+            except SystemExit as e:
+                _exit(exit_status(e))
+            except BaseException as e:  # noqa: BLE001 - the program's exception is the reply
+                if _isinstance(e, MemoryError):
+                    _room()
+                reply = b"E", self.error(e)
+            wire.send(self.fd, *reply)
+
+    def perform(self, kind: bytes, req) -> tuple:
+        if kind == b"N":
+            if self.load_error is not None:
+                raise self.load_error
+            return {n: self.namespace[n] for n in req if _isinstance(n, str) and n in self.namespace}, None
+        if kind == b"C":
+            target, args, kwargs = req
+            before = self._mutable(args, kwargs)
+            result = target(*args, **kwargs)
+            return result, self._changes(args, kwargs, before)
+        if kind == b"O":
+            target, op, args = req
+            return _OPS[op](target, *args), None
+        raise TypeError(f"not a request: {kind!r}")
+
+    def encode(self, value) -> bytes:
+        return wire.encode(value, self._reference)
+
+    def _reference(self, encoder, x, depth: int) -> None:
+        """What is not plain data stays here and crosses as a reference (``R``: id, type name, repr text)."""
+        encoder.out += b"R"
+        if type(x) is _Stays:
+            return encoder.value(reference(self.objects, x.obj, x.note), depth + 1)
+        encoder.value(reference(self.objects, x), depth + 1)
+
+    def reply(self, value: tuple) -> bytes:
+        """A ``V`` reply; a result too large or too deep to cross stays here and crosses as a reference."""
+        try:
+            return self.encode(value)
+        except wire.Refused as e:
+            return self.encode((_Stays(value[0], f"too large to cross: {e}"), None))
+
+    def error(self, e: BaseException) -> bytes:
+        try:
+            return self.encode(e)
+        except wire.Refused as too_large:
+            return self.encode(RuntimeError(f"the program raised {type(e).__name__}, which is {too_large}"))
+
+    def _mutable(self, args: tuple, kwargs: dict) -> dict:
+        """The encoded state of every list/dict/set argument before a call (tests inspect in-place changes)."""
+        return {key: self.encode(v) for key, v in _arguments(args, kwargs) if type(v) in (list, dict, set)}
+
+    def _changes(self, args: tuple, kwargs: dict, before: dict) -> list | None:
+        """The arguments whose state the call changed, as (position or name, new value)."""
+        out = []
+        for key, old in before.items():
+            new = args[key] if type(key) is int else kwargs[key]
+            if self.encode(new) != old:
+                out.append((key, new))
+        return out or None
+
+
+def _arguments(args: tuple, kwargs: dict):
+    yield from enumerate(args)
+    yield from kwargs.items()
+
+
+def exit_status(e: SystemExit) -> int:
+    """The exit status Python gives `SystemExit(code)`: None -> 0, an int -> itself, else printed to stderr, 1."""
+    code = e.code
+    if code is None:
+        return 0
+    if type(code) is int:
+        return code & 0xFF
+    try:
+        print(code, file=sys.stderr)
+    except BaseException:  # noqa: BLE001
+        pass
+    return 1
 
 
 def _room() -> None:
@@ -115,87 +249,86 @@ def _room() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (hard, hard))
 
 
-def _load_program(code, program: str, name: str) -> types.ModuleType:
+def _module(name: str, program: str) -> types.ModuleType:
     linecache.cache[PROGRAM_FILE] = (len(program), None, program.splitlines(True), PROGRAM_FILE)
     module = types.ModuleType(name)
     module.__file__ = PROGRAM_FILE
+    module.__builtins__ = builtins
     sys.modules[name] = module
-    exec(code, module.__dict__)
     return module
 
 
-def _checker(ep):
-    """The program side's check after each request it served (`Endpoint.check`): a trace or profile hook, or an
-    exception that ends the process (memory, exit), ends it with a stop message."""
+def serve_program(prelude, code, program: str, fd: int) -> None:
+    """Load the program as module ``solution`` (after the prelude, in its namespace), then serve it on `fd`.
 
-    def stop(status: str, detail: str = "") -> None:
-        if status == "memory":
+    `sys.exit` while loading ends the process as Python would; any other exception is kept and becomes the reply
+    to every request for names (a load failure the test worker reports for every test)."""
+    module = _module(PROGRAM_MODULE, program)
+    load_error = None
+    try:
+        if prelude is not None:
+            exec(prelude, module.__dict__)
+        exec(code, module.__dict__)
+    except SystemExit as e:
+        _exit(exit_status(e))
+    except BaseException as e:  # noqa: BLE001 - reported, as data, to the test worker
+        if _isinstance(e, MemoryError):
             _room()
+        load_error = e
+    ProgramSide(fd, module.__dict__, load_error).serve()
+
+
+def run_script(prelude, code, program: str) -> None:
+    """An IO test: run the program as ``__main__`` on the stdin in place and end the way ``python program.py`` ends:
+    its exit status (0, SystemExit's code, 1 after an uncaught exception, whose traceback goes to stderr), after
+    non-daemon threads are joined, `atexit` handlers run and the program's files and stdio are flushed."""
+    atexit._clear()  # the server's own handlers are not the program's
+    module = _module("__main__", program)
+    status = 0
+    try:
+        if prelude is not None:
+            exec(prelude, module.__dict__)
+        exec(code, module.__dict__)
+    except SystemExit as e:
+        status = exit_status(e)
+    except BaseException as e:  # noqa: BLE001 - as the interpreter does: the traceback on stderr, status 1
+        status = 1
         try:
-            ep.send(["stop", status, detail[:MAX_DETAIL]])
-        finally:
-            _exit(0)
-
-    def check(e: BaseException | None) -> None:
-        if e is None:
-            if sys.gettrace() is not None or sys.getprofile() is not None:
-                stop("error", "the program installed a trace/profile hook (not allowed during tests)")
-            return
-        status = stop_status(e)
-        if status:
-            stop(status, "")
-
-    return check
+            sys.excepthook(type(e), e, e.__traceback__.tb_next if e.__traceback__ else None)
+        except BaseException:  # noqa: BLE001
+            pass
+    _exit(_shut_down(module, status))
 
 
-def serve_program(code, program: str, ep) -> None:
-    """Load the program, send its names, answer the test worker's calls on `ep` until it hangs up."""
+def _shut_down(module: types.ModuleType, status: int) -> int:
+    """What the interpreter does at exit (`Py_FinalizeEx`): join non-daemon threads, run `atexit` handlers,
+    flush stdio, then drop the program's globals so that files it left open are finalized (flushed)."""
+    threading = sys.modules.get("threading")
+    for step in (getattr(threading, "_shutdown", None), atexit._run_exitfuncs):
+        try:
+            if step is not None:
+                step()
+        except SystemExit as e:
+            status = exit_status(e)
+        except BaseException:  # noqa: BLE001 - reported by the step itself, as Python does
+            pass
+    _flush()
     try:
-        module = _load_program(code, program, PROGRAM_MODULE)
-    except BaseException as e:  # noqa: BLE001 - whatever stops the program is the verdict
-        status = stop_status(e)
-        if status == "memory":
-            _room()
-        ep.send(["loadfail", status or "error", "" if status else format_exception(e)])
-        _exit(0)
-    names = []
-    for name, value in list(module.__dict__.items()):
-        if _isinstance(name, str) and not name.startswith("__"):
-            try:
-                if _isinstance(value, _ModuleType):
-                    names.append([name, "m", str(value.__name__)])
-                else:
-                    names.append([name, "v", ep.encode(value)])
-            except BaseException:  # noqa: BLE001 - a name that cannot be described is left out
-                pass
-    ep.send(["hello", names])
-    ep.check(None)
-    ep.serve_forever()
-    _exit(0)
-
-
-def run_script(code, program: str, report: int, syntax: str | None = None) -> None:
-    """An IO test: run the program as ``__main__`` on the stdin in place; 'ran' or the error on `report`."""
-    if code is None:
-        os.write(report, json.dumps({"status": "syntax", "detail": syntax}).encode("utf-8", "replace")[:8192])
-        _exit(0)
-    try:
-        _load_program(code, program, "__main__")
-        status, detail = "ran", ""
-    except BaseException as e:  # noqa: BLE001
-        status = stop_status(e)
-        if status == "exit" and _isinstance(e, SystemExit) and e.code in (None, 0):
-            status = "ran"  # an IO program may end with sys.exit(0)
-        if status == "memory":
-            _room()
-        detail = "" if status else format_exception(e)
-        status = status or "error"
-    try:
-        sys.stdout.flush()
-    except BaseException:  # noqa: BLE001 - e.g. the output limit was hit while flushing
+        module.__dict__.clear()
+        sys.modules.pop("__main__", None)
+        gc.collect()
+    except BaseException:  # noqa: BLE001
         pass
-    os.write(report, json.dumps({"status": status, "detail": detail}).encode("utf-8", "replace")[:8192])
-    _exit(0)
+    _flush()
+    return status
+
+
+def _flush() -> None:
+    for stream in (sys.stdout, sys.stderr, *_CHILD_STDIO[1:]):
+        try:
+            stream.flush()
+        except BaseException:  # noqa: BLE001 - e.g. the output limit was hit while flushing
+            pass
 
 
 # --- the server -------------------------------------------------------------------------------------------------
@@ -222,9 +355,6 @@ class Server:
         os.environ.clear()  # the program processes' environment, inherited by every fork
         os.environ.update(sandbox.CHILD_ENV, HOME=self.workdir, TMPDIR=self.workdir)
         self.sandbox = sandbox.ProgramSandbox(cfg, self.workdir, self.uid, PROGRAM_FDS, self.cgroup_procs)
-        # built once, each fork gets a fresh copy: the program process's end of the channel (fd 3) and stdio
-        self.endpoint = wire.Endpoint(3, trace_files=(PROGRAM_FILE,))
-        self.endpoint.check = _checker(self.endpoint)
         sys.stdin, sys.stdout = _CHILD_STDIO[:2]  # fds 0 and 1 (our own error output stays on sys.stderr)
         sys.argv = [PROGRAM_FILE]
         gc.collect()
@@ -274,8 +404,8 @@ class Server:
             elif op == b"F":
                 status = self.finish()
                 os.write(sock, FINISHED.pack(b"F", status, self.oom(), sandbox.rss_mb(_STATM)))
-            elif op == b"{" and len(fds) == 1 and (msg := json.loads(body)).get("op") == "io":
-                self.send(self.run_io(msg["input"], msg["timeout"], fds[0]))
+            elif op == b"I" and len(fds) == 1:
+                os.write(sock, self.run_io(body[IO.size :], IO.unpack(body[: IO.size])[1], fds[0]))
                 os.close(fds[0])
             else:
                 for fd in fds:
@@ -295,8 +425,8 @@ class Server:
 
     def start(self, cpu: float, fds: dict[int, int], script: bool = False) -> int:
         """Fork one sandboxed program process with `fds` (target fd -> our fd) in place: it reads the program
-        from fd 4, then serves calls on fd 3 (or runs as a script, reporting on fd 3). This server never holds a
-        program: nothing of one job is in the memory the next job's process is forked from."""
+        from fd 4, then serves it on fd 3 (or runs it as a script on stdin 0). This server never holds a program:
+        nothing of one job is in the memory the next job's process is forked from."""
         self._workdir()
         self.fail0 = _failcnt(self.failcnt)
         for target, fd in fds.items():  # ours are all above PROGRAM_FDS: no overlap
@@ -306,14 +436,12 @@ class Server:
             try:
                 self.sandbox.enter(int(cpu) + 2)
                 sys.stderr = _CHILD_STDIO[2]
-                code, source, error = protocol.unpack(os.pread(4, os.fstat(4).st_size, 0))
+                prelude, code, source = protocol.unpack(os.pread(4, os.fstat(4).st_size, 0))
                 os.close(4)
                 if script:
-                    run_script(code, source, 3, error)
-                elif code is None:
-                    self.endpoint.send(["loadfail", "syntax", error])
+                    run_script(prelude, code, source)
                 else:
-                    serve_program(code, source, self.endpoint)
+                    serve_program(prelude, code, source, 3)
             finally:
                 os._exit(70)
         for target in fds:
@@ -352,35 +480,31 @@ class Server:
                 sandbox.kill_group(k)
             time.sleep(0.0005)
 
-    def run_io(self, stdin: str, timeout: float, program: int) -> dict:
-        """Run the program as a script on `stdin` (the expected output never comes here)."""
-        inp = os.path.join(self.base, f"{self.n + 1}.in")
-        out = os.path.join(self.base, f"{self.n + 1}.out")
-        with open(inp, "w", encoding="utf-8", errors="surrogatepass") as f:
+    def run_io(self, stdin: bytes, timeout: float, program: int) -> bytes:
+        """Run the program as a script on `stdin` (the expected output never comes here) -> RAN."""
+        paths = [os.path.join(self.base, f"{self.n + 1}.{ext}") for ext in ("in", "out", "err")]
+        with open(paths[0], "wb") as f:
             f.write(stdin)
-        os.chmod(inp, 0o644)
-        r, w = os.pipe()
-        fin = os.open(inp, os.O_RDONLY)
-        fout = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.chmod(paths[0], 0o644)
+        fin = os.open(paths[0], os.O_RDONLY)
+        outs = [os.open(p, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600) for p in paths[1:]]
         if self.active["user"]:
-            os.fchown(fout, self.uid, self.uid)
-        pid = self.start(timeout, {0: fin, 1: fout, 3: w, 4: program}, script=True)
-        for fd in (w, fin, fout):
+            for fd in outs:
+                os.fchown(fd, self.uid, self.uid)
+        pid = self.start(timeout, {0: fin, 1: outs[0], 2: outs[1], 4: program}, script=True)
+        for fd in (fin, *outs):
             os.close(fd)
         timed_out = _wait_pid(pid, timeout)
         status = self.finish()
-        report = _drain(r)
-        with open(out, "rb") as f:
-            got = f.read(self.cfg["output_kb"] * 1024 + 1)
-        for p in (inp, out):
+        with open(paths[1], "rb") as f:
+            out = f.read(self.cfg["output_kb"] * 1024 + 1)
+        with open(paths[2], "rb") as f:
+            f.seek(max(0, os.fstat(f.fileno()).st_size - STDERR_KEPT))
+            err = f.read(STDERR_KEPT)
+        for p in paths:
             os.unlink(p)
-        return {
-            "timed_out": timed_out,
-            "status": status,
-            "oom": self.oom(),
-            "report": report.decode("utf-8", "replace"),
-            "stdout": got.decode("utf-8", "replace"),
-        }
+        head = RAN.pack(b"R", timed_out, status, self.oom(), sandbox.rss_mb(_STATM), len(out), len(err))
+        return head + out + err
 
 
 def _wait_pid(pid: int, timeout: float) -> bool:
@@ -391,21 +515,6 @@ def _wait_pid(pid: int, timeout: float) -> bool:
         return not ready
     finally:
         os.close(pidfd)
-
-
-def _drain(fd: int) -> bytes:
-    os.set_blocking(fd, False)
-    parts = []
-    try:
-        while len(parts) < 4:
-            chunk = os.read(fd, 1 << 16)
-            if not chunk:
-                break
-            parts.append(chunk)
-    except BlockingIOError:
-        pass
-    os.close(fd)
-    return b"".join(parts)
 
 
 def _reap() -> bool:

@@ -18,9 +18,12 @@ class IOTest:
 Test = str | IOTest
 
 
+COMPARE_MODES = ("default", "livecodebench")
+
+
 @dataclass(frozen=True)
 class TestSuite:
-    """A list of tests plus optional `setup` code (imports, helpers) run before the program's tests.
+    """A list of tests and the rules of the benchmark's own harness for running them.
 
     A plain list of tests is accepted wherever a TestSuite is; it means `TestSuite(cases=tuple(list))`.
     """
@@ -28,12 +31,25 @@ class TestSuite:
     __test__ = False  # not a pytest test class
 
     cases: tuple[Test, ...] = ()
-    setup: str = ""
+    setup: str = ""  # test code (imports, helpers, HumanEval's check) run before each case, after the program
+    entry_points: tuple[str, ...] = ()  # the program names the tests call (they reach the program even when
+    # they are a builtin's name, e.g. MBPP's `sum`); other names the test text reads but does not define too
+    timeout: float | None = None  # wall-clock seconds per test; None: the Executor's own
+    compare: str = "default"  # "default" or "livecodebench" (stdout and functional results as lcb_runner compares)
 
     def __post_init__(self) -> None:
         for k, case in enumerate(self.cases):
             if isinstance(case, str) and not _has_code(case):
                 raise ValueError(f"test case {k} ({case!r}) is empty or only comments: it would test nothing")
+        if isinstance(self.entry_points, str):
+            object.__setattr__(self, "entry_points", (self.entry_points,))
+        for name in self.entry_points:
+            if not (isinstance(name, str) and name.isidentifier()):
+                raise ValueError(f"entry point {name!r} is not a Python name")
+        if self.timeout is not None and not (isinstance(self.timeout, (int, float)) and self.timeout > 0):
+            raise ValueError(f"timeout must be a positive number of seconds or None, got {self.timeout!r}")
+        if self.compare not in COMPARE_MODES:
+            raise ValueError(f"compare must be one of {COMPARE_MODES}, got {self.compare!r}")
 
     @classmethod
     def of(cls, tests: TestSuite | Sequence[Test]) -> TestSuite:
@@ -51,6 +67,30 @@ class TestSuite:
 
     def __getitem__(self, k: int | slice) -> Test | tuple[Test, ...]:
         return self.cases[k]
+
+
+class Program(str):
+    """A program's text that starts with a `prelude` (a benchmark's header, e.g. LiveCodeBench's imports).
+
+    It is the whole text as a str (``prelude + code``); the executor runs the prelude, compiled on its own, in the
+    program's module before the code, so the line numbers of the program's own tracebacks are its own.
+    """
+
+    prelude: str
+
+    def __new__(cls, code: str, prelude: str = "") -> Program:
+        self = super().__new__(cls, prelude + code)
+        self.prelude = prelude
+        return self
+
+    def __reduce__(self):
+        return Program, (str(self)[len(self.prelude) :], self.prelude)
+
+    @staticmethod
+    def split(program: str) -> tuple[str, str]:
+        """(prelude, code) of a program (a plain str has no prelude)."""
+        prelude = getattr(program, "prelude", "") if type(program) is Program else ""
+        return prelude, str(program)[len(prelude) :]
 
 
 def _has_code(source: str) -> bool:

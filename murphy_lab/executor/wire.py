@@ -1,433 +1,511 @@
-"""Plain data between the test side (the test worker) and the program process: the only thing that crosses.
+"""What crosses between a test and its program: plain data in a small binary tag-length-value format.
 
-Loaded by path (stdlib only) on both sides. A value crosses as JSON of exact builtin types: int, float (NaN and
-inf included), complex, str, bytes, bool, None, tuple, list, dict, set, frozenset. A subclass of one of these
-(namedtuple, OrderedDict, Counter, IntEnum, ...) crosses as its builtin base, read with the base's own methods;
-a numpy scalar as its Python value. Anything else stays where it lives and crosses as a *handle*: the other side
-gets a `Remote`, which it can call, index, iterate, take attributes of, and compare only with another `Remote`
-(so `Solution().method(...)`, generators and callbacks work, and an object whose `__eq__` lies compares equal
-to nothing of ours). The receiving side builds every value with its own constructors, so what it compares is
-always a genuine builtin value whatever the sender did. (A numeric numpy array crosses as dtype, shape and its
-numbers, and is rebuilt by the receiver's own numpy; an object array stays a handle.)
+Loaded by path (stdlib only) by the test worker and by the program processes. One message is a 4-byte length, a
+kind byte and one value. A value is a one-byte tag and its payload:
 
-Exceptions cross as the first builtin class in their MRO and their message (plus the program's traceback lines
-for feedback). A fault of the channel (broken message, a side that died, a stop) sets `Endpoint.fault`, which
-the test side checks before it writes a pass: a test that could not run this way fails closed.
+    N T F                  None, True, False
+    i  len(1) bytes        int, two's complement, little-endian (I: a 4-byte length); no decimal text anywhere
+    f  float64   c  2 x float64                 float (NaN and inf included), complex
+    s b a  len(4) bytes    str (UTF-8, lone surrogates kept), bytes, bytearray
+    l t S z  n(4) items    list, tuple, set, frozenset;   d  n(4) key value ...   dict
+    Q  int int             Fraction          D  str            Decimal
+    q  maxlen items        deque             r  int int int    range
+    Y H W G Z  fields      date, time, datetime, timedelta, fixed-offset timezone (constructor arguments)
+    P  name fields values  namedtuple        U  name flag members value   enum member (Enum, Flag)
+    X  name base args text head frames       exception     K  name base   exception class
+    B  name                a builtin class or function, by name (the receiver's own)
+    A  dtype shape bytes   numeric numpy array (numpy scalars cross as their Python value)
+    M  name                a module, by name (the test side never imports it because of this)
+    R  id type text        a reference to an object that stays in the program process (program -> test)
+    h  id                  one of those objects going home as an argument (test -> program)
+
+The receiver rebuilds every value with its own constructors (a namedtuple or enum class of the same name and
+members, cached per channel; an exception as its first builtin class, or a subclass of it named like the
+program's), so a test compares only values of our own types. Builtin subclasses cross as their base, read with the
+base's own methods (IntEnum and IntFlag members as int, StrEnum as str). Decoding is linear in the message size
+and bounded: `MAX_MESSAGE` bytes, `MAX_ITEMS` values, `MAX_DEPTH` levels, ints of at most `MAX_INT_BYTES`,
+Fractions' parts together at most `MAX_FRACTION_BYTES` (their normalizing gcd is quadratic), at most
+`MAX_CLASSES` rebuilt classes per channel, and no container of untrusted data with more than `MAX_PER_HASH`
+distinct values of one hash (a set of equal-hash keys is quadratic to build; str and bytes hashes are randomized
+per process, so only the hashes a sender can predict are counted). A message over a bound is `Refused`.
 """
 
 from __future__ import annotations
 
 import builtins
-import json
-import json.encoder
-import json.scanner
+import collections
+import enum
+import importlib
 import os
+import struct
 import sys
 import traceback
 
-MAX_MESSAGE = 256 << 20  # bytes in one message
-MAX_DEPTH = 200  # nesting of a crossing value
-NUMERIC_KINDS = (
-    "biufc"  # numpy arrays of these dtypes cross as their numbers (bool, int, uint, float, complex)
-)
-_BUILTIN_CLASSES = {name: v for name, v in vars(builtins).items() if isinstance(v, type)}
-_BUILTIN_IDS = {id(v): name for name, v in _BUILTIN_CLASSES.items()}
-_type, _id, _isinstance, _len = type, id, isinstance, len
-_FunctionType = _type(lambda: None)
-_BASES = (bool, int, float, complex, str, bytes, list, tuple, dict, set, frozenset)
-sys.set_int_max_str_digits(0)
+MAX_MESSAGE = 8 << 20  # bytes in one message
+MAX_ITEMS = 1 << 20  # values in one message
+MAX_DEPTH = 200  # nesting of a value
+MAX_INT_BYTES = 1 << 16  # bytes of one int (about 158,000 decimal digits)
+MAX_FRACTION_BYTES = 1 << 16  # bytes of all Fraction numerators and denominators of one message
+MAX_CLASSES = 256  # namedtuple, enum and exception classes one channel rebuilds
+MAX_PER_HASH = 8  # distinct values of one hash in one container of untrusted data
+NUMERIC_KINDS = "biufc"  # numpy arrays of these dtype kinds cross as their bytes
 
-
-def _no_default(o):
-    raise TypeError(f"not plain data: {_type(o).__name__}")
+_type, _len, _isinstance, _issubclass = type, len, isinstance, issubclass
+_F64, _C128, _U32 = struct.Struct("<d"), struct.Struct("<dd"), struct.Struct("<I")
+_SMALL = 1 << 60  # ints this small hash to themselves: distinct ones never collide (but -1 and -2)
+_BUILTIN_CLASSES = {n: v for n, v in vars(builtins).items() if _isinstance(v, type)}
+_PURE = (
+    "abs all any ascii bin callable chr divmod format hash hex id isinstance issubclass iter len max min next oct "
+    "ord pow repr round sorted sum zip map filter reversed enumerate"
+).split()  # builtin functions that may cross by name (never open, exec, eval, __import__, ...)
+BUILTINS = dict(_BUILTIN_CLASSES, **{n: getattr(builtins, n) for n in _PURE})
+_BUILTIN_NAMES = {id(v): n for n, v in BUILTINS.items()}
+_EXC_BASES = {n: c for n, c in _BUILTIN_CLASSES.items() if _issubclass(c, BaseException)}
+_UNCHECKED = frozenset({str, bytes, bool, type(None), list, dict, set, bytearray})  # unhashable or unpredictable
 
 
 class Fault(BaseException):
-    """The channel cannot carry on (the other side stopped, died, or sent something that is not a message)."""
+    """The channel cannot carry on: the program process ended, the limit struck, or a message was refused."""
 
     def __init__(self, status: str, detail: str = ""):
         super().__init__(status, detail)
         self.status, self.detail = status, detail
 
 
-class Remote:
-    """A handle to an object that lives on the other side; every operation is a request over the channel."""
+class Refused(ValueError):
+    """A message that is not plain data, or over one of the bounds."""
 
-    __slots__ = ("_ep", "_hid", "_native")
 
-    def __init__(self, ep: Endpoint, hid: int, native: bool = False):
-        object.__setattr__(self, "_ep", ep)
-        object.__setattr__(self, "_hid", hid)
-        object.__setattr__(self, "_native", native)  # the sender says: an object of a C type (e.g. re.Match)
+class NotPlain(TypeError):
+    """A value of the test side that is not plain data: it cannot cross (the test side serves nothing)."""
 
-    def _op(self, name: str, *args):
-        return self._ep.request(["op", self._hid, name, args])
 
-    def __getattr__(self, name: str):
-        if name.startswith("__") and name.endswith("__"):  # protocols (__array__, ...) are not forwarded
-            raise AttributeError(name)
-        return self._op("getattr", name)
+def not_plain(encoder: Encoder, x, depth: int) -> None:
+    raise NotPlain(f"a {_type(x).__name__} object, which is not plain data")
 
-    def __setattr__(self, name: str, value) -> None:
-        self._op("setattr", name, value)
 
-    def __call__(self, *args, **kwargs):
-        return self._ep.request(["call", self._hid, args, kwargs])
+class Encoder:
+    """Values -> bytes. `other(encoder, x, depth)` writes (or refuses) a value that is not plain data: the program
+    side makes it a reference (``R``), the test side sends one of the program's references home (``h``) and refuses
+    anything else."""
 
-    def __len__(self) -> int:
-        return self._op("len")
+    def __init__(self, other=not_plain) -> None:
+        self.out = bytearray()
+        self.items = 0
+        self.other = other
 
-    def __iter__(self):
-        return self._op("iter")
+    def value(self, x, depth: int = 0) -> None:
+        out, t = self.out, _type(x)
+        self.items += 1
+        if x is None or x is True or x is False:
+            out += b"N" if x is None else (b"T" if x else b"F")
+        elif t is int:
+            self.int(x)
+        elif t is float:
+            out += b"f" + _F64.pack(x)
+        elif t is str:
+            self.blob(b"s", x.encode("utf-8", "surrogatepass"))
+        elif depth > MAX_DEPTH:
+            raise Refused(f"a value nested deeper than {MAX_DEPTH} levels")
+        elif t is list or t is tuple or t is set or t is frozenset:
+            self.seq(_SEQ_TAGS[t], t.__iter__(x), t.__len__(x), depth)
+        elif t is dict:
+            out += b"d" + _U32.pack(dict.__len__(x))
+            for k, v in dict.items(x):
+                self.value(k, depth + 1)
+                self.value(v, depth + 1)
+        elif t is bytes or t is bytearray:
+            self.blob(b"b" if t is bytes else b"a", bytes(x))
+        elif t is complex:
+            out += b"c" + _C128.pack(x.real, x.imag)
+        else:
+            self.rich(x, t, depth)
+        if _len(out) > MAX_MESSAGE or self.items > MAX_ITEMS:
+            raise Refused(f"a message over {MAX_MESSAGE} bytes or {MAX_ITEMS} values")
 
-    def __next__(self):
-        return self._op("next")
+    def int(self, x: int) -> None:
+        n = (int.bit_length(x) + 8) // 8
+        if n > MAX_INT_BYTES:
+            raise Refused(f"an int of {n:,} bytes (the limit is {MAX_INT_BYTES:,})")
+        data = int.to_bytes(x, n, "little", signed=True)
+        self.out += (b"i" + bytes((n,)) if n < 256 else b"I" + _U32.pack(n)) + data
 
-    def __getitem__(self, key):
-        return self._op("getitem", key)
+    def blob(self, tag: bytes, data: bytes) -> None:
+        self.out += tag + _U32.pack(_len(data)) + data
 
-    def __setitem__(self, key, value) -> None:
-        self._op("setitem", key, value)
+    def seq(self, tag: bytes, items, n: int, depth: int) -> None:
+        self.out += tag + _U32.pack(n)
+        for v in items:
+            self.value(v, depth + 1)
 
-    def __delitem__(self, key) -> None:
-        self._op("delitem", key)
+    def rich(self, x, t, depth: int) -> None:
+        """The plain types beyond the builtin containers, then builtin subclasses as their base."""
+        out, d = self.out, depth + 1
+        dates = sys.modules.get("datetime")
+        if t is _loaded("fractions", "Fraction"):
+            out += b"Q"
+            self.int(x.numerator)
+            self.int(x.denominator)
+        elif t is _loaded("decimal", "Decimal"):
+            self.blob(b"D", str(x).encode())
+        elif t is collections.deque:
+            out += b"q"
+            self.value(x.maxlen, d)
+            self.seq(b"l", collections.deque.__iter__(x), collections.deque.__len__(x), d)
+        elif t is range:
+            out += b"r"
+            for v in (x.start, x.stop, x.step):
+                self.int(v)
+        elif dates is not None and t in (dates.date, dates.time, dates.datetime, dates.timedelta, dates.timezone):
+            if t is dates.timezone:
+                out += b"Z"
+                return self.value((x.utcoffset(None), x.tzname(None)), d)
+            if t not in (dates.date, dates.timedelta) and _type(x.tzinfo) not in (type(None), dates.timezone):
+                return self.other(self, x, depth)  # a zone other than a fixed offset
+            out += _DATE_TAGS[t.__name__]
+            self.value(_date_fields(x), d)
+        elif _isinstance(x, BaseException):
+            out += b"X"
+            self.value(exception_fields(x), d)
+        elif _BUILTIN_NAMES.get(id(x)) is not None and BUILTINS[_BUILTIN_NAMES[id(x)]] is x:
+            self.blob(b"B", _BUILTIN_NAMES[id(x)].encode())
+        elif t is type and _issubclass(x, BaseException):
+            out += b"K"
+            self.value((x.__name__, _builtin_base(x).__name__), d)
+        elif _isinstance(x, enum.Enum) and not _isinstance(x, (int, str)):
+            members = tuple((name, m.value) for name, m in t.__members__.items())
+            out += b"U"
+            self.value((t.__name__, _isinstance(x, enum.Flag), members, x.value), d)
+        elif _issubclass(t, tuple) and _type(getattr(t, "_fields", None)) is tuple:
+            out += b"P"
+            self.value((t.__name__, tuple(str(f) for f in t._fields), tuple(tuple.__iter__(x))), d)
+        elif t is _ModuleType:
+            self.blob(b"M", str(x.__name__).encode("utf-8", "surrogatepass"))
+        else:
+            base = next((b for b in _BASES if _issubclass(t, b)), None)
+            if base is not None:
+                return self.value(_as_base(x, base), depth)
+            np = sys.modules.get("numpy")
+            if np is not None and _isinstance(x, np.generic) and not _isinstance(x, np.object_):
+                return self.value(np.generic.item(x), depth)
+            if np is not None and t is np.ndarray and x.dtype.kind in NUMERIC_KINDS:
+                out += b"A"
+                return self.value((x.dtype.str, tuple(x.shape), np.ascontiguousarray(x).tobytes()), d)
+            self.other(self, x, depth)
 
-    def __contains__(self, item) -> bool:
-        return self._op("contains", item) is True
 
-    def __bool__(self) -> bool:
-        return self._op("bool") is True
+class Decoder:
+    """bytes -> values, under the bounds. `ref(id, type, text)` builds a program reference (test side) and
+    `home(id)` finds one of our objects (program side); either is None where that tag may not come."""
 
-    def __str__(self) -> str:
-        s = self._op("str")
-        return s if _type(s) is str else "<remote object>"
+    def __init__(self, ref=None, home=None, untrusted: bool = True):
+        self.ref, self.home, self.untrusted = ref, home, untrusted
+        self.classes: dict[bytes, type] = {}  # rebuilt namedtuple / enum / exception classes of this channel
+
+    def decode(self, data: bytes):
+        self.buf, self.pos, self.items, self.fraction_bytes = data, 0, 0, 0
+        try:
+            x = self.value(0)
+        except Refused:
+            raise
+        except (ValueError, TypeError, KeyError, IndexError, ArithmeticError, struct.error, UnicodeError,
+                RecursionError, MemoryError) as e:  # fmt: skip  (ArithmeticError: Decimal's InvalidOperation)
+            raise Refused(f"not plain data ({_type(e).__name__}: {e})"[:300]) from None
+        if self.pos != _len(data):
+            raise Refused("extra bytes after the value")
+        return x
+
+    def take(self, n: int) -> bytes:
+        pos = self.pos
+        if pos + n > _len(self.buf):
+            raise Refused("a message cut short")
+        self.pos = pos + n
+        return self.buf[pos : pos + n]
+
+    def count(self) -> int:
+        return _U32.unpack(self.take(4))[0]
+
+    def value(self, depth: int):
+        self.items += 1
+        if self.items > MAX_ITEMS or depth > MAX_DEPTH:
+            raise Refused(f"a message over {MAX_ITEMS} values or {MAX_DEPTH} levels")
+        tag = self.take(1)
+        if tag == b"N" or tag == b"T" or tag == b"F":
+            return None if tag == b"N" else tag == b"T"
+        if tag == b"i":
+            return int.from_bytes(self.take(self.take(1)[0]), "little", signed=True)
+        if tag == b"s":
+            return self.take(self.count()).decode("utf-8", "surrogatepass")
+        if tag == b"f":
+            return _F64.unpack(self.take(8))[0]
+        if tag in _SEQ_BUILDERS:
+            n = self.count()
+            items = [self.value(depth + 1) for _ in range(n)]
+            if n > MAX_PER_HASH and self.untrusted:
+                _bounded_hashes(items)
+            return _SEQ_BUILDERS[tag](items)
+        if tag == b"d":
+            n = self.count()
+            pairs = [(self.value(depth + 1), self.value(depth + 1)) for _ in range(n)]
+            if n > MAX_PER_HASH and self.untrusted:
+                _bounded_hashes([k for k, _ in pairs])
+            return dict(pairs)
+        return self.rich(tag, depth)
+
+    def int(self) -> int:
+        tag = self.take(1)
+        if tag == b"i":
+            n = self.take(1)[0]
+        elif tag == b"I":
+            n = self.count()
+        else:
+            raise Refused("an int was expected")
+        if n > MAX_INT_BYTES:
+            raise Refused(f"an int of {n:,} bytes (the limit is {MAX_INT_BYTES:,})")
+        return int.from_bytes(self.take(n), "little", signed=True)
+
+    def rich(self, tag: bytes, depth: int):
+        d = depth + 1
+        if tag == b"I":
+            self.pos -= 1
+            return self.int()
+        if tag in (b"b", b"a", b"D", b"B", b"M"):
+            data = bytes(self.take(self.count()))
+            if tag == b"b" or tag == b"a":
+                return data if tag == b"b" else bytearray(data)
+            if tag == b"D":
+                return importlib.import_module("decimal").Decimal(data.decode("ascii"))
+            name = data.decode("utf-8", "surrogatepass")
+            if tag == b"M":
+                return ProgramModule(name)
+            if name not in BUILTINS:
+                raise Refused(f"no builtin named {name[:40]!r} may cross")
+            return BUILTINS[name]
+        if tag == b"c":
+            return complex(*_C128.unpack(self.take(16)))
+        if tag == b"Q":
+            start = self.pos
+            num, den = self.int(), self.int()
+            self.fraction_bytes += self.pos - start
+            if self.fraction_bytes > MAX_FRACTION_BYTES:
+                raise Refused(f"Fractions of more than {MAX_FRACTION_BYTES:,} bytes in one message")
+            return importlib.import_module("fractions").Fraction(num, den)
+        if tag == b"q":
+            maxlen = self.value(d)
+            items = self.value(d)
+            if maxlen is not None and _type(maxlen) is not int or _type(items) is not list:
+                raise Refused("not a deque")
+            return collections.deque(items, maxlen)
+        if tag == b"r":
+            return range(self.int(), self.int(), self.int())
+        if tag == b"h" and self.home is not None:
+            return self.home(self.int())
+        start = self.pos
+        fields = self.value(d)
+        if _type(fields) is not tuple:
+            raise Refused(f"a malformed {tag!r} value")
+        if tag in _DATE_NAMES:
+            return getattr(importlib.import_module("datetime"), _DATE_NAMES[tag])(*fields)
+        if tag == b"Z":
+            return importlib.import_module("datetime").timezone(*fields)
+        if tag == b"R" and self.ref is not None:
+            return self.ref(*fields)
+        if tag == b"X":
+            return rebuild_exception(self, *fields)
+        if tag == b"K":
+            return self.exception_class(*fields)
+        if tag == b"P":
+            name, names, values = fields
+            return self.rebuilt(b"P" + self.buf[start : self.pos], _namedtuple, name, names)._make(values)
+        if tag == b"U":
+            name, flag, members, value = fields
+            return self.rebuilt(b"U" + self.buf[start : self.pos], _enum, name, flag, members)(value)
+        if tag == b"A":
+            return _ndarray(*fields)
+        raise Refused(f"not a value (tag {tag!r})")
+
+    def rebuilt(self, key: bytes, make, *args) -> type:
+        """The class of this channel for `key` (its description), made once."""
+        cls = self.classes.get(key)
+        if cls is None:
+            if _len(self.classes) >= MAX_CLASSES:
+                raise Refused(f"more than {MAX_CLASSES} namedtuple, enum and exception classes")
+            cls = self.classes[key] = make(*args)
+        return cls
+
+    def exception_class(self, name, base) -> type:
+        if _type(name) is not str or base not in _EXC_BASES:
+            raise Refused("not an exception class")
+        if name == base:
+            return _EXC_BASES[base]
+        key = b"K" + f"{name}\0{base}".encode("utf-8", "surrogatepass")
+        return self.rebuilt(key, lambda: type(name, (_EXC_BASES[base],), {"__str__": _program_str}))
+
+
+class ProgramModule:
+    """A module of the program process, by name only (a test never uses it: it imports what it needs)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __getattr__(self, attr: str):
+        raise NameError(
+            f"the test uses the program's module {self.name!r}, which it does not import itself: tests use only the "
+            "modules they import (or, by the name in the test's own text, one of the standard library)"
+        )
 
     def __repr__(self) -> str:
-        s = self._op("repr")
-        return s if _type(s) is str else "<remote object>"
-
-    def __hash__(self) -> int:
-        return hash(("remote", self._hid))
-
-    def _cmp(self, op: str, other):
-        if _type(other) is Remote and other._ep is self._ep:  # two objects of the other side: its own rule
-            return self._op(op, other) is True
-        return NotImplemented
-
-    def __eq__(self, other):
-        return True if other is self else self._cmp("eq", other)
-
-    def __ne__(self, other):
-        eq = self.__eq__(other)
-        return eq if eq is NotImplemented else not eq
-
-    def __lt__(self, other):
-        return self._cmp("lt", other)
-
-    def __le__(self, other):
-        return self._cmp("le", other)
-
-    def __gt__(self, other):
-        return self._cmp("gt", other)
-
-    def __ge__(self, other):
-        return self._cmp("ge", other)
+        return f"<module {self.name!r} of the program>"
 
 
-_OPS = {
-    "getattr": getattr,
-    "setattr": setattr,
-    "len": len,
-    "iter": iter,
-    "next": next,
-    "getitem": lambda o, k: o[k],
-    "setitem": lambda o, k, v: o.__setitem__(k, v),
-    "delitem": lambda o, k: o.__delitem__(k),
-    "contains": lambda o, x: x in o,
-    "bool": lambda o: bool(o),
-    "str": lambda o: str(o)[:4000],
-    "repr": lambda o: repr(o)[:4000],
-    "eq": lambda a, b: bool(a == b),
-    "lt": lambda a, b: bool(a < b),
-    "le": lambda a, b: bool(a <= b),
-    "gt": lambda a, b: bool(a > b),
-    "ge": lambda a, b: bool(a >= b),
-}
+# --- messages -----------------------------------------------------------------------------------------------------
+def send(fd: int, kind: bytes, payload: bytes) -> None:
+    """One message: its length, its kind, its value (written whole, however many writes it takes)."""
+    data = _U32.pack(_len(payload) + 1) + kind + payload
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
-class Endpoint:
-    """One side of the channel: sends requests, serves the other side's requests while it waits for a reply."""
+class Reader:
+    """Reads whole messages from a file descriptor (one read brings most messages whole)."""
 
-    def __init__(self, fd: int, trace_files: tuple[str, ...] = ()):
-        self.fd = fd
-        self.objects: dict[int, object] = {}  # handles this side gave out: id -> object (kept alive)
-        self.trace_files = trace_files  # traceback frames of these files travel with an exception
-        self.fault: Fault | None = None
-        self.buf = bytearray()  # bytes read but not consumed yet
-        self.check = None  # called after serving each request (the program side: no trace hooks)
-        # the C encoder and scanner of `json`, called directly: no Python-level json code (which looks up
-        # builtins a program may have patched) runs on the way
-        self._dump = json.encoder.c_make_encoder(
-            None, _no_default, json.encoder.encode_basestring_ascii, None, ":", ",", False, False, True
-        )
-        self._scan = json.scanner.c_make_scanner(json.JSONDecoder(object_hook=self._hook))
-
-    # --- values ---------------------------------------------------------------------------------------------
-    def encode(self, x, depth: int = 0):
-        t = _type(x)
-        if t is str or t is bool or t is int or t is float or x is None:
-            return x
-        if t is _FunctionType:  # the most common handle (the program's functions): never plain, a C type
-            self.objects[_id(x)] = x
-            return {"h": _id(x), "n": 1}
-        if depth > MAX_DEPTH:
-            raise ValueError("a value nested too deeply to cross")
-        d = depth + 1
-        if t is list:
-            return _scalars(list.copy(x)) or [self.encode(v, d) for v in list.__iter__(x)]
-        if t is tuple:
-            return {"t": _scalars(list(tuple.__iter__(x))) or [self.encode(v, d) for v in tuple.__iter__(x)]}
-        if t is dict:
-            return {"d": [[self.encode(k, d), self.encode(v, d)] for k, v in dict.items(x)]}
-        if t is set or t is frozenset:
-            return {"s" if t is set else "f": [self.encode(v, d) for v in t.__iter__(x)]}
-        if t is complex:
-            return {"c": [complex.__getattribute__(x, "real"), complex.__getattribute__(x, "imag")]}
-        if t is bytes:
-            return {"b": bytes.hex(x)}
-        if t is Remote:
-            if object.__getattribute__(x, "_ep") is self:
-                return {"y": object.__getattribute__(x, "_hid")}  # the other side's own object, going home
-            raise ValueError("a handle of a third process cannot cross")
-        if _id(x) in _BUILTIN_IDS and t is type:
-            return {"B": _BUILTIN_IDS[_id(x)]}
-        for base in _BASES:  # builtin subclasses: their base value, read with the base's own methods
-            if issubclass(t, base):
-                return self.encode(_as_base(x, base), depth)
-        np = sys.modules.get("numpy")
-        if np is not None and _isinstance(x, np.generic) and not _isinstance(x, np.object_):
-            return self.encode(np.generic.item(x), depth)
-        if np is not None and t is np.ndarray and x.dtype.kind in NUMERIC_KINDS:  # rebuilt from its numbers
-            return {"nd": [x.dtype.str, list(x.shape), self.encode(np.ndarray.tolist(x.ravel()), depth)]}
-        self.objects[_id(x)] = x
-        if _native(t):
-            return {"h": _id(x), "n": 1}
-        return {"h": _id(x)}
-
-    def _hook(self, obj: dict):
-        if _len(obj) == 2 and _type(obj.get("h")) is int and obj.get("n") == 1:
-            return Remote(self, obj["h"], True)
-        if _len(obj) != 1:
-            raise ValueError("not a value")
-        ((tag, v),) = obj.items()
-        if tag == "t":
-            return tuple(v)
-        if tag == "d":
-            return dict((k, w) for k, w in v)
-        if tag == "s":
-            return set(v)
-        if tag == "f":
-            return frozenset(v)
-        if tag == "c" and all(_type(p) in (int, float) for p in v):
-            return complex(v[0], v[1])
-        if tag == "b" and _type(v) is str:
-            return bytes.fromhex(v)
-        if tag == "h" and _type(v) is int:
-            return Remote(self, v)
-        if tag == "y" and _type(v) is int and v in self.objects:
-            return self.objects[v]
-        if tag == "B" and v in _BUILTIN_CLASSES:
-            return _BUILTIN_CLASSES[v]
-        if tag == "nd" and _type(v) is list and _len(v) == 3:
-            return _ndarray(*v)
-        raise ValueError(f"not a value: {tag!r}")
-
-    # --- messages -------------------------------------------------------------------------------------------
-    def send(self, msg) -> None:
-        data = "".join(self._dump(msg, 0)).encode("ascii")
-        data = _len(data).to_bytes(4, "little") + data
-        sent = os.write(self.fd, data)
-        if sent < _len(data):  # a big message: the rest as the other side reads it
-            view = memoryview(data)[sent:]
-            while view:
-                view = view[os.write(self.fd, view) :]
+    def __init__(self, fd: int):
+        self.fd, self.buf = fd, bytearray()
 
     def _fill(self, want: int) -> None:
-        """Read until `want` bytes are buffered (one read brings most messages whole)."""
-        buf = self.buf
-        while _len(buf) < want:
-            chunk = os.read(self.fd, max(1 << 16, want - _len(buf)))
+        while _len(self.buf) < want:
+            chunk = os.read(self.fd, max(1 << 16, want - _len(self.buf)))
             if not chunk:
                 raise Fault("lost", "the other side of the channel closed it")
-            buf += chunk
+            self.buf += chunk
 
-    def recv(self):
-        buf = self.buf
-        if _len(buf) < 4:
-            self._fill(4)
-        n = int.from_bytes(buf[:4], "little")
-        if n > MAX_MESSAGE:
-            raise Fault("error", f"a message of {n} bytes (the limit is {MAX_MESSAGE})")
-        if _len(buf) < 4 + n:
-            self._fill(4 + n)
-        try:
-            text = buf[4 : 4 + n].decode("ascii")
-            del buf[: 4 + n]
-            msg, end = self._scan(text, 0)
-            if end != _len(text):
-                raise ValueError("extra data after the message")
-        except StopIteration:
-            raise Fault("error", "a message that is not JSON") from None
-        except (ValueError, TypeError, RecursionError, MemoryError) as e:
-            raise Fault(
-                "error", f"a message that is not plain data ({type(e).__name__}: {e})"[:500]
-            ) from None
-        if _type(msg) is not list or not msg or _type(msg[0]) is not str:
-            raise Fault("error", "a message that is not a request or a reply")
-        return msg
-
-    def request(self, req: list):
-        """Send a request and serve the other side's requests (callbacks) until its reply arrives."""
-        if self.fault is not None:
-            raise self.fault
-        try:
-            call = req[0] == "call"
-            if call:  # ["call", hid, args, kwargs]: the arguments as a list and as [name, value] pairs
-                _, hid, args, kwargs = req
-                encoded = _scalars(list(args)) or [self.encode(v) for v in args]
-                self.send(["req", "call", hid, encoded, [[k, self.encode(v)] for k, v in kwargs.items()]])
-            else:
-                self.send(["req", *[self.encode(v) for v in req]])
-            while True:
-                msg = self.recv()
-                if msg[0] == "ok" and _len(msg) == 3:
-                    if call:
-                        _apply_changes(args, kwargs, msg[2])
-                    return msg[1]
-                if msg[0] == "err" and _len(msg) == 5:
-                    break
-                if msg[0] == "req":
-                    self.serve(msg[1:])
-                    continue
-                if msg[0] == "stop" and _len(msg) == 3:
-                    raise Fault(str(msg[1]), str(msg[2]))
-                raise Fault("error", f"an unexpected message {msg[0]!r}")
-        except Fault as f:
-            self.fault = f
-            raise
-        except (OSError, ValueError, TypeError, RecursionError) as e:
-            self.fault = Fault("error", f"the value could not cross ({type(e).__name__}: {e})"[:500])
-            raise self.fault from None
-        raise self.rebuild(msg)  # the other side's exception, as ours (outside the try: it is not a fault)
-
-    def serve(self, req: list) -> None:
-        """Perform one request of the other side and send the reply (the result or the exception)."""
-        try:
-            kind, hid = req[0], req[1]
-            if _type(hid) is not int or hid not in self.objects:
-                raise LookupError(f"no such object ({hid!r})")
-            target = self.objects[hid]
-            if kind == "call":
-                args, kwargs = req[2], req[3]
-                if _type(args) is not list or _type(kwargs) is not list:
-                    raise TypeError("a call needs positional and keyword arguments")
-                args, kwargs = tuple(args), dict(kwargs)
-                before = _mutable_state(self, args, kwargs)
-                result = target(*args, **kwargs)
-                changes = _changes(self, args, kwargs, before)
-            elif kind == "op" and req[2] in _OPS and _type(req[3]) is tuple:
-                result, changes = _OPS[req[2]](target, *req[3]), None
-            else:
-                raise TypeError(f"not a request: {kind!r}")
-            reply = ["ok", self.encode(result), changes]
-        except Fault:
-            raise
-        except BaseException as e:  # noqa: BLE001 - the program's exception is the reply
-            if self.check is not None:
-                self.check(e)
-            reply = self.error_reply(e)
-        if self.check is not None:
-            self.check(None)
-        self.send(reply)
-
-    def serve_forever(self) -> None:
-        while True:
-            try:
-                msg = self.recv()
-            except Fault:
-                return
-            if msg[0] != "req":
-                return
-            self.serve(msg[1:])
-
-    # --- exceptions -----------------------------------------------------------------------------------------
-    def error_reply(self, e: BaseException) -> list:
-        base = next(
-            (c.__name__ for c in _type(e).__mro__ if _BUILTIN_CLASSES.get(c.__name__) is c), "Exception"
-        )
-        try:
-            args = self.encode(tuple(e.args)) if all(_type(a) in (str, int, float) for a in e.args) else None
-        except BaseException:  # noqa: BLE001
-            args = None
-        frames = [
-            [f.filename, f.lineno, f.name, f.line or ""]
-            for f in traceback.extract_tb(e.__traceback__)
-            if f.filename in self.trace_files
-        ]
-        try:
-            head = "".join(traceback.format_exception_only(_type(e), e)).strip()[-2000:]
-        except BaseException:  # noqa: BLE001 - an exception whose __str__ raises
-            head = base
-        return ["err", base, args, head, frames[-5:]]
-
-    def rebuild(self, msg: list) -> BaseException:
-        _, name, args, head, frames = msg
-        cls = _BUILTIN_CLASSES.get(name)
-        if not (_isinstance(cls, type) and issubclass(cls, Exception)):
-            cls = Exception
-        try:
-            exc = cls(*args) if _type(args) is tuple else cls(str(head).partition(": ")[2])
-        except BaseException:  # noqa: BLE001 - e.g. UnicodeDecodeError needs five arguments
-            exc = Exception(str(head))
-        try:
-            exc.__murphy_remote__ = (frames if _type(frames) is list else [], str(head))
-        except AttributeError:
-            pass
-        return exc
+    def message(self) -> tuple[bytes, bytes]:
+        """(kind, the value's bytes)."""
+        self._fill(4)
+        n = _U32.unpack(self.buf[:4])[0]
+        if n > MAX_MESSAGE or n == 0:
+            raise Refused(f"a message of {n:,} bytes (the limit is {MAX_MESSAGE:,})")
+        self._fill(4 + n)
+        kind, payload = bytes(self.buf[4:5]), bytes(self.buf[5 : 4 + n])
+        del self.buf[: 4 + n]
+        return kind, payload
 
 
-def _scalars(items: list) -> list | None:
-    """`items` if every item is a str, int, float, bool or None (exact types: they cross as they are), else None."""
-    for v in items:
-        t = _type(v)
-        if not (t is int or t is str or t is float or t is bool or v is None):
-            return None
-    return items
+def encode(value, other=not_plain) -> bytes:
+    enc = Encoder(other)
+    enc.value(value)
+    return bytes(enc.out)
 
 
-def _native(t: type) -> bool:
-    """A class with no Python-level methods anywhere in its MRO (a C type such as re.Match)."""
+# --- exceptions ---------------------------------------------------------------------------------------------------
+def _builtin_base(cls: type) -> type:
+    return next((c for c in cls.__mro__ if _EXC_BASES.get(c.__name__) is c), Exception)
+
+
+def exception_fields(e: BaseException, trace_file: str = "solution.py") -> tuple:
+    """(class name, first builtin class, args if plain else None, str(e), the one-line summary, program frames)."""
+    base = _builtin_base(_type(e)).__name__
+    args = tuple(e.args) if all(_type(a) in (str, int, float, bool, type(None)) for a in e.args) else None
     try:
-        return not any(
-            _type(v) is _FunctionType for c in type.__getattribute__(t, "__mro__") for v in vars(c).values()
-        )
-    except BaseException:  # noqa: BLE001
-        return False
+        text = str(e)[:2000]
+        head = "".join(traceback.format_exception_only(_type(e), e)).strip()[-2000:]
+    except Exception:  # noqa: BLE001 - an exception whose __str__ raises
+        text, head = "", base
+    frames = tuple(
+        (f.filename, f.lineno, f.name, f.line or "")
+        for f in traceback.extract_tb(e.__traceback__)
+        if f.filename == trace_file
+    )[-5:]
+    return (_type(e).__name__, base, args, text, head, frames)
 
 
-def _ndarray(dtype, shape, flat):
-    """A numeric numpy array built here, with our own numpy, from plain numbers (never an object array)."""
+def rebuild_exception(decoder: Decoder, name, base, args, text, head, frames) -> BaseException:
+    """The exception as ours: its builtin class (or our subclass of it named like the program's), its args."""
+    cls = decoder.exception_class(name, base)
+    if _type(text) is not str or _type(head) is not str or _type(frames) is not tuple:
+        raise Refused("not an exception")
+    try:
+        exc = cls(*args) if _type(args) is tuple else cls(text)
+    except Exception:  # noqa: BLE001 - e.g. UnicodeDecodeError needs five arguments
+        exc = cls.__new__(cls)
+        exc.args = (text,)
+    exc.__murphy_remote__ = (frames, head, text)
+    return exc
+
+
+def _program_str(self) -> str:
+    remote = getattr(self, "__murphy_remote__", None)
+    return remote[2] if remote else BaseException.__str__(self)
+
+
+# --- rebuilding ---------------------------------------------------------------------------------------------------
+def _namedtuple(name, fields) -> type:
+    if _type(name) is not str or not all(_type(f) is str for f in fields):
+        raise Refused("not a namedtuple")
+    return collections.namedtuple(name, fields)
+
+
+def _enum(name, flag, members) -> type:
+    if _type(name) is not str or not all(_type(m) is tuple and _len(m) == 2 and _type(m[0]) is str for m in members):
+        raise Refused("not an enum")
+    return (enum.Flag if flag is True else enum.Enum)(name, list(members))
+
+
+def _ndarray(dtype, shape, data):
+    """A numeric numpy array built here, with our own numpy, from its bytes (never an object array)."""
     import numpy as np
 
-    dt = np.dtype(str(dtype))
-    if dt.kind not in NUMERIC_KINDS or _type(flat) is not list or not all(_type(n) is int for n in shape):
-        raise ValueError("not a numeric array")
-    return np.array(flat, dtype=dt).reshape(tuple(shape))
+    if _type(dtype) is not str or _len(dtype) > 8 or _type(data) is not bytes:
+        raise Refused("not a numeric array")
+    kind = np.dtype(dtype)
+    if kind.kind not in NUMERIC_KINDS or not all(_type(n) is int and 0 <= n <= _len(data) + 1 for n in shape):
+        raise Refused("not a numeric array")
+    return np.frombuffer(data, kind).reshape(shape).copy()
+
+
+def _bounded_hashes(items: list) -> None:
+    """Refuse a container with more than MAX_PER_HASH distinct values of one predictable hash."""
+    groups: dict[int, list] = {}
+    for v in items:
+        t = _type(v)
+        if t in _UNCHECKED or (t is int and -_SMALL < v < _SMALL):
+            continue
+        try:
+            h = hash(v)
+        except TypeError:
+            continue
+        group = groups.get(h)
+        if group is None:
+            groups[h] = [v]
+        elif v not in group:
+            group.append(v)
+            if _len(group) > MAX_PER_HASH:
+                raise Refused(f"a container with more than {MAX_PER_HASH} distinct values of one hash")
+
+
+def _date_fields(x) -> tuple:
+    """The constructor arguments of a date, time, datetime or timedelta (`fold` is not kept)."""
+    t = _type(x)
+    if t.__name__ == "timedelta":
+        return (x.days, x.seconds, x.microseconds)
+    if t.__name__ == "date":
+        return (x.year, x.month, x.day)
+    clock = (x.hour, x.minute, x.second, x.microsecond, x.tzinfo)
+    return (x.year, x.month, x.day) + clock if t.__name__ == "datetime" else clock
+
+
+def _loaded(module: str, name: str):
+    """`module.name` if the module is loaded here, else None (a value of a type never loaded cannot exist)."""
+    m = sys.modules.get(module)
+    return getattr(m, name, None) if m is not None else None
 
 
 def _as_base(x, base):
-    if base in (bool, int):
-        return int.__int__(x) if base is int else bool(int.__int__(x))
+    if base is int:
+        return int.__int__(x)
     if base is float:
         return float.__float__(x)
     if base is complex:
@@ -436,61 +514,14 @@ def _as_base(x, base):
         return str.__str__(x)
     if base is bytes:
         return bytes.__bytes__(x)
-    if base in (list, tuple):
-        return base(base.__iter__(x))
     if base is dict:
         return dict(dict.items(x))
     return base(base.__iter__(x))
 
 
-def _mutable_state(ep: Endpoint, args: tuple, kwargs: dict) -> dict:
-    """The encoded state of every list/dict/set argument before a call (tests inspect in-place changes)."""
-    state = {}
-    for items in (enumerate(args), kwargs.items()):
-        for key, v in items:
-            if _type(v) in (list, dict, set):
-                state[key] = ep.encode(v)
-    return state
-
-
-def _changes(ep: Endpoint, args: tuple, kwargs: dict, before: dict) -> list | None:
-    out = []
-    for key, old in before.items():
-        v = args[key] if _type(key) is int else kwargs[key]
-        new = ep.encode(v)
-        if new != old:
-            out.append([key, new])
-    return out or None
-
-
-def _apply_changes(args: tuple, kwargs: dict, changes) -> None:
-    """Write the other side's in-place changes to our own argument objects (by builtin methods only)."""
-    if not changes:
-        return
-    for key, new in changes:
-        old = args[key] if _type(key) is int and key < _len(args) else kwargs.get(key)
-        _sync(old, new)
-
-
-def _sync(old, new) -> None:
-    if _type(old) is list and _type(new) is list:
-        if _len(old) == _len(new):
-            for i, (a, b) in enumerate(zip(old, new)):
-                if _type(a) in (list, dict) and _type(a) is _type(b):
-                    _sync(a, b)
-                elif not (_type(a) is _type(b) and a == b):
-                    old[i] = b
-        else:
-            old[:] = new
-    elif _type(old) is dict and _type(new) is dict:
-        for k in [k for k in old if k not in new]:
-            del old[k]
-        for k, b in new.items():
-            a = old.get(k)
-            if _type(a) in (list, dict) and _type(a) is _type(b):
-                _sync(a, b)
-            else:
-                old[k] = b
-    elif _type(old) is set and _type(new) is set:
-        old.clear()
-        old.update(new)
+_BASES = (int, float, complex, str, bytes, list, tuple, dict, set, frozenset)
+_SEQ_TAGS = {list: b"l", tuple: b"t", set: b"S", frozenset: b"z"}
+_SEQ_BUILDERS = {b"l": list, b"t": tuple, b"S": set, b"z": frozenset}
+_DATE_TAGS = {"date": b"Y", "time": b"H", "datetime": b"W", "timedelta": b"G"}
+_DATE_NAMES = {v: k for k, v in _DATE_TAGS.items()}
+_ModuleType = type(sys)

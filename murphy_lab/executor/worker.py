@@ -6,11 +6,14 @@ code meets /dev/null there) and drives its program server (`server.py`) over the
 executes program code: the program runs in a program process of the server, which never receives a test or an
 expected value.
 
-One job's assert tests: a socketpair is the channel; one end goes to the server, which forks a program process
-serving the program's names on it; the test code runs here against the other end (`harness.run_cases`), each
-case within the wall-clock timeout of the previous verdict (`_Timer`), then the server kills and sweeps the
-program process. One IO test: the server runs the program as a script on the input and returns its stdout; the
-worker compares it.
+A job: the worker checks sizes, compiles the program (a syntax error is its own finding: no program process
+starts) and the tests (cached: they repeat across samples), and computes which names the tests take from the
+program (`harness.program_names`, cached). Its assert tests: a socketpair is the channel; one end goes to the
+server, which forks a program process that loads the program and serves it there; the test code runs here, in a
+harness made fresh for the job, against the other end (`harness.run_cases`), each case within the wall-clock
+timeout of the previous verdict (`_Timer`); then the server kills and sweeps the program process and reports its
+wait status. One IO test: the server runs the program as a script on the input and returns how it ended and its
+stdout and stderr; the worker compares stdout (exit status 0) or reports the error.
 
 A job that cannot be run (invalid text, too large, a fault of ours) gets its own outcomes; the worker goes on. A
 worker past ``max_worker_mb`` (or whose server died) answers its job, then asks to be replaced (``{"retire": ...}``).
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import builtins
 import fcntl
+import functools
 import gc
 import importlib.util
 import json
@@ -30,28 +34,41 @@ import socket
 import struct
 import sys
 import time
+import types
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def _load(name: str, file: str):
+def _load(name: str, file: str, **names):
+    """A module of ours, loaded by path with `names` set before it runs, and its own builtins."""
     spec = importlib.util.spec_from_file_location(name, os.path.join(_HERE, file))
     module = importlib.util.module_from_spec(spec)
-    module.__builtins__ = dict(
-        vars(builtins)
-    )  # its own snapshot: a program patching builtins cannot reach it
+    module.__builtins__ = dict(vars(builtins))  # its own snapshot
+    module.__dict__.update(names)
     spec.loader.exec_module(module)
     return module
 
 
 sandbox = _load("_murphy_sandbox", "sandbox.py")
 wire = _load("_murphy_wire", "wire.py")
-harness = _load("_murphy_harness", "harness.py")
-harness.wire = wire
 protocol = _load("_murphy_protocol", "protocol.py")
-ASSERT, FINISH, FINISHED = protocol.ASSERT, protocol.FINISH, protocol.FINISHED
+with open(os.path.join(_HERE, "harness.py"), encoding="utf-8") as _f:
+    HARNESS = compile(_f.read(), os.path.join(_HERE, "harness.py"), "exec", dont_inherit=True)
+harness = _load("_murphy_harness", "harness.py", wire=wire)  # compiles tests and reads their names (pure)
+ASSERT, FINISH, FINISHED, IO, RAN = protocol.ASSERT, protocol.FINISH, protocol.FINISHED, protocol.IO, protocol.RAN
 MB = 1 << 20
 _DEVNULL = os.open(os.devnull, os.O_RDWR)
+compile_test = functools.lru_cache(maxsize=512)(harness.compile_test)  # test code repeats across samples
+_scope = functools.lru_cache(maxsize=2048)(harness.scope)
+
+
+def fresh_harness():
+    """The harness for one job, made anew: nothing a job did to its classes, comparisons or builtins, nor any
+    value it decoded, reaches the next one (0.1 ms; a fork per job cost 1.2 ms of CPU)."""
+    module = types.ModuleType("_murphy_harness")
+    module.__dict__.update(__builtins__=dict(vars(builtins)), wire=wire)
+    exec(HARNESS, module.__dict__)
+    return module
 
 
 class ServerLost(Exception):
@@ -108,64 +125,64 @@ class Worker:
         return b"".join(parts)
 
     # --- jobs -------------------------------------------------------------------------------------------------
-    def prepare(self, job: dict) -> None:
-        """Check sizes and text, compile the tests once per job and a small program (compiling executes nothing:
-        `protocol`)."""
-        n = len(job.get("cases", []))
+    def prepare(self, job: dict):
+        """The job's cases compiled and the program file, or (every case's outcome) when it cannot run."""
+        n = len(job["cases"])
+        problem = _too_large(job, self.cfg)
+        if problem:
+            return [{"status": "too_large", "detail": problem}] * n
+        prelude, error = (None, None)
+        if job["prelude"]:
+            prelude, error = protocol.compile_program(job["prelude"], protocol.PRELUDE)
+            if error:
+                return [{"status": "error", "detail": f"the task's prelude does not compile: {error}"}] * n
+        code, error = protocol.compile_program(job["program"])  # compiling executes nothing
+        if error:
+            return [{"status": "syntax", "detail": error}] * n
+        setup = job["setup"]
         try:
-            problem = _too_large(job, self.cfg)
-            if problem:
-                job["compiled"] = [{"status": "too_large", "detail": problem}] * n
-                return
-            setup = job["setup"]
+            setup_code = compile_test(setup, harness.SETUP_FILE) if setup.strip() else None
+        except (SyntaxError, ValueError, UnicodeError, RecursionError, MemoryError) as e:
+            return [{"status": "error", "detail": f"the test setup does not compile: {e}"}] * n
+        cases = []
+        for case in job["cases"]:
             try:
-                setup_code = harness.compile_test(setup, harness.SETUP_FILE) if setup.strip() else None
-            except (SyntaxError, ValueError, UnicodeError) as e:
-                job["compiled"] = [{"status": "error", "detail": f"the test setup does not compile: {e}"}] * n
-                return
-            cases = []
-            for case in job["cases"]:
-                try:
-                    cases.append(
-                        harness.compile_test(case[1], harness.TEST_FILE) if case[0] == "assert" else None
-                    )
-                except (SyntaxError, ValueError, UnicodeError, RecursionError, MemoryError) as e:
-                    cases.append({"status": "error", "detail": f"the test does not compile: {e}"})
-            job["compiled"] = (setup_code, cases)
-            job["program_file"] = protocol.pack(job["program"])
-        except Exception as e:  # noqa: BLE001 - a bad job fails alone
-            job["compiled"] = [
-                {"status": "error", "detail": f"the job could not be prepared: {e!r}"[:2000]}
-            ] * n
+                cases.append(compile_test(case[1], harness.TEST_FILE) if case[0] == "assert" else None)
+            except (SyntaxError, ValueError, UnicodeError, RecursionError, MemoryError) as e:
+                cases.append({"status": "error", "detail": f"the test does not compile: {e}"})
+        return setup_code, cases, protocol.pack(prelude, code, job["program"])
 
     def run_job(self, job: dict) -> list[dict]:
         """All tests of one job. The program is sent to the server once; its assert tests share one program
         process, loaded once, until a test ends it (then a fresh one takes the rest)."""
-        self.prepare(job)
-        if isinstance(job["compiled"], list):
-            return job["compiled"]
-        _, cases = job["compiled"]
-        # cases judged without running (bad text)
-        decided = [c if isinstance(c, dict) else None for c in cases]
+        try:
+            prepared = self.prepare(job)
+        except Exception as e:  # noqa: BLE001 - a bad job fails alone
+            prepared = [{"status": "error", "detail": f"the job could not be prepared: {e!r}"[:2000]}] * len(job["cases"])
+        if isinstance(prepared, list):
+            return prepared
+        setup_code, codes, program_file = prepared
+        decided = [c if isinstance(c, dict) else None for c in codes]  # cases judged without running (bad text)
         outcomes: list[dict | None] = list(decided)
         self.program = os.memfd_create("program", os.MFD_CLOEXEC)  # read only by the program processes
         try:
-            data = job["program_file"]
+            data = program_file
             while data:
                 data = data[os.write(self.program, data) :]
             pending = [i for i, c in enumerate(job["cases"]) if outcomes[i] is None and c[0] == "assert"]
+            runner = fresh_harness()
             while pending and not self.retire:
-                got = self.run_asserts(job, pending)
+                got = self.run_asserts(job, runner, setup_code, [(codes[i], job["cases"][i][1]) for i in pending])
                 for i, out in zip(pending, got):
                     outcomes[i] = out
-                if got and got[-1].get("assertion") == "(loading the program)":  # the same for every test
+                if got and got[-1].get("assertion") == harness.LOADING:  # the same for every test
                     for i in pending[len(got) :]:
                         outcomes[i] = got[-1]
                     break
                 pending = pending[len(got) :]
             for i, c in enumerate(job["cases"]):
                 if outcomes[i] is None and c[0] == "io" and not self.retire:
-                    outcomes[i] = self.run_io(job, c, None)
+                    outcomes[i] = self.run_io(job, c)
             self._finished()  # nothing of the job survives its reply
         except ServerLost as e:
             self.retire = f"program server lost: {e}"
@@ -176,35 +193,40 @@ class Worker:
             os.close(self.program)
         return [o if o is not None else _lost() for o in outcomes]
 
-    def run_asserts(self, job: dict, idx: list[int]) -> list[dict]:
-        """Assert tests `idx`: the server's program process serves the program's names on one end of a socketpair,
-        the test code runs here on the other (`harness.run_cases`; this process never runs program code).
-        Returns the outcomes of a prefix of `idx` (all of them unless one ended the program process)."""
+    def run_asserts(self, job: dict, runner, setup_code, cases: list) -> list[dict]:
+        """Assert `cases` ((code, source) each): the server's program process serves the program on one end of a
+        socketpair, the test code runs here on the other (`harness.run_cases`; this process never runs program
+        code). Returns the outcomes of a prefix of `cases` (all of them unless one ended the program process)."""
         timeout = job["timeout"]
         mine, theirs = socket.socketpair()
         try:
-            self._ps_send(ASSERT.pack(b"A", timeout * len(idx)), (theirs.fileno(), self.program))
+            self._ps_send(ASSERT.pack(b"A", timeout * len(cases)), (theirs.fileno(), self.program))
         finally:
             theirs.close()
-        setup_code, codes = job["compiled"]
         verdicts: list[dict] = []
-        ep = wire.Endpoint(mine.fileno(), trace_files=(harness.TEST_FILE, harness.SETUP_FILE))
+        channel = runner.Channel(mine.fileno())
+        wanted, modules = harness.program_names(
+            (job["setup"], *(src for _, src in cases)), tuple(job["entry_points"]), _scope
+        )
+        plan = types.SimpleNamespace(
+            setup=job["setup"], setup_code=setup_code, cases=cases, wanted=wanted, modules=modules,
+            compare=job["compare"],
+        )  # fmt: skip
 
         def report(status: str, detail: str, assertion: str) -> None:
             _TIMER.stop()
-            verdicts.append({"status": status, "detail": detail, "assertion": "" if status == "syntax" else assertion})
+            verdicts.append({"status": status, "detail": detail, "assertion": assertion})
             if status == "memory":  # room to go on, then a fresh worker
                 _, hard = resource.getrlimit(resource.RLIMIT_AS)
                 resource.setrlimit(resource.RLIMIT_AS, (hard, hard))
                 self.grew = True
-            _TIMER.start(ep, timeout)  # the next case (each case's limit runs from the previous verdict)
+            _TIMER.start(channel, timeout)  # the next case (each case's limit runs from the previous verdict)
 
-        cases = [(codes[i], job["cases"][i][1]) for i in idx]
         quiet = sys.stdout, sys.stderr
         sys.stdout = sys.stderr = _QUIET  # what the test code prints goes nowhere
         try:
-            _TIMER.start(ep, timeout)  # the first case's limit includes loading the program
-            harness.run_cases(ep, report, setup_code, job["setup"], cases)
+            _TIMER.start(channel, timeout)  # the first case's limit includes loading the program
+            runner.run_cases(channel, report, plan)
         except wire.Fault:  # the limit struck between cases
             pass
         finally:
@@ -214,16 +236,15 @@ class Worker:
             sys.modules.pop(harness.PROGRAM_MODULE, None)
         self._ps_send(FINISH)
         self.unread += 1
-        out = verdicts
-        if ep.fault is not None and ep.fault.status == "timeout" and (not out or out[-1]["status"] != "timeout"):
-            out.append({"status": "timeout", "detail": f"{timeout:g}"})  # it struck between two cases
-        elif len(out) < len(idx) and (not out or out[-1]["status"] not in _ENDS):
-            out.append({"status": "crashed", "detail": "the test ended without a verdict"})
-        if (
-            out and out[-1]["status"] == "lost"
-        ):  # the program process ended mid-test: how it ended is the outcome
+        out, fault = verdicts, channel.fault
+        loading = bool(out) and out[-1]["assertion"] == harness.LOADING
+        if fault is not None and fault.status == "timeout" and (not out or out[-1]["status"] != "timeout"):
+            out.append({"status": "timeout", "detail": f"{timeout:g}", "assertion": ""})  # between two cases
+        elif len(out) < len(cases) and fault is None and not loading:
+            out.append({"status": "crashed", "detail": "the test ended without a verdict", "assertion": ""})
+        if out and out[-1]["status"] == "lost":  # the program process ended: how it ended is the outcome
             done = self._finished()
-            out[-1] = _ended(done["status"], done.get("oom", False), timeout, self.cfg)
+            out[-1] = dict(_ended(done["status"], done.get("oom", False), timeout, self.cfg), assertion=out[-1]["assertion"])
         return out
 
     def _finished(self) -> dict:
@@ -240,29 +261,29 @@ class Worker:
             self._watch(done)
         return done
 
-    def run_io(self, job: dict, case: list, _code) -> dict:
-        """One IO test: the server runs the program on the input; the expected output stays here."""
+    def run_io(self, job: dict, case: list) -> dict:
+        """One IO test: the server runs the program on the input; the expected output stays here. Exit status 0:
+        stdout is compared; any other ending is what the kernel or the server's timer says (stderr: feedback)."""
         timeout = job["timeout"]
         self._finished()
-        self._ps_send({"op": "io", "input": case[1], "timeout": timeout}, (self.program,))
-        r = self._ps_recv(timeout + 30)
-        self._watch(r)
-        if r.get("status") == "syntax":
-            return {"status": "syntax", "detail": r.get("detail", "")}
-        if r["timed_out"]:
-            return {"status": "timeout", "detail": f"{timeout:g}"}
+        self._ps_send(IO.pack(b"I", timeout) + case[1].encode("utf-8", "surrogatepass"), (self.program,))
+        self.sock.settimeout(timeout + 30)
         try:
-            report = json.loads(r["report"])
-        except ValueError:
-            return _ended(r["status"], r.get("oom", False), timeout, self.cfg)
-        if report.get("status") != "ran":
-            return {
-                "status": str(report.get("status")),
-                "detail": str(report.get("detail", "")),
-                "assertion": "",
-            }
-        got = r["stdout"]
-        same = normalize(got) == normalize(case[2])
+            _, timed_out, status, oom, rss, n_out, n_err = RAN.unpack(self._exact(RAN.size))
+            out, err = self._exact(n_out), self._exact(n_err)
+        except (OSError, struct.error) as e:
+            raise ServerLost(str(e)) from None
+        self._watch({"rss_mb": rss})
+        if timed_out:
+            return {"status": "timeout", "detail": f"{timeout:g}"}
+        if not os.WIFEXITED(status) or os.waitstatus_to_exitcode(status) != 0:
+            ended = _ended(status, oom, timeout, self.cfg)
+            if ended["status"] == "exit":  # a traceback on stderr, or a nonzero exit status
+                detail = err.decode("utf-8", "replace").strip() or f"exit status {ended['detail']}"
+                return {"status": "error", "detail": detail[-protocol.MAX_DETAIL :]}
+            return ended
+        got = out.decode("utf-8", "replace")
+        same = harness.io_equal(got, case[2], job["compare"])
         return {"status": "passed" if same else "failed", "detail": "", "assertion": "", "got": got[:4000]}
 
     def _watch(self, reply: dict) -> None:
@@ -289,10 +310,6 @@ def _too_large(job: dict, cfg: dict) -> str:
     return ""
 
 
-# verdicts after which the rest of the cases need a fresh program process
-_ENDS = ("lost", "exit", "memory", "error", "crashed", "syntax", "timeout")
-
-
 def _lost() -> dict:
     return {"status": "crashed", "detail": "the program server died (did the program kill its parent?)"}
 
@@ -310,11 +327,6 @@ def _ended(status: int, oom: bool, timeout: float, cfg: dict) -> dict:
         name = signal.Signals(sig).name if sig in signal.valid_signals() else str(sig)
         return {"status": "crashed", "detail": name}
     return {"status": "exit", "detail": str(os.waitstatus_to_exitcode(status))}
-
-
-def normalize(text: str) -> str:
-    """IO comparison: trailing whitespace on each line and trailing blank lines are ignored."""
-    return "\n".join(line.rstrip() for line in text.rstrip().splitlines())
 
 
 def _read_exact(fd: int, n: int) -> bytes:

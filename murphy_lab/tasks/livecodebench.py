@@ -13,8 +13,13 @@ alone is test6.jsonl (the 175 problems added in v6); ``v2_v4`` = test2–test4.j
 - public_test_cases are the visible tests; the hidden tests are public + private cases (private_test_cases: plain
   JSON, or base64 + zlib + pickle of a JSON string in later files), as the official harness scores a problem on
   all of them (lcb_runner's `get_evaluation_sample` joins the two lists).
-- every program runs behind LiveCodeBench's import header (`IMPORT_HEADER`, stdin and functional problems alike,
-  as lcb_runner prepends it to both), recorded as ``metadata["program_prefix"]`` and applied by `Task.program`.
+- every program runs behind LiveCodeBench's import header (`IMPORT_HEADER`: lcb_runner's `import_string`, its
+  ``from X import *`` and ``import X`` lines and ``sys.setrecursionlimit(50000)``, stdin and functional problems
+  alike, as lcb_runner prepends it to both), recorded as ``metadata["program_prefix"]`` and applied by
+  `Task.program` as the program's prelude (compiled on its own: the program's line numbers stay its own).
+- the suites carry lcb_runner's rules: `TIMEOUT` (6 s) per test, and ``compare="livecodebench"``: stdout is
+  compared line by line after stripping, and where two lines differ, token by token as `Decimal` numbers (``0.50``
+  equals ``0.5``); a functional result returned as a tuple compares as a list (lcb_runner converts it).
 
 The dataset ships a loading script, which current `datasets` releases no longer run; we read its JSONL files
 directly (`read_rows(files=...)`), which is the same data.
@@ -46,16 +51,22 @@ VERSION_FILES["release_latest"] = list(_FILES)
 VERSION_FILES.update({f"v{i}": [_FILES[i - 1]] for i in range(1, 7)})
 VERSION_FILES.update({f"v{i}_v{j}": _FILES[i - 1 : j] for i in range(1, 7) for j in range(i + 1, 7)})
 
-# LiveCodeBench's harness puts these imports in front of every program (functional and stdin): the starter code's
-# signatures use typing names (List, Optional) without importing them, and LeetCode-style solutions use deque,
-# Counter, heappush, inf, lru_cache, bisect_left unimported. Our executor runs program -> setup -> case, so a header
-# in the setup would come too late; it is recorded as metadata["program_prefix"] and every execution path prepends
-# it through `Task.program`.
+# LiveCodeBench's harness puts these lines in front of every program (functional and stdin): lcb_runner's
+# `import_string` (lcb_runner/evaluation/testing_util.py), exactly. The starter code's signatures use typing names
+# (List, Optional) without importing them, and LeetCode-style solutions use deque, Counter, heappush, inf,
+# lru_cache, bisect_left, deepcopy, randint, `input = sys.stdin.readline` and deep recursion unimported. Our
+# executor runs program -> setup -> case, so a header in the setup would come too late; it is recorded as
+# metadata["program_prefix"] and every execution path runs it before the program through `Task.program`.
 IMPORT_HEADER = (
-    "from typing import *\nfrom collections import *\nfrom functools import *\nfrom itertools import *\n"
-    "from heapq import *\nfrom bisect import *\nfrom math import *\nimport math\nimport collections\n"
-    "import heapq\nimport bisect\nimport itertools\nimport functools\nimport string\nimport re\n"
+    "from string import *\nfrom re import *\nfrom datetime import *\nfrom collections import *\n"
+    "from heapq import *\nfrom bisect import *\nfrom copy import *\nfrom math import *\nfrom random import *\n"
+    "from statistics import *\nfrom itertools import *\nfrom functools import *\nfrom operator import *\n"
+    "from io import *\nfrom sys import *\nfrom json import *\nfrom builtins import *\nfrom typing import *\n"
+    "import string\nimport re\nimport datetime\nimport collections\nimport heapq\nimport bisect\nimport copy\n"
+    "import math\nimport random\nimport statistics\nimport itertools\nimport functools\nimport operator\n"
+    "import io\nimport sys\nimport json\nsys.setrecursionlimit(50000)\n"
 )
+TIMEOUT = 6.0  # seconds per test: lcb_runner's default (`--timeout 6`, `run_test(timeout=6)`)
 STDIN_NOTE = "Read the input from standard input and write the answer to standard output."
 STARTER_NOTE = "Complete this starter code (the tests call the method directly):"
 
@@ -92,9 +103,11 @@ def functional_case(test: dict, func_name: str) -> str:
 
 
 def _suite(tests: list[dict], func_name: str | None) -> TestSuite:
+    """The tests under lcb_runner's rules (its time limit and comparison)."""
+    rules = {"timeout": TIMEOUT, "compare": "livecodebench"}
     if func_name is None:
-        return TestSuite(cases=tuple(IOTest(input=t["input"], output=t["output"]) for t in tests))
-    return TestSuite(cases=tuple(functional_case(t, func_name) for t in tests))
+        return TestSuite(cases=tuple(IOTest(input=t["input"], output=t["output"]) for t in tests), **rules)
+    return TestSuite(cases=tuple(functional_case(t, func_name) for t in tests), entry_points=("Solution",), **rules)
 
 
 def _date(value: Any) -> datetime:

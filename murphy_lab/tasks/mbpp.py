@@ -83,12 +83,14 @@ def mbpp_task(row: dict, split: str = "", where: str = "MBPP") -> Task:
     before = (row.get("test_setup_code") or "").replace("\r\n", "\n").strip()
     hidden = tuple(f"{before}\n{t}" if before else t for t in tests)
     reference = row["code"].replace("\r\n", "\n")
+    entry = _entry_point(reference, tests)
+    entries = (entry,) if entry else ()  # reaches the program even when it is a builtin's name (MBPP/126: sum)
     return Task(
         task_id=f"mbpp/{task_id}",
         prompt=PROMPT_TEMPLATE.format(text=text.strip(), test=tests[0]),
-        visible_tests=TestSuite(cases=hidden[:1], setup=imports),
-        hidden_tests=TestSuite(cases=hidden, setup=imports),
-        entry_point=_entry_point(reference, tests),
+        visible_tests=TestSuite(cases=hidden[:1], setup=imports, entry_points=entries),
+        hidden_tests=TestSuite(cases=hidden, setup=imports, entry_points=entries),
+        entry_point=entry,
         reference=reference,
         source="mbpp",
         metadata={

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from murphy_lab.executor.types import TestSuite
+from murphy_lab.executor.types import Program, TestSuite
 
 
 @dataclass
@@ -35,13 +35,15 @@ class Task:
         scaffolds, hidden-test scoring, µCode, ReVeal) builds it, so no path can forget a benchmark's harness:
 
         - text-answer tasks (``metadata["answer"] == "text"``, the smoke profile): ``ANSWER = '<code>'``;
-        - otherwise ``metadata["program_prefix"]`` (imports the benchmark's own harness puts in front of every
-          program, e.g. LiveCodeBench's header) followed by the code.
+        - otherwise the code behind ``metadata["program_prefix"]``, what the benchmark's own harness puts in front of
+          every program (LiveCodeBench's header, HumanEval's prompt), as a `Program`: its text is prefix + code,
+          and the executor runs the prefix as a prelude compiled on its own, so the code's line numbers in
+          tracebacks are the code's own.
         """
         if self.metadata.get("answer", "code") == "text":
             return f"ANSWER = {code!r}\n"
         prefix = self.metadata.get("program_prefix", "")
-        return prefix + code if prefix else code
+        return Program(code, prefix) if prefix else code
 
     def tests(self, which: str) -> TestSuite:
         """The "visible" (feedback) or "hidden" (verdict) tests."""
