@@ -281,8 +281,12 @@ class SolutionModule(types.ModuleType):
 
 
 # --- the namespace ----------------------------------------------------------------------------------------------
-def scope(source: str) -> tuple[frozenset, frozenset]:
-    """(the names test code binds at module level, the global names it reads), by `symtable`."""
+def scope(source: str) -> tuple[frozenset, frozenset, frozenset]:
+    """(the names test code binds at module level, the global names it reads, the names it calls), by `symtable`
+    and `ast`."""
+    called = frozenset(
+        n.func.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+    )
     table = symtable.symtable(source, TEST_FILE, "exec")
     bound, free, todo = set(), set(), [table]
     for s in table.get_symbols():
@@ -297,7 +301,7 @@ def scope(source: str) -> tuple[frozenset, frozenset]:
             if not module and s.is_declared_global() and s.is_assigned():
                 bound.add(s.get_name())
         todo.extend(t.get_children())
-    return frozenset(bound), frozenset(free)
+    return frozenset(bound), frozenset(free), called
 
 
 def program_names(sources: tuple[str, ...], entry_points: tuple[str, ...], scope=scope) -> tuple[tuple, tuple]:
@@ -305,14 +309,16 @@ def program_names(sources: tuple[str, ...], entry_points: tuple[str, ...], scope
 
     From the program: the entry points, and every global name the test text reads but neither binds nor finds
     among the builtins. A name the text reads that is a top-level standard-library module (``sys`` in MBPP/596,
-    which relies on the program's ``import sys``) is our own import of that name, never the program's binding."""
-    bound, free = set(), set()
+    which relies on the program's ``import sys``) is our own import of that name, never the program's binding —
+    unless the text calls it (a module is never called: ``decimal()`` is the program's function)."""
+    bound, free, called = set(), set(), set()
     for source in sources:
-        b, f = scope(source)
+        b, f, c = scope(source)
         bound |= b
         free |= f
+        called |= c
     free = {n for n in free - bound if not n.startswith("__")}
-    modules = {n for n in free - set(entry_points) - _BUILTIN_NAMES if n in sys.stdlib_module_names}
+    modules = {n for n in free - called - set(entry_points) - _BUILTIN_NAMES if n in sys.stdlib_module_names}
     wanted = (free - _BUILTIN_NAMES - modules) | set(entry_points)
     return tuple(sorted(wanted)), tuple(sorted(modules))
 
