@@ -35,6 +35,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from murphy_lab.executor import Executor, TestSuite
+from murphy_lab.tasks.mbpp import mbpp_task
 
 
 def load_humaneval() -> list[dict]:
@@ -75,9 +76,9 @@ def load_mbpp(folder: str, include_slow: bool = False) -> tuple[list[dict], list
                 "entry_point": "None",
             }
         )
-        jobs.append(
-            (r["code"], TestSuite(cases=tuple(r["test_list"]), setup=imports + "\n" if imports else ""))
-        )
+        entry = mbpp_task(r).entry_point  # declared, as the loader does (MBPP/126's entry point is `sum`)
+        setup = imports + "\n" if imports else ""
+        jobs.append((r["code"], TestSuite(cases=tuple(r["test_list"]), setup=setup, entry_points=(entry,))))
     return problems, jobs
 
 
@@ -85,7 +86,7 @@ def jobs_for(problems: list[dict]) -> list[tuple[str, TestSuite]]:
     return [
         (
             p["prompt"] + p["canonical_solution"],
-            TestSuite(cases=(f"check({p['entry_point']})",), setup=p["test"]),
+            TestSuite(cases=(f"check({p['entry_point']})",), setup=p["test"], entry_points=(p["entry_point"],)),
         )
         for p in problems
     ]

@@ -281,12 +281,8 @@ class SolutionModule(types.ModuleType):
 
 
 # --- the namespace ----------------------------------------------------------------------------------------------
-def scope(source: str) -> tuple[frozenset, frozenset, frozenset]:
-    """(the names test code binds at module level, the global names it reads, the names it calls), by `symtable`
-    and `ast`."""
-    called = frozenset(
-        n.func.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
-    )
+def scope(source: str) -> tuple[frozenset, frozenset]:
+    """(the names test code binds at module level, the global names it reads), by `symtable`."""
     table = symtable.symtable(source, TEST_FILE, "exec")
     bound, free, todo = set(), set(), [table]
     for s in table.get_symbols():
@@ -301,24 +297,34 @@ def scope(source: str) -> tuple[frozenset, frozenset, frozenset]:
             if not module and s.is_declared_global() and s.is_assigned():
                 bound.add(s.get_name())
         todo.extend(t.get_children())
-    return frozenset(bound), frozenset(free), called
+    return frozenset(bound), frozenset(free)
 
 
-def program_names(sources: tuple[str, ...], entry_points: tuple[str, ...], scope=scope) -> tuple[tuple, tuple]:
+def called(source: str) -> frozenset:
+    """The names test code calls (`name(...)`)."""
+    return frozenset(
+        n.func.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+    )
+
+
+def program_names(
+    sources: tuple[str, ...], entry_points: tuple[str, ...], scope=scope, called=called
+) -> tuple[tuple, tuple]:
     """(the names to take from the program, the standard-library modules to import by the test's own name).
 
     From the program: the entry points, and every global name the test text reads but neither binds nor finds
     among the builtins. A name the text reads that is a top-level standard-library module (``sys`` in MBPP/596,
     which relies on the program's ``import sys``) is our own import of that name, never the program's binding —
     unless the text calls it (a module is never called: ``decimal()`` is the program's function)."""
-    bound, free, called = set(), set(), set()
+    bound, free = set(), set()
     for source in sources:
-        b, f, c = scope(source)
+        b, f = scope(source)
         bound |= b
         free |= f
-        called |= c
     free = {n for n in free - bound if not n.startswith("__")}
-    modules = {n for n in free - called - set(entry_points) - _BUILTIN_NAMES if n in sys.stdlib_module_names}
+    modules = {n for n in free - set(entry_points) - _BUILTIN_NAMES if n in sys.stdlib_module_names}
+    if modules:  # rare (MBPP/596): a module is never called, a program's function of that name is
+        modules -= {n for source in sources for n in called(source)}
     wanted = (free - _BUILTIN_NAMES - modules) | set(entry_points)
     return tuple(sorted(wanted)), tuple(sorted(modules))
 

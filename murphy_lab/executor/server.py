@@ -136,10 +136,17 @@ def reference(objects: dict, x, note: str = "") -> tuple:
 
 def _c_type(t: type) -> bool:
     """A class with no Python-level methods anywhere in its MRO (e.g. `re.Match`)."""
-    try:
-        return not any(type(v) is types.FunctionType for c in t.__mro__ for v in vars(c).values())
-    except Exception:  # noqa: BLE001
-        return False
+    known = _C_TYPES.get(id(t))
+    if known is None:
+        try:
+            known = not any(type(v) is types.FunctionType for c in t.__mro__ for v in vars(c).values())
+        except Exception:  # noqa: BLE001
+            known = False
+        _C_TYPES[id(t)] = known  # the program process keeps its types alive (its references hold them)
+    return known
+
+
+_C_TYPES: dict[int, bool] = {}
 
 
 class ProgramSide:

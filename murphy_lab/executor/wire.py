@@ -61,6 +61,7 @@ _PURE = (
 BUILTINS = dict(_BUILTIN_CLASSES, **{n: getattr(builtins, n) for n in _PURE})
 _BUILTIN_NAMES = {id(v): n for n, v in BUILTINS.items()}
 _EXC_BASES = {n: c for n, c in _BUILTIN_CLASSES.items() if _issubclass(c, BaseException)}
+_SMALL_INTS = [b"i\x01" + i.to_bytes(1, "little", signed=True) for i in range(-128, 128)]
 _UNCHECKED = frozenset({str, bytes, bool, type(None), list, dict, set, bytearray})  # unhashable or unpredictable
 
 
@@ -95,33 +96,44 @@ class Encoder:
         self.other = other
 
     def value(self, x, depth: int = 0) -> None:
-        out, t = self.out, _type(x)
-        self.items += 1
-        if x is None or x is True or x is False:
-            out += b"N" if x is None else (b"T" if x else b"F")
-        elif t is int:
-            self.int(x)
-        elif t is float:
-            out += b"f" + _F64.pack(x)
+        t = _type(x)
+        if t is int:
+            if -128 <= x < 128:
+                self.out += _SMALL_INTS[x + 128]
+            else:
+                self.int(x)
         elif t is str:
-            self.blob(b"s", x.encode("utf-8", "surrogatepass"))
-        elif depth > MAX_DEPTH:
-            raise Refused(f"a value nested deeper than {MAX_DEPTH} levels")
+            data = x.encode("utf-8", "surrogatepass")
+            self.out += b"s" + _U32.pack(_len(data)) + data
+        elif t is float:
+            self.out += b"f" + _F64.pack(x)
+        elif x is None or t is bool:
+            self.out += b"N" if x is None else (b"T" if x else b"F")
         elif t is list or t is tuple or t is set or t is frozenset:
-            self.seq(_SEQ_TAGS[t], t.__iter__(x), t.__len__(x), depth)
+            self.seq(_SEQ_TAGS[t], x, _len(x), depth)
         elif t is dict:
-            out += b"d" + _U32.pack(dict.__len__(x))
+            self.container(b"d", _len(x), depth)
+            value, d = self.value, depth + 1
             for k, v in dict.items(x):
-                self.value(k, depth + 1)
-                self.value(v, depth + 1)
+                value(k, d)
+                value(v, d)
+            self.check()
         elif t is bytes or t is bytearray:
             self.blob(b"b" if t is bytes else b"a", bytes(x))
         elif t is complex:
-            out += b"c" + _C128.pack(x.real, x.imag)
+            self.out += b"c" + _C128.pack(x.real, x.imag)
         else:
             self.rich(x, t, depth)
-        if _len(out) > MAX_MESSAGE or self.items > MAX_ITEMS:
-            raise Refused(f"a message over {MAX_MESSAGE} bytes or {MAX_ITEMS} values")
+
+    def container(self, tag: bytes, n: int, depth: int) -> None:
+        if depth >= MAX_DEPTH:
+            raise Refused(f"a value nested deeper than {MAX_DEPTH} levels")
+        self.items += n
+        self.out += tag + _U32.pack(n)
+
+    def check(self) -> None:
+        if _len(self.out) > MAX_MESSAGE or self.items > MAX_ITEMS:
+            raise Refused(f"a message over {MAX_MESSAGE:,} bytes or {MAX_ITEMS:,} values")
 
     def int(self, x: int) -> None:
         n = (int.bit_length(x) + 8) // 8
@@ -134,9 +146,11 @@ class Encoder:
         self.out += tag + _U32.pack(_len(data)) + data
 
     def seq(self, tag: bytes, items, n: int, depth: int) -> None:
-        self.out += tag + _U32.pack(n)
+        self.container(tag, n, depth)
+        value, d = self.value, depth + 1
         for v in items:
-            self.value(v, depth + 1)
+            value(v, d)
+        self.check()
 
     def rich(self, x, t, depth: int) -> None:
         """The plain types beyond the builtin containers, then builtin subclasses as their base."""
@@ -203,7 +217,7 @@ class Decoder:
         self.classes: dict[bytes, type] = {}  # rebuilt namedtuple / enum / exception classes of this channel
 
     def decode(self, data: bytes):
-        self.buf, self.pos, self.items, self.fraction_bytes = data, 0, 0, 0
+        self.buf, self.pos, self.end, self.items, self.fraction_bytes = data, 0, _len(data), 0, 0
         try:
             x = self.value(0)
         except Refused:
@@ -226,31 +240,50 @@ class Decoder:
         return _U32.unpack(self.take(4))[0]
 
     def value(self, depth: int):
-        self.items += 1
-        if self.items > MAX_ITEMS or depth > MAX_DEPTH:
-            raise Refused(f"a message over {MAX_ITEMS} values or {MAX_DEPTH} levels")
-        tag = self.take(1)
-        if tag == b"N" or tag == b"T" or tag == b"F":
-            return None if tag == b"N" else tag == b"T"
-        if tag == b"i":
-            return int.from_bytes(self.take(self.take(1)[0]), "little", signed=True)
-        if tag == b"s":
-            return self.take(self.count()).decode("utf-8", "surrogatepass")
-        if tag == b"f":
+        buf, pos = self.buf, self.pos
+        tag = buf[pos]  # IndexError (cut short) is refused by `decode`
+        if tag == 0x69:  # i: a small int
+            end = pos + 2 + buf[pos + 1]
+            if end > self.end:
+                raise Refused("a message cut short")
+            self.pos = end
+            return int.from_bytes(buf[pos + 2 : end], "little", signed=True)
+        if tag == 0x73:  # s: str
+            start = pos + 5
+            end = start + _U32.unpack_from(buf, pos + 1)[0]
+            if end > self.end:
+                raise Refused("a message cut short")
+            self.pos = end
+            return buf[start:end].decode("utf-8", "surrogatepass")
+        self.pos = pos + 1
+        if tag == 0x66:  # f: float
             return _F64.unpack(self.take(8))[0]
+        if tag == 0x4E or tag == 0x54 or tag == 0x46:  # N T F
+            return None if tag == 0x4E else tag == 0x54
+        tag = _TAGS[tag]
         if tag in _SEQ_BUILDERS:
-            n = self.count()
-            items = [self.value(depth + 1) for _ in range(n)]
+            n = self.container(depth)
+            value, d = self.value, depth + 1
+            items = [value(d) for _ in range(n)]
             if n > MAX_PER_HASH and self.untrusted:
                 _bounded_hashes(items)
-            return _SEQ_BUILDERS[tag](items)
+            return items if tag == b"l" else _SEQ_BUILDERS[tag](items)
         if tag == b"d":
-            n = self.count()
-            pairs = [(self.value(depth + 1), self.value(depth + 1)) for _ in range(n)]
+            n = self.container(depth)
+            value, d = self.value, depth + 1
+            pairs = [(value(d), value(d)) for _ in range(n)]
             if n > MAX_PER_HASH and self.untrusted:
                 _bounded_hashes([k for k, _ in pairs])
             return dict(pairs)
         return self.rich(tag, depth)
+
+    def container(self, depth: int) -> int:
+        """A container's length, counted against the bounds before any of its items is read."""
+        n = self.count()
+        self.items += n
+        if self.items > MAX_ITEMS or depth >= MAX_DEPTH:
+            raise Refused(f"a message over {MAX_ITEMS:,} values or {MAX_DEPTH} levels")
+        return n
 
     def int(self) -> int:
         tag = self.take(1)
@@ -397,6 +430,7 @@ class Reader:
 def encode(value, other=not_plain) -> bytes:
     enc = Encoder(other)
     enc.value(value)
+    enc.check()
     return bytes(enc.out)
 
 
@@ -522,6 +556,7 @@ def _as_base(x, base):
 _BASES = (int, float, complex, str, bytes, list, tuple, dict, set, frozenset)
 _SEQ_TAGS = {list: b"l", tuple: b"t", set: b"S", frozenset: b"z"}
 _SEQ_BUILDERS = {b"l": list, b"t": tuple, b"S": set, b"z": frozenset}
+_TAGS = [bytes((i,)) for i in range(256)]
 _DATE_TAGS = {"date": b"Y", "time": b"H", "datetime": b"W", "timedelta": b"G"}
 _DATE_NAMES = {v: k for k, v in _DATE_TAGS.items()}
 _ModuleType = type(sys)

@@ -60,6 +60,7 @@ MB = 1 << 20
 _DEVNULL = os.open(os.devnull, os.O_RDWR)
 compile_test = functools.lru_cache(maxsize=512)(harness.compile_test)  # test code repeats across samples
 _scope = functools.lru_cache(maxsize=2048)(harness.scope)
+_called = functools.lru_cache(maxsize=256)(harness.called)
 
 
 def fresh_harness():
@@ -206,7 +207,7 @@ class Worker:
         verdicts: list[dict] = []
         channel = runner.Channel(mine.fileno())
         wanted, modules = harness.program_names(
-            (job["setup"], *(src for _, src in cases)), tuple(job["entry_points"]), _scope
+            (job["setup"], *(src for _, src in cases)), tuple(job["entry_points"]), _scope, _called
         )
         plan = types.SimpleNamespace(
             setup=job["setup"], setup_code=setup_code, cases=cases, wanted=wanted, modules=modules,
