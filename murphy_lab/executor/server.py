@@ -232,6 +232,27 @@ class ProgramSide:
         return out or None
 
 
+def warm_up(rounds: int = 200) -> None:
+    """Run the program side's request handling here, before the first fork, on typical requests. Python counts the
+    calls of a function in its code object and then rewrites (specializes) its bytecode: in each fresh fork those
+    writes copied pages shared with this server (warmed, a program process copies some 60 pages fewer)."""
+
+    def home(encoder, x, depth):
+        encoder.out += b"h"
+        encoder.int(id(x))
+
+    def target(xs, k=1, **kwargs):
+        return sorted(xs)[:k], {"n": len(xs), "s": str(k)}, (None, True, 2.5, -3)
+
+    for _ in range(rounds):
+        side = ProgramSide(-1, {"f": target, "v": [1, "a"]}, None)
+        side.reply(side.perform(b"N", side.decoder.decode(wire.encode(("f", "v", "g")))))
+        call = wire.encode((target, ([3, 1, 2], 2), {"c": 0}), home)
+        side.reply(side.perform(b"C", side.decoder.decode(call)))
+        side.reply(side.perform(b"O", side.decoder.decode(wire.encode((target, "getattr", ("__name__",)), home))))
+        side.error(ValueError("warm"))
+
+
 def _arguments(args: tuple, kwargs: dict):
     yield from enumerate(args)
     yield from kwargs.items()
@@ -367,6 +388,7 @@ class Server:
         self.sandbox = sandbox.ProgramSandbox(cfg, self.workdir, self.uid, PROGRAM_FDS, self.cgroup_procs)
         sys.stdin, sys.stdout = _CHILD_STDIO[:2]  # fds 0 and 1 (our own error output stays on sys.stderr)
         sys.argv = [PROGRAM_FILE]
+        warm_up()
         gc.collect()
         gc.freeze()
 
