@@ -109,8 +109,10 @@ assert executor.run("a, b = map(int, input().split())\nprint(a + b)\n", TestSuit
 # A policy trained to maximise test reward will find any hole in the harness. Some of the programs below pass
 # under harnesses the field uses: an exit-code verdict scores `sys.exit(0)` as a pass, and an object whose
 # `__eq__` always returns True passes every harness the project tried (even with the expected value on the left,
-# Python falls back to the reflected `__eq__`). Others hang, kill or exhaust a naive harness. The executor runs
-# every test in a forked child with resource limits, a private temp dir, no network, and its own assert checking.
+# Python falls back to the reflected `__eq__`). Others hang, kill or exhaust a naive harness. Here the tests run in
+# a test worker that never runs program code; the program runs in a sandboxed process of its own and answers
+# the tests' calls with plain data only (its objects stay where they are and equal only themselves); it sends no
+# status word, ever: how it ended is the kernel's to say, and `passed` is the test worker's alone.
 
 # %%
 cheats = {
@@ -123,6 +125,8 @@ cheats = {
     "infinite loop": "def add_tax(price):\n    while True:\n        pass\n",
     "allocate 10 GB": "def add_tax(price):\n    x = bytearray(10**10)\n    return price\n",
     "open a socket": "import socket\nsocket.create_connection(('1.1.1.1', 80), timeout=1)\n",
+    "write 'passed' on every fd": "import os\nfor fd in range(20):\n    try:\n        os.write(fd, b'passed')\n"
+                                  "    except OSError:\n        pass\nos._exit(0)\n",
 }
 t0 = time.perf_counter()
 cheat_results = dict(zip(cheats, executor.run_many([(p, TAX_TESTS) for p in cheats.values()])))
@@ -149,7 +153,8 @@ plt.show()
 # %% [markdown]
 # What the executor does *not* promise: it is a sandbox for a training loop on one's own machine (resource limits,
 # separate processes and users where available, private temp dirs, no network), not a security boundary against a
-# determined attacker. The docstring of `murphy_lab.executor` lists what is and is not covered.
+# determined attacker (no VM: a kernel exploit escapes). `docs/executor.md` ("Threat model") lists what holds by
+# construction, what by the sandbox, and what does not.
 #
 # ## 5. Batches: `run_many`
 #
@@ -171,7 +176,8 @@ assert [r.reward for r in batch] == [1.0 if i % 3 else r_half.reward for i in ra
 # - r(v) = passed / total; a solved candidate (r = 1) is a leaf of the tree, any other is refined.
 # - The feedback shows each failed assert with the actual value, exceptions with a trimmed traceback, and compile
 #   errors without any test — which makes those failures uninformative for the next turn.
-# - Programs that exit early, fake equality, kill their parent, loop or hog memory all get reward 0 here.
+# - Programs that exit early, fake equality, write verdict words, kill their parent, loop or hog memory all get
+#   reward 0 here.
 # - `run_many` executes a turn's jobs in one batch over parallel workers.
 #
 # ## Exercises
