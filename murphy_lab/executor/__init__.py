@@ -5,18 +5,23 @@
         res = ex.run("def f(x):\\n    return x * 2", ["assert f(2) == 4", "assert f(3) == 7"])
         res.reward, res.status, res.feedback   # 0.5, 'failed', 'Tests failed:\\nassert f(3) == 7  # output: 6'
 
-Modules: `types` (IOTest, TestSuite, TestOutcome, ExecutionResult), `pool` (Executor: the parent side),
-`worker` (the test worker: holds the tests and runs them), `harness` (the test side it runs: the tamper-proof
-assert checks), `server` (the program server: forks the program processes, never sees a test), `protocol` (what
-the worker hands the server: its requests and the program file), `wire` (the only thing between a test and its
-program: plain data and handles), `sandbox` (namespaces, limits, cleanup), `feedback` (every text a model reads).
+Modules: `types` (IOTest, TestSuite, Program, TestOutcome, ExecutionResult), `pool` (Executor: the parent side),
+`worker` (the test worker: holds the tests and runs them), `harness` (the test side it runs: the declared
+namespace, references, the assert checks, the verdicts), `server` (the program server: forks the program
+processes, never sees a test; the program side of the channel), `protocol` (what the worker hands the server:
+its requests, their replies, the program file), `wire` (the only thing between a test and its program: plain data
+in a bounded binary format), `sandbox` (namespaces, limits, cleanup), `feedback` (every text a model reads).
 
-The verdict cannot be forged by construction: the test code, the expected values and the comparison live in a
-process that never executes program code, and only plain data (exact builtin types) crosses from the program's
-process. The sandbox (as root) hides benchmark data, the repository and dataset caches from programs, gives each
-program process its own IPC namespace, private world-writable directories, cgroups and a seccomp filter against
-nested user namespaces, and a bad job fails alone. docs/executor.md has the threat model: what holds by
-construction, what by the sandbox, and what does not (as a normal user there is no private uid; no VM boundary).
+The verdict cannot be spoken, reached or named by the program, by construction: the test code, the expected values
+and the comparison live in a process that never executes program code; the program process sends no status word
+(statuses come from the test worker, the kernel's wait status and the worker's timer); only plain data crosses,
+rebuilt by the receiver's own constructors and decoded under bounds, and the test side serves nothing (the
+program's other objects stay where they are, as references served by their own process); the test namespace is
+declared (builtins cannot be shadowed, no name the program chose reaches an import). The sandbox (as root) hides
+benchmark data, the repository and dataset caches from programs, gives each program process its own IPC
+namespace, private world-writable directories, cgroups and a seccomp filter against nested user namespaces, and
+a bad job fails alone. docs/executor.md has the threat model: what holds by construction, what by the sandbox,
+and what does not (as a normal user there is no private uid; no VM boundary).
 """
 
 from murphy_lab.executor.pool import Executor

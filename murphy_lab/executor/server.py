@@ -66,7 +66,6 @@ wire = _load("_murphy_wire", "wire.py")
 protocol = _load("_murphy_protocol", "protocol.py")
 PROGRAM_FILE = protocol.FILENAME
 PROGRAM_MODULE = "solution"
-MAX_DETAIL = protocol.MAX_DETAIL
 _isinstance, _exit = isinstance, os._exit
 ASSERT, FINISHED, IO, RAN = protocol.ASSERT, protocol.FINISHED, protocol.IO, protocol.RAN
 REPR_CHARS = 300  # of a reference's repr text (feedback shows at most that much of a value)

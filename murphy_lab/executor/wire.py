@@ -25,7 +25,7 @@ program's), so a test compares only values of our own types. Builtin subclasses 
 base's own methods (IntEnum and IntFlag members as int, StrEnum as str). Decoding is linear in the message size
 and bounded: `MAX_MESSAGE` bytes, `MAX_ITEMS` values, `MAX_DEPTH` levels, ints of at most `MAX_INT_BYTES`,
 Fractions' parts together at most `MAX_FRACTION_BYTES` (their normalizing gcd is quadratic), at most
-`MAX_CLASSES` rebuilt classes per channel, and no container of untrusted data with more than `MAX_PER_HASH`
+`MAX_CLASSES` rebuilt classes (of at most `MAX_FIELDS` fields or members) per channel, and no container of untrusted data with more than `MAX_PER_HASH`
 distinct values of one hash (a set of equal-hash keys is quadratic to build; str and bytes hashes are randomized
 per process, so only the hashes a sender can predict are counted). A message over a bound is `Refused`.
 """
@@ -47,6 +47,7 @@ MAX_DEPTH = 200  # nesting of a value
 MAX_INT_BYTES = 1 << 16  # bytes of one int (about 158,000 decimal digits)
 MAX_FRACTION_BYTES = 1 << 16  # bytes of all Fraction numerators and denominators of one message
 MAX_CLASSES = 256  # namedtuple, enum and exception classes one channel rebuilds
+MAX_FIELDS = 256  # fields of one namedtuple class, members of one enum class
 MAX_PER_HASH = 8  # distinct values of one hash in one container of untrusted data
 NUMERIC_KINDS = "biufc"  # numpy arrays of these dtype kinds cross as their bytes
 
@@ -477,13 +478,15 @@ def _program_str(self) -> str:
 
 # --- rebuilding ---------------------------------------------------------------------------------------------------
 def _namedtuple(name, fields) -> type:
-    if _type(name) is not str or not all(_type(f) is str for f in fields):
-        raise Refused("not a namedtuple")
+    if _type(name) is not str or _len(fields) > MAX_FIELDS or not all(_type(f) is str for f in fields):
+        raise Refused(f"not a namedtuple (or one of more than {MAX_FIELDS} fields)")
     return collections.namedtuple(name, fields)
 
 
 def _enum(name, flag, members) -> type:
-    if _type(name) is not str or not all(_type(m) is tuple and _len(m) == 2 and _type(m[0]) is str for m in members):
+    if _type(name) is not str or _len(members) > MAX_FIELDS:
+        raise Refused(f"not an enum (or one of more than {MAX_FIELDS} members)")
+    if not all(_type(m) is tuple and _len(m) == 2 and _type(m[0]) is str for m in members):
         raise Refused("not an enum")
     return (enum.Flag if flag is True else enum.Enum)(name, list(members))
 
