@@ -417,7 +417,8 @@ _repr.maxlevel = 5
 def ref_text(ref: Ref) -> str:
     """A reference in feedback: the program's repr of its object, and why it did not cross."""
     why = ref._murphy_note or "not plain data, so it equals only itself"
-    return f"{ref._murphy_text} (a {ref._murphy_type} object of the program: {why})"
+    article = "an" if ref._murphy_type[:1].lower() in ("a", "e", "i", "o", "u") else "a"
+    return f"{ref._murphy_text} ({article} {ref._murphy_type} object of the program: {why})"
 
 
 def show(x) -> str:
