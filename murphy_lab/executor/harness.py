@@ -205,7 +205,7 @@ class Channel:
         if self.fault is not None:
             raise self.fault
         try:
-            payload = wire.encode(value, self._home)
+            payload = wire.encode(value, self._home, _REFS)
         except (wire.NotPlain, wire.Refused) as e:
             self.fail(f"the test passed {e} to the program, which cannot cross: only plain data does (the tests serve nothing)")
         try:
@@ -403,6 +403,9 @@ def compile_test(source: str, filename: str):
 
 
 # --- reporting --------------------------------------------------------------------------------------------------
+_REFS = frozenset({Ref})  # encoded straight by `Channel._home`
+
+
 class _Repr(reprlib.Repr):
     def repr_Ref(self, x, level) -> str:  # noqa: N802 - reprlib's naming: repr_<type name>
         return ref_text(x)

@@ -109,6 +109,9 @@ _OPS = {
 }
 
 
+_REFERENCED = frozenset({types.FunctionType, types.MethodType})  # the common references, encoded straight
+
+
 class _Stays:
     """A value that stays in the program process whatever it is (too large to cross), with the reason."""
 
@@ -195,7 +198,7 @@ class ProgramSide:
         raise TypeError(f"not a request: {kind!r}")
 
     def encode(self, value) -> bytes:
-        return wire.encode(value, self._reference)
+        return wire.encode(value, self._reference, _REFERENCED)
 
     def _reference(self, encoder, x, depth: int) -> None:
         """What is not plain data stays here and crosses as a reference (``R``: id, type name, repr text)."""
@@ -243,13 +246,18 @@ def warm_up(rounds: int = 200) -> None:
     def target(xs, k=1, **kwargs):
         return sorted(xs)[:k], {"n": len(xs), "s": str(k)}, (None, True, 2.5, -3)
 
+    program = protocol.pack(None, compile("x = 1", PROGRAM_FILE, "exec"), "x = 1")
     for _ in range(rounds):
+        protocol.unpack(program)
+        _module("_murphy_warm", "x = 1")
         side = ProgramSide(-1, {"f": target, "v": [1, "a"]}, None)
         side.reply(side.perform(b"N", side.decoder.decode(wire.encode(("f", "v", "g")))))
         call = wire.encode((target, ([3, 1, 2], 2), {"c": 0}), home)
         side.reply(side.perform(b"C", side.decoder.decode(call)))
         side.reply(side.perform(b"O", side.decoder.decode(wire.encode((target, "getattr", ("__name__",)), home))))
         side.error(ValueError("warm"))
+    sys.modules.pop("_murphy_warm", None)
+    linecache.cache.pop(PROGRAM_FILE, None)
 
 
 def _arguments(args: tuple, kwargs: dict):

@@ -91,10 +91,11 @@ class Encoder:
     side makes it a reference (``R``), the test side sends one of the program's references home (``h``) and refuses
     anything else."""
 
-    def __init__(self, other=not_plain) -> None:
+    def __init__(self, other=not_plain, direct: frozenset = frozenset()) -> None:
         self.out = bytearray()
         self.items = 0
         self.other = other
+        self.direct = direct  # types that go straight to `other` (the common references: no plain-type checks)
 
     def value(self, x, depth: int = 0) -> None:
         t = _type(x)
@@ -121,6 +122,8 @@ class Encoder:
             self.check()
         elif t is bytes or t is bytearray:
             self.blob(b"b" if t is bytes else b"a", bytes(x))
+        elif t in self.direct:
+            self.other(self, x, depth)
         elif t is complex:
             self.out += b"c" + _C128.pack(x.real, x.imag)
         else:
@@ -232,13 +235,17 @@ class Decoder:
 
     def take(self, n: int) -> bytes:
         pos = self.pos
-        if pos + n > _len(self.buf):
+        if pos + n > self.end:
             raise Refused("a message cut short")
         self.pos = pos + n
         return self.buf[pos : pos + n]
 
     def count(self) -> int:
-        return _U32.unpack(self.take(4))[0]
+        pos = self.pos
+        if pos + 4 > self.end:
+            raise Refused("a message cut short")
+        self.pos = pos + 4
+        return _U32.unpack_from(self.buf, pos)[0]
 
     def value(self, depth: int):
         buf, pos = self.buf, self.pos
@@ -287,19 +294,31 @@ class Decoder:
         return n
 
     def int(self) -> int:
-        tag = self.take(1)
-        if tag == b"i":
-            n = self.take(1)[0]
-        elif tag == b"I":
-            n = self.count()
+        buf, pos = self.buf, self.pos
+        tag = buf[pos]
+        if tag == 0x69:  # i
+            n, start = buf[pos + 1], pos + 2
+        elif tag == 0x49:  # I
+            self.pos = pos + 1
+            n, start = self.count(), pos + 5
         else:
             raise Refused("an int was expected")
         if n > MAX_INT_BYTES:
             raise Refused(f"an int of {n:,} bytes (the limit is {MAX_INT_BYTES:,})")
-        return int.from_bytes(self.take(n), "little", signed=True)
+        if start + n > self.end:
+            raise Refused("a message cut short")
+        self.pos = start + n
+        return int.from_bytes(buf[start : start + n], "little", signed=True)
 
     def rich(self, tag: bytes, depth: int):
         d = depth + 1
+        if tag == b"h" and self.home is not None:
+            return self.home(self.int())
+        if tag == b"R" and self.ref is not None:
+            fields = self.value(d)
+            if _type(fields) is not tuple:
+                raise Refused("not a reference")
+            return self.ref(*fields)
         if tag == b"I":
             self.pos -= 1
             return self.int()
@@ -332,8 +351,6 @@ class Decoder:
             return collections.deque(items, maxlen)
         if tag == b"r":
             return range(self.int(), self.int(), self.int())
-        if tag == b"h" and self.home is not None:
-            return self.home(self.int())
         start = self.pos
         fields = self.value(d)
         if _type(fields) is not tuple:
@@ -342,8 +359,6 @@ class Decoder:
             return getattr(importlib.import_module("datetime"), _DATE_NAMES[tag])(*fields)
         if tag == b"Z":
             return importlib.import_module("datetime").timezone(*fields)
-        if tag == b"R" and self.ref is not None:
-            return self.ref(*fields)
         if tag == b"X":
             return rebuild_exception(self, *fields)
         if tag == b"K":
@@ -428,8 +443,8 @@ class Reader:
         return kind, payload
 
 
-def encode(value, other=not_plain) -> bytes:
-    enc = Encoder(other)
+def encode(value, other=not_plain, direct: frozenset = frozenset()) -> bytes:
+    enc = Encoder(other, direct)
     enc.value(value)
     enc.check()
     return bytes(enc.out)
