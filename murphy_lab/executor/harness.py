@@ -421,7 +421,8 @@ def ref_text(ref: Ref) -> str:
     """A reference in feedback: the program's repr of its object, and why it did not cross."""
     why = ref._murphy_note or "not plain data, so it equals only itself"
     article = "an" if ref._murphy_type[:1].lower() in ("a", "e", "i", "o", "u") else "a"
-    return f"{ref._murphy_text} ({article} {ref._murphy_type} object of the program: {why})"
+    text = ref._murphy_text if len(ref._murphy_text) <= 150 else ref._murphy_text[:150] + "..."  # the why fits
+    return f"{text} ({article} {ref._murphy_type} object of the program: {why})"
 
 
 def show(x) -> str:

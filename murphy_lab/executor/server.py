@@ -212,7 +212,7 @@ class ProgramSide:
         try:
             return self.encode(value)
         except wire.Refused as e:
-            return self.encode((_Stays(value[0], f"too large to cross: {e}"), None))
+            return self.encode((_Stays(value[0], f"it cannot cross: {e}"), None))
 
     def error(self, e: BaseException) -> bytes:
         try:
