@@ -112,14 +112,20 @@ class Encoder:
         elif x is None or t is bool:
             self.out += b"N" if x is None else (b"T" if x else b"F")
         elif t is list or t is tuple or t is set or t is frozenset:
-            self.seq(_SEQ_TAGS[t], x, _len(x), depth)
+            n = _len(x)
+            if depth >= MAX_DEPTH:
+                raise Refused(f"a value nested deeper than {MAX_DEPTH} levels")
+            self.items += n
+            self.out += _SEQ_TAGS[t] + _U32.pack(n)
+            value, d = self.value, depth + 1
+            for v in x:
+                value(v, d)
         elif t is dict:
             self.container(b"d", _len(x), depth)
             value, d = self.value, depth + 1
             for k, v in dict.items(x):
                 value(k, d)
                 value(v, d)
-            self.check()
         elif t is bytes or t is bytearray:
             self.blob(b"b" if t is bytes else b"a", bytes(x))
         elif t in self.direct:
@@ -136,6 +142,7 @@ class Encoder:
         self.out += tag + _U32.pack(n)
 
     def check(self) -> None:
+        """The whole message under the receiver's bounds (checked once it is built)."""
         if _len(self.out) > MAX_MESSAGE or self.items > MAX_ITEMS:
             raise Refused(f"a message over {MAX_MESSAGE:,} bytes or {MAX_ITEMS:,} values")
 
@@ -154,7 +161,6 @@ class Encoder:
         value, d = self.value, depth + 1
         for v in items:
             value(v, d)
-        self.check()
 
     def rich(self, x, t, depth: int) -> None:
         """The plain types beyond the builtin containers, then builtin subclasses as their base."""
@@ -433,11 +439,13 @@ class Reader:
 
     def message(self) -> tuple[bytes, bytes]:
         """(kind, the value's bytes)."""
-        self._fill(4)
-        n = _U32.unpack(self.buf[:4])[0]
+        if _len(self.buf) < 4:
+            self._fill(4)
+        n = _U32.unpack_from(self.buf)[0]
         if n > MAX_MESSAGE or n == 0:
             raise Refused(f"a message of {n:,} bytes (the limit is {MAX_MESSAGE:,})")
-        self._fill(4 + n)
+        if _len(self.buf) < 4 + n:
+            self._fill(4 + n)
         kind, payload = bytes(self.buf[4:5]), bytes(self.buf[5 : 4 + n])
         del self.buf[: 4 + n]
         return kind, payload
