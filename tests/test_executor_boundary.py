@@ -238,6 +238,24 @@ def test_a_huge_int_stays_in_the_program_and_a_forged_one_is_refused(ex):
     assert refused.status == "error" and "refused the program's reply: an int of 830,483 bytes" in refused.feedback
 
 
+def test_a_decimal_of_huge_exponent_stays_in_the_program_and_a_forged_one_is_refused(ex):
+    # round() or int() of Decimal("1e999999999") in a test would build a billion-digit int in C, where the
+    # test side's timer cannot reach: such a Decimal must not cross (it used to cost its job and a worker)
+    honest = "from decimal import Decimal\ndef f():\n    return Decimal('1e999999999')\n"
+    forged = FORGE + prog("""
+        def f():
+            text = b"1e999999999"
+            forge(b"D" + struct.pack("<I", len(text)) + text)
+    """)
+    t0 = time.monotonic()
+    kept, refused = ex.run_many([(honest, ["assert f() == 5"]), (forged, ["assert round(f()) == 5"])])
+    assert time.monotonic() - t0 < 10
+    assert kept.status == "failed" and "it cannot cross: a Decimal of exponent 999,999,999" in kept.feedback
+    assert refused.status == "error" and "refused the program's reply: a Decimal of exponent" in refused.feedback
+    ok = "from decimal import Decimal\ndef f():\n    return Decimal('2.50')\n"
+    assert ex.run(ok, ["assert f() == Decimal('2.5')", "assert round(f()) == 2"]).reward == 1.0
+
+
 def test_a_set_of_equal_hash_ints_is_refused_not_built(ex):
     modulus = (1 << 61) - 1  # int hashes are taken modulo this: k * modulus + 1 all hash to 1
     forged = FORGE + prog(f"""

@@ -23,7 +23,7 @@ The receiver rebuilds every value with its own constructors (a namedtuple or enu
 members, cached per channel; an exception as its first builtin class, or a subclass of it named like the
 program's), so a test compares only values of our own types. Builtin subclasses cross as their base, read with the
 base's own methods (IntEnum and IntFlag members as int, StrEnum as str). Decoding is linear in the message size
-and bounded: `MAX_MESSAGE` bytes, `MAX_ITEMS` values, `MAX_DEPTH` levels, ints of at most `MAX_INT_BYTES`,
+and bounded: `MAX_MESSAGE` bytes, `MAX_ITEMS` values, `MAX_DEPTH` levels, ints of at most `MAX_INT_BYTES`, Decimals of exponent at most `MAX_DECIMAL_EXPONENT`,
 Fractions' parts together at most `MAX_FRACTION_BYTES` (their normalizing gcd is quadratic), at most
 `MAX_CLASSES` rebuilt classes (of at most `MAX_FIELDS` fields or members) per channel, and no container of untrusted data with more than `MAX_PER_HASH`
 distinct values of one hash (a set of equal-hash keys is quadratic to build; str and bytes hashes are randomized
@@ -46,6 +46,8 @@ MAX_ITEMS = 1 << 20  # values in one message
 MAX_DEPTH = 200  # nesting of a value
 MAX_INT_BYTES = 1 << 16  # bytes of one int (about 158,000 decimal digits)
 MAX_FRACTION_BYTES = 1 << 16  # bytes of all Fraction numerators and denominators of one message
+MAX_DECIMAL_EXPONENT = 158_000  # |adjusted exponent| of a Decimal: about MAX_INT_BYTES' digits (int(), round()
+# of Decimal('1e999999999') would build a billion-digit int in C, out of the timer's reach)
 MAX_CLASSES = 256  # namedtuple, enum and exception classes one channel rebuilds
 MAX_FIELDS = 256  # fields of one namedtuple class, members of one enum class
 MAX_PER_HASH = 8  # distinct values of one hash in one container of untrusted data
@@ -171,6 +173,7 @@ class Encoder:
             self.int(x.numerator)
             self.int(x.denominator)
         elif t is _loaded("decimal", "Decimal"):
+            decimal_in_bounds(x)
             self.blob(b"D", str(x).encode())
         elif t is collections.deque:
             out += b"q"
@@ -333,7 +336,7 @@ class Decoder:
             if tag == b"b" or tag == b"a":
                 return data if tag == b"b" else bytearray(data)
             if tag == b"D":
-                return importlib.import_module("decimal").Decimal(data.decode("ascii"))
+                return decimal_in_bounds(importlib.import_module("decimal").Decimal(data.decode("ascii")))
             name = data.decode("utf-8", "surrogatepass")
             if tag == b"M":
                 return ProgramModule(name)
@@ -555,6 +558,13 @@ def _date_fields(x) -> tuple:
         return (x.year, x.month, x.day)
     clock = (x.hour, x.minute, x.second, x.microsecond, x.tzinfo)
     return (x.year, x.month, x.day) + clock if t.__name__ == "datetime" else clock
+
+
+def decimal_in_bounds(x):
+    """`x` if its exponent is within `MAX_DECIMAL_EXPONENT` (NaN and infinities are), else `Refused`."""
+    if x.is_finite() and x and abs(x.adjusted()) > MAX_DECIMAL_EXPONENT:
+        raise Refused(f"a Decimal of exponent {x.adjusted():,} (the limit is {MAX_DECIMAL_EXPONENT:,})")
+    return x
 
 
 def _loaded(module: str, name: str):
