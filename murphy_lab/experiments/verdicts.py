@@ -22,12 +22,20 @@ from murphy_lab.experiments.tables import bench_label, column_key, column_name, 
 from murphy_lab.stats import paired_difference, verdict
 
 # the comparisons the main table's notes state; "<method>@samples" is that baseline at MURPHY's sample budget
-PAIRS = (("murphy", "grpo_mt"), ("murphy", "grpo_mt@samples"), ("murphy", "grpo"), ("murphy", "mucode@samples"))
+PAIRS = (
+    ("murphy", "grpo_mt"),
+    ("murphy", "grpo_mt@samples"),
+    ("murphy", "grpo"),
+    ("murphy", "mucode@samples"),
+)
 # the ablations' comparisons: "<method>:<variant>" is one configuration of a method (`Experiment.variant`)
 CREDIT_PAIRS = (("murphy:mars", "murphy:mers_0.9"), ("murphy:mars", "murphy:mers_1.0"))
 PRUNING_PAIRS = tuple((f"murphy:mars+{p}", "murphy:mars") for p in
                       ("intrap", "interp", "intrap+backup_pruned", "interp+backup_pruned"))  # fmt: skip
-BASE_PAIRS = (("murphy", "base"), ("murphy", "grpo_mt"))  # the difficulty and scaffold tables: gain over the base
+BASE_PAIRS = (
+    ("murphy", "base"),
+    ("murphy", "grpo_mt"),
+)  # the difficulty and scaffold tables: gain over the base
 
 MAIN_VARIANTS = ("-", "mars")  # the main configuration: the baselines, and MURPHY with MaRS and no pruning
 CELL = ("model", "scaffold", "benchmark", "difficulty", "k")  # one table cell: never pooled with another
@@ -92,13 +100,20 @@ def paired_verdicts(results: pd.DataFrame, k: int | Sequence[int] | None = 3, pa
     if r.empty:
         return []
     varies = {c: r[c].nunique(dropna=False) > 1 for c in CELL if c in r.columns}
-    cells = list(dict.fromkeys(tuple(row) for row in r[[c for c in CELL if c in r.columns]].itertuples(index=False)))
+    cells = list(
+        dict.fromkeys(tuple(row) for row in r[[c for c in CELL if c in r.columns]].itertuples(index=False))
+    )
     columns = {key: per_seed(r, key) for pair in pairs for key in pair}
     lines = []
     for cell in cells:  # each cell's comparisons together, in table order
         for a, b in pairs:
             xa, xb = columns[a], columns[b]
-            if xa.empty or xb.empty or cell not in xa.index.droplevel("seed") or cell not in xb.index.droplevel("seed"):
+            if (
+                xa.empty
+                or xb.empty
+                or cell not in xa.index.droplevel("seed")
+                or cell not in xb.index.droplevel("seed")
+            ):
                 continue
             at = _cell_label(dict(zip(varies, cell)), varies)
             lines.append(_cell_line(key_name(a), key_name(b), at, xa.loc[cell], xb.loc[cell], confidence))
@@ -106,14 +121,16 @@ def paired_verdicts(results: pd.DataFrame, k: int | Sequence[int] | None = 3, pa
 
 
 def _cell_label(cell: dict, varies: dict) -> str:
-    """"Iter-3", with the cell's model / scaffold / benchmark in parentheses where the results hold several."""
+    """ "Iter-3", with the cell's model / scaffold / benchmark in parentheses where the results hold several."""
     bench = bench_label(str(cell.get("benchmark", "")), str(cell.get("difficulty", "all")))
     where = [str(cell[c]) for c in ("model", "scaffold") if varies.get(c)]
     where += [bench] if varies.get("benchmark") or varies.get("difficulty") else []
     return f"Iter-{int(cell['k'])}" + (f" ({', '.join(where)})" if where else "")
 
 
-def _cell_line(name_a: str, name_b: str, at: str, ya: pd.DataFrame, yb: pd.DataFrame, confidence: float) -> str:
+def _cell_line(
+    name_a: str, name_b: str, at: str, ya: pd.DataFrame, yb: pd.DataFrame, confidence: float
+) -> str:
     """The verdict over the seeds both columns have in this cell, with the same number of tasks evaluated."""
     seeds = sorted(set(ya.index) & set(yb.index))
     unequal = [s for s in seeds if "n_tasks" in ya.columns and "n_tasks" in yb.columns
@@ -123,7 +140,9 @@ def _cell_line(name_a: str, name_b: str, at: str, ya: pd.DataFrame, yb: pd.DataF
     if len(seeds) < 2:
         return (f"{name_a} − {name_b} at {at}: {len(seeds)} paired seed(s){left_out}; a confidence interval needs "
                 "at least 2 — no verdict")  # fmt: skip
-    d = paired_difference([ya.loc[s, "pass@1"] for s in seeds], [yb.loc[s, "pass@1"] for s in seeds], confidence)
+    d = paired_difference(
+        [ya.loc[s, "pass@1"] for s in seeds], [yb.loc[s, "pass@1"] for s in seeds], confidence
+    )
     return verdict(name_a, name_b, at, d) + left_out
 
 
@@ -143,8 +162,12 @@ def budget_table(metrics: pd.DataFrame, methods: Sequence[str] = paper.METHODS) 
     rows, shown = [], []
     if not metrics.empty and "variant" in metrics.columns:
         metrics = metrics[metrics["variant"].isin((*MAIN_VARIANTS, "samples"))]
-        metrics = metrics.assign(method=[column_key(m, v) for m, v in zip(metrics["method"], metrics["variant"])])
-    per_run = {key: _run_budget(g) for key, g in metrics.groupby(["method", "seed"])} if not metrics.empty else {}
+        metrics = metrics.assign(
+            method=[column_key(m, v) for m, v in zip(metrics["method"], metrics["variant"])]
+        )
+    per_run = (
+        {key: _run_budget(g) for key, g in metrics.groupby(["method", "seed"])} if not metrics.empty else {}
+    )
     per_run = {key: b for key, b in per_run.items() if b is not None}
     for col in (c for x in methods for c in (x, column_key(x, "samples"))):
         runs = [b for (method, _), b in per_run.items() if method == col]
@@ -152,20 +175,29 @@ def budget_table(metrics: pd.DataFrame, methods: Sequence[str] = paper.METHODS) 
             continue
         shown.append(col.partition("@")[0])
         mean = {k: sum(r[k] for r in runs) / len(runs) for k in runs[0]}
-        count = {k: DASH if math.isnan(v) else round(v) for k, v in mean.items()}  # "–": not logged (µCode's steps)
+        count = {
+            k: DASH if math.isnan(v) else round(v) for k, v in mean.items()
+        }  # "–": not logged (µCode's steps)
         rows.append([column_name(col), len(runs), count["steps"], count["sampled"], count["trained"], count["tokens"],
                      round(mean["seconds"] / 60, 1)])  # fmt: skip
     frame = pd.DataFrame(rows, columns=["method", "seeds", *BUDGET_COLUMNS])
     ran = set(metrics["method"].str.partition("@")[0]) if "method" in metrics.columns else set()
     missing = [paper.METHOD_NAMES.get(x, x) for x in methods if x in ran and x not in shown]
-    notes = ["Per training run, mean over its seeds, from metrics.jsonl (docs/training.md lists the keys).",
-             "Equal steps are not equal budgets: compare methods at the sampled sequences they used, not only at "
-             "the steps.", "Train time is wall time on the machine that ran it, with whatever else it was doing."]
+    notes = [
+        "Per training run, mean over its seeds, from metrics.jsonl (docs/training.md lists the keys).",
+        "Equal steps are not equal budgets: compare methods at the sampled sequences they used, not only at "
+        "the steps.",
+        "Train time is wall time on the machine that ran it, with whatever else it was doing.",
+    ]
     if "mucode" in shown:
-        notes.append("µCode has rounds, not steps: sampled = its rollout chains' attempts, trained = the rows of "
-                     "its last SFT (docs/mucode.md).")
+        notes.append(
+            "µCode has rounds, not steps: sampled = its rollout chains' attempts, trained = the rows of "
+            "its last SFT (docs/mucode.md)."
+        )
     if missing:
-        notes.append(f"No round statistics for {', '.join(missing)} (its pipeline logs no sampled sequences).")
+        notes.append(
+            f"No round statistics for {', '.join(missing)} (its pipeline logs no sampled sequences)."
+        )
     return Table("main_table_budget", "Training budget per run", frame, notes)
 
 
@@ -185,8 +217,11 @@ def _run_budget(g: pd.DataFrame) -> dict | None:
     rollouts, sft = g[stage.str.endswith("/rollouts")], g[stage.str.endswith("/sft")]
     if rollouts.empty or "attempts" not in g.columns:
         return None
-    tokens = (rollouts["attempts"] * rollouts["completions/mean_length"]).sum(min_count=len(rollouts)) \
-        if "completions/mean_length" in g.columns else nan
+    tokens = (
+        (rollouts["attempts"] * rollouts["completions/mean_length"]).sum(min_count=len(rollouts))
+        if "completions/mean_length" in g.columns
+        else nan
+    )
     return dict(steps=nan, sampled=float(rollouts["attempts"].sum()),
                 trained=float(sft["rows"].iloc[-1]) if not sft.empty and "rows" in sft.columns else nan,
                 tokens=float(tokens), seconds=float(g["seconds"].sum()))  # fmt: skip
