@@ -52,6 +52,34 @@ def test_paper_ablation_transcription():
     assert len(paper.ablation_table("credit")) == 9
 
 
+def test_the_papers_mbpp_numbers_are_whole_counts_of_500_tasks_times_3_runs():
+    # a mean of 3 runs over N tasks is (solved trials) / 3N: which N makes the 20 distinct MBPP cells whole counts?
+    cells = paper.benchmark_cells("MBPP")
+    assert len(cells) == 20  # 16 of the main table, 4 more of the ablations (MeRS x 2, IntraP, InterP)
+
+    def whole(tasks):
+        return [k for k, (mean, _) in cells.items() if paper.solved_trials(mean, paper.EVAL_RUNS * tasks) is not None]
+
+    assert paper.MBPP_TASKS == 500 and len(whole(500)) == 19  # full MBPP's test split, task ids 11-510
+    (odd,) = set(cells) - set(whole(500))  # 19.90 % is 298.5 of 1,500: a half count (500 x 6 runs would fit)
+    assert odd == "OLMo-2-7B Iter-1 base" and paper.solved_trials(19.90, 3000) == 597
+    assert paper.solved_trials(62.00, 1500) == 930 and paper.solved_trials(19.90, 1500) is None
+    for sanitized in (257, 427):  # the sanitized test split, and all of sanitized MBPP: chance level
+        assert len(whole(sanitized)) <= 1
+    assert len(whole(974)) <= 2  # all of full MBPP
+
+
+def test_the_papers_plus_minus_fits_a_sample_std_of_three_values():
+    cells = paper.benchmark_cells("MBPP")
+    sample = [k for k, (m, s) in cells.items() if paper.run_counts(m, s, 500, ddof=1)]
+    population = [k for k, (m, s) in cells.items() if paper.run_counts(m, s, 500, ddof=0)]
+    assert (len(sample), len(population)) == (16, 6)
+    assert paper.run_counts(62.00, 1.91, 500) is not None  # e.g. MURPHY on Qwen3-1.7B: three whole runs
+    he = paper.benchmark_cells("HumanEval")  # HumanEval's 164 tasks are certain: the same convention shows
+    assert len(he) == 25 and sum(paper.run_counts(m, s, 164, ddof=1) is not None for m, s in he.values()) == 11
+    assert sum(paper.run_counts(m, s, 164, ddof=0) is not None for m, s in he.values()) == 2
+
+
 def test_ablation_table_rejects_an_unknown_axis():
     with pytest.raises(ValueError, match="axis"):
         paper.ablation_table("tokens")
