@@ -100,6 +100,16 @@ def test_main_table_compares_cells_the_paper_reports():
                                             ours="25.29 ± 1.50", paper="24.29 ± 0.38", diff_pp=1.0)]  # fmt: skip
 
 
+def test_main_table_notes_label_what_the_paper_does_not_state():
+    agg = T.aggregate(results([("Qwen3-4B", m, "MBPP", "all", 3, s, 70.0 + s) for s in (0, 1)
+                               for m in ("murphy", "mucode")]))  # fmt: skip
+    ours, theirs, comp = T.main_tables(agg)
+    assert any(n.startswith("µCode: the plain Iter-k pass@1") and "best-of-N" in n for n in ours.notes)
+    assert any("does not say over what" in n and "sample std (n − 1)" in n for n in theirs.notes)
+    assert any("Compare the means" in n for n in comp.notes)
+    assert any("full MBPP's test split (500 tasks)" in n and "release v6" in n for n in comp.notes)
+
+
 def test_main_table_says_when_nothing_matches_the_paper():
     agg = T.aggregate(results([("toy", "murphy", "toy", "all", 1, 0, 10.0)]))
     comp = T.main_tables(agg)[2]

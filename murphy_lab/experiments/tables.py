@@ -145,6 +145,9 @@ def main_tables(
         for m in methods
         if m not in ran
     ]
+    if "mucode" in ran:
+        notes.append("µCode: the plain Iter-k pass@1 of its trained generator under the same scaffold, without its "
+                     "verifier's best-of-N (the paper does not say which it reports; docs/evaluation.md).")
     if any(c.endswith("@samples") for c in cols):
         notes.append("(sample-matched): the baseline trained with as many sampled sequences per task as MURPHY's run "
                      "(more chains per task, same steps and tasks); the budget table gives each row's spend.")
@@ -160,7 +163,9 @@ def main_tables(
         ],
         columns=["model", "benchmark", "Iter-k"] + [paper.METHOD_NAMES[m] for m in methods],
     )
-    pnotes = ["Transcribed from the paper (arXiv 2511.07833); pass@1 %, mean ± std over the paper's evaluation runs."]
+    pnotes = ["Transcribed from the paper (arXiv 2511.07833); pass@1 %, mean ± std as printed. The paper does not "
+              "say over what: its untrained Base column has a ± too (so at least there it is over evaluation runs), "
+              "and its numbers fit a sample std (n − 1) of 3 values (docs/evaluation.md)."]
     if "grpo" in methods:
         pnotes.append("The paper's main table has no single-turn GRPO column.")
     pnotes.append("ReVeal is reported only on LiveCodeBench-v6 Hard.")
@@ -173,6 +178,12 @@ def main_tables(
                              paper=fmt(*p), diff_pp=round(mean - p[0], 2)))  # fmt: skip
     cframe = pd.DataFrame(comp, columns=["model", "benchmark", "iter", "method", "ours", "paper", "diff_pp"])
     cnotes = ["diff_pp = ours − paper, percentage points."]
+    if not cframe.empty:
+        cnotes += ["Compare the means: our ± is the population std over training seeds, the paper's an unstated "
+                   "std (most likely the sample std over 3 evaluation runs).",
+                   "Ours: MBPP = full MBPP's test split (500 tasks), LCB-v6 = the problems added in release v6, "
+                   "evaluation at temperature 1.0: choices where the paper names no split or setting "
+                   "(docs/evaluation.md, 'What the paper does not state')."]
     if cframe.empty:
         ours_models = ", ".join(sorted(set(agg["model"]))) or "none"
         cnotes.append(f"No cell to compare: the paper reports no (model, benchmark) we ran (ours: {ours_models}). "
@@ -334,6 +345,9 @@ def ablation_pruning_tables(agg: pd.DataFrame, metrics: pd.DataFrame) -> list[Ta
         "against no pruning.",
         "IntraP / InterP back credit up over the full tree (the default: pruning only filters the loss); rows "
         "'backup on pruned' back it up over the kept children only, the paper flowchart's order (docs/notation.md).",
+        "The loss's aggregation decides how much the groups pruning leaves weigh: the paper recipes sum per-group "
+        "GRPO objectives as the paper states (loss_type group_sum), the toy and smoke profiles take TRL's token "
+        "mean (dapo) (docs/training.md, decision 8).",
     ]
     pnotes = [f"{variant_name(v)}: {d['note']}." for v, d in paper.PRUNING_TIME.items()]
     return [
