@@ -69,6 +69,13 @@ def test_the_papers_mbpp_numbers_are_whole_counts_of_500_tasks_times_3_runs():
     assert len(whole(974)) <= 2  # all of full MBPP
 
 
+def test_the_papers_lcb_hard_numbers_are_no_whole_counts_of_a_small_task_set_times_3_runs():
+    # so the arithmetic cannot choose LiveCodeBench-v6's window (docs/evaluation.md): the text does
+    cells = paper.benchmark_cells("LCB-v6 Hard")
+    fits = {n: sum(paper.solved_trials(m, 3 * n) is not None for m, _ in cells.values()) for n in range(1, 201)}
+    assert len(cells) == 15 and max(fits.values()) == 5 and fits[80] == 0
+
+
 def test_the_papers_plus_minus_fits_a_sample_std_of_three_values():
     cells = paper.benchmark_cells("MBPP")
     sample = [k for k, (m, s) in cells.items() if paper.run_counts(m, s, 500, ddof=1)]
