@@ -26,7 +26,8 @@ from murphy_lab import profiles
 
 MODES = ("murphy", "grpo_mt", "grpo")  # the names of murphy_lab.modes.MODES, which says what each implies
 CREDITS = ("mars", "mers")
-LOSS_TYPES = ("dapo", "bnpo", "grpo", "dr_grpo")  # filler rows are exact for each (docs/training.md, decision 3)
+LOSS_TYPES = ("dapo", "bnpo", "grpo", "dr_grpo", "group_sum")  # filler rows are exact for each (docs/training.md,
+# decision 3); "group_sum" is the paper's aggregation, computed through TRL's "dapo" (docs/training.md, decision 8)
 
 
 @dataclass
@@ -80,7 +81,9 @@ class MurphyConfig:
     epsilon: float = 0.2
     """Clip range ε of the ratio (standard GRPO value)."""
     loss_type: str = "dapo"
-    """TRL loss aggregation: 'dapo' (token mean over the generation batch, TRL's default), 'bnpo', 'grpo', 'dr_grpo'."""
+    """Loss aggregation: TRL's 'dapo' (token mean over the generation batch, TRL's default), 'bnpo', 'grpo',
+    'dr_grpo', or 'group_sum', the paper's sum of per-group GRPO objectives (per sequence a token mean, per kept
+    group a mean, summed over a tree's groups, mean over trees; the paper recipes use it)."""
     prefix_sharing: bool = True
     """Compute each shared prompt once per group in the loss and π_old / π_ref passes (exact; docs/performance.md).
     Falls back to TRL's row-by-row pass, with a one-line log, where the model or attention backend cannot share."""
@@ -215,6 +218,10 @@ class MurphyConfig:
             need(spg == 1, "loss_type", "'bnpo' normalises by the tokens of each micro-batch, and the filler rows that "
                  f"make the rows a multiple of steps_per_generation ({spg}) change what a micro-batch holds (one can "
                  "hold filler rows only and still weigh 1/steps): not exact. Use 'dapo' or steps_per_generation = 1")
+        if self.loss_type == "group_sum":  # its row weights ride on TRL's token mask (docs/training.md, decision 8)
+            for name, off in (("importance_sampling_level", "token"), ("off_policy_mask_threshold", None)):
+                need(self.trl.get(name, off) == off, "loss_type", f"'group_sum' weighs tokens through TRL's mask, "
+                     f"whose per-row means trl.{name} would change; leave it at {off!r} or use 'dapo'")
         if self.loss_type in ("grpo", "dr_grpo"):
             bonus = self.trl.get("entropy_coef", 0.0) or self.trl.get("use_adaptive_entropy", False)
             need(not bonus, "loss_type", f"{self.loss_type!r} is made exact under filler rows by rescaling TRL's "
@@ -255,7 +262,7 @@ class MurphyConfig:
             beta=self.beta,
             learning_rate=self.learning_rate,
             epsilon=self.epsilon,
-            loss_type=self.loss_type,
+            loss_type="dapo" if self.loss_type == "group_sum" else self.loss_type,  # group_sum: dapo + row weights
             temperature=self.temperature,
             max_completion_length=self.max_completion_length,
             per_device_train_batch_size=self.per_device_train_batch_size,

@@ -47,6 +47,7 @@ from IPython.display import Image, Markdown, display
 
 from murphy_lab import experiments as X
 from murphy_lab import tables as T
+from murphy_lab.experiments.verdicts import CREDIT_PAIRS
 
 # The paper profile stops here, with the reason, on a machine without CUDA. S.plan / S.run carry these settings.
 S = X.setup(profile, output_dir, cache_dir, train=train, from_cache_only=from_cache_only, backend=backend,
@@ -62,8 +63,13 @@ print(f"{len(exps)} runs:", ", ".join(sorted({e.variant for e in exps})))
 runs = S.run(exps)
 
 # %%
-agg = T.aggregate(X.results_frame(runs))
-paths = T.write_tables(T.ablation_credit_tables(T.main_rows(agg)), out, "ablation_credit")
+results = X.results_frame(runs)
+agg = T.aggregate(results)
+tables = T.ablation_credit_tables(T.main_rows(agg))
+# MaRS − MeRS per cell (model, benchmark, Iter-k), paired by training seed: one verdict line each.
+verdict_lines = X.paired_verdicts(results, k=None, pairs=CREDIT_PAIRS)
+tables[0].notes += verdict_lines
+paths = T.write_tables(tables, out, "ablation_credit")
 display(Markdown(paths["md"].read_text()))
 
 # %%

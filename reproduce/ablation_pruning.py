@@ -51,6 +51,7 @@ from IPython.display import Image, Markdown, display
 
 from murphy_lab import experiments as X
 from murphy_lab import tables as T
+from murphy_lab.experiments.verdicts import PRUNING_PAIRS
 
 # The paper profile stops here, with the reason, on a machine without CUDA. S.plan / S.run carry these settings.
 S = X.setup(profile, output_dir, cache_dir, train=train, from_cache_only=from_cache_only, backend=backend,
@@ -66,9 +67,13 @@ print(f"{len(exps)} runs:", ", ".join(sorted({e.variant for e in exps})))
 runs = S.run(exps)
 
 # %%
-agg = T.aggregate(X.results_frame(runs))
+results = X.results_frame(runs)
+agg = T.aggregate(results)
 metrics = X.metrics_frame(runs)
-paths = T.write_tables(T.ablation_pruning_tables(T.main_rows(agg), metrics), out, "ablation_pruning")
+tables = T.ablation_pruning_tables(T.main_rows(agg), metrics)
+# each pruning rule − no pruning, per cell (model, benchmark, Iter-k), paired by training seed
+tables[0].notes += X.paired_verdicts(results, k=None, pairs=PRUNING_PAIRS)
+paths = T.write_tables(tables, out, "ablation_pruning")
 display(Markdown(paths["md"].read_text()))
 
 # %%

@@ -47,6 +47,7 @@ from IPython.display import Image, Markdown, display
 
 from murphy_lab import experiments as X
 from murphy_lab import tables as T
+from murphy_lab.experiments.verdicts import BASE_PAIRS
 
 # The paper profile stops here, with the reason, on a machine without CUDA. S.plan / S.run carry these settings.
 S = X.setup(profile, output_dir, cache_dir, train=train, from_cache_only=from_cache_only, backend=backend,
@@ -62,8 +63,13 @@ print(f"{len(exps)} runs under", ", ".join(scaffolds))
 runs = S.run(exps)
 
 # %%
-agg = T.aggregate(X.results_frame(runs))
-paths = T.write_tables(T.cross_scaffold_tables(agg, methods=methods), out, "cross_scaffold")
+results = X.results_frame(runs)
+agg = T.aggregate(results)
+tables = T.cross_scaffold_tables(agg, methods=methods)
+# Murphy − Base and Murphy − GRPO-MT under each scaffold, per cell, paired by training seed, at Iter-3
+verdict_k = 3 if 3 in X.profile(profile).iters else max(X.profile(profile).iters)
+tables[0].notes += X.paired_verdicts(results, k=verdict_k, pairs=BASE_PAIRS)
+paths = T.write_tables(tables, out, "cross_scaffold")
 display(Markdown(paths["md"].read_text()))
 
 # %%

@@ -47,6 +47,7 @@ from IPython.display import Image, Markdown, display
 
 from murphy_lab import experiments as X
 from murphy_lab import tables as T
+from murphy_lab.experiments.verdicts import BASE_PAIRS
 
 # The paper profile stops here, with the reason, on a machine without CUDA. S.plan / S.run carry these settings.
 S = X.setup(profile, output_dir, cache_dir, train=train, from_cache_only=from_cache_only, backend=backend,
@@ -63,8 +64,13 @@ print(f"{len(exps)} runs on {benchmark}")
 runs = S.run(exps)
 
 # %%
-agg = T.aggregate(X.results_frame(runs))
-paths = T.write_tables(T.lcb_difficulty_tables(agg, benchmark=benchmark), out, "lcb_difficulty")
+results = X.results_frame(runs)
+agg = T.aggregate(results)
+tables = T.lcb_difficulty_tables(agg, benchmark=benchmark)
+# Murphy − Base and Murphy − GRPO-MT in every difficulty at the largest Iter-k (the paper's gains are at Iter-5)
+tables[0].notes += X.paired_verdicts(results, k=max(X.profile(profile).iters), pairs=BASE_PAIRS,
+                                     benchmark=benchmark, difficulty=None)
+paths = T.write_tables(tables, out, "lcb_difficulty")
 display(Markdown(paths["md"].read_text()))
 
 # %%

@@ -80,7 +80,8 @@ runs = S.run(exps)
 results = X.results_frame(runs)
 agg = T.aggregate(results)
 tables = T.main_tables(agg, profile=profile)
-# One verdict line per comparison (paired by training seed, 95% t interval) in the main table's notes.
+# One verdict line per comparison and table cell (model, benchmark; paired by training seed over the seeds both
+# methods finished in that cell, 95% t interval) in the main table's notes, at one pre-chosen Iter-k.
 verdict_k = 3 if 3 in X.profile(profile).iters else max(X.profile(profile).iters)
 verdict_lines = X.paired_verdicts(results, k=verdict_k)
 tables[0].notes += verdict_lines

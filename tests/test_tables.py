@@ -52,6 +52,41 @@ def test_paper_ablation_transcription():
     assert len(paper.ablation_table("credit")) == 9
 
 
+def test_the_papers_mbpp_numbers_are_whole_counts_of_500_tasks_times_3_runs():
+    # a mean of 3 runs over N tasks is (solved trials) / 3N: which N makes the 20 distinct MBPP cells whole counts?
+    cells = paper.benchmark_cells("MBPP")
+    assert len(cells) == 20  # 16 of the main table, 4 more of the ablations (MeRS x 2, IntraP, InterP)
+
+    def whole(tasks):
+        return [k for k, (mean, _) in cells.items() if paper.solved_trials(mean, paper.EVAL_RUNS * tasks) is not None]
+
+    assert paper.MBPP_TASKS == 500 and len(whole(500)) == 19  # full MBPP's test split, task ids 11-510
+    (odd,) = set(cells) - set(whole(500))  # 19.90 % is 298.5 of 1,500: a half count (500 x 6 runs would fit)
+    assert odd == "OLMo-2-7B Iter-1 base" and paper.solved_trials(19.90, 3000) == 597
+    assert paper.solved_trials(62.00, 1500) == 930 and paper.solved_trials(19.90, 1500) is None
+    for sanitized in (257, 427):  # the sanitized test split, and all of sanitized MBPP: chance level
+        assert len(whole(sanitized)) <= 1
+    assert len(whole(974)) <= 2  # all of full MBPP
+
+
+def test_the_papers_lcb_hard_numbers_are_no_whole_counts_of_a_small_task_set_times_3_runs():
+    # so the arithmetic cannot choose LiveCodeBench-v6's window (docs/evaluation.md): the text does
+    cells = paper.benchmark_cells("LCB-v6 Hard")
+    fits = {n: sum(paper.solved_trials(m, 3 * n) is not None for m, _ in cells.values()) for n in range(1, 201)}
+    assert len(cells) == 15 and max(fits.values()) == 5 and fits[80] == 0
+
+
+def test_the_papers_plus_minus_fits_a_sample_std_of_three_values():
+    cells = paper.benchmark_cells("MBPP")
+    sample = [k for k, (m, s) in cells.items() if paper.run_counts(m, s, 500, ddof=1)]
+    population = [k for k, (m, s) in cells.items() if paper.run_counts(m, s, 500, ddof=0)]
+    assert (len(sample), len(population)) == (16, 6)
+    assert paper.run_counts(62.00, 1.91, 500) is not None  # e.g. MURPHY on Qwen3-1.7B: three whole runs
+    he = paper.benchmark_cells("HumanEval")  # HumanEval's 164 tasks are certain: the same convention shows
+    assert len(he) == 25 and sum(paper.run_counts(m, s, 164, ddof=1) is not None for m, s in he.values()) == 11
+    assert sum(paper.run_counts(m, s, 164, ddof=0) is not None for m, s in he.values()) == 2
+
+
 def test_ablation_table_rejects_an_unknown_axis():
     with pytest.raises(ValueError, match="axis"):
         paper.ablation_table("tokens")
@@ -70,6 +105,16 @@ def test_main_table_compares_cells_the_paper_reports():
     comp = T.main_tables(agg)[2].frame
     assert comp.to_dict("records") == [dict(model="Qwen3-4B", benchmark="LCB-v6 Hard", iter=5, method="Murphy (MaRS)",
                                             ours="25.29 ± 1.50", paper="24.29 ± 0.38", diff_pp=1.0)]  # fmt: skip
+
+
+def test_main_table_notes_label_what_the_paper_does_not_state():
+    agg = T.aggregate(results([("Qwen3-4B", m, "MBPP", "all", 3, s, 70.0 + s) for s in (0, 1)
+                               for m in ("murphy", "mucode")]))  # fmt: skip
+    ours, theirs, comp = T.main_tables(agg)
+    assert any(n.startswith("µCode: the plain Iter-k pass@1") and "best-of-N" in n for n in ours.notes)
+    assert any("does not say over what" in n and "sample std (n − 1)" in n for n in theirs.notes)
+    assert any("Compare the means" in n for n in comp.notes)
+    assert any("full MBPP's test split (500 tasks)" in n and "release v6" in n for n in comp.notes)
 
 
 def test_main_table_says_when_nothing_matches_the_paper():

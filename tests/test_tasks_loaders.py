@@ -188,6 +188,72 @@ def test_mbpp_original_files_give_the_standard_split_sizes(variant, split, count
     assert len(load_mbpp(split, variant, source=MBPP_DIR)) == count
 
 
+FULL_ROWS = [  # the full variant's fields (text, test_setup_code, challenge_test_list); 367-like setup code
+    {
+        "task_id": 11,
+        "text": "Write a function to count the nodes of a tree.",
+        "code": "class Node:\n    def __init__(self, v):\n        self.v, self.kids = v, []\n"
+                "def count(n):\n    return 1 + sum(count(k) for k in n.kids)",
+        "test_list": ["assert count(root) == 2", "assert count(Node(3)) == 1"],
+        "test_setup_code": "root = Node(1)\nroot.kids.append(Node(2))",
+        "challenge_test_list": [],
+    },
+    {"task_id": 12, "text": "Write a function to negate.", "code": "def neg(x):\n    return -x",
+     "test_list": ["assert neg(1) == -1"], "test_setup_code": "", "challenge_test_list": []},
+    {"task_id": 700, "text": "Write a function to double.", "code": "def dbl(x):\n    return 2 * x",
+     "test_list": ["assert dbl(2) == 4"], "test_setup_code": "", "challenge_test_list": []},
+]  # fmt: skip
+
+
+def test_mbpp_full_variant_reads_its_split_from_a_hub_layout_folder_and_carries_setup_code(tmp_path):
+    (tmp_path / "full").mkdir()
+    datasets.Dataset.from_list(FULL_ROWS[:2]).to_parquet(str(tmp_path / "full" / "test-00000-of-00001.parquet"))
+    datasets.Dataset.from_list(FULL_ROWS[2:]).to_parquet(str(tmp_path / "full" / "train-00000-of-00001.parquet"))
+    tasks = load_mbpp("test", "full", source=tmp_path)
+    assert [t.task_id for t in tasks] == ["mbpp/11", "mbpp/12"] and tasks[0].metadata["variant"] == "full"
+    tree = tasks[0]  # its setup builds the program's own Node objects, so it runs after the program, in every case
+    assert all(c.startswith("root = Node(1)") for c in tree.hidden_tests.cases)
+    assert all(run_case(tree.reference, tree.hidden_tests.setup, c) for c in tree.hidden_tests.cases)
+    assert tree.visible_tests.cases == tree.hidden_tests.cases[:1]
+
+
+def test_the_paper_profile_evaluates_mbpp_on_the_full_test_split(monkeypatch):
+    # the paper's MBPP numbers are whole counts of 500 tasks x 3 runs (murphy_lab.experiments.paper, MBPP_TASKS);
+    # the loader's default, the 257-task sanitized test split, fits none of them
+    from murphy_lab.experiments import dispatch
+    from murphy_lab.experiments.paper import MBPP_TASKS
+    from murphy_lab.experiments.plan import Experiment
+
+    asked = []
+    monkeypatch.setattr(dispatch, "load_tasks", lambda name, **kw: asked.append((name, kw)) or
+                        load_mbpp(**kw, source=[dict(r, task_id=i) for i, r in
+                                                zip(range(1, 975), FULL_ROWS[1:2] * 974)]))  # fmt: skip
+    tasks = dispatch.load_benchmark("MBPP", Experiment("paper", "Qwen3-1.7B", "base", benchmarks=("MBPP",)))
+    assert asked == [("mbpp", {"variant": "full", "split": "test"})]
+    assert len(tasks) == MBPP_TASKS and tasks[0].task_id == "mbpp/11" and tasks[-1].task_id == "mbpp/510"
+
+
+def test_the_paper_profile_evaluates_livecodebench_v6_on_the_problems_added_in_v6(monkeypatch):
+    from murphy_lab.experiments import dispatch
+    from murphy_lab.experiments.plan import Experiment
+
+    asked = []
+    monkeypatch.setattr(dispatch, "load_tasks", lambda name, **kw: asked.append((name, kw)) or [])
+    dispatch.load_benchmark("LCB-v6", Experiment("paper", "Qwen3-4B", "base", benchmarks=("LCB-v6",)))
+    dispatch.load_benchmark("HumanEval", Experiment("paper", "Qwen3-4B", "base", benchmarks=("HumanEval",)))
+    assert asked == [("livecodebench", {"version_tag": "v6"}), ("humaneval", {})]
+    assert VERSION_FILES["v6"] == ["test6.jsonl"]
+
+
+@needs_mbpp
+def test_mbpp_full_test_split_from_the_original_files_has_the_papers_500_tasks_with_setup_code():
+    tasks = load_mbpp("test", "full", source=MBPP_DIR)
+    ids = [t.metadata["mbpp_task_id"] for t in tasks]
+    assert len(tasks) == 500 and ids == list(range(11, 511))
+    (tree,) = [t for t in tasks if t.task_id == "mbpp/367"]  # setup code that builds the program's Node objects
+    assert all("Node(" in c.split("\n")[0] for c in tree.hidden_tests.cases)
+
+
 @needs_mbpp
 def test_mbpp_full_test_setup_code_runs_after_the_program():
     task = next(t for t in load_mbpp("all", "full", source=MBPP_DIR) if t.task_id == "mbpp/367")

@@ -169,3 +169,96 @@ def test_bnpo_with_several_micro_batches_is_rejected_before_any_model_loads():
 def test_row_normalised_loss_with_an_entropy_bonus_is_rejected():
     with pytest.raises(ValueError, match="loss_type.*entropy_coef"):
         MurphyConfig.for_profile("smoke", loss_type="grpo", trl={"entropy_coef": 0.01}).validate()
+
+
+# --- loss_type="group_sum": the paper's aggregation (docs/training.md, decision 8) ---------------------------------
+def sized_trees(trainer, seed: int) -> list:
+    """Two MURPHY trees with groups of unequal sizes (as IntraP / InterP leave them): tree A = a turn-1 group of 3
+    whose first member has a refinement group of 2; tree B = a turn-1 group of 2."""
+    from murphy_lab.tree import RolloutTree
+
+    g = torch.Generator().manual_seed(seed)
+    vocab, eos = trainer.model.config.vocab_size, trainer.eos_token_ids[0]
+
+    def group(n: int) -> list[Node]:  # siblings share their prompt
+        prompt = torch.randint(5, vocab, (int(torch.randint(3, 9, (1,), generator=g)),), generator=g).tolist()
+        out = []
+        for _ in range(n):
+            comp = torch.randint(5, vocab, (int(torch.randint(2, 12, (1,), generator=g)),), generator=g).tolist()
+            out.append(Node(advantage=float(torch.randn(1, generator=g)), reward=0.0,
+                            meta={"prompt_ids": prompt, "completion_ids": comp[:-1] + [eos]}))  # fmt: skip
+        return out
+
+    a = group(3)
+    a[0].children = group(2)
+    return [RolloutTree(Node(children=a)), RolloutTree(Node(children=group(2)))]
+
+
+def test_group_sum_is_the_sum_of_per_group_grpo_objectives_averaged_over_trees(fresh, monkeypatch):
+    # by hand: J = (1/trees) Σ_tree Σ_group (1/|g|) Σ_{o in g} (1/|o|) Σ_t ℓ_t, each row's token mean (1/|o|) Σ_t ℓ_t
+    # from TRL's own loss on a one-row batch ('grpo': a sequence's token mean); against MurphyTrainer's rows for the
+    # same trees under loss_type='group_sum' (TRL's dapo with row weights), split into 2 micro-batches with filler
+    tr = fresh
+    trees = sized_trees(tr, seed=3)
+    nodes = [n for t in trees for n in t.nodes()]
+    groups = [members for t in trees for _, members in t.groups()]
+    assert sorted(len(m) for m in groups) == [2, 2, 3]
+    set_layout(tr, "grpo", 1)
+    singles = {id(n): batch_for(tr, [n]) for n in nodes}
+    dapo_batch = batch_for(tr, nodes)
+    monkeypatch.setattr(tr.murphy, "loss_type", "group_sum")
+    set_layout(tr, "dapo", 2)  # what to_grpo_config gives TRL for group_sum
+    tr._row_target = lambda r: 10  # 7 real rows + 3 filler rows, 2 micro-batches of 5
+    batch, _ = tr.build_rows(trees)
+    del tr._row_target
+    perturbed(tr)  # after π_old was taken for every batch: the ratio is not 1, clipping and KL act
+    set_layout(tr, "grpo", 1)
+    per_row = {key: step(tr, b, 1) for key, b in singles.items()}  # (token mean of ℓ, its gradient)
+    want = sum(per_row[id(n)][0] / len(m) for m in groups for n in m) / len(trees)
+    want_grads = [sum(per_row[id(n)][1][i] / len(m) for m in groups for n in m) / len(trees)
+                  for i in range(len(per_row[id(nodes[0])][1]))]  # fmt: skip
+    set_layout(tr, "dapo", 2)
+    loss, grads = step(tr, batch, 2)
+    torch.testing.assert_close(loss, want, rtol=1e-5, atol=1e-7)
+    for g, r in zip(grads, want_grads):  # seven one-row backward passes summed against one: float32 noise only
+        torch.testing.assert_close(g, r, rtol=1e-4, atol=1e-6)
+    # the weights differ from TRL's dapo on the same rows: a row's tokens count 1/(|g|·|o|), not 1/(all tokens)
+    set_layout(tr, "dapo", 1)
+    dapo, _ = step(tr, dapo_batch, 1)
+    assert not torch.isclose(dapo, want, rtol=1e-3)
+
+
+def test_group_sum_weights_of_a_grpo_mt_tree_are_per_chain():
+    # GRPO-MT's advantage belongs to a chain: its group is the tree's G chains, its sequence the whole chain
+    from murphy_lab.trainer.core import group_token_weights
+    from murphy_lab.tree import RolloutTree
+
+    def node(tokens: int, *children: Node) -> Node:
+        return Node(advantage=0.5, children=list(children), meta={"completion_ids": [7] * tokens})
+
+    second = node(6)
+    chain_a, chain_b = node(4, second), node(10)  # chain a: 4 + 6 tokens over two turns; chain b: one turn, 10
+    w = group_token_weights([RolloutTree(Node(children=[chain_a, chain_b]))], "grpo_mt")
+    assert w == {id(chain_a): 1 / (2 * 10), id(second): 1 / (2 * 10), id(chain_b): 1 / (2 * 10)}
+    murphy = group_token_weights([RolloutTree(Node(children=[chain_a, chain_b]))], "murphy")
+    assert murphy == {id(chain_a): 1 / (2 * 4), id(chain_b): 1 / (2 * 10), id(second): 1 / (1 * 6)}
+
+
+def test_group_sum_runs_as_trl_dapo_and_refuses_options_that_read_the_mask_per_row(tmp_path):
+    cfg = MurphyConfig.for_profile("smoke", loss_type="group_sum")
+    assert cfg.validate().loss_type == "group_sum" and cfg.to_grpo_config(tmp_path).loss_type == "dapo"
+    with pytest.raises(ValueError, match="group_sum.*importance_sampling_level"):
+        MurphyConfig.for_profile("smoke", loss_type="group_sum", trl={"importance_sampling_level": "sequence"}).validate()
+
+
+@pytest.mark.parametrize("mode", [dict(mode="murphy"), dict(mode="grpo_mt", g2=1), dict(mode="grpo", turns=1)])
+def test_group_sum_trains_every_mode(mode, tmp_path, tiny_model_path, executor):
+    from murphy_lab.trainer import MurphyTrainer
+
+    cfg = MurphyConfig.for_profile("smoke", model=tiny_model_path, loss_type="group_sum", max_steps=1,
+                                   steps_per_generation=2, gradient_accumulation_steps=2, **mode)  # fmt: skip
+    args = cfg.to_grpo_config(tmp_path / "run", save_strategy="no", disable_tqdm=True)
+    tr = MurphyTrainer(model=tiny_model_path, args=args, murphy=cfg, tasks=smoke_tasks(), executor=executor)
+    before = [p.detach().clone() for p in tr.model.parameters()]
+    tr.train()
+    assert all(not torch.equal(p, b) for p, b in zip(tr.model.parameters(), before))

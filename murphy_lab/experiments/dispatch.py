@@ -167,11 +167,13 @@ def reveal_program(fallback: Callable[[str], str] | None = None) -> Callable[[st
 
 
 def load_benchmark(benchmark: str, exp: Experiment) -> list:
-    """Evaluation tasks: the toy world's test split (disjoint from training), or a benchmark via `murphy_lab.tasks`."""
+    """Evaluation tasks: the toy world's test split (disjoint from training), or a benchmark via `murphy_lab.tasks`
+    with the profile's loader arguments for it (`Profile.benchmark_args`: the paper's MBPP split, its LCB window)."""
     n = exp.n_eval_tasks
     if benchmark == "toy":
         return make_tasks("test", n=n or get_profile("toy").n_eval_tasks, seed=TOY_TEST_SEED)
-    tasks = list(load_tasks(BENCHMARK_LOADERS.get(benchmark, benchmark)))
+    args = dict(dict(get_profile(exp.profile).benchmark_args).get(benchmark, ()))
+    tasks = list(load_tasks(BENCHMARK_LOADERS.get(benchmark, benchmark), **args))
     return tasks[:n] if n else tasks
 
 

@@ -16,6 +16,8 @@ Keys used everywhere in `murphy_lab.experiments.tables` and `reproduce/`:
 
 from __future__ import annotations
 
+import itertools
+
 import pandas as pd
 
 from murphy_lab.profiles import METHODS  # the paper's main-table columns, plus single-turn GRPO (it has none)
@@ -83,6 +85,55 @@ MARS_OVER_MERS_OLMO_HUMANEVAL_ITER3_PP = 10.37
 CROSS_SCAFFOLD_NOTE = (
     "The paper reports that MURPHY's gains hold under the LATS and DoT scaffolds; no numbers to compare."
 )
+
+
+# --- what the numbers themselves say about the evaluation (docs/evaluation.md, "The MBPP split") -------------------
+# A mean of R runs over N tasks is (solved trials) / (R·N): every printed mean must be a whole count of R·N trials
+# to its two decimals. The paper's 20 distinct MBPP cells (main table and ablations) decide its MBPP split.
+EVAL_RUNS = 3  # the paper's "mean ± std" is over 3 values: every ± fits 3 (docs/evaluation.md)
+MBPP_TASKS = (
+    500  # full MBPP's test split, task ids 11–510: the only MBPP split whose 3 runs fit 19 of the 20 cells
+)
+
+
+def solved_trials(mean: float, trials: int) -> int | None:
+    """The whole number of solved trials, out of `trials`, whose percentage prints as `mean` (two decimals);
+    None when no whole count does. `solved_trials(19.90, 1500)` is None: 298 → 19.87 %, 299 → 19.93 %."""
+    count = round(mean * trials / 100)
+    return count if abs(100 * count / trials - mean) <= 0.005 + 1e-9 else None
+
+
+def run_counts(
+    mean: float, std: float, tasks: int, runs: int = EVAL_RUNS, ddof: int = 1
+) -> tuple[int, ...] | None:
+    """Solved tasks per run, c_1 ≤ … ≤ c_R out of `tasks`, whose mean and std (over the R per-run percentages,
+    `ddof` 1: the sample std, 0: the population std) both print as `mean` ± `std`; None when no counts do."""
+
+    def fits(counts: tuple[int, ...]) -> bool:
+        p = [100 * c / tasks for c in counts]  # per-run pass@1 (%)
+        mu = sum(p) / runs
+        sd = (sum((x - mu) ** 2 for x in p) / (runs - ddof)) ** 0.5
+        return abs(mu - mean) <= 0.005 + 1e-9 and abs(sd - std) <= 0.005 + 1e-9
+
+    center, reach = (
+        mean * tasks / 100,
+        int(3 * std * tasks / 100) + 2,
+    )  # a run lies within ~2.5 std of the mean
+    values = range(max(0, int(center) - reach), min(tasks, int(center) + reach + 1) + 1)
+    return next((c for c in itertools.combinations_with_replacement(values, runs) if fits(c)), None)
+
+
+def benchmark_cells(benchmark: str) -> dict[str, tuple[float, float]]:
+    """Every distinct (mean, std) the paper prints for `benchmark` ("MBPP", "HumanEval", "LCB-v6 Hard"), main table
+    and ablations, by a label naming the cell. The ablations' MaRS / no-pruning row repeats the main table's MURPHY
+    cell on Qwen3-1.7B and is counted once."""
+    cells = {f"{model} Iter-{k} {method}": value for (model, bench, k), row in _MAIN.items() if bench == benchmark
+             for method, value in row.items() if value is not None}  # fmt: skip
+    for (axis, variant), (_, values) in _ABLATIONS.items():
+        for (bench, k), value in zip(_ABLATION_METRICS, values):
+            if bench == benchmark and value not in cells.values():
+                cells[f"Qwen3-1.7B Iter-{k} {axis}:{variant}"] = value
+    return cells
 
 
 def main_table() -> pd.DataFrame:

@@ -145,6 +145,9 @@ def main_tables(
         for m in methods
         if m not in ran
     ]
+    if "mucode" in ran:
+        notes.append("µCode: the plain Iter-k pass@1 of its trained generator under the same scaffold, without its "
+                     "verifier's best-of-N (the paper does not say which it reports; docs/evaluation.md).")
     if any(c.endswith("@samples") for c in cols):
         notes.append("(sample-matched): the baseline trained with as many sampled sequences per task as MURPHY's run "
                      "(more chains per task, same steps and tasks); the budget table gives each row's spend.")
@@ -160,7 +163,9 @@ def main_tables(
         ],
         columns=["model", "benchmark", "Iter-k"] + [paper.METHOD_NAMES[m] for m in methods],
     )
-    pnotes = ["Transcribed from the paper (arXiv 2511.07833); pass@1 %, mean ± std over the paper's evaluation runs."]
+    pnotes = ["Transcribed from the paper (arXiv 2511.07833); pass@1 %, mean ± std as printed. The paper does not "
+              "say over what: its untrained Base column has a ± too (so at least there it is over evaluation runs), "
+              "and its numbers fit a sample std (n − 1) of 3 values (docs/evaluation.md)."]
     if "grpo" in methods:
         pnotes.append("The paper's main table has no single-turn GRPO column.")
     pnotes.append("ReVeal is reported only on LiveCodeBench-v6 Hard.")
@@ -173,6 +178,12 @@ def main_tables(
                              paper=fmt(*p), diff_pp=round(mean - p[0], 2)))  # fmt: skip
     cframe = pd.DataFrame(comp, columns=["model", "benchmark", "iter", "method", "ours", "paper", "diff_pp"])
     cnotes = ["diff_pp = ours − paper, percentage points."]
+    if not cframe.empty:
+        cnotes += ["Compare the means: our ± is the population std over training seeds, the paper's an unstated "
+                   "std (most likely the sample std over 3 evaluation runs).",
+                   "Ours: MBPP = full MBPP's test split (500 tasks), LCB-v6 = the problems added in release v6, "
+                   "evaluation at temperature 1.0: choices where the paper names no split or setting "
+                   "(docs/evaluation.md, 'What the paper does not state')."]
     if cframe.empty:
         ours_models = ", ".join(sorted(set(agg["model"]))) or "none"
         cnotes.append(f"No cell to compare: the paper reports no (model, benchmark) we ran (ours: {ours_models}). "
@@ -195,7 +206,7 @@ def column_name(col: str) -> str:
     return paper.METHOD_NAMES.get(method, method) + (" (sample-matched)" if budget == "samples" else "")
 
 
-def _variant_name(v: str) -> str:
+def variant_name(v: str) -> str:
     """"mars" -> "MaRS", "mars+interp" -> "MaRS + InterP", "interp+backup_pruned" -> "InterP, backup on pruned"."""
     v, backup = (v[: -len("+backup_pruned")], ", backup on pruned") if v.endswith("+backup_pruned") else (v, "")
     base, _, prune = v.partition("+")
@@ -207,7 +218,7 @@ def ablation_credit_tables(agg: pd.DataFrame) -> list[Table]:
     """MaRS vs MeRS (γ = 0.9 / 1.0): ours (rows variant, columns benchmark Iter-k), the paper's, and the difference."""
     ours = agg[agg["method"] == "murphy"]
     ours = ours.assign(col=[f"{bench_label(b, d)} Iter-{k}" for b, d, k in zip(ours["benchmark"], ours["difficulty"], ours["k"])])  # fmt: skip
-    frame = _pivot(ours, index=["model", "variant"], rename=_variant_name)
+    frame = _pivot(ours, index=["model", "variant"], rename=variant_name)
     pa = paper.ablation_table("credit")
     pframe = _paper_ablation(pa)
     return [
@@ -234,7 +245,7 @@ def _pivot(ours: pd.DataFrame, index: list[str], rename=None) -> pd.DataFrame:
 def _paper_ablation(pa: pd.DataFrame) -> pd.DataFrame:
     pa = pa.assign(col=[f"{b} Iter-{k}" for b, k in zip(pa["benchmark"], pa["iter"])], model="Qwen3-1.7B")
     pa = pa.assign(mean=pa["mean"].astype(float), std=pa["std"].astype(float))
-    wide = _pivot(pa, index=["model", "variant"], rename=_variant_name)
+    wide = _pivot(pa, index=["model", "variant"], rename=variant_name)
     if pa["kept_traj"].notna().any():
         kept = pa.drop_duplicates("variant").set_index("variant")["kept_traj"]
         wide.insert(2, "kept traj.", [kept.get(v) for v in pa.drop_duplicates("variant")["variant"]])
@@ -248,7 +259,7 @@ def _ablation_diff(name: str, ours: pd.DataFrame, pa: pd.DataFrame) -> Table:
         cell = p.get((r.variant.partition("+")[0] if name.startswith("ablation_credit") else r.pruning,
                       bench_label(r.benchmark, r.difficulty), int(r.k)))  # fmt: skip
         if cell is not None:
-            rows.append(dict(variant=_variant_name(r.variant), benchmark=bench_label(r.benchmark, r.difficulty),
+            rows.append(dict(variant=variant_name(r.variant), benchmark=bench_label(r.benchmark, r.difficulty),
                              iter=int(r.k), ours=fmt(r.mean, r.std), paper=fmt(*cell), diff_pp=round(r.mean - cell[0], 2)))  # fmt: skip
     frame = pd.DataFrame(rows, columns=["variant", "benchmark", "iter", "ours", "paper", "diff_pp"])
     notes = ["diff_pp = ours − paper, percentage points."]
@@ -293,12 +304,12 @@ def ablation_pruning_tables(agg: pd.DataFrame, metrics: pd.DataFrame) -> list[Ta
     ours = agg[agg["method"] == "murphy"]
     ours = ours.assign(col=[f"{bench_label(b, d)} Iter-{k}" for b, d, k in zip(ours["benchmark"], ours["difficulty"], ours["k"])])  # fmt: skip
     label = [v.partition("+")[2] or "none" for v in ours["variant"]]  # "interp", "interp+backup_pruned", ...
-    frame = _pivot(ours.assign(variant=label), index=["model", "variant"], rename=_variant_name)
+    frame = _pivot(ours.assign(variant=label), index=["model", "variant"], rename=variant_name)
     cost = pruning_cost(metrics[metrics["method"] == "murphy"] if "method" in metrics.columns else metrics)
     if not frame.empty and not cost.empty:
         cost = cost.set_index("pruning")
         ref = cost.loc["none"] if "none" in cost.index else None
-        inv = {v: k for k, v in {p: _variant_name(p) for p in cost.index}.items()}
+        inv = {v: k for k, v in {p: variant_name(p) for p in cost.index}.items()}
         for i, col in enumerate(("kept_traj", "optimization_s", "step_s")):
             vals = []
             for v in frame["variant"]:
@@ -334,8 +345,11 @@ def ablation_pruning_tables(agg: pd.DataFrame, metrics: pd.DataFrame) -> list[Ta
         "against no pruning.",
         "IntraP / InterP back credit up over the full tree (the default: pruning only filters the loss); rows "
         "'backup on pruned' back it up over the kept children only, the paper flowchart's order (docs/notation.md).",
+        "The loss's aggregation decides how much the groups pruning leaves weigh: the paper recipes sum per-group "
+        "GRPO objectives as the paper states (loss_type group_sum), the toy and smoke profiles take TRL's token "
+        "mean (dapo) (docs/training.md, decision 8).",
     ]
-    pnotes = [f"{_variant_name(v)}: {d['note']}." for v, d in paper.PRUNING_TIME.items()]
+    pnotes = [f"{variant_name(v)}: {d['note']}." for v, d in paper.PRUNING_TIME.items()]
     return [
         Table("ablation_pruning", "Pruning ablation (ours)", frame, notes),
         Table("ablation_pruning_paper", "Pruning ablation (paper, Qwen3-1.7B, 8×H100)", pframe, pnotes),
@@ -420,7 +434,7 @@ def plot_pass_at_k(agg: pd.DataFrame, path: str | Path | None = None, title: str
         for (method, variant), g in sub.groupby(["method", "variant"], sort=False):
             g = g.sort_values("k")
             label = paper.METHOD_NAMES.get(method, method) + (
-                "" if variant in ("-", "mars") else f" [{_variant_name(variant)}]"
+                "" if variant in ("-", "mars") else f" [{variant_name(variant)}]"
             )
             lines.append((label, list(g["k"]), list(g["mean"]), list(g["std"].fillna(0))))
         panels.append((f"{model} · {bench}", lines))
@@ -438,7 +452,7 @@ def plot_pruning_cost(metrics: pd.DataFrame, path: str | Path | None = None):
     cost = pruning_cost(metrics[metrics["method"] == "murphy"] if "method" in metrics.columns else metrics)
     if cost.empty:
         raise ValueError("metrics is empty: nothing to plot")
-    names = [_variant_name(p).replace(", ", ",\n") for p in cost["pruning"]]  # two lines: labels never overlap
+    names = [variant_name(p).replace(", ", ",\n") for p in cost["pruning"]]  # two lines: labels never overlap
     colors = ["tab:blue" if p.startswith("intrap") else "tab:orange" if p.startswith("interp") else "tab:gray"
               for p in cost["pruning"]]  # fmt: skip
     panels = [(label, list(cost[col].fillna(0))) for col, label in (

@@ -1,10 +1,11 @@
 """What a comparison between methods may claim: paired verdict lines and the budget each method spent.
 
-    lines = paired_verdicts(X.results_frame(runs), k=3)      # MURPHY − GRPO-MT, MURPHY − GRPO at Iter-3
+    lines = paired_verdicts(X.results_frame(runs), k=3)      # MURPHY − GRPO-MT, MURPHY − GRPO at Iter-3, per cell
     budget = budget_table(X.metrics_frame(runs))             # sampled / trained sequences, tokens, time per run
 
-A verdict pairs the runs of two methods by training seed (same base, same task order, same held-out tasks:
-`murphy_lab.stats`), so it is only as strong as the number of seeds both methods finished. The budget table says
+A verdict compares two methods inside one table cell (model, scaffold, benchmark, difficulty, Iter-k) and pairs
+their runs by training seed (same base, same task order, same held-out tasks: `murphy_lab.stats`), so it is only
+as strong as the number of seeds both methods finished in that cell. The budget table says
 what "equal steps" cost each method: a MURPHY step samples a whole tree, a GRPO step one group.
 """
 
@@ -17,48 +18,132 @@ import pandas as pd
 
 from murphy_lab.experiments import paper
 from murphy_lab.experiments.table import DASH, Table
-from murphy_lab.experiments.tables import column_key, column_name
+from murphy_lab.experiments.tables import bench_label, column_key, column_name, main_rows, variant_name
 from murphy_lab.stats import paired_difference, verdict
 
 # the comparisons the main table's notes state; "<method>@samples" is that baseline at MURPHY's sample budget
-PAIRS = (("murphy", "grpo_mt"), ("murphy", "grpo_mt@samples"), ("murphy", "grpo"), ("murphy", "mucode@samples"))
-
+PAIRS = (
+    ("murphy", "grpo_mt"),
+    ("murphy", "grpo_mt@samples"),
+    ("murphy", "grpo"),
+    ("murphy", "mucode@samples"),
+)
+# the ablations' comparisons: "<method>:<variant>" is one configuration of a method (`Experiment.variant`)
+CREDIT_PAIRS = (("murphy:mars", "murphy:mers_0.9"), ("murphy:mars", "murphy:mers_1.0"))
+PRUNING_PAIRS = tuple((f"murphy:mars+{p}", "murphy:mars") for p in
+                      ("intrap", "interp", "intrap+backup_pruned", "interp+backup_pruned"))  # fmt: skip
+BASE_PAIRS = (
+    ("murphy", "base"),
+    ("murphy", "grpo_mt"),
+)  # the difficulty and scaffold tables: gain over the base
 
 MAIN_VARIANTS = ("-", "mars")  # the main configuration: the baselines, and MURPHY with MaRS and no pruning
+CELL = ("model", "scaffold", "benchmark", "difficulty", "k")  # one table cell: never pooled with another
 
 
-def per_seed(results: pd.DataFrame, method: str, k: int, benchmark: str | None = None) -> pd.Series:
-    """pass@1 (%) at Iter-k by training seed, difficulty "all", for one method in its main configuration
-    (`"grpo_mt@samples"`: GRPO-MT at MURPHY's sample budget)."""
+def select(results: pd.DataFrame, key: str) -> pd.DataFrame:
+    """The rows of one compared column: "grpo_mt" (its main configuration), "grpo_mt@samples" (at MURPHY's sample
+    budget) or "murphy:mers_0.9" (that variant)."""
+    method, _, variant = key.partition(":")
     method, _, budget = method.partition("@")
-    r = results[(results["method"] == method) & (results["k"] == k) & (results["difficulty"] == "all")]
-    if "variant" in r.columns:
-        r = r[r["variant"] == "samples"] if budget else r[r["variant"].isin(MAIN_VARIANTS)]
+    r = results[results["method"] == method]
+    if "variant" not in r.columns:
+        return r
+    if variant:
+        return r[r["variant"] == variant]
+    return r[r["variant"] == "samples"] if budget else r[r["variant"].isin(MAIN_VARIANTS)]
+
+
+def key_name(key: str) -> str:
+    """A compared column's name: "murphy" -> "Murphy (MaRS)", "murphy:mers_0.9" -> "MeRS γ=0.9"."""
+    method, _, variant = key.partition(":")
+    return variant_name(variant) if variant else column_name(method)
+
+
+def per_seed(results: pd.DataFrame, key: str) -> pd.DataFrame:
+    """pass@1 (%) by (cell, training seed) for one compared column; `n_tasks` beside it when the results have it."""
+    r = select(results, key)
+    cell = [c for c in CELL if c in r.columns]
+    agg = {"pass@1": "mean"} | ({"n_tasks": "max"} if "n_tasks" in r.columns else {})
+    return r.groupby([*cell, "seed"], dropna=False).agg(agg)
+
+
+def paired_verdicts(results: pd.DataFrame, k: int | Sequence[int] | None = 3, pairs: Sequence[tuple[str, str]] = PAIRS,
+                    benchmark: str | None = None, confidence: float = 0.95, difficulty: str | None = "main",
+                    ) -> list[str]:  # fmt: skip
+    """One line per (cell, pair): a − b in one (model, scaffold, benchmark, difficulty, Iter-k) cell, over the
+    training seeds both columns finished in that cell (with equal task counts).
+
+    Cells are never pooled: a +4 pp effect on one model and a −3.7 pp effect on another are two lines, not a mean
+    of +0.17 pp; and a seed one method lacks in a cell leaves that cell's comparison, not the others'.
+
+    Args:
+        results: `murphy_lab.experiments.results_frame(runs)` (one row per run × benchmark × difficulty × k).
+        k: the Iter-k of the verdicts (one pre-chosen k by default: each extra k is one more comparison), a list,
+            or None for every k in `results`.
+        pairs: (a, b) column keys (`select`); a pair whose columns did not both run in a cell gives no line there.
+        benchmark: only this benchmark's cells (None: all).
+        difficulty: "main" = the main table's rows (difficulty "all"; LiveCodeBench-v6 Hard), None = every
+            difficulty present (the difficulty table), or one difficulty.
+    Each line names its cell by what varies across the cells of `results` (nothing but Iter-k for one model and
+    benchmark: "Murphy (MaRS) − GRPO-MT at Iter-3: ...").
+    """
+    r = results
+    if k is not None:
+        r = r[r["k"].isin([k] if isinstance(k, int) else list(k))]
     if benchmark is not None:
         r = r[r["benchmark"] == benchmark]
-    return r.groupby("seed")["pass@1"].mean()
-
-
-def paired_verdicts(results: pd.DataFrame, k: int = 3, pairs: Sequence[tuple[str, str]] = PAIRS,
-                    benchmark: str | None = None, confidence: float = 0.95) -> list[str]:
-    """One line per (a, b) pair whose methods both ran: a − b at Iter-k over the seeds both finished.
-
-    `results` is `murphy_lab.experiments.results_frame(runs)` (one row per run × benchmark × difficulty × k).
-    """
+    if difficulty == "main":
+        r = main_rows(r)
+    elif difficulty is not None:
+        r = r[r["difficulty"].str.lower() == difficulty.lower()]
+    if r.empty:
+        return []
+    varies = {c: r[c].nunique(dropna=False) > 1 for c in CELL if c in r.columns}
+    cells = list(
+        dict.fromkeys(tuple(row) for row in r[[c for c in CELL if c in r.columns]].itertuples(index=False))
+    )
+    columns = {key: per_seed(r, key) for pair in pairs for key in pair}
     lines = []
-    for a, b in pairs:
-        xa, xb = per_seed(results, a, k, benchmark), per_seed(results, b, k, benchmark)
-        if xa.empty or xb.empty:
-            continue
-        seeds = sorted(set(xa.index) & set(xb.index))
-        name_a, name_b = column_name(a), column_name(b)
-        if len(seeds) < 2:
-            lines.append(f"{name_a} − {name_b} at Iter-{k}: {len(seeds)} paired seed(s); a confidence interval "
-                         "needs at least 2 — no verdict")
-            continue
-        d = paired_difference([xa[s] for s in seeds], [xb[s] for s in seeds], confidence)
-        lines.append(verdict(name_a, name_b, f"Iter-{k}", d))
+    for cell in cells:  # each cell's comparisons together, in table order
+        for a, b in pairs:
+            xa, xb = columns[a], columns[b]
+            if (
+                xa.empty
+                or xb.empty
+                or cell not in xa.index.droplevel("seed")
+                or cell not in xb.index.droplevel("seed")
+            ):
+                continue
+            at = _cell_label(dict(zip(varies, cell)), varies)
+            lines.append(_cell_line(key_name(a), key_name(b), at, xa.loc[cell], xb.loc[cell], confidence))
     return lines
+
+
+def _cell_label(cell: dict, varies: dict) -> str:
+    """ "Iter-3", with the cell's model / scaffold / benchmark in parentheses where the results hold several."""
+    bench = bench_label(str(cell.get("benchmark", "")), str(cell.get("difficulty", "all")))
+    where = [str(cell[c]) for c in ("model", "scaffold") if varies.get(c)]
+    where += [bench] if varies.get("benchmark") or varies.get("difficulty") else []
+    return f"Iter-{int(cell['k'])}" + (f" ({', '.join(where)})" if where else "")
+
+
+def _cell_line(
+    name_a: str, name_b: str, at: str, ya: pd.DataFrame, yb: pd.DataFrame, confidence: float
+) -> str:
+    """The verdict over the seeds both columns have in this cell, with the same number of tasks evaluated."""
+    seeds = sorted(set(ya.index) & set(yb.index))
+    unequal = [s for s in seeds if "n_tasks" in ya.columns and "n_tasks" in yb.columns
+               and ya.loc[s, "n_tasks"] != yb.loc[s, "n_tasks"]]  # fmt: skip
+    seeds = [s for s in seeds if s not in unequal]
+    left_out = f" ({len(unequal)} seed(s) left out: different task counts)" if unequal else ""
+    if len(seeds) < 2:
+        return (f"{name_a} − {name_b} at {at}: {len(seeds)} paired seed(s){left_out}; a confidence interval needs "
+                "at least 2 — no verdict")  # fmt: skip
+    d = paired_difference(
+        [ya.loc[s, "pass@1"] for s in seeds], [yb.loc[s, "pass@1"] for s in seeds], confidence
+    )
+    return verdict(name_a, name_b, at, d) + left_out
 
 
 BUDGET_COLUMNS = ("steps", "sampled sequences", "trained sequences", "completion tokens", "train time (min)")
@@ -77,8 +162,12 @@ def budget_table(metrics: pd.DataFrame, methods: Sequence[str] = paper.METHODS) 
     rows, shown = [], []
     if not metrics.empty and "variant" in metrics.columns:
         metrics = metrics[metrics["variant"].isin((*MAIN_VARIANTS, "samples"))]
-        metrics = metrics.assign(method=[column_key(m, v) for m, v in zip(metrics["method"], metrics["variant"])])
-    per_run = {key: _run_budget(g) for key, g in metrics.groupby(["method", "seed"])} if not metrics.empty else {}
+        metrics = metrics.assign(
+            method=[column_key(m, v) for m, v in zip(metrics["method"], metrics["variant"])]
+        )
+    per_run = (
+        {key: _run_budget(g) for key, g in metrics.groupby(["method", "seed"])} if not metrics.empty else {}
+    )
     per_run = {key: b for key, b in per_run.items() if b is not None}
     for col in (c for x in methods for c in (x, column_key(x, "samples"))):
         runs = [b for (method, _), b in per_run.items() if method == col]
@@ -86,20 +175,29 @@ def budget_table(metrics: pd.DataFrame, methods: Sequence[str] = paper.METHODS) 
             continue
         shown.append(col.partition("@")[0])
         mean = {k: sum(r[k] for r in runs) / len(runs) for k in runs[0]}
-        count = {k: DASH if math.isnan(v) else round(v) for k, v in mean.items()}  # "–": not logged (µCode's steps)
+        count = {
+            k: DASH if math.isnan(v) else round(v) for k, v in mean.items()
+        }  # "–": not logged (µCode's steps)
         rows.append([column_name(col), len(runs), count["steps"], count["sampled"], count["trained"], count["tokens"],
                      round(mean["seconds"] / 60, 1)])  # fmt: skip
     frame = pd.DataFrame(rows, columns=["method", "seeds", *BUDGET_COLUMNS])
     ran = set(metrics["method"].str.partition("@")[0]) if "method" in metrics.columns else set()
     missing = [paper.METHOD_NAMES.get(x, x) for x in methods if x in ran and x not in shown]
-    notes = ["Per training run, mean over its seeds, from metrics.jsonl (docs/training.md lists the keys).",
-             "Equal steps are not equal budgets: compare methods at the sampled sequences they used, not only at "
-             "the steps.", "Train time is wall time on the machine that ran it, with whatever else it was doing."]
+    notes = [
+        "Per training run, mean over its seeds, from metrics.jsonl (docs/training.md lists the keys).",
+        "Equal steps are not equal budgets: compare methods at the sampled sequences they used, not only at "
+        "the steps.",
+        "Train time is wall time on the machine that ran it, with whatever else it was doing.",
+    ]
     if "mucode" in shown:
-        notes.append("µCode has rounds, not steps: sampled = its rollout chains' attempts, trained = the rows of "
-                     "its last SFT (docs/mucode.md).")
+        notes.append(
+            "µCode has rounds, not steps: sampled = its rollout chains' attempts, trained = the rows of "
+            "its last SFT (docs/mucode.md)."
+        )
     if missing:
-        notes.append(f"No round statistics for {', '.join(missing)} (its pipeline logs no sampled sequences).")
+        notes.append(
+            f"No round statistics for {', '.join(missing)} (its pipeline logs no sampled sequences)."
+        )
     return Table("main_table_budget", "Training budget per run", frame, notes)
 
 
@@ -119,8 +217,11 @@ def _run_budget(g: pd.DataFrame) -> dict | None:
     rollouts, sft = g[stage.str.endswith("/rollouts")], g[stage.str.endswith("/sft")]
     if rollouts.empty or "attempts" not in g.columns:
         return None
-    tokens = (rollouts["attempts"] * rollouts["completions/mean_length"]).sum(min_count=len(rollouts)) \
-        if "completions/mean_length" in g.columns else nan
+    tokens = (
+        (rollouts["attempts"] * rollouts["completions/mean_length"]).sum(min_count=len(rollouts))
+        if "completions/mean_length" in g.columns
+        else nan
+    )
     return dict(steps=nan, sampled=float(rollouts["attempts"].sum()),
                 trained=float(sft["rows"].iloc[-1]) if not sft.empty and "rows" in sft.columns else nan,
                 tokens=float(tokens), seconds=float(g["seconds"].sum()))  # fmt: skip

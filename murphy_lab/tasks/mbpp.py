@@ -5,6 +5,9 @@ Two variants: "full" (974 problems, fields text/code/test_list/test_setup_code/c
 upstream README defines them and the Hugging Face dataset ships them: prompt 1–10, test 11–510, validation 511–600,
 train 601–974 (sanitized: 7 / 257 / 43 / 120 tasks; full: 10 / 500 / 90 / 374).
 
+The paper profile evaluates full MBPP's test split (`load_mbpp("test", "full")`, 500 tasks, the one whose counts the
+paper's numbers fit: docs/evaluation.md); the default here stays the sanitized variant.
+
 MBPP has no separate visible tests. Our choice (documented in docs/benchmarks.md): the **first** assert is the
 visible test and is quoted in the prompt, so the model knows the function's name and call shape (as the paper's
 Reflexion-style scaffold shows tests); **all** asserts are hidden tests.

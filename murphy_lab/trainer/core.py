@@ -37,7 +37,7 @@ from trl.trainer.utils import pad, use_adapter
 
 from murphy_lab import executor as executor_pkg
 from murphy_lab.config import MurphyConfig
-from murphy_lab.modes import score_tree
+from murphy_lab.modes import chains, score_tree
 from murphy_lab.prompts import answer_extractor, first_prompt, token_budget
 from murphy_lab.rollout import task_trees
 from murphy_lab.tasks.task import Task
@@ -58,6 +58,32 @@ def answer_program(kind: str, code: str) -> str:
     """`Task.program` for a bare answer kind: the code itself, or `ANSWER = '<text>'` for text-answer tasks
     (smoke.py). The trainer runs `task.program(code)`, which also adds a benchmark's import header."""
     return Task("", "", metadata={"answer": kind}).program(code)
+
+
+def group_token_weights(trees: list[RolloutTree], mode: str) -> dict[int, float]:
+    """id(node) -> the weight of each of its completion tokens in the paper's objective for one tree:
+
+        J(tree) = Σ_{g ∈ kept groups} (1/|g|) Σ_{o ∈ g} (1/|o|) Σ_{t ∈ o} ℓ_t     (the sum of per-group GRPO
+                                                                                  objectives, MURPHY's J^pruned)
+
+    so w(v) = 1 / (|g| · |o|), with g the kept members of v's response group that have an advantage and o = v's
+    completion (|o| tokens). GRPO (one group) is DeepSeekMath's GRPO. GRPO-MT's group is the tree's G chains and a
+    sequence is a whole chain (its turns' completions together), since its advantage is the chain's. The trainer
+    divides by the round's trees (`loss_type="group_sum"`: the mean over tasks of the sum over a tree's groups).
+    """
+    out: dict[int, float] = {}
+    for tree in trees:
+        if mode == "grpo_mt":
+            kept = [[n for n in chain if not n.pruned and n.advantage is not None] for chain in chains(tree)]
+            kept = [chain for chain in kept if chain]
+            for chain in kept:
+                tokens = sum(len(n.meta["completion_ids"]) for n in chain)  # |o|: the chain's generated tokens
+                out.update({id(n): 1.0 / (len(kept) * max(tokens, 1)) for n in chain})
+            continue
+        for _, members in tree.groups(kept_only=True):
+            group = [m for m in members if m.advantage is not None]
+            out.update({id(m): 1.0 / (len(group) * max(len(m.meta["completion_ids"]), 1)) for m in group})
+    return out
 
 
 def _unused_reward(completions, **kwargs):  # TRL requires a reward function; MurphyTrainer never calls it
@@ -145,7 +171,11 @@ class MurphyTrainer(PrefixSharing, GRPOTrainer):
     # --- hook 3: the rows TRL's _compute_loss reads, and the round's statistics ------------------------------------
     def build_rows(self, trees: list[RolloutTree]) -> tuple[dict[str, Any], dict[str, float]]:
         nodes = [n for tree in trees for n in tree.nodes(kept_only=True) if n.advantage is not None]
-        batch = self._batch(nodes)
+        weights = None
+        if self.murphy.loss_type == "group_sum":  # the paper's aggregation: per group, summed, mean over trees
+            per_token, trees_in_round = group_token_weights(trees, self.murphy.mode), self._gather_total(len(trees))
+            weights = [per_token[id(n)] / trees_in_round for n in nodes]  # mean over the round's trees (all ranks)
+        batch = self._batch(nodes, weights)
         return batch, tree_stats(trees, nodes, len(batch["advantages"]) - len(nodes), self.accelerator)
 
     # --- hook 4: what the round leaves on disk ---------------------------------------------------------------------
@@ -167,7 +197,12 @@ class MurphyTrainer(PrefixSharing, GRPOTrainer):
         return path / f"step_{self.state.global_step + 1:06d}{rank}.jsonl"
 
     # --- rows -----------------------------------------------------------------------------------------------------
-    def _batch(self, nodes: list[Node]) -> dict[str, Any]:
+    def _batch(self, nodes: list[Node], weights: list[float] | None = None) -> dict[str, Any]:
+        """TRL's generation batch for these rows; `weights`: each row's per-token weight in the loss, for
+        loss_type="group_sum" (`group_token_weights` / trees in the round), which TRL's 'dapo' then sums."""
+        if (self.murphy.loss_type == "group_sum") != (weights is not None):
+            raise ValueError("loss_type='group_sum' weighs every row by its group: build_rows passes `weights` "
+                             "exactly when the config asks for it")
         device, pad_id = self.accelerator.device, self._tokenizer.pad_token_id
         rows = len(nodes)
         ends = set(self.eos_token_ids) | {pad_id}  # TRL's mask_truncated_completions: no EOS/pad at the end
@@ -197,8 +232,20 @@ class MurphyTrainer(PrefixSharing, GRPOTrainer):
             "num_items_in_batch": counts[:, 1].sum().to(device),  # completion tokens, all ranks
             "num_rows_in_batch": counts[:, 0].sum().to(device),  # real rows, all ranks (read by _compute_loss)
         }
+        if weights is not None:
+            # TRL's dapo loss is Σ_tokens ℓ · mask / (tokens of the round) and `tool_mask` multiplies its mask, so a
+            # row weight τ = w · tokens makes it Σ_v w(v) Σ_t ℓ_t: the paper's sum of per-group GRPO objectives
+            tau = torch.zeros(target, device=device)  # (B,): filler rows weigh nothing
+            tau[:rows] = torch.tensor(weights, dtype=torch.float32) * counts[:, 1].sum().clamp(min=1).float()
+            out["tool_mask"] = tau[:, None].expand_as(completion_mask).contiguous()  # (B, C)
         out.update(self._logps(prompt_ids, prompt_mask, completion_ids, completion_mask, nodes + fill))
         return out
+
+    def _gather_total(self, n: int) -> int:
+        """The sum of `n` over all ranks (the round's trees, for loss_type="group_sum")."""
+        if self.accelerator.num_processes == 1:
+            return n
+        return int(self.accelerator.gather(torch.tensor([n], device=self.accelerator.device)).sum())
 
     def _gather_counts(self, rows: int, tokens: int) -> torch.Tensor:
         """(ranks, 2) int64: every rank's real rows and completion tokens this round (one collective)."""
@@ -278,4 +325,4 @@ class MurphyTrainer(PrefixSharing, GRPOTrainer):
         return -(-rows // spg) * spg
 
 
-__all__ = ["MurphyTrainer", "RunLog", "answer_program", "task_dataset"]
+__all__ = ["MurphyTrainer", "RunLog", "answer_program", "group_token_weights", "task_dataset"]
