@@ -14,7 +14,8 @@ Once per program process (`ProgramSandbox.enter`, prepared once per server): a f
 shared memory dies with the test), a new session, parent-death signal, only its own files open, a private
 empty working directory, its own environment, rlimits (address space, CPU, file size, files, processes, no core
 dumps), the cgroup (memory incl. tmpfs, pids incl. threads) where the kernel offers one, and, as root, a private
-uid with no groups; `no_new_privs` and a seccomp filter that refuses new user namespaces come with the fork.
+uid with no groups; `no_new_privs` and a seccomp filter (`install_syscall_filter`: no new user namespaces, no
+kernel keyrings, no 32-bit syscall entry) come with the fork.
 """
 
 from __future__ import annotations
@@ -244,8 +245,8 @@ class ProgramSandbox:
 
     Prepared here and inherited by every fork: 16 MB thread stacks (RLIMIT_STACK would give every thread 64 MB of
     address space), at most 2 malloc arenas (no 64 MB arena reserved per thread: a pool of 16 threads fits in
-    1 GB), `no_new_privs` and the seccomp filter that refuses new user namespaces (never removable); computed
-    here, set by `enter`: the rlimits. The server also puts the program process's files at fds below
+    1 GB), `no_new_privs` and the syscall filter (`install_syscall_filter`; never removable); computed here,
+    set by `enter`: the rlimits. The server also puts the program process's files at fds below
     `first_free`, makes `workdir` (owned by `uid`) and sets the environment (`CHILD_ENV`, ``HOME`` and ``TMPDIR``
     = `workdir`) before it forks.
     """
@@ -269,7 +270,7 @@ class ProgramSandbox:
         _thread.stack_size(THREAD_STACK)
         _libc.mallopt(M_ARENA_MAX, 2)
         _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
-        no_user_namespaces()
+        install_syscall_filter()
 
     def enter(self, cpu: int) -> None:
         """Everything between fork and running untrusted code (`cpu`: the CPU-seconds limit of this process)."""
@@ -297,30 +298,64 @@ class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
-def no_user_namespaces() -> bool:
-    """A seccomp filter: `unshare`/`clone` with CLONE_NEWUSER fail with EPERM (clone3 says ENOSYS, so libc falls
-    back to clone, whose flags the filter can read). x86_64 only; elsewhere nothing is installed (False)."""
+# seccomp's view of a syscall (struct seccomp_data) and the x86_64 numbers the filter names
+_NR, _ARCH, _ARG0 = 0, 4, 16
+AUDIT_ARCH_X86_64, X32_SYSCALL_BIT = 0xC000003E, 0x40000000
+NR = {"clone": 56, "add_key": 248, "request_key": 249, "keyctl": 250, "unshare": 272, "clone3": 435}
+_ALLOW, _ERRNO = 0x7FFF0000, 0x00050000
+EPERM, ENOSYS = 1, 38
+_OPS = {"ld": 0x20, "jeq": 0x15, "jge": 0x35, "jset": 0x45, "ret": 0x06}  # BPF_LD|W|ABS, BPF_JMP|..|K, BPF_RET|K
+
+SYSCALL_FILTER = [  # (op, k, jump if true, jump if false): a label, or None for the next instruction
+    ("ld", _ARCH, None, None),
+    ("jeq", AUDIT_ARCH_X86_64, None, "enosys"),  # 32-bit entry (int 0x80): another table of numbers, refused
+    ("ld", _NR, None, None),
+    ("jge", X32_SYSCALL_BIT, "enosys", None),  # the x32 ABI's numbers, refused
+    ("jeq", NR["clone3"], "enosys", None),  # its flags sit in memory the filter cannot read: libc falls back to clone
+    ("jeq", NR["add_key"], "eperm", None),  # kernel keyrings outlive a job and are shared by a uid: none at all
+    ("jeq", NR["request_key"], "eperm", None),
+    ("jeq", NR["keyctl"], "eperm", None),
+    ("jeq", NR["unshare"], "flags", None),
+    ("jeq", NR["clone"], "flags", "allow"),
+    "flags",
+    ("ld", _ARG0, None, None),  # the low 32 bits of the flags
+    ("jset", CLONE_NEWUSER, "eperm", "allow"),  # no new user namespace (in one a process holds every capability)
+    "allow",
+    ("ret", _ALLOW, None, None),
+    "eperm",
+    ("ret", _ERRNO | EPERM, None, None),
+    "enosys",
+    ("ret", _ERRNO | ENOSYS, None, None),
+]
+
+
+def assemble(program: list) -> list[tuple[int, int, int, int]]:
+    """Classic BPF instructions (code, jt, jf, k) from `program`, whose jumps name labels."""
+    at, n = {}, 0
+    for step in program:
+        if isinstance(step, str):
+            at[step] = n
+        else:
+            n += 1
+    out = []
+    for step in program:
+        if isinstance(step, str):
+            continue
+        op, k, jt, jf = step
+        here = len(out) + 1  # jumps count from the next instruction
+        out.append((_OPS[op], at[jt] - here if jt else 0, at[jf] - here if jf else 0, k))
+    return out
+
+
+def install_syscall_filter() -> bool:
+    """`SYSCALL_FILTER` as this process's seccomp filter, inherited by every fork and never removable: no new
+    user namespaces (EPERM), no kernel keyrings (`add_key`, `request_key`, `keyctl`: EPERM), and no syscall
+    through the 32-bit or x32 entries, whose numbers differ (ENOSYS). x86_64 only; elsewhere nothing is
+    installed (False)."""
     if os.uname().machine != "x86_64":
         return False
-    ld, jeq, jset, ret = 0x20, 0x15, 0x45, 0x06
-    allow, errno_ = 0x7FFF0000, 0x00050000
-    prog = [
-        (ld, 0, 0, 4),  # seccomp_data.arch
-        (jeq, 1, 0, 0xC000003E),  # AUDIT_ARCH_X86_64
-        (ret, 0, 0, allow),
-        (ld, 0, 0, 0),  # seccomp_data.nr
-        (jeq, 0, 1, 435),  # clone3
-        (ret, 0, 0, errno_ | 38),  # ENOSYS
-        (jeq, 1, 0, 272),  # unshare
-        (jeq, 0, 3, 56),  # clone
-        (ld, 0, 0, 16),  # args[0], low 32 bits: the flags
-        (jset, 0, 1, CLONE_NEWUSER),
-        (ret, 0, 0, errno_ | 1),  # EPERM
-        (ret, 0, 0, allow),
-    ]
-    filters = (ctypes.c_uint64 * len(prog))(
-        *(code | (jt << 16) | (jf << 24) | (k << 32) for code, jt, jf, k in prog)
-    )
+    prog = assemble(SYSCALL_FILTER)
+    filters = (ctypes.c_uint64 * len(prog))(*(code | (jt << 16) | (jf << 24) | (k << 32) for code, jt, jf, k in prog))
     fprog = _SockFprog(len(prog), ctypes.cast(filters, ctypes.c_void_p))
     return _libc.prctl(22, 2, ctypes.byref(fprog), 0, 0) == 0  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
 
