@@ -10,6 +10,9 @@ with a warning, tests/test_executor_faults.py::test_a_normal_user_gets_verdicts_
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
+import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -87,3 +90,49 @@ def test_the_32_bit_syscall_entry_is_closed():
     with Executor(workers=1, timeout=5.0) as e:
         res = e.run(p, ["assert unshare_user() == -38", "assert getpid32() == -38"])  # -ENOSYS
     assert res.solved, res.feedback
+
+
+# --- as a normal user -------------------------------------------------------------------------------------------
+def _nobody_may_unshare() -> bool:
+    if not (shutil.which("setpriv") and shutil.which("unshare") and os.path.exists("/usr/bin/python3")):
+        return False
+    run = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "unshare", "-Urnpf", "true"],
+                         capture_output=True, cwd="/")  # fmt: skip
+    return run.returncode == 0
+
+
+@pytest.mark.skipif(not _nobody_may_unshare(), reason="this kernel gives normal users no user namespaces")
+def test_a_normal_user_gets_the_namespaces_and_the_root_the_kernel_allows(tmp_path):
+    """Where the kernel lets a normal user make namespaces, its executor has them (a non-dumpable process cannot
+    write its own id maps: the user namespace was made and then given up on). What needs root does not come: a
+    private uid, cgroups."""
+    package = Path(__file__).resolve().parents[1] / "murphy_lab"
+    pub = Path(tempfile.mkdtemp(prefix="murphy-nonroot-"))  # a copy of the package that user can read
+    try:
+        (pub / "murphy_lab").mkdir()
+        shutil.copy(package / "__init__.py", pub / "murphy_lab")
+        shutil.copytree(package / "executor", pub / "murphy_lab" / "executor",
+                        ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
+        for p in [pub, *pub.rglob("*")]:
+            p.chmod(0o755 if p.is_dir() else 0o644)
+        code = textwrap.dedent(f"""
+            import sys, warnings
+            sys.path.insert(0, {str(pub)!r})
+            warnings.simplefilter("ignore")
+            from murphy_lab.executor import Executor
+            probe = "import os\\ndef f():\\n    return os.path.exists({str(package)!r}), os.listdir('/proc')\\n"
+            with Executor(workers=1, timeout=5) as ex:
+                res = ex.run(probe, ["assert f()[1]"])
+                active = ex.isolation
+            wanted = ("network", "private_tmp", "hidden")
+            assert all(active[k] for k in wanted), active
+            assert not active["user"] and not active["cgroup"], active
+            assert res.solved, res.feedback
+        """)
+        run = subprocess.run(
+            ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", "-c", code],
+            env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}, capture_output=True, text=True, timeout=120, cwd="/",
+        )  # fmt: skip
+    finally:
+        shutil.rmtree(pub)
+    assert run.returncode == 0, run.stderr[-2000:]

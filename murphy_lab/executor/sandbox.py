@@ -73,17 +73,10 @@ def isolate(cfg: dict, hide: bool) -> tuple[dict, list[str]]:
         warnings.append(f"cannot become a child subreaper ({e}); daemonized grandchildren may survive a test")
     uid, gid = os.geteuid(), os.getegid()
     if cfg["isolate"]:
-        flags = CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWIPC | (0 if uid == 0 else CLONE_NEWUSER)
         try:
-            call(_libc.unshare, flags)
-            if uid != 0:  # map ourselves to ourselves inside the new user namespace
-                for name, text in (
-                    ("setgroups", "deny"),
-                    ("uid_map", f"{uid} {uid} 1"),
-                    ("gid_map", f"{gid} {gid} 1"),
-                ):
-                    with open(f"/proc/self/{name}", "w") as f:
-                        f.write(text)
+            if uid != 0:
+                own_user_namespace(uid, gid)
+            call(_libc.unshare, CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWIPC)
             active["network"] = True
         except OSError as e:
             warnings.append(f"no network/IPC namespace ({e}); programs can reach the network")
@@ -118,6 +111,20 @@ def isolate(cfg: dict, hide: bool) -> tuple[dict, list[str]]:
                 "(install Python where other users can read it, or allow mount namespaces)"
             )
     return active, warnings
+
+
+def own_user_namespace(uid: int, gid: int) -> None:
+    """A user namespace in which we are ourselves (and hold the capabilities the other namespaces need). A
+    separate step: the other namespaces come in one ``unshare`` after it, all or none. The id maps are files of
+    our own /proc entry, which only a dumpable process may write."""
+    call(_libc.unshare, CLONE_NEWUSER)
+    _libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
+    try:
+        for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
+            with open(f"/proc/self/{name}", "w") as f:
+                f.write(text)
+    finally:
+        not_dumpable()
 
 
 def world_writable() -> list[str]:
