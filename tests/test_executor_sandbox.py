@@ -1,8 +1,9 @@
 """The sandbox's kernel mechanisms, one test per promise of docs/executor.md ("What holds by the sandbox").
 
 Each test is written from what a program (or a compromised test worker) would try: read a copy of a dataset
-wherever it lies, see or signal other processes, keep a kernel key for the next job, reach the kernel through
-the 32-bit syscall entry, or, from the test worker, write to the host, read root's files and signal its parent. As root (the mechanisms need it; as a normal user they degrade
+wherever it lies, see or signal other processes, take another slot's CPU with forked spinners, keep a kernel
+key for the next job, reach the kernel through the 32-bit syscall entry, or, from the test worker, write to the
+host, read root's files and signal its parent. As root (the mechanisms need it; as a normal user they degrade
 with a warning, tests/test_executor_faults.py::test_a_normal_user_gets_verdicts_and_each_isolation_warning_once).
 """
 
@@ -37,7 +38,7 @@ def prog(src: str) -> str:
 
 def test_every_mechanism_is_active_as_root(ex):
     assert ex.run("", ["assert True"]).solved
-    wanted = ("network", "root", "private_tmp", "pid", "user", "cgroup")
+    wanted = ("network", "root", "private_tmp", "pid", "user", "cgroup", "cpu")
     assert {k: ex.isolation.get(k) for k in wanted} == dict.fromkeys(wanted, True)
     assert {k: ex.isolation.get(f"worker_{k}") for k in ("network", "root", "user")} == dict.fromkeys(
         ("network", "root", "user"), True
@@ -237,6 +238,45 @@ def test_nothing_a_job_started_is_alive_when_the_next_job_starts():
     with Executor(workers=1, timeout=5.0) as e:
         left, alone = e.run_many([(leaver, ["assert f() >= 1"]), (probe, ["assert f()"])])
     assert left.solved and alone.solved, (left.feedback, alone.feedback)
+
+
+# --- a CPU bound per slot ---------------------------------------------------------------------------------------
+SPINNERS = prog("""
+    import os, time
+    def spin():
+        for _ in range(40):
+            if os.fork() == 0:
+                os.setsid()
+                try:
+                    os.sched_setaffinity(0, range(os.cpu_count() or 1))
+                except OSError:
+                    pass
+                while True:
+                    pass
+        time.sleep(30)
+""")
+INNOCENT = prog("""
+    import time
+    def work():
+        time.sleep(0.5)  # the spinners of the other slot are running by now
+        total = 0
+        for i in range(6_000_000):  # ~0.3 s of one CPU
+            total += i
+        return total
+""")
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs for two slots")
+def test_forked_spinners_in_one_slot_do_not_make_an_innocent_job_on_the_other_time_out():
+    """40 forked spinners in their own sessions, each asking for every CPU, in one slot; an innocent job that
+    needs ~0.3 s of CPU on the other slot. Without a bound the innocent gets 1/21 of its CPU and times out."""
+    ok = "def f():\n    return 1\n"
+    with Executor(workers=2, timeout=3.0) as e:
+        # two jobs queued per slot: slot 0 gets the spinners and a filler, slot 1 the innocent and a filler
+        res = e.run_many([(SPINNERS, ["spin()"]), (ok, ["assert f() == 1"]),
+                          (INNOCENT, ["assert work() == 17999997000000"]), (ok, ["assert f() == 1"])])  # fmt: skip
+    assert res[0].status == "timeout"
+    assert res[2].solved, res[2].feedback
 
 
 # --- kernel keyrings --------------------------------------------------------------------------------------------

@@ -423,7 +423,7 @@ def _stop(proc: subprocess.Popen, grace: float) -> None:
     try:
         _stop_process(proc, grace)
     finally:
-        for ctrl in ("memory", "pids"):
+        for ctrl in ("memory", "pids", "cpu", "cpuset"):
             try:
                 os.rmdir(f"/sys/fs/cgroup/{ctrl}/murphy-{proc.pid}")
             except OSError:

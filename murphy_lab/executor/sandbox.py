@@ -12,7 +12,8 @@ own PID namespace (`become_init`): programs see only their own processes, and af
 ``kill(-1, SIGKILL)`` ends everything the job started. The test worker gets the same root, read-only, no PID
 namespace (it starts no processes), then its own private uid, `no_new_privs` and the syscall filter. As root,
 the server makes cgroup v1 groups (`Cgroups`): memory (counts tmpfs pages) and pids (counts threads), which
-every program process joins.
+every program process joins, and cpu (a quota of one CPU) and cpuset (the slot's CPU), which the server joins
+and every fork inherits: a slot's programs cannot take another slot's CPU, however many processes they fork.
 
 Once per program process (`ProgramSandbox.enter`, prepared once per server): a fresh IPC namespace (SysV/POSIX
 shared memory dies with the test), a new session, parent-death signal, only its own files open, a private
@@ -352,16 +353,20 @@ def confine_worker(cfg: dict, own_root: bool) -> dict:
 class Cgroups:
     """A slot's cgroup v1 groups, named `name`, made as root before the sandbox's root hides /sys and used
     through open files: memory (`memory_mb`, counts tmpfs pages) and pids (`max_processes`, counts threads),
-    which each program process joins (`procs`; the server stays outside). Where the kernel refuses a group it
-    is left out."""
+    which each program process joins (`procs`; the server stays outside), and cpu (a quota of one CPU) and
+    cpuset (the CPUs this server may use: its slot's one when pinned), which the server joins (`join_slot`)
+    so that every fork inherits them at no cost. Where the kernel refuses a group it is left out."""
 
     def __init__(self, name: str, memory_mb: int, max_processes: int, enabled: bool = True):
-        self.name, self.tops, self.procs, self.failcnt = name, {}, [], []
+        self.name, self.tops, self.procs, self.failcnt, self.slot, self.back = name, {}, [], [], [], []
         if not enabled:
             return
+        cpus = ",".join(str(c) for c in sorted(os.sched_getaffinity(0)))
         settings = {
             "memory": {"memory.limit_in_bytes": memory_mb * MB, "memory.swappiness": 0},
             "pids": {"pids.max": max_processes},
+            "cpu": {"cpu.cfs_quota_us": lambda top: _read(top, "cpu.cfs_period_us")},  # one CPU
+            "cpuset": {"cpuset.cpus": cpus, "cpuset.mems": lambda top: _read(top, "cpuset.mems")},
         }
         for ctrl, files in settings.items():
             top = os.path.join(CGROUP_V1, ctrl)
@@ -372,17 +377,36 @@ class Cgroups:
                 for f, v in files.items():
                     if os.path.exists(os.path.join(d, f)):
                         with open(os.path.join(d, f), "w") as fh:
-                            fh.write(str(v))
+                            fh.write(str(v(top) if callable(v) else v))
                 procs = os.open(os.path.join(d, "cgroup.procs"), os.O_WRONLY | os.O_CLOEXEC)
                 if ctrl == "memory":
                     self.failcnt.append(os.open(os.path.join(d, "memory.failcnt"), os.O_RDONLY | os.O_CLOEXEC))
             except OSError:
                 continue
-            self.procs.append(procs)
+            (self.procs if ctrl in ("memory", "pids") else self.slot).append(procs)
+        # to leave the slot's groups before removing them (the server is a member)
+        self.back = [os.open(os.path.join(CGROUP_V1, c, "cgroup.procs"), os.O_WRONLY | os.O_CLOEXEC)
+                     for c in ("cpu", "cpuset") if c in self.tops]  # fmt: skip
+
+    def join_slot(self) -> bool:
+        """This process (and every process it forks from now on) into the cpu and cpuset groups."""
+        joined = False
+        for fd in self.slot:
+            try:
+                os.write(fd, b"0")
+                joined = True
+            except OSError:
+                pass
+        return joined
 
     def remove(self) -> None:
-        """Remove the groups (every program process has ended)."""
-        for fd in self.procs + self.failcnt:
+        """Leave the slot's groups and remove all of them (every program process has ended)."""
+        for fd in self.back:
+            try:
+                os.write(fd, b"0")
+            except OSError:
+                pass
+        for fd in self.procs + self.failcnt + self.slot + self.back:
             os.close(fd)
         for top in self.tops.values():
             try:
@@ -390,7 +414,12 @@ class Cgroups:
             except OSError:
                 pass
             os.close(top)
-        self.tops, self.procs, self.failcnt = {}, [], []
+        self.tops, self.procs, self.failcnt, self.slot, self.back = {}, [], [], [], []
+
+
+def _read(folder: str, name: str) -> str:
+    with open(os.path.join(folder, name)) as f:
+        return f.read().strip()
 
 
 # --- once per program process -----------------------------------------------------------------------------------

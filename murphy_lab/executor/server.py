@@ -209,8 +209,11 @@ class Server:
         self.active, self.warnings = sandbox.isolate(cfg, "server")  # from here on PID 1 of our PID namespace
         cfg["active"] = self.active
         self.active["cgroup"] = bool(self.cgroups.procs)  # each program process joins them
+        self.active["cpu"] = self.cgroups.join_slot()  # this server joins: every fork inherits the CPU bound
         if os.geteuid() != 0 and cfg["isolate"]:
-            self.warnings.append("not root: no cgroups (memory incl. tmpfs, processes)")
+            self.warnings.append("not root: no cgroups (memory incl. tmpfs, processes, a CPU bound per slot)")
+        elif cfg["isolate"] and not self.active["cpu"]:
+            self.warnings.append("no cpu/cpuset cgroup: a slot's programs can take the CPU of other slots")
         self.cgroup_procs, self.failcnt = self.cgroups.procs, self.cgroups.failcnt
         self.uid = sandbox.private_uid("program")
         self.base = os.path.join("/tmp", f"murphy-{os.getpid()}-{self.uid}")
