@@ -49,12 +49,15 @@ def descendants(pids: list[int]) -> list[int]:
         kids = {p for p, pp in parent.items() if pp in frontier}
         found += kids
         frontier = kids
-    return found
+    return [p for p in found if p not in pids]
 
 
 def worker_pids(e: Executor) -> list[int]:
-    """The test workers and their program servers (the program processes are the servers' children)."""
-    return [s.proc.pid for s in e._slots] + [s.server.pid for s in e._slots]
+    """The test workers and their program servers (the program processes are the servers' children; a server in
+    its own PID namespace is the child the started process forked, PID 1 there)."""
+    servers = [s.server.pid for s in e._slots]
+    inner = [int(k) for s in servers for k in Path(f"/proc/{s}/task/{s}/children").read_text().split()]
+    return [s.proc.pid for s in e._slots] + servers + inner
 
 
 # --- time ------------------------------------------------------------------------------------------------------

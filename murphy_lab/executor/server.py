@@ -33,7 +33,6 @@ import signal
 import socket
 import struct
 import sys
-import time
 import traceback
 import types
 
@@ -373,21 +372,24 @@ def _flush() -> None:
 class Server:
     def __init__(self, cfg: dict, sock: socket.socket):
         self.cfg, self.sock = cfg, sock
-        self.active, self.warnings = sandbox.isolate(cfg, hide=True)
+        # made before the sandbox hides /sys, and named after the pid the pool knows (it removes them if we cannot)
+        self.cgroups = sandbox.Cgroups(
+            f"murphy-{os.getpid()}", cfg["memory_mb"] + cfg["tmp_mb"], cfg["max_processes"],
+            enabled=cfg["isolate"] and os.geteuid() == 0,
+        )  # fmt: skip
+        self.active, self.warnings = sandbox.isolate(cfg, "server")  # from here on PID 1 of our PID namespace
         cfg["active"] = self.active
-        self.uid = 200_000 + int.from_bytes(os.urandom(4), "little") % 2_000_000_000  # private: no one has it
+        self.active["cgroup"] = bool(self.cgroups.procs)  # each program process joins them
+        self.active["cpu"] = self.cgroups.join_slot()  # this server joins: every fork inherits the CPU bound
+        if os.geteuid() != 0 and cfg["isolate"]:
+            self.warnings.append("not root: no cgroups (memory incl. tmpfs, processes, a CPU bound per slot)")
+        elif cfg["isolate"] and not self.active["cpu"]:
+            self.warnings.append("no cpu/cpuset cgroup: a slot's programs can take the CPU of other slots")
+        self.cgroup_procs, self.failcnt = self.cgroups.procs, self.cgroups.failcnt
+        self.uid = sandbox.private_uid("program")
         self.base = os.path.join("/tmp", f"murphy-{os.getpid()}-{self.uid}")
         os.makedirs(self.base, mode=0o711, exist_ok=True)
-        self.cgroups = []
-        if cfg["isolate"] and os.geteuid() == 0:  # each program process joins it (the server stays outside)
-            self.cgroups = sandbox.make_cgroup(
-                f"murphy-{os.getpid()}", cfg["memory_mb"] + cfg["tmp_mb"], cfg["max_processes"]
-            )
-        self.active["cgroup"] = bool(self.cgroups)
-        # kept open: a program process joins by writing "0" to each cgroup.procs; failcnt is read with pread
-        self.cgroup_procs = _open_all(self.cgroups, "cgroup.procs", os.O_WRONLY)
-        self.failcnt = _open_all([d for d in self.cgroups if "/memory/" in d], "memory.failcnt", os.O_RDONLY)
-        self.me, self.n = os.getpid(), 0
+        self.n = 0
         self.workdir = os.path.join(self.base, "work")  # each program process's own: made empty, then removed
         self.current: int | None = None
         os.environ.clear()  # the program processes' environment, inherited by every fork
@@ -492,32 +494,14 @@ class Server:
         return _failcnt(self.failcnt) > self.fail0
 
     def finish(self) -> int:
-        """Kill the program process and every process it left (they are all ours: subreaper); its wait status."""
+        """Kill the program process and every process it left (`sandbox.end_job`); its wait status."""
         pid, self.current = self.current, None
         if pid is None:
             return 0
-        sandbox.kill_group(pid)
-        _, status = os.waitpid(pid, 0)
-        self.sweep()
+        status = sandbox.end_job(pid, init=self.active["pid"])
         sandbox.remove_tree(self.workdir)
         sandbox.empty_private_dirs(keep=(self.base,))
         return status
-
-    def sweep(self) -> None:
-        path = f"/proc/{self.me}/task/{self.me}/children"
-        for _ in range(10_000):
-            if _reap():
-                return  # no child at all: the program left nothing (its orphans would be ours: subreaper)
-            try:
-                with open(path) as f:
-                    kids = [int(k) for k in f.read().split()]
-            except OSError:
-                return
-            if not kids:
-                return
-            for k in kids:
-                sandbox.kill_group(k)
-            time.sleep(0.0005)
 
     def run_io(self, stdin: bytes, timeout: float, program: int) -> bytes:
         """Run the program as a script on `stdin` (the expected output never comes here) -> RAN."""
@@ -556,15 +540,6 @@ def _wait_pid(pid: int, timeout: float) -> bool:
         os.close(pidfd)
 
 
-def _reap() -> bool:
-    """Reap every child that ended; whether none is left at all."""
-    while True:
-        try:
-            p, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return True
-        if p == 0:
-            return False
 
 
 _STATM = _above(os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC))  # ours, for `sandbox.rss_mb`
@@ -578,17 +553,6 @@ def _failcnt(fds: list[int]) -> int:
         except (OSError, ValueError):
             pass
     return 0
-
-
-def _open_all(folders: list[str], name: str, flags: int) -> list[int]:
-    """`name` opened in each folder where it opens (a kernel without that file gives no fd)."""
-    fds = []
-    for folder in folders:
-        try:
-            fds.append(os.open(os.path.join(folder, name), flags | os.O_CLOEXEC))
-        except OSError:
-            pass
-    return fds
 
 
 def _settle_fds(sock: int) -> int:
@@ -622,9 +586,7 @@ def main() -> None:
         if server.current is not None:
             server.finish()
         sandbox.remove_tree(server.base)
-        for fd in server.cgroup_procs + server.failcnt:
-            os.close(fd)
-        sandbox.remove_cgroups(server.cgroups)
+        server.cgroups.remove()
 
 
 if __name__ == "__main__":

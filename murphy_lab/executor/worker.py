@@ -79,10 +79,10 @@ class ServerLost(Exception):
 class Worker:
     def __init__(self, cfg: dict, sock: socket.socket):
         self.cfg, self.sock = cfg, sock
-        self.active, self.warnings = sandbox.isolate(cfg, hide=False)
+        self.active, self.warnings = sandbox.isolate(cfg, "worker")  # our own root, uid, filter
         hello = self._ps_recv(60)
         # the server meets the same kernel: say each refusal once
-        self.active = hello["active"]
+        self.active = {**hello["active"], **self.active}
         self.warnings = list(dict.fromkeys(self.warnings + hello["warnings"]))
         self.retire = ""  # why this worker should be replaced after the current job
         self.unread = 0  # replies of the server to `finish` requests not read yet

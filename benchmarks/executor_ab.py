@@ -1,0 +1,100 @@
+"""Same-window A/B of the executor: CPU per HumanEval job of two versions of `murphy_lab`, in alternating runs.
+
+Each version is a git commit (exported with ``git archive``) or a directory holding a ``murphy_lab`` package.
+Every round runs both, in alternating order (ABBA...), each in a fresh Python process that imports that version:
+one `Executor` start, a first job and close (the once-per-slot cost: namespaces, root, cgroups, warm imports),
+then `executor_throughput.bench_ours` on the 164 HumanEval canonical solutions (CPU per program of this process,
+the test workers, program servers and everything they started, without the start). The machine's load moves
+both alike within a round, so the paired ratio per round is the figure to quote; its range says how noisy
+the window was.
+
+    .venv/bin/python benchmarks/executor_ab.py --a dd1bf5c --b HEAD --rounds 10 --workers 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+
+RUNNER = """
+import json, sys
+sys.path[:0] = [{tree!r}, {here!r}]
+import executor_throughput as et
+from murphy_lab.executor import Executor
+assert et.Executor.__module__.startswith("murphy_lab") and __import__("murphy_lab").__file__.startswith({tree!r})
+jobs = et.jobs_for(et.load_humaneval())
+c0 = et._own_cpu()
+with Executor(workers={workers}, timeout={timeout}) as ex:
+    ex.run_many(jobs[:1])
+start = et._own_cpu() - c0
+rate, passed, cpu = et.bench_ours(jobs, {workers}, {timeout})
+print(json.dumps({{"start_ms": 1000 * start, "cpu_ms": cpu, "rate": rate, "passed": passed, "n": len(jobs)}}))
+"""
+
+
+def materialize(ref: str, into: str) -> str:
+    """A directory holding `ref`'s murphy_lab: `ref` itself if it is one, else the commit exported there."""
+    if os.path.isdir(os.path.join(ref, "murphy_lab")):
+        return os.path.abspath(ref)
+    out = os.path.join(into, ref.replace("/", "_"))
+    os.makedirs(out)
+    archive = subprocess.run(["git", "-C", REPO, "archive", ref, "murphy_lab"], check=True, capture_output=True)
+    subprocess.run(["tar", "-x", "-C", out], input=archive.stdout, check=True)
+    return out
+
+
+def run(tree: str, workers: int, timeout: float) -> dict:
+    code = RUNNER.format(tree=tree, here=HERE, workers=workers, timeout=timeout)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
+    if out.returncode != 0:
+        raise RuntimeError(out.stderr[-3000:])
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--a", required=True, help="the anchor: a git commit or a directory holding murphy_lab")
+    ap.add_argument("--b", required=True, help="the version measured against it")
+    ap.add_argument("--rounds", type=int, default=10)
+    ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--timeout", type=float, default=3.0)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="murphy-ab-") as tmp:
+        trees = {"a": materialize(args.a, tmp), "b": materialize(args.b, tmp)}
+        got: dict[str, list[dict]] = {"a": [], "b": []}
+        print(f"A = {args.a}, B = {args.b}; load average before: {os.getloadavg()[0]:.1f}")
+        for r in range(args.rounds):
+            order = ("a", "b") if r % 2 == 0 else ("b", "a")
+            for k in order:
+                got[k].append(run(trees[k], args.workers, args.timeout))
+            a, b = got["a"][-1], got["b"][-1]
+            print(
+                f"round {r + 1}: A {a['cpu_ms']:5.2f} CPU ms/job ({a['passed']}/{a['n']}), start {a['start_ms']:5.0f} ms"
+                f" | B {b['cpu_ms']:5.2f} CPU ms/job ({b['passed']}/{b['n']}), start {b['start_ms']:5.0f} ms"
+                f" | B/A {b['cpu_ms'] / a['cpu_ms']:.3f}",
+                flush=True,
+            )
+    med = statistics.median
+    paired = sorted(b["cpu_ms"] / a["cpu_ms"] for a, b in zip(got["a"], got["b"]))
+    start = sorted(b["start_ms"] - a["start_ms"] for a, b in zip(got["a"], got["b"]))
+    print(f"workers={args.workers}, rounds={args.rounds}, load average after: {os.getloadavg()[0]:.1f}")
+    for k, name in (("a", "A"), ("b", "B")):
+        runs = got[k]
+        print(
+            f"median {name}: {med(x['cpu_ms'] for x in runs):5.2f} CPU ms/job, "
+            f"{med(x['rate'] for x in runs):6.1f} jobs/s, start {med(x['start_ms'] for x in runs):5.0f} CPU ms"
+        )
+    print(f"B/A CPU per job, paired per round: median {med(paired):.3f}, range {paired[0]:.3f}-{paired[-1]:.3f}")
+    print(f"B-A start, paired per round: median {med(start):+.0f} CPU ms, range {start[0]:+.0f}-{start[-1]:+.0f}")
+
+
+if __name__ == "__main__":
+    main()
