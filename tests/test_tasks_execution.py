@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -31,7 +32,10 @@ def ex():
 
 
 def _failures(ex, tasks, suite: str) -> list[tuple[str, str]]:
-    jobs = [(t.program(t.reference), getattr(t, suite)) for t in tasks if getattr(t, suite).cases]
+    """References that fail their tests, each under the fixture's generous limit rather than its benchmark's own
+    (these tests check tests and references, on a loaded machine too; the limits are checked below: MBPP/123's
+    reference needs about 6.5 s, over MBPP's 3 s, as in bigcode-evaluation-harness)."""
+    jobs = [(t.program(t.reference), replace(getattr(t, suite), timeout=None)) for t in tasks if getattr(t, suite).cases]
     results = ex.run_many(jobs)
     names = [t.task_id for t in tasks if getattr(t, suite).cases]
     return [(name, r.feedback[:300]) for name, r in zip(names, results) if not r.solved]
