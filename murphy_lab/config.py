@@ -288,10 +288,6 @@ class MurphyConfig:
         return GRPOConfig(**kw)
 
 
-# moved to murphy_lab.profiles (the one registry of profiles); importable from here for existing callers
-load_tasks, resolve = profiles.load_tasks, profiles.resolve
-
-
 # ---------------------------------------------------------------------------------------------------------------
 def _looks_local(model: str) -> bool:
     """A local path rather than a hub id ('owner/name')."""

@@ -46,7 +46,7 @@ import matplotlib.pyplot as plt
 from murphy_lab.examples import check_answer, paper_tree
 from murphy_lab.prune import delta_var, interp, intrap, unprune, variance
 from murphy_lab.viz import draw_tree
-from murphy_lab.widgets import compute, summary
+from murphy_lab.viz.widgets import compute, summary
 
 # %% [markdown]
 # ## 1. The tree and its cost
@@ -131,7 +131,7 @@ plt.show()
 # children, so a turn-1 node whose whole group was dropped by InterP becomes a leaf and keeps its own reward. The
 # paper's text says pruning only filters what enters the gradient: the default `backup_on="full"` backs up over every
 # child, pruned or not, and only the loss skips the pruned ones (docs/notation.md, "Backup order", says why).
-# `murphy_lab.widgets.compute` runs the library pipeline (interp → intrap → credit → advantages) on a copy.
+# `murphy_lab.viz.widgets.compute` runs the library pipeline (interp → intrap → credit → advantages) on a copy.
 
 # %%
 pruned = compute(tree, rule="mars", b_grp=b_grp, backup_on="pruned")

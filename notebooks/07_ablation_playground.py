@@ -23,7 +23,7 @@
 #
 # **What you will learn**
 # 1. where trees come from: a training run's `trees/step_N.jsonl`, or hand-made ones;
-# 2. the playground: `murphy_lab.widgets.playground(trees)`;
+# 2. the playground: `murphy_lab.viz.widgets.playground(trees)`;
 # 3. the same computation without widgets: `widgets.compute` / `widgets.render` (papermill, printed notes);
 # 4. the paper's ablation axes as a table over many trees: kept trajectories, useful advantages, credit;
 # 5. curves of saved training runs side by side.
@@ -47,7 +47,7 @@ from IPython.display import display
 from murphy_lab.examples import check_answer, informative_failure_tree, paper_tree
 from murphy_lab.tree import load_trees
 from murphy_lab.viz import plot_curves
-from murphy_lab.widgets import compute, playground, render, summary
+from murphy_lab.viz.widgets import compute, playground, render, summary
 
 # %% [markdown]
 # ## 1. The trees

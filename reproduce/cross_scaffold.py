@@ -46,7 +46,8 @@ scaffolds = None  # None: the profile's (reflexion, lats, dot); the trained mode
 from IPython.display import Image, Markdown, display
 
 from murphy_lab import experiments as X
-from murphy_lab import tables as T
+from murphy_lab.experiments import tables as T
+from murphy_lab.profiles import get_profile
 
 # The paper profile stops here, with the reason, on a machine without CUDA. S.plan / S.run carry these settings.
 S = X.setup(profile, output_dir, cache_dir, train=train, from_cache_only=from_cache_only, backend=backend,
@@ -55,7 +56,7 @@ out = S.out  # results/<profile>: run records, tables, figures
 
 # %%
 if scaffolds is None:
-    scaffolds = list(X.profile(profile).scaffolds)
+    scaffolds = list(get_profile(profile).scaffolds)
 exps = [e for sc in scaffolds for e in S.plan(methods=methods, models=models, seeds=seeds,
                                               benchmarks=benchmarks, scaffold=sc)]
 print(f"{len(exps)} runs under", ", ".join(scaffolds))

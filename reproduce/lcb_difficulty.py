@@ -46,7 +46,8 @@ benchmark = None  # None: "LCB-v6" on the paper profile, the toy world (easy/med
 from IPython.display import Image, Markdown, display
 
 from murphy_lab import experiments as X
-from murphy_lab import tables as T
+from murphy_lab.experiments import tables as T
+from murphy_lab.profiles import get_profile
 
 # The paper profile stops here, with the reason, on a machine without CUDA. S.plan / S.run carry these settings.
 S = X.setup(profile, output_dir, cache_dir, train=train, from_cache_only=from_cache_only, backend=backend,
@@ -55,7 +56,7 @@ out = S.out  # results/<profile>: run records, tables, figures
 
 # %%
 if benchmark is None:
-    benchmark = "LCB-v6" if profile == "paper" else X.profile(profile).benchmarks[0]
+    benchmark = "LCB-v6" if profile == "paper" else get_profile(profile).benchmarks[0]
 if models is None and profile == "paper":
     models = ["Qwen3-4B"]  # the paper's LiveCodeBench runs
 exps = S.plan(methods=methods, models=models, seeds=seeds, benchmarks=[benchmark])

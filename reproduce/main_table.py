@@ -22,7 +22,7 @@
 # Reflexion-style refinement scaffold, and pass@1 after k attempts (Iter-k) is reported as mean ± std over seeds.
 #
 # What this notebook does, all through `murphy_lab.experiments` (one cached run per model × method × seed) and
-# `murphy_lab.tables` (the paper's layout, the paper's numbers beside ours, the difference):
+# `murphy_lab.experiments.tables` (the paper's layout, the paper's numbers beside ours, the difference):
 #
 # 1. plan the runs, 2. train and evaluate what is not cached yet, 3. write `main_table.{csv,md,tex}` and
 #    `main_table.png` under `results/<profile>/`.
@@ -55,7 +55,8 @@ from IPython.display import Image, Markdown, display
 import matplotlib.pyplot as plt
 
 from murphy_lab import experiments as X
-from murphy_lab import tables as T
+from murphy_lab.experiments import tables as T
+from murphy_lab.profiles import get_profile
 from murphy_lab import viz
 
 # The paper profile stops here, with the reason, on a machine without CUDA. S.plan / S.run carry these settings.
@@ -81,7 +82,7 @@ results = X.results_frame(runs)
 agg = T.aggregate(results)
 tables = T.main_tables(agg, profile=profile)
 # One verdict line per comparison (paired by training seed, 95% t interval) in the main table's notes.
-verdict_k = 3 if 3 in X.profile(profile).iters else max(X.profile(profile).iters)
+verdict_k = 3 if 3 in get_profile(profile).iters else max(get_profile(profile).iters)
 verdict_lines = X.paired_verdicts(results, k=verdict_k)
 tables[0].notes += verdict_lines
 # What each method spent: sampled and trained sequences, completion tokens, time (equal steps ≠ equal budgets).

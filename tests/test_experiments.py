@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from murphy_lab import experiments as X
+from murphy_lab.profiles import METHODS, get_profile, not_run_note
 
 
 class Fakes:
@@ -164,12 +165,12 @@ def test_mucode_and_reveal_are_trainable_table_methods():
 
 
 def test_smoke_plans_every_main_table_method_and_toy_leaves_out_mucode_and_reveal_with_a_reason():
-    assert {e.method for e in X.plan("smoke")} == set(X.METHODS)
+    assert {e.method for e in X.plan("smoke")} == set(METHODS)
     assert {e.method for e in X.plan("toy")} == {"base", "grpo", "grpo_mt", "murphy"}
-    assert "never taught" in X.not_run_note("toy", "reveal") and "rewards are zero" in X.not_run_note(
+    assert "never taught" in not_run_note("toy", "reveal") and "rewards are zero" in not_run_note(
         "toy", "reveal"
     )
-    assert "not run in the toy demo" in X.not_run_note("toy", "mucode")
+    assert "not run in the toy demo" in not_run_note("toy", "mucode")
 
 
 def test_paper_plan_evaluates_reveal_on_livecodebench_only():
@@ -216,7 +217,7 @@ def test_reveal_program_reads_the_generation_answer_else_falls_back():
 
 def test_plan_uses_profile_defaults():
     (e,) = X.plan("smoke", methods=("base",))
-    prof = X.profile("smoke")
+    prof = get_profile("smoke")
     assert (e.benchmarks, e.iters, e.seed, e.n_eval_tasks) == (
         prof.benchmarks,
         prof.iters,

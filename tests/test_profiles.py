@@ -36,12 +36,6 @@ def test_the_toy_profile_trains_on_its_train_tasks_count(tmp_path):
     assert model == "given/model" and len(tasks) == get_profile("toy").train_tasks == profiles.TOY_TRAIN["n"]
 
 
-def test_the_toy_trainer_presets_are_the_toy_worlds():
-    import murphy_lab.toy as toy
-
-    assert toy.TOY_PRESETS is get_profile("toy").trainer and MurphyConfig.for_profile("toy").reward_tests == "visible"
-
-
 def test_config_and_mucode_read_their_presets_from_the_registry(monkeypatch):
     toy = get_profile("toy")
     monkeypatch.setitem(profiles.PROFILES, "toy", profiles.Profile(

@@ -11,6 +11,7 @@ import dataclasses
 import pytest
 
 import murphy_lab.experiments as X
+from murphy_lab.profiles import get_profile
 from murphy_lab.prompts import first_prompt
 
 # a chat template that shows the template arguments in the text, so a lost {enable_thinking: false} is visible
@@ -19,7 +20,7 @@ TEMPLATE = (
     "{% if enable_thinking is defined and not enable_thinking %}[no-think]{% endif %}{% endif %}"
 )
 PROMPT = first_prompt("Write add(a, b) that returns a + b.")
-PAPER = X.profile("paper")
+PAPER = get_profile("paper")
 METHODS = [m for m in PAPER.methods if m != "base"]  # base is evaluated only
 
 
@@ -66,7 +67,7 @@ def render_training_prompt(cfg, model_path: str, tmp_path) -> str:
         return generator_policy(model_path, dataclasses.replace(cfg, backend="transformers"), 0.7).render(PROMPT)
     from murphy_lab.config import MurphyConfig
     from murphy_lab.smoke import smoke_tasks
-    from murphy_lab.trainer import MurphyTrainer, _TurnSampler
+    from murphy_lab.trainer import MurphyTrainer, TurnSampler
 
     small = MurphyConfig.for_profile("smoke", model=model_path, chat=cfg.chat,
                                      chat_template_kwargs=cfg.chat_template_kwargs)  # fmt: skip
@@ -79,7 +80,7 @@ def render_training_prompt(cfg, model_path: str, tmp_path) -> str:
         return [[trainer.processing_class.eos_token_id]] * len(prompt_ids), None
 
     trainer._generate_single_turn = generate
-    _TurnSampler(trainer, filler=PROMPT)([PROMPT], 1)
+    TurnSampler(trainer, filler=PROMPT)([PROMPT], 1)
     return trainer.processing_class.decode(seen[0])
 
 
@@ -105,7 +106,7 @@ def test_generation_length_per_turn_is_the_profiles_one_value(profile, method, m
     exp = X.plan(profile, methods=(method,), seeds=(0,))[0]
     cfg = training_config(exp, monkeypatch, tmp_path)
     length = getattr(cfg, "max_completion_length", None) or cfg.max_new_tokens
-    assert length == X.policy_kwargs(exp)["max_new_tokens"] == X.profile(profile).max_new_tokens
+    assert length == X.policy_kwargs(exp)["max_new_tokens"] == get_profile(profile).max_new_tokens
 
 
 @pytest.mark.parametrize("method, option, value", [

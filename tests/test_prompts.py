@@ -115,7 +115,6 @@ def test_every_training_and_evaluation_path_reads_an_answer_the_same_way():
     import inspect
 
     from murphy_lab.baselines.mucode.inference import VerifierBestOfN
-    from murphy_lab.baselines.mucode.rollouts import extractor_for
     from murphy_lab.prompts import answer_extractor, extract_code, extract_program
     from murphy_lab.rollout import build_task_trees
     from murphy_lab.scaffolds import LATS, DoT, Reflexion
@@ -124,14 +123,13 @@ def test_every_training_and_evaluation_path_reads_an_answer_the_same_way():
     code_task = Task("t", "Write add(a, b).", visible_tests=["assert add(1, 2) == 3"])
     readers = {
         "rollout": inspect.signature(build_task_trees).parameters["extract"].default,
-        "trainer": answer_extractor([code_task]),  # MurphyTrainer._grow
-        "mucode": extractor_for([code_task]),
+        "trainer, mucode rollouts": answer_extractor([code_task]),  # MurphyTrainer._grow, mucode.collect_rollouts
         "reflexion": Reflexion().extract, "lats": LATS().extract, "dot": DoT().extract,
         "mucode best-of-n": VerifierBestOfN(None, n=1, selection="random").extract,
     }  # fmt: skip
     read = {name: fn(CHAT_ANSWER) for name, fn in readers.items()}
     assert set(read.values()) == {extract_program(CHAT_ANSWER)} == {"def add(a, b):\n    return a + b\n"}
-    assert extract_code(CHAT_ANSWER) != read["trainer"]  # the reading training used before: prose and all
+    assert extract_code(CHAT_ANSWER) != read["trainer, mucode rollouts"]  # the reading training used before: prose and all
 
 
 def test_experiments_evaluation_adds_no_extraction_of_its_own(monkeypatch):

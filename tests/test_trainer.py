@@ -190,14 +190,6 @@ def test_private_trl_api_we_override_is_unchanged():
         assert key in src
 
 
-def test_text_answers_become_string_programs():
-    from murphy_lab.trainer import answer_program
-
-    ns: dict = {}
-    exec(answer_program("text", "it's \"x\"\n"), ns)
-    assert ns["ANSWER"] == "it's \"x\"\n" and answer_program("code", "x = 1\n") == "x = 1\n"
-
-
 _TWO_RANKS = """
 import os, sys, torch
 torch.set_num_threads(1)

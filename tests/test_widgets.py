@@ -1,4 +1,4 @@
-"""murphy_lab.widgets: the compute path (the library pipeline on a copy), render, and the ipywidgets playground."""
+"""murphy_lab.viz.widgets: the compute path (the library pipeline on a copy), render, and the ipywidgets playground."""
 
 import matplotlib
 
@@ -11,7 +11,7 @@ from murphy_lab.credit import mers  # noqa: E402
 from murphy_lab.examples import informative_failure_tree, paper_tree  # noqa: E402
 from murphy_lab.grpo import group_advantages  # noqa: E402
 from murphy_lab.prune import intrap  # noqa: E402
-from murphy_lab.widgets import compute, render, summary  # noqa: E402
+from murphy_lab.viz.widgets import compute, render, summary  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -58,7 +58,7 @@ def _controls(widget) -> dict:
 
 def test_playground_shows_a_figure_when_built():
     pytest.importorskip("ipywidgets")
-    from murphy_lab.widgets import playground
+    from murphy_lab.viz.widgets import playground
 
     _, out = playground([informative_failure_tree(), paper_tree(0)]).children
     assert [list(o["data"]) for o in out.outputs] == [["image/png", "text/plain"]]
@@ -66,7 +66,7 @@ def test_playground_shows_a_figure_when_built():
 
 def test_playground_redraws_when_a_knob_changes():
     pytest.importorskip("ipywidgets")
-    from murphy_lab.widgets import playground
+    from murphy_lab.viz.widgets import playground
 
     knobs, out = playground({"ex": informative_failure_tree(), "big": paper_tree(0)}).children
     before = out.outputs[0]["data"]["image/png"]
@@ -78,7 +78,7 @@ def test_playground_redraws_when_a_knob_changes():
 
 def test_playground_explains_knobs_the_library_rejects():
     pytest.importorskip("ipywidgets")
-    from murphy_lab.widgets import playground
+    from murphy_lab.viz.widgets import playground
 
     knobs, out = playground({"ex": informative_failure_tree(), "big": paper_tree(0)}).children
     _controls(knobs)["b_traj"].value = 8  # larger than the example's groups of 4: intrap raises ValueError
@@ -89,5 +89,5 @@ def test_viz_and_widgets_import_without_loading_ipywidgets():
     import subprocess
     import sys
 
-    code = "import sys, murphy_lab.viz, murphy_lab.widgets; sys.exit('ipywidgets' in sys.modules)"
+    code = "import sys, murphy_lab.viz, murphy_lab.viz.widgets; sys.exit('ipywidgets' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], env={"MPLBACKEND": "Agg"}).returncode == 0

@@ -19,8 +19,6 @@ def prompt_format(exp) -> dict:
     return {"chat": chat, "chat_template_kwargs": kwargs, "max_new_tokens": get_profile(exp.profile).max_new_tokens}
 
 
-mucode_format = prompt_format  # µCode's MuCodeConfig names its format fields as `prompt_format` does
-
 
 def trained_format(cfg) -> dict:
     """The prompt format a training config uses (a MurphyConfig, or a µCode MuCodeConfig), as `prompt_format`."""

@@ -62,9 +62,9 @@ STAND_INS = dict(train_fn=stand_in_train, evaluate_fn=stand_in_evaluate, base_mo
 STAND_IN_FNS = set(STAND_INS.values())
 
 
-def backend_functions(backend: str, profile_name: str | None = None) -> tuple[str, dict]:
+def backend_functions(backend: str) -> tuple[str, dict]:
     """(backend, the `run_experiment` keywords for it) for a notebook's `backend` parameter: "real" (no keywords:
-    the real pipeline) or "stand-in" (the fakes above). `profile_name` is accepted for older callers."""
+    the real pipeline) or "stand-in" (the fakes above)."""
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
     return backend, dict(STAND_INS) if backend == "stand-in" else {}

@@ -1,7 +1,6 @@
 """A small RL comparison in the toy world: GRPO vs GRPO-MT vs MURPHY at equal optimizer steps, over seeds.
 
     python -m murphy_lab.experiments.toy_compare --steps 40 --seeds 0 1 2 --out runs/toy-compare
-    python -m murphy_lab.toy.compare ...          (the same command under its older name)
 
 Each (method, seed) run trains the cached toy policy with `murphy_lab.train.train` on the toy profile, then
 measures Iter-k pass@1 on the test split (`measure.measure_policy`) and the informative share of the turn-1

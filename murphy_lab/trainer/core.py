@@ -40,7 +40,6 @@ from murphy_lab.config import MurphyConfig
 from murphy_lab.modes import score_tree
 from murphy_lab.prompts import answer_extractor, first_prompt, token_budget
 from murphy_lab.rollout import task_trees
-from murphy_lab.tasks.task import Task
 from murphy_lab.trainer.prefix_pass import PrefixSharing
 from murphy_lab.trainer.sampling import TimedExecutor, TurnSampler, tasks_of_rows
 from murphy_lab.trainer.stats import RunLog, tree_stats
@@ -52,12 +51,6 @@ _TOKEN_KEYS = ("prompt_ids", "completion_ids", "sampling_logps")  # per-node tok
 def task_dataset(tasks: list) -> Any:
     """The TRL dataset: one row per task, `prompt` = the turn-1 prompt q(1), `task_id` to find the Task again."""
     return Dataset.from_list([{"prompt": first_prompt(t.prompt), "task_id": t.task_id} for t in tasks])
-
-
-def answer_program(kind: str, code: str) -> str:
-    """`Task.program` for a bare answer kind: the code itself, or `ANSWER = '<text>'` for text-answer tasks
-    (smoke.py). The trainer runs `task.program(code)`, which also adds a benchmark's import header."""
-    return Task("", "", metadata={"answer": kind}).program(code)
 
 
 def _unused_reward(completions, **kwargs):  # TRL requires a reward function; MurphyTrainer never calls it
@@ -278,4 +271,4 @@ class MurphyTrainer(PrefixSharing, GRPOTrainer):
         return -(-rows // spg) * spg
 
 
-__all__ = ["MurphyTrainer", "RunLog", "answer_program", "task_dataset"]
+__all__ = ["MurphyTrainer", "RunLog", "task_dataset"]

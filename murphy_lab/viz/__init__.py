@@ -4,7 +4,7 @@
     curves.py    plot_turn_histograms, plot_group_advantages, plot_curves, plot_budget_curves
     tables.py    draw_pass_at_k, draw_cost_bars: the reproduce tables' figures (experiments.tables picks the rows)
     widgets.py   the ablation playground: compute (modes.score_tree on a copy), summary, render, playground
-                 (also importable as murphy_lab.widgets; ipywidgets is imported only inside `playground`)
+                 (ipywidgets is imported only inside `playground`)
 
 `from murphy_lab.viz import draw_tree, plot_curves` keeps working: the figure functions are re-exported here.
 """

@@ -94,7 +94,7 @@ def playground(trees: RolloutTree | Sequence[RolloutTree] | Mapping[str, Rollout
     ipywidgets (the `notebooks` extra); the controls act only in a live kernel, so in a papermill run call
     `render` with fixed knobs as well.
     """
-    import ipywidgets as w  # imported here so that murphy_lab.widgets imports without ipywidgets
+    import ipywidgets as w  # imported here so that murphy_lab.viz.widgets imports without ipywidgets
     from IPython.display import Image
 
     if isinstance(trees, RolloutTree):

@@ -27,16 +27,17 @@ import pandas as pd
 import torch
 import yaml
 
+from murphy_lab import prompts as P
 from murphy_lab.baselines.mucode.config import MuCodeConfig
 from murphy_lab.baselines.mucode.inference import VerifierBestOfN
 from murphy_lab.baselines.mucode.relabel import relabel
-from murphy_lab.baselines.mucode.rollouts import collect_rollouts, extractor_for, rollout_stats
+from murphy_lab.baselines.mucode.rollouts import collect_rollouts, rollout_stats
 from murphy_lab.baselines.mucode.sft import sft_generator
 from murphy_lab.baselines.mucode.verifier import Verifier, preference_pairs, train_verifier
 from murphy_lab.evaluate import evaluate
 from murphy_lab.executor import Executor
 from murphy_lab.experiments.dispatch import paper_recipe
-from murphy_lab.experiments.formats import load_policy, mucode_format
+from murphy_lab.experiments.formats import load_policy, prompt_format
 from murphy_lab.profiles import TOY_TEST_SEED, get_profile, load_tasks
 from murphy_lab.scaffolds.reflexion import Reflexion
 from murphy_lab.smoke import build_smoke
@@ -256,7 +257,7 @@ def experiment_config(exp: Any, base_model: str, **overrides: Any) -> MuCodeConf
         fields.update(tasks="kodcode", task_args=dict(n=1000, seed=exp.seed))
     else:
         raise ValueError(f"train_data: unknown training set {exp.train_data!r} for µCode")
-    fields.update(mucode_format(exp))
+    fields.update(prompt_format(exp))
     fields.update(dict(getattr(exp, "overrides", ())), **overrides)
     return MuCodeConfig.for_profile(fields.pop("profile"), **fields)
 
@@ -302,7 +303,7 @@ def _rollouts_and_verifier(cfg, out, rd, r, generator, verifier_base, tasks, exe
 def evaluate_mucode(generator: str, verifier: str | Path | Any, tasks: list, executor: Any, cfg: MuCodeConfig,
                     transcripts_dir: str | Path | None = None, progress: bool = True):  # fmt: skip
     """Iter-k pass@1 of the µCode generator: plain (Reflexion scaffold) and verifier best-of-N, in one table."""
-    extract = extractor_for(tasks)
+    extract = P.answer_extractor(tasks)
     policy = generator_policy(generator, cfg, cfg.eval_temperature)
     v = verifier if hasattr(verifier, "score") else Verifier(verifier)
     frames = []
