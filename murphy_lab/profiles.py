@@ -52,8 +52,8 @@ class Profile:
     """MuCodeConfig presets (`MuCodeConfig.for_profile`)."""
     mucode_train_tasks: int = 0
     """µCode's toy-world training tasks: its budget is rounds × tasks × chains, not steps (docs/mucode.md)."""
-    backend: str = "transformers"
-    """Generation backend of evaluation (and µCode's rollouts): 'transformers' (CPU) or 'vllm' (GPU)."""
+    use_vllm: bool = False
+    """Evaluation (and µCode's rollouts) generate with vLLM (GPU) instead of transformers (MurphyConfig's field)."""
     # --- the tables (murphy_lab.experiments) ---------------------------------------------------------------------
     models: tuple[str, ...] = ()
     """Model keys the tables are built for (paper names for `paper`, our own built models otherwise)."""
@@ -229,7 +229,7 @@ register(dataclasses.replace(
     not_run=tuple(kv for kv in get_profile("toy").not_run if kv[0] != "mucode"),
 ))  # fmt: skip
 register(Profile(
-    "paper", mucode=dict(backend="vllm"), backend="vllm",
+    "paper", mucode=dict(use_vllm=True), use_vllm=True,
     models=("OLMo-2-7B", "Qwen3-1.7B", "Qwen3-4B"), benchmarks=("HumanEval", "MBPP", "LCB-v6"), seeds=(0, 1, 2),
     runs=3, train_data="kodcode-1k", needs_gpu=True,
     max_new_tokens=1024,  # per turn, as the training recipes (reproduce/configs/*/*.yaml)

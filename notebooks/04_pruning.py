@@ -134,8 +134,8 @@ plt.show()
 # `murphy_lab.viz.widgets.compute` runs the library pipeline (interp → intrap → credit → advantages) on a copy.
 
 # %%
-pruned = compute(tree, rule="mars", b_grp=b_grp, backup_on="pruned")
-full = compute(tree, rule="mars", b_grp=b_grp, backup_on="full")
+pruned = compute(tree, credit="mars", b_grp=b_grp, backup_on="pruned")
+full = compute(tree, credit="mars", b_grp=b_grp, backup_on="full")
 print("turn-1 MaRS credit, backup on the pruned tree:", [round(v.credit, 2) for v in pruned.root.children])
 print("turn-1 MaRS credit, backup on the full tree:  ", [round(v.credit, 2) for v in full.root.children])
 lost = sum(1 for a, b in zip(pruned.root.children, full.root.children) if a.credit < b.credit)
@@ -151,7 +151,7 @@ assert all(a.credit <= b.credit for a, b in zip(pruned.root.children, full.root.
 
 # %%
 rules = {"none": {}, "InterP": {"b_grp": b_grp}, "IntraP": {"b_traj": b_traj}, "both": {"b_grp": b_grp, "b_traj": b_traj}}
-counts = {name: summary(compute(tree, rule="mars", **kw))["kept"] for name, kw in rules.items()}
+counts = {name: summary(compute(tree, credit="mars", **kw))["kept"] for name, kw in rules.items()}
 print(counts)
 assert counts["none"] == 72 and counts["InterP"] == 8 + 8 * b_grp and counts["IntraP"] == 9 * b_traj
 

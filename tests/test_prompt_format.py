@@ -64,7 +64,7 @@ def render_training_prompt(cfg, model_path: str, tmp_path) -> str:
     if isinstance(cfg, MuCodeConfig):
         from murphy_lab.baselines.mucode.pipeline import generator_policy
 
-        return generator_policy(model_path, dataclasses.replace(cfg, backend="transformers"), 0.7).render(PROMPT)
+        return generator_policy(model_path, dataclasses.replace(cfg, use_vllm=False), 0.7).render(PROMPT)
     from murphy_lab.config import MurphyConfig
     from murphy_lab.smoke import smoke_tasks
     from murphy_lab.trainer import MurphyTrainer, TurnSampler
@@ -128,5 +128,5 @@ def test_paper_mucode_config_takes_its_recipe_fields(model):
 
     recipe = yaml.safe_load(X.paper_recipe(paper_exp(model, "mucode")).read_text())
     cfg = X.mucode_config(paper_exp(model, "mucode"), "base")
-    assert (cfg.backend, cfg.bf16, cfg.executor) == (recipe["backend"], recipe["bf16"], recipe["executor"])
+    assert (cfg.use_vllm, cfg.bf16, cfg.executor) == (recipe["use_vllm"], recipe["bf16"], recipe["executor"])
     assert cfg.model == "base" and cfg.evaluate is False

@@ -252,6 +252,6 @@ def test_only_the_trainer_package_touches_trls_private_api():
 
 
 def test_neither_the_core_nor_the_trainer_imports_the_baselines():
-    core = ["tree.py", "credit.py", "prune.py", "grpo.py", "modes.py", "rollout.py", *(
+    core = ["tree.py", "credit.py", "prune.py", "grpo.py", "modes.py", "scoring.py", "rollout.py", *(
         str(p.relative_to(PACKAGE)) for p in (PACKAGE / "trainer").glob("*.py"))]
     assert [f for f in core if "murphy_lab.baselines" in (PACKAGE / f).read_text()] == []

@@ -22,19 +22,19 @@ def _close_figures():
 
 def test_compute_leaves_the_input_tree_untouched():
     t = paper_tree(0)
-    compute(t, rule="mars", b_grp=4)
+    compute(t, credit="mars", b_grp=4)
     assert all(n.credit is None and not n.pruned for n in t.nodes())
 
 
 def test_compute_matches_the_library_pipeline():
-    t = compute(paper_tree(0), rule="mers", gamma=0.9, b_traj=4)
+    t = compute(paper_tree(0), credit="mers", gamma=0.9, b_traj=4)
     ref = group_advantages(mers(intrap(paper_tree(0), 4), gamma=0.9))
     assert [n.advantage for n in t.nodes()] == [n.advantage for n in ref.nodes()]
 
 
 def test_compute_mers_backup_on_full_differs_from_pruned_on_the_paper_tree():
-    full = compute(paper_tree(0), rule="mers", b_traj=4, backup_on="full")
-    pruned = compute(paper_tree(0), rule="mers", b_traj=4, backup_on="pruned")
+    full = compute(paper_tree(0), credit="mers", b_traj=4, backup_on="full")
+    pruned = compute(paper_tree(0), credit="mers", b_traj=4, backup_on="pruned")
     assert [n.credit for n in full.nodes()] != [n.credit for n in pruned.nodes()]
 
 
@@ -43,7 +43,7 @@ def test_summary_counts_kept_trajectories():
 
 
 def test_render_returns_tree_and_advantage_panels():
-    fig = render(informative_failure_tree(), rule="mars")
+    fig = render(informative_failure_tree(), credit="mars")
     assert len(fig.axes) == 4  # tree + colorbar, advantages + colorbar
 
 

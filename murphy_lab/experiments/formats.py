@@ -7,7 +7,6 @@ from murphy_lab.policy import TransformersPolicy, VLLMPolicy
 from murphy_lab.profiles import get_profile
 
 FORMAT_OPTIONS = ("chat", "chat_template_kwargs", "max_new_tokens")
-BACKENDS = {"transformers": TransformersPolicy, "vllm": VLLMPolicy}
 
 
 def prompt_format(exp) -> dict:
@@ -46,14 +45,12 @@ def policy_kwargs(exp) -> dict:
             "chat_template_kwargs": fmt["chat_template_kwargs"] or None}  # fmt: skip
 
 
-def load_policy(model: str, backend: str = "transformers", **kw):
-    """A generation policy for `model`: 'vllm' (GPU) or 'transformers'. `kw`: max_new_tokens, temperature, top_p,
-    use_chat_template, chat_template_kwargs (murphy_lab.policy)."""
-    if backend not in BACKENDS:
-        raise ValueError(f"backend must be one of {sorted(BACKENDS)}, got {backend!r}")
-    return BACKENDS[backend](model, **kw)
+def load_policy(model: str, use_vllm: bool = False, **kw):
+    """A generation policy for `model`: vLLM (GPU) with `use_vllm`, else transformers. `kw`: max_new_tokens,
+    temperature, top_p, use_chat_template, chat_template_kwargs (murphy_lab.policy)."""
+    return (VLLMPolicy if use_vllm else TransformersPolicy)(model, **kw)
 
 
 def make_policy(model_dir: str, exp):
     """The policy an experiment is evaluated with: the profile's backend, rendering and length from `prompt_format`."""
-    return load_policy(model_dir, get_profile(exp.profile).backend, **policy_kwargs(exp))
+    return load_policy(model_dir, get_profile(exp.profile).use_vllm, **policy_kwargs(exp))

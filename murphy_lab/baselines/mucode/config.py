@@ -56,8 +56,8 @@ class MuCodeConfig:
     SFT and verifier alike; murphy_lab.experiments sets it to the format the µCode row is evaluated in)."""
     chat_template_kwargs: dict = field(default_factory=dict)
     """Extra chat-template arguments for every rendering (e.g. {enable_thinking: false} for Qwen3)."""
-    backend: str = "transformers"
-    """Generation backend for rollouts and evaluation: 'transformers' or 'vllm' (GPU)."""
+    use_vllm: bool = False
+    """Generate rollouts and evaluation with vLLM (needs CUDA) instead of transformers (MurphyConfig's field)."""
     seed: int = 0
     """Seed for sampling, pair construction and training."""
 
@@ -162,8 +162,7 @@ class MuCodeConfig:
         for name in ("verifier_lr", "verifier_epochs", "sft_lr", "sft_epochs"):
             positive(name, integer=False)
         for name, allowed in (("verifier_loss", VERIFIER_LOSSES), ("relabel_with", RELABEL_KEYS),
-                              ("selection", SELECTIONS), ("sft_from", SFT_FROM),
-                              ("backend", ("transformers", "vllm"))):  # fmt: skip
+                              ("selection", SELECTIONS), ("sft_from", SFT_FROM), ("use_vllm", (False, True))):  # fmt: skip
             if getattr(self, name) not in allowed:
                 raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
         if self.rollouts < 2:

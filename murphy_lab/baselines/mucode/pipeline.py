@@ -108,8 +108,8 @@ def run_inputs(cfg: MuCodeConfig, workdir: str | Path) -> tuple[str, list, list]
 
 
 def generator_policy(path: str, cfg: MuCodeConfig, temperature: float) -> Any:
-    """The generator for rollouts and evaluation, on the config's backend and in its prompt format."""
-    return load_policy(path, cfg.backend, max_new_tokens=cfg.max_new_tokens, temperature=temperature, top_p=cfg.top_p,
+    """The generator for rollouts and evaluation, on the config's backend (vLLM or transformers), in its prompt format."""
+    return load_policy(path, cfg.use_vllm, max_new_tokens=cfg.max_new_tokens, temperature=temperature, top_p=cfg.top_p,
                        use_chat_template=bool(cfg.chat), chat_template_kwargs=cfg.chat_template_kwargs or None)
 
 

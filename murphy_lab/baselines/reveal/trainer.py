@@ -93,7 +93,7 @@ class ReVealTrainer(MurphyTrainer):
 
     def grow_trees(self, tasks: list, sample: TurnSampler, execute: TimedExecutor) -> list[Chain]:
         rv, m = self.reveal, self.murphy
-        return run_chains(tasks, sample, execute, n=self.num_generations, rounds=rv.rounds, oracle=m.reward_tests,
+        return run_chains(tasks, sample, execute, n=self.num_generations, rounds=rv.rounds, reward_tests=m.reward_tests,
                           validate=rv.validate, chat=m.chat, max_tests=rv.max_tests,
                           stop_on_verdict=rv.stop_on_verdict)  # fmt: skip
 
