@@ -224,9 +224,10 @@ class MurphyConfig:
         )
         if self.model and _looks_local(self.model):
             need(Path(self.model).expanduser().exists(), "model", "is a local path that does not exist")
-        if self.profile == "paper":
-            need(bool(self.model), "model", "is required for the paper profile (a local folder or a hub id)")
-            need(bool(self.tasks), "tasks", "is required for the paper profile (e.g. 'kodcode')")
+        prof = profiles.PROFILES.get(self.profile)
+        if prof is not None and prof.build is None:  # a profile that builds nothing (paper): the config names both
+            need(bool(self.model), "model", f"is required for the {self.profile} profile (a local folder or a hub id)")
+            need(bool(self.tasks), "tasks", f"is required for the {self.profile} profile (e.g. 'kodcode')")
         cuda = _cuda_available()
         if self.use_vllm:
             need(cuda, "use_vllm", "needs a CUDA GPU (none found); set use_vllm: false on a CPU")

@@ -18,8 +18,9 @@
 # # Main table: MURPHY against its baselines, pass@1 by Iter-k
 #
 # Regenerates the paper's main table (arXiv 2511.07833, Table 1): each model is trained with single-turn
-# GRPO, GRPO-MT, µCode, ReVeal and MURPHY (MaRS credit), then every model — the base one included — is evaluated with the
-# Reflexion-style refinement scaffold, and pass@1 after k attempts (Iter-k) is reported as mean ± std over seeds.
+# GRPO, GRPO-MT, µCode, ReVeal and MURPHY (MaRS credit), then every model — the base one included — is evaluated in
+# the format it was trained in (the Reflexion-style refinement scaffold; ReVeal its own generation/verification
+# rounds), and pass@1 after k attempts (Iter-k) is reported as mean ± std over seeds.
 #
 # What this notebook does, all through `murphy_lab.experiments` (one cached run per model × method × seed) and
 # `murphy_lab.experiments.tables` (the paper's layout, the paper's numbers beside ours, the difference):
@@ -126,7 +127,8 @@ assert (out / "main_table.md").exists() and (out / "main_table.tex").exists() an
 # %% [markdown]
 # ## Summary
 # - `results/<profile>/main_table.md` holds our table, the paper's, and the matching cells with their difference.
-# - µCode and ReVeal train with their own pipelines (`murphy_lab.baselines.mucode`, `.reveal`) and are evaluated
-#   with the same scaffold as every column. The toy demo leaves them out by default (the table's notes say why).
+# - µCode and ReVeal train with their own pipelines (`murphy_lab.baselines.mucode`, `.reveal`: each method is one
+#   entry of `murphy_lab.methods`) on the same training tasks as every column; µCode is evaluated with the Reflexion
+#   scaffold, ReVeal in its own rounds. The toy demo leaves them out by default (the table's notes say why).
 # - Rebuild from the cache alone with `-p from_cache_only True`; evaluate checkpoints trained elsewhere with
 #   `-p train False -p model_paths '{"Qwen3-1.7B/murphy": "/path"}'`.

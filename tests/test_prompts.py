@@ -135,14 +135,15 @@ def test_every_training_and_evaluation_path_reads_an_answer_the_same_way():
 def test_experiments_evaluation_adds_no_extraction_of_its_own(monkeypatch):
     import murphy_lab.experiments as X
     from murphy_lab.experiments import dispatch
+    from murphy_lab.prompts import extract_program
 
     seen = {}
     monkeypatch.setattr(dispatch, "evaluate", lambda *a, **kw: seen.update(kw))
     monkeypatch.setattr(dispatch, "make_policy", lambda model_dir, exp: None)
-    monkeypatch.setattr(dispatch, "load_benchmark", lambda benchmark, exp: [])
+    monkeypatch.setattr(dispatch, "benchmark_tasks", lambda benchmark, n: [])
     exp = X.plan("toy", methods=("murphy",), seeds=(0,))[0]
     X.default_evaluate(exp, "model", "HumanEval")
-    assert seen["scaffold_kw"] == {}  # the scaffold's default: prompts.extract_program, as in training
+    assert seen["scaffold"].extract is extract_program  # the scaffold's default reading, as in training
 
 
 def test_text_answers_are_read_stripped_and_run_as_a_string():
