@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from trees import paper_tree
 
@@ -101,5 +103,5 @@ def test_the_config_accepts_every_credit_rule_and_names_them_when_refusing():
 
     for name in CREDIT_RULES:
         MurphyConfig.for_profile("smoke", credit=name).validate()
-    with pytest.raises(ValueError, match="credit: must be one of \\('mars', 'mers', 'none'\\)"):
+    with pytest.raises(ValueError, match=re.escape(f"credit: must be one of {tuple(CREDIT_RULES)}")):
         MurphyConfig.for_profile("smoke", credit="sum").validate()
