@@ -1,10 +1,10 @@
 """MURPHY and the methods that share its trainer — single-turn GRPO and GRPO-MT — and the base model, as plug-ins.
 
-The three train with `MurphyTrainer` (`murphy_lab.train.train`), one trainer mode each (`murphy_lab.modes`); they
+The three train with `MurphyTrainer` (`murphy_lab.trainer.train`), one trainer mode each (`murphy_lab.modes`); they
 differ only in the fields their mode implies and, for MURPHY, its variants (credit rule, γ, pruning, backup order):
 
     config(exp, base)   experiment_fields (recipes.py) + the mode's fields + MURPHY's variant -> MurphyConfig
-    train(exp, base)    locally: murphy_lab.train.train(config); a profile with recipes (paper): the launch scripts
+    train(exp, base)    locally: murphy_lab.trainer.train(config); a profile with recipes (paper): the launch scripts
     recipe(exp)         grpo | grpo_mt | murphy_<credit>[_g<γ>] | murphy_<pruning>   (reproduce/configs/<model>/)
 
 Pruning budgets follow the paper's ratio (G = 8 -> b_traj = b_grp = 4, i.e. half): b = max(2, G // 2) for IntraP
@@ -23,7 +23,7 @@ from murphy_lab.methods import Method, get_method
 from murphy_lab.methods.recipes import check_config, experiment_fields, launch
 from murphy_lab.modes import mode
 from murphy_lab.profiles import get_profile
-from murphy_lab.train import train as train_run
+from murphy_lab.trainer import train as train_run
 
 MURPHY_VARIANTS = ("credit", "gamma", "pruning", "backup_on")  # the Experiment fields of MURPHY's ablations
 TRAINER_BUDGET = ("g1", "g2", "turns", "per_device_train_batch_size", "max_steps")  # tasks × samples per step, steps
@@ -33,7 +33,7 @@ FIELDS = {f.name for f in dataclasses.fields(MurphyConfig)}
 def fields(exp: Any, base_model: str) -> dict:
     """The MurphyConfig fields of an experiment: the shared ones, the mode's, and the method's variant (MURPHY's
     credit rule, γ and backup order; its pruning budgets are set in `config`)."""
-    kw = experiment_fields(exp, base_model, length="max_completion_length", accepts=FIELDS)
+    kw = experiment_fields(exp, base_model, length="max_completion_length")  # an unknown override: MurphyConfig's error
     kw.update(mode(exp.method).fields())  # the trainer's mode is the method's name; it fixes G2 / S
     kw.update({f: getattr(exp, f) for f in get_method(exp.method).variants if f in FIELDS})  # credit, gamma, backup_on
     return kw

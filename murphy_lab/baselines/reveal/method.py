@@ -13,20 +13,13 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from murphy_lab.baselines.reveal.format import reveal_extract
 from murphy_lab.baselines.reveal.scaffold import ReVealScaffold
-from murphy_lab.baselines.reveal.trainer import (
-    REVEAL_FIELDS,
-    as_chains,
-    recipe_configs,
-    split_fields,
-    train_reveal,
-)
+from murphy_lab.baselines.reveal.trainer import as_chains, recipe_configs, split_fields, train_reveal
 from murphy_lab.config import MurphyConfig
 from murphy_lab.methods import Method
 from murphy_lab.methods.formats import prompt_format
@@ -37,11 +30,11 @@ from murphy_lab.prompts import extract_program
 from murphy_lab.scaffolds import Scaffold, get_scaffold
 
 ENTRY = "murphy_lab.baselines.reveal"  # the launch scripts' ENTRY: python -m murphy_lab.baselines.reveal
-FIELDS = {f.name for f in dataclasses.fields(MurphyConfig)} | REVEAL_FIELDS | {"reveal"}
 
 
 def fields(exp: Any, base_model: str) -> dict:
-    return experiment_fields(exp, base_model, length="max_completion_length", accepts=FIELDS)
+    """MurphyConfig fields, a `reveal:` mapping (the paper recipe's) and ReVealConfig overrides, as a recipe holds."""
+    return experiment_fields(exp, base_model, length="max_completion_length")  # an unknown field: the configs' error
 
 
 def configs(exp: Any, base_model: str) -> tuple[MurphyConfig, Any]:
