@@ -17,7 +17,7 @@ leaves empty, and `base_model(model key, cache dir)` for an experiment's base po
 one (tests do); nothing is registered by importing another module.
 
 What an experiment trains and evaluates on is decided here too, once for every method: `training_set(train_data)`
-(the same tasks for every method and every seed) and `benchmark_tasks(benchmark, n)`.
+(the same tasks for every method and every seed) and `benchmark_tasks(profile, benchmark, n)`.
 """
 
 from __future__ import annotations
@@ -202,9 +202,11 @@ def training_set(train_data: str) -> dict[str, Any]:
 BENCHMARK_LOADERS = {"HumanEval": "humaneval", "MBPP": "mbpp", "LCB-v6": "livecodebench"}  # table name -> loader
 
 
-def benchmark_tasks(benchmark: str, n: int | None = None) -> list:
-    """Evaluation tasks of a table's benchmark: "toy" is the toy world's test split (the toy profile's n_eval_tasks
-    unless `n`; it shares no function with training), the others load through murphy_lab.tasks (first `n` tasks when given)."""
+def benchmark_tasks(profile_name: str, benchmark: str, n: int | None = None) -> list:
+    """Evaluation tasks of a benchmark in a profile's tables: "toy" is the toy world's test split (the toy profile's
+    n_eval_tasks unless `n`; it shares no function with training), the others load through murphy_lab.tasks (the
+    first `n` tasks when given)."""
+    get_profile(profile_name)  # an unknown profile is an error naming the known ones
     if benchmark == "toy":
         return make_tasks("test", n=n or get_profile("toy").n_eval_tasks, seed=TOY_TEST_SEED)
     tasks = list(load_named_tasks(BENCHMARK_LOADERS.get(benchmark, benchmark)))

@@ -140,7 +140,7 @@ def test_experiments_evaluation_adds_no_extraction_of_its_own(monkeypatch):
     seen = {}
     monkeypatch.setattr(dispatch, "evaluate", lambda *a, **kw: seen.update(kw))
     monkeypatch.setattr(dispatch, "make_policy", lambda model_dir, exp: None)
-    monkeypatch.setattr(dispatch, "benchmark_tasks", lambda benchmark, n: [])
+    monkeypatch.setattr(dispatch, "benchmark_tasks", lambda profile, benchmark, n: [])
     exp = X.plan("toy", methods=("murphy",), seeds=(0,))[0]
     X.default_evaluate(exp, "model", "HumanEval")
     assert seen["scaffold"].extract is extract_program  # the scaffold's default reading, as in training

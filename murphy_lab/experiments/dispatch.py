@@ -45,7 +45,7 @@ def default_evaluate(
     exp: Experiment, model_dir: str, benchmark: str, transcripts_path: str | None = None
 ) -> pd.DataFrame:
     """Iter-k pass@1 of `model_dir` on `benchmark` under the method's scaffold for this experiment."""
-    tasks = benchmark_tasks(benchmark, exp.n_eval_tasks)
+    tasks = benchmark_tasks(exp.profile, benchmark, exp.n_eval_tasks)
     policy = make_policy(model_dir, exp)
     scaffold = get_method(exp.method).evaluation(exp)
     with Executor(**get_profile(exp.profile).executor) as executor:

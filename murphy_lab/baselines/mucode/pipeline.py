@@ -83,7 +83,7 @@ def run_inputs(cfg: MuCodeConfig, workdir: str | Path) -> tuple[str, list, list]
         test = load_tasks(cfg.eval_tasks, **cfg.eval_task_args)
     elif cfg.evaluate:
         prof = get_profile(cfg.profile)
-        test = benchmark_tasks(prof.benchmarks[0], prof.n_eval_tasks)
+        test = benchmark_tasks(cfg.profile, prof.benchmarks[0], prof.n_eval_tasks)
     else:
         test = []  # training only (evaluate: False, e.g. murphy_lab.experiments): no evaluation tasks needed
     if cfg.n_eval_tasks:
