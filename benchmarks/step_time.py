@@ -74,12 +74,10 @@ def timed_logps(trainer, clock: StepClock) -> None:
 
 
 def reward_fn(tasks, executor):
-    from murphy_lab.trainer import answer_program
-
     by_id = {t.task_id: t for t in tasks}
 
     def reward(completions, task_id, **kw):  # the same programs and tests MurphyTrainer runs for text answers
-        jobs = [(answer_program("text", c.strip()), by_id[t].hidden_tests) for c, t in zip(completions, task_id)]
+        jobs = [(by_id[t].program(c.strip()), by_id[t].hidden_tests) for c, t in zip(completions, task_id)]
         return [r.reward for r in executor.run_many(jobs)]
 
     return reward

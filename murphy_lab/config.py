@@ -22,10 +22,9 @@ from typing import Any
 
 import yaml
 
-from murphy_lab import profiles
+from murphy_lab import modes, profiles
+from murphy_lab.credit import CREDIT_RULES
 
-MODES = ("murphy", "grpo_mt", "grpo")  # the names of murphy_lab.modes.MODES, which says what each implies
-CREDITS = ("mars", "mers")
 LOSS_TYPES = ("dapo", "bnpo", "grpo", "dr_grpo", "group_sum")  # filler rows are exact for each (docs/training.md,
 # decision 3); "group_sum" is the paper's aggregation, computed through TRL's "dapo" (docs/training.md, decision 8)
 
@@ -54,7 +53,8 @@ class MurphyConfig:
     mode: str = "murphy"
     """'murphy' (tree + retrospective credit), 'grpo_mt' (G chains, final reward broadcast), 'grpo' (single turn)."""
     credit: str = "mars"
-    """Retrospective credit: 'mars' (max over refinements, the paper's main rule) or 'mers' (discounted mean)."""
+    """Retrospective credit (murphy_lab.credit.CREDIT_RULES): 'mars' (max over refinements, the paper's main rule),
+    'mers' (discounted mean) or 'none' (credit = reward, no backup)."""
     gamma: float = 1.0
     """MeRS discount γ; the paper ablates γ ∈ {0.9, 1.0}."""
     g1: int = 8
@@ -179,8 +179,8 @@ class MurphyConfig:
         def is_int(x: object) -> bool:
             return isinstance(x, int) and not isinstance(x, bool)
 
-        need(self.mode in MODES, "mode", f"must be one of {MODES}")
-        need(self.credit in CREDITS, "credit", f"must be one of {CREDITS}")
+        need(self.mode in modes.MODES, "mode", f"must be one of {tuple(modes.MODES)}")
+        need(self.credit in CREDIT_RULES, "credit", f"must be one of {tuple(CREDIT_RULES)}")
         need(self.backup_on in ("pruned", "full"), "backup_on", "must be 'pruned' or 'full'")
         need(self.prune_method in ("loo", "exact"), "prune_method", "must be 'loo' or 'exact'")
         need(self.reward_tests in ("hidden", "visible"), "reward_tests", "must be 'hidden' or 'visible'")
@@ -196,8 +196,6 @@ class MurphyConfig:
         need(isinstance(self.epsilon, (int, float)) and self.epsilon > 0, "epsilon", "must be > 0")
         need(is_int(self.max_completion_length) and self.max_completion_length > 0, "max_completion_length", "must be > 0")
         need(is_int(self.num_iterations) and self.num_iterations >= 1, "num_iterations", "must be >= 1")
-        from murphy_lab import modes  # here, not at the top: modes loads the scoring pipeline (torch)
-
         for name, msg in modes.mode(self.mode).problems(self.g2, self.turns):  # the G2 / S the mode implies
             need(False, name, msg)
         for name in ("b_grp", "b_traj"):
@@ -233,9 +231,10 @@ class MurphyConfig:
         )
         if self.model and _looks_local(self.model):
             need(Path(self.model).expanduser().exists(), "model", "is a local path that does not exist")
-        if self.profile == "paper":
-            need(bool(self.model), "model", "is required for the paper profile (a local folder or a hub id)")
-            need(bool(self.tasks), "tasks", "is required for the paper profile (e.g. 'kodcode')")
+        prof = profiles.PROFILES.get(self.profile)
+        if prof is not None and prof.build is None:  # a profile that builds nothing (paper): the config names both
+            need(bool(self.model), "model", f"is required for the {self.profile} profile (a local folder or a hub id)")
+            need(bool(self.tasks), "tasks", f"is required for the {self.profile} profile (e.g. 'kodcode')")
         cuda = _cuda_available()
         if self.use_vllm:
             need(cuda, "use_vllm", "needs a CUDA GPU (none found); set use_vllm: false on a CPU")
@@ -293,10 +292,6 @@ class MurphyConfig:
         kw.update(self.trl)
         kw.update(extra)
         return GRPOConfig(**kw)
-
-
-# moved to murphy_lab.profiles (the one registry of profiles); importable from here for existing callers
-load_tasks, resolve = profiles.load_tasks, profiles.resolve
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -13,12 +13,14 @@ default Z(v) = 1 + [v has children] generalises that to any depth and keeps r~ i
 gradient, as the paper's text says. `"pruned"` backs up over kept children only, the order of the paper's
 flowchart (prune, then back up); a node all of whose children were pruned is then a leaf, so InterP can take the
 credit of a failure whose refinements all pass (docs/notation.md, "Backup order", has the example). Both functions
-fill `node.credit` on every node (the virtual root included) and return the tree.
+fill `node.credit` on every node (the virtual root included) and return the tree. `CREDIT_RULES` names every rule
+(`assign_credit(tree, credit=...)` dispatches by name).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from murphy_lab.tree import Node, RolloutTree
 
@@ -79,15 +81,48 @@ def mers(tree: RolloutTree, gamma: float = 1.0, z: ZFn = default_z, backup_on: s
     return tree
 
 
-def assign_credit(tree: RolloutTree, rule: str = "mars", gamma: float = 1.0, backup_on: str = "full") -> RolloutTree:
-    """Dispatch by name: `rule` is 'mars', 'mers' or 'none' (credit = immediate reward, i.e. no backup)."""
-    if rule == "mars":
-        return mars(tree, backup_on=backup_on)
-    if rule == "mers":
-        return mers(tree, gamma=gamma, backup_on=backup_on)
-    if rule == "none":
-        tree.validate()
-        for node in tree.root.walk():
-            node.credit = node.reward
-        return tree
-    raise ValueError(f"credit rule must be 'mars', 'mers' or 'none', got {rule!r}")
+def no_backup(tree: RolloutTree, gamma: float = 1.0, backup_on: str = "full") -> RolloutTree:
+    """No retrospective credit: r~(v) = r(v) on every node (plain GRPO inside each group of the tree)."""
+    tree.validate()
+    for node in tree.root.walk():
+        node.credit = node.reward
+    return tree
+
+
+def _mars(tree: RolloutTree, gamma: float, backup_on: str) -> RolloutTree:
+    return mars(tree, backup_on=backup_on)  # γ does not enter MaRS
+
+
+def _mers(tree: RolloutTree, gamma: float, backup_on: str) -> RolloutTree:
+    return mers(tree, gamma=gamma, backup_on=backup_on)
+
+
+@dataclass(frozen=True)
+class CreditRule:
+    """A credit rule as every layer names it: the config's `credit` value, the paper's label, whether it reads γ."""
+
+    name: str
+    label: str  # the paper's name, for tables and figures
+    backup: Callable[[RolloutTree, float, str], RolloutTree]  # (tree, gamma, backup_on) -> the tree, credit filled
+    discounted: bool = False  # reads γ: the ablation label and recipe name carry it ("mers_0.9")
+
+
+# The ONE list of credit rules: MurphyConfig.credit, Experiment.credit, the widgets' toggle and `assign_credit` all
+# read it (a new rule added here is selectable everywhere, with its own label).
+CREDIT_RULES: dict[str, CreditRule] = {
+    "mars": CreditRule("mars", "MaRS", _mars),
+    "mers": CreditRule("mers", "MeRS", _mers, discounted=True),
+    "none": CreditRule("none", "no backup", no_backup),
+}
+
+
+def credit_rule(name: str) -> CreditRule:
+    """The CreditRule called `name` (ValueError naming the known ones otherwise)."""
+    if name not in CREDIT_RULES:
+        raise ValueError(f"credit rule must be one of {tuple(CREDIT_RULES)}, got {name!r}")
+    return CREDIT_RULES[name]
+
+
+def assign_credit(tree: RolloutTree, credit: str = "mars", gamma: float = 1.0, backup_on: str = "full") -> RolloutTree:
+    """Back credit up by the rule called `credit` (`CREDIT_RULES`: 'mars', 'mers', or 'none' = immediate reward)."""
+    return credit_rule(credit).backup(tree, gamma, backup_on)

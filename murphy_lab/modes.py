@@ -1,35 +1,19 @@
-"""GRPO, GRPO-MT and MURPHY as data, and `score_tree`: the ONE prune -> credit -> advantages pipeline.
-
-A mode fixes the shape of what one task grows and the rule that scores it:
+"""GRPO, GRPO-MT and MURPHY as data: what each mode grows per task and the G2 / S it implies.
 
     grpo      one group      turns S = 1             credit = reward, advantages inside the turn-1 group
     grpo_mt   G chains       G2 = 1, any S           the chain's final reward, normalised across the G chains
     murphy    the tree       G2 >= 2 when S > 1      InterP / IntraP, MaRS / MeRS backup, GRPO in every kept group
 
-`MurphyConfig.validate` checks a config against its mode (`Mode.problems`), the trainer scores every tree with
-`score_tree(tree, config)`, and the widgets and notebooks call the same function with their own knobs, so the
-three cannot drift apart. Pruning budgets are off when None (the widgets' sliders map their 0 to None).
-
-GRPO-MT (the paper's natural multi-turn baseline; the paper does not define it exactly, so we do, here): G
-independent chains per task, each up to S turns, one refinement per failure — a tree grown with `g1=G, g2=1`. The
-chain's *final* reward R_i (reward of its last attempt) is broadcast to every turn of the chain:
-
-    Â_i = ( R_i - mean_j R_j ) / ( std_j R_j + eps )      for every node of chain i     (Bessel std, eps = 1e-4)
-
-so an informative failure and an uninformative one in two chains with the same final outcome get the same credit —
-the coarse credit assignment MURPHY's retrospective backup replaces.
+`MODES` is the one list of mode names: `MurphyConfig.validate` checks a config against its mode
+(`Mode.problems`), the method registry (`murphy_lab.methods`) gives each trainer method its mode's fields, and
+`murphy_lab.scoring.score_tree` scores a tree as its mode says. This module imports nothing (no torch), so the
+names are free to import anywhere.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
-
-from murphy_lab.credit import assign_credit
-from murphy_lab.grpo import EPS, group_advantages, normalize
-from murphy_lab.prune import interp, intrap, unprune
-from murphy_lab.tree import Node, RolloutTree
 
 
 @dataclass(frozen=True)
@@ -79,97 +63,4 @@ def mode(name: str) -> Mode:
     return MODES[name]
 
 
-# --- the baselines' rules ------------------------------------------------------------------------------------------
-def chains(tree: RolloutTree) -> list[list[Node]]:
-    """The G chains of a GRPO-MT tree: each turn-1 node followed by its single refinement, and so on."""
-    out = []
-    for head in tree.root.children:
-        chain, node = [head], head
-        while node.children:
-            if len(node.children) != 1:
-                raise ValueError(f"a GRPO-MT chain node has {len(node.children)} children; grow chains with g2=1")
-            node = node.children[0]
-            chain.append(node)
-        out.append(chain)
-    return out
-
-
-def grpo_mt(tree: RolloutTree, eps: float = EPS) -> RolloutTree:
-    """Fill credit (the chain's final reward) and advantage (normalised across chains) on every node."""
-    tree.validate()
-    cs = chains(tree)
-    final = [chain[-1].reward for chain in cs]  # R_i: the chain's final reward
-    for chain, r_final, adv in zip(cs, final, normalize(final, eps=eps)):
-        for node in chain:
-            node.credit = r_final  # broadcast to every turn of the chain
-            node.advantage = adv  # Â_i, shared by all turns
-    return tree
-
-
-def grpo_single(tree: RolloutTree, eps: float = EPS) -> RolloutTree:
-    """Single-turn GRPO: credit = reward, advantages inside the turn-1 group; deeper turns (if any) are ignored."""
-    tree.validate()
-    for n in tree.nodes():
-        n.credit = n.reward
-        if n.turn and n.turn > 1:
-            n.pruned = True  # single-turn GRPO never trains on refinements
-    return group_advantages(tree, eps=eps)
-
-
-# --- the one pipeline ----------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Knobs:
-    """What `score_tree` reads; MurphyConfig has every one of these fields under the same name."""
-
-    mode: str = "murphy"
-    credit: str = "mars"  # 'mars', 'mers' or 'none' (credit = reward, no backup)
-    gamma: float = 1.0  # γ, MeRS discount
-    b_grp: int | None = None  # InterP budget; None = off
-    b_traj: int | None = None  # IntraP budget; None = off
-    backup_on: str = "full"  # back credit up over all children ('full') or the kept ones ('pruned')
-    prune_method: str = "loo"  # IntraP ranking: leave-one-out ΔVar ('loo') or the max-variance subset ('exact')
-
-    @classmethod
-    def of(cls, source: Any = None, **overrides: Any) -> Knobs:
-        """Knobs from a MurphyConfig (or any object with these attributes), a mapping, or defaults; then overrides."""
-        names = [f.name for f in fields(cls)]
-        if source is None:
-            base = {}
-        elif isinstance(source, Mapping):
-            base = dict(source)
-        else:
-            base = {k: getattr(source, k) for k in names if hasattr(source, k)}
-        unknown = sorted(set(base) - set(names)) if isinstance(source, Mapping) else []
-        unknown += sorted(set(overrides) - set(names))
-        if unknown:
-            raise ValueError(f"unknown scoring knob(s) {unknown}; known: {names}")
-        return cls(**{**base, **overrides})
-
-
-def score_tree(tree: RolloutTree, knobs: Any = None, **overrides: Any) -> RolloutTree:
-    """Prune, back up credit and fill advantages on `tree` in place, as `knobs.mode` says; return the tree.
-
-    `knobs` is a MurphyConfig, a `Knobs`, a mapping of Knobs fields, or None (MURPHY with MaRS, no pruning);
-    `overrides` replace single knobs. Earlier pruning, credit and advantages on the tree are cleared first, so
-    scoring a tree again with other knobs gives exactly what scoring it fresh gives.
-    """
-    k = Knobs.of(knobs, **overrides)
-    m = mode(k.mode)
-    if not m.prunes and (k.b_grp is not None or k.b_traj is not None):
-        raise ValueError(f"b_grp / b_traj: pruning only applies to mode='murphy' (mode is {k.mode!r}); use None")
-    unprune(tree)
-    for n in tree.root.walk():
-        n.credit = n.advantage = None
-    if m.name == "grpo":
-        return grpo_single(tree)  # one group, credit = reward
-    if m.name == "grpo_mt":
-        return grpo_mt(tree)  # chain's final reward broadcast, normalised across the G chains
-    if k.b_grp is not None:
-        interp(tree, k.b_grp)  # InterP: keep the b_grp highest-variance groups per turn s >= 2
-    if k.b_traj is not None:
-        intrap(tree, k.b_traj, method=k.prune_method)  # IntraP: b_traj members per group
-    assign_credit(tree, rule=k.credit, gamma=k.gamma, backup_on=k.backup_on)  # MaRS / MeRS backup
-    return group_advantages(tree)  # Â = (r~ - mean_g) / (std_g + 1e-4) inside every kept group
-
-
-__all__ = ["MODES", "Knobs", "Mode", "chains", "grpo_mt", "grpo_single", "mode", "score_tree"]
+__all__ = ["MODES", "Mode", "mode"]

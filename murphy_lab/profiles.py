@@ -12,8 +12,12 @@ Four profiles, registered below (docs/reproduce.md, "Profiles"):
 - `paper`: the paper's models on KodCode-1k, evaluated on HumanEval, MBPP and LiveCodeBench-v6: 8×H100. Its
   trainer settings are MurphyConfig's defaults plus the recipes `reproduce/configs/<model>/<method>.yaml`.
 
-A profile is plain data plus one `build(config, workdir) -> (model path, training tasks)` for what a config leaves
-empty. `register(Profile(...))` adds one (tests do); nothing is registered by importing another module.
+A profile is plain data plus two builders: `build(config, workdir) -> (model path, training tasks)` for what a config
+leaves empty, and `base_model(model key, cache dir)` for an experiment's base policy. `register(Profile(...))` adds
+one (tests do); nothing is registered by importing another module.
+
+What an experiment trains and evaluates on is decided here too, once for every method: `training_set(train_data)`
+(the same tasks for every method and every seed) and `benchmark_tasks(profile, benchmark, n)`.
 """
 
 from __future__ import annotations
@@ -28,11 +32,12 @@ from typing import Any
 
 from murphy_lab.smoke import build_smoke, smoke_tasks
 from murphy_lab.tasks import load_tasks as load_named_tasks
+from murphy_lab.toy.build import build_toy_policy
+from murphy_lab.toy.world import make_tasks
 
 Builder = Callable[[Any, Path], tuple[str, list]]  # (MurphyConfig, workdir) -> (model path or hub id, tasks)
+BaseModel = Callable[[str, Path], str]  # (model key, cache dir) -> the base policy's path or hub id
 
-# The main table's columns: the paper's, in its order, plus single-turn GRPO (our toy table has it; the paper's not).
-METHODS = ("base", "grpo", "grpo_mt", "mucode", "reveal", "murphy")
 TOY_TEST_SEED = 1234  # the toy world's held-out test split: make_tasks("test", n, seed=TOY_TEST_SEED)
 
 
@@ -46,14 +51,23 @@ class Profile:
     """MurphyConfig presets (`MurphyConfig.for_profile`); empty = the dataclass defaults (the paper's values)."""
     build: Builder | None = None
     """(config, workdir) -> (model, training tasks) for a config without `model` / `tasks`; None: both required."""
-    train_tasks: int = 0
-    """Toy-world training tasks (`make_tasks("train", n)`) of a `train_data="toy"` run: RL methods and ReVeal."""
     mucode: Mapping[str, Any] = field(default_factory=dict)
     """MuCodeConfig presets (`MuCodeConfig.for_profile`)."""
-    mucode_train_tasks: int = 0
-    """µCode's toy-world training tasks: its budget is rounds × tasks × chains, not steps (docs/mucode.md)."""
-    backend: str = "transformers"
-    """Generation backend of evaluation (and µCode's rollouts): 'transformers' (CPU) or 'vllm' (GPU)."""
+    use_vllm: bool = False
+    """Evaluation (and µCode's rollouts) generate with vLLM (GPU) instead of transformers (MurphyConfig's field)."""
+    recipes: bool = False
+    """Every method trains from its recipe `reproduce/configs/<model>/<method>.yaml` (launched by the scripts in
+    reproduce/configs/launch/) instead of the presets above (`murphy_lab.methods.recipes`)."""
+    executor: Mapping[str, Any] = field(default_factory=dict)
+    """Executor settings of an experiment's local training and evaluation runs (e.g. one worker a run, since runs go
+    side by side); empty: the Executor's defaults in evaluation, the recipe's or the presets' in training."""
+    # --- the experiments' models and prompt format ----------------------------------------------------------------
+    base_model: BaseModel | None = None
+    """(model key, cache dir) -> the base policy of an experiment (a hub id, or a model it builds); None: none."""
+    chat: bool = False
+    """Prompts go through the model's chat template (one user message), in training and evaluation alike."""
+    chat_template_kwargs: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """Chat-template arguments per model key (e.g. Qwen3 without its thinking section), training and evaluation."""
     # --- the tables (murphy_lab.experiments) ---------------------------------------------------------------------
     models: tuple[str, ...] = ()
     """Model keys the tables are built for (paper names for `paper`, our own built models otherwise)."""
@@ -66,7 +80,7 @@ class Profile:
     runs: int = 3
     """Sampling repeats per evaluation (the paper: mean ± std over 3 runs)."""
     train_data: str = "toy"
-    """Training set: "toy" (the synthetic world) or "kodcode-1k" (the paper: 1,000 KodCode tasks)."""
+    """Training set, a name of `TRAIN_DATA`: "smoke", "toy" (the synthetic world) or "kodcode-1k" (the paper)."""
     n_eval_tasks: int | None = None
     """Evaluation tasks per benchmark; None = the whole benchmark."""
     benchmark_args: tuple[tuple[str, tuple[tuple[str, object], ...]], ...] = ()
@@ -82,8 +96,9 @@ class Profile:
     """Scaffolds of the cross-scaffold table (the paper: Reflexion-style, LATS, DoT)."""
     train_overrides: tuple[tuple[str, object], ...] = ()
     """Trainer-config fields this profile's tables set on top of `trainer` (e.g. the demo's step budget)."""
-    methods: tuple[str, ...] = METHODS
-    """The main table's default methods (the notebook's `methods = None`)."""
+    methods: tuple[str, ...] = ()
+    """The main table's default methods (the notebook's `methods = None`); empty: every registered method
+    (`murphy_lab.methods.METHODS`)."""
     not_run: tuple[tuple[str, str], ...] = ()
     """(method, why) for main-table methods this profile leaves out by default; the table's "–" note says why."""
     method_benchmarks: tuple[tuple[str, tuple[str, ...]], ...] = ()
@@ -140,9 +155,12 @@ def resolve(config, workdir: str | os.PathLike) -> tuple[str, list]:
 
 
 def load_tasks(name: str, **kw: Any) -> list:
-    """Tasks by name: 'smoke', 'module:function' (called with kw), or murphy_lab.tasks.load_tasks(name, **kw)."""
+    """Tasks by name: 'smoke', 'toy' (make_tasks(**kw)), 'module:function' (called with kw), or
+    murphy_lab.tasks.load_tasks(name, **kw)."""
     if name == "smoke":
         return smoke_tasks(**kw)
+    if name == "toy":
+        return make_tasks(**kw)
     if ":" in name:  # a user's own task source, named in a YAML config
         module, fn = name.split(":", 1)
         return list(getattr(importlib.import_module(module), fn)(**kw))
@@ -157,12 +175,69 @@ def build_toy(config, workdir: Path) -> tuple[str, list]:
     """The cached toy policy and the training split. `config.task_args` may set n, seed, p_hide_a, p_hide_b
     (make_tasks) and `policy_size` ("toy" | "smoke"). The policy is built once per machine in the shared cache
     (murphy_lab.toy.default_cache_dir), not in workdir."""
-    from murphy_lab.toy import build_toy_policy, make_tasks  # not at the top: the toy package imports us
-
-    args = {**TOY_TRAIN, **(config.task_args or {})}
+    args = {**TRAIN_DATA["toy"][1], **(config.task_args or {})}
     size = args.pop("policy_size", "toy")
     model = config.model or build_toy_policy(size=size, progress=True)
-    return model, make_tasks("train", **args)
+    return model, make_tasks(**args)
+
+
+# --- what an experiment trains and evaluates on: one rule for every method --------------------------------------------
+# Experiment.train_data -> (task source, loader arguments): the config fields `tasks` / `task_args` every method's
+# training config receives (murphy_lab.methods.recipes). The training set is drawn once, with seed 0, and is the same
+# for every training seed: a seed changes the task order, the samples and the initialisation, never the tasks (as the
+# paper trains every run on the same 1,000 KodCode tasks). A method with a smaller data budget (µCode's
+# `n_train_tasks`) trains on the first n of these tasks.
+TRAIN_DATA: dict[str, tuple[str, dict[str, Any]]] = {
+    "smoke": ("smoke", {}),  # the four hand-made text tasks (murphy_lab.smoke)
+    "toy": ("toy", dict(split="train", n=512, seed=0)),  # the toy world's training split (murphy_lab.toy.world)
+    "kodcode-1k": ("kodcode", dict(n=1000, seed=0)),  # the paper: 1,000 KodCode-V1 tasks (murphy_lab.tasks.kodcode)
+}
+
+
+def training_set(train_data: str) -> dict[str, Any]:
+    """The training tasks of `train_data` as config fields: {"tasks": source, "task_args": {...}}."""
+    if train_data not in TRAIN_DATA:
+        raise ValueError(f"train_data must be one of {sorted(TRAIN_DATA)}, got {train_data!r}")
+    source, args = TRAIN_DATA[train_data]
+    return {"tasks": source, "task_args": dict(args)}
+
+
+BENCHMARK_LOADERS = {"HumanEval": "humaneval", "MBPP": "mbpp", "LCB-v6": "livecodebench"}  # table name -> loader
+
+
+def benchmark_tasks(profile_name: str, benchmark: str, n: int | None = None) -> list:
+    """Evaluation tasks of a benchmark in a profile's tables: "toy" is the toy world's test split (the toy profile's
+    n_eval_tasks unless `n`; it shares no function with training), the others load through murphy_lab.tasks with
+    the profile's loader arguments for it (`Profile.benchmark_args`: the paper's MBPP split, its LCB window; the
+    first `n` tasks when given)."""
+    profile = get_profile(profile_name)  # an unknown profile is an error naming the known ones
+    if benchmark == "toy":
+        return make_tasks("test", n=n or get_profile("toy").n_eval_tasks, seed=TOY_TEST_SEED)
+    args = dict(dict(profile.benchmark_args).get(benchmark, ()))
+    tasks = list(load_named_tasks(BENCHMARK_LOADERS.get(benchmark, benchmark), **args))
+    return tasks[:n] if n else tasks
+
+
+def _smoke_base(model: str, cache_dir: Path) -> str:
+    return str(build_smoke(Path(cache_dir) / "base")[0])  # a tiny random model, built in the experiment's cache
+
+
+def _toy_base(model: str, cache_dir: Path) -> str:
+    # the toy world's own cache (~/.cache/murphy_lab/toy or $MURPHY_LAB_CACHE): shared with notebooks/, built once
+    return str(build_toy_policy(size="toy", seed=0))
+
+
+PAPER_MODEL_IDS = {  # Hugging Face ids for the paper profile; override with `model_paths=` where they differ
+    "Qwen3-1.7B": "Qwen/Qwen3-1.7B",
+    "Qwen3-4B": "Qwen/Qwen3-4B",
+    "OLMo-2-7B": "allenai/OLMo-2-1124-7B-Instruct",
+}
+
+
+def _paper_base(model: str, cache_dir: Path) -> str:
+    if model not in PAPER_MODEL_IDS:
+        raise ValueError(f"unknown paper model {model!r}; known: {sorted(PAPER_MODEL_IDS)} (or pass model_paths)")
+    return PAPER_MODEL_IDS[model]
 
 
 # --- the three profiles -------------------------------------------------------------------------------------------
@@ -182,7 +257,6 @@ TOY_PRESETS = dict(
     learning_rate=2e-4, beta=0.04, temperature=1.0, save_steps=50, bf16=False, reward_tests="visible",
     executor={"timeout": 2.0, "workers": 2},
 )  # fmt: skip
-TOY_TRAIN = dict(n=512, seed=0)  # the toy training split every RL method trains on (task_args override these)
 
 MUCODE_SMOKE = dict(
     rounds=1, final_verifier=False, rollouts=2, turns=2, max_new_tokens=16, pairs_per_task=4, verifier_lr=1e-3,
@@ -195,18 +269,19 @@ MUCODE_TOY = dict(
     rounds=2, final_verifier=True, rollouts=8, turns=3, max_new_tokens=96, pairs_per_task=16, verifier_lr=3e-4,
     verifier_epochs=2, verifier_batch_size=16, verifier_grad_accum=1, verifier_max_length=1024, sft_lr=3e-4,
     sft_epochs=2, sft_batch_size=16, sft_grad_accum=1, sft_max_length=1024, iters=(1, 3, 5), runs=3, best_of_n=4,
-    trl=dict(logging_steps=10),
+    trl=dict(logging_steps=10), n_train_tasks=200,  # µCode's budget is rounds × tasks × chains (docs/mucode.md)
 )  # fmt: skip
 
 register(Profile(
-    "smoke", trainer=SMOKE_PRESETS, build=_build_smoke, train_tasks=8, mucode=MUCODE_SMOKE, mucode_train_tasks=8,
-    models=("tiny",), benchmarks=("toy",), seeds=(0,), iters=(1, 2), runs=1, n_eval_tasks=4,
+    "smoke", trainer=SMOKE_PRESETS, build=_build_smoke, mucode=MUCODE_SMOKE, base_model=_smoke_base,
+    executor=dict(workers=1), models=("tiny",), benchmarks=("toy",), seeds=(0,), iters=(1, 2), runs=1,
+    n_eval_tasks=4, train_data="smoke",
     max_new_tokens=8,  # = SMOKE_PRESETS' max_completion_length
 ))  # fmt: skip
 # make demo on a 2-core laptop: the toy policy's SFT, then 4 methods × 3 seeds × 40 RL steps
 register(Profile(
-    "toy", trainer=TOY_PRESETS, build=build_toy, train_tasks=TOY_TRAIN["n"], mucode=MUCODE_TOY,
-    mucode_train_tasks=200, models=("toy",), benchmarks=("toy",), seeds=(0, 1, 2), iters=(1, 3, 5), runs=1,
+    "toy", trainer=TOY_PRESETS, build=build_toy, mucode=MUCODE_TOY, base_model=_toy_base,
+    executor=dict(workers=1), models=("toy",), benchmarks=("toy",), seeds=(0, 1, 2), iters=(1, 3, 5), runs=1,
     n_eval_tasks=200, train_overrides=(("max_steps", 40),), methods=("base", "grpo", "grpo_mt", "murphy"), jobs=2,
     not_run=(
         ("mucode", 'not run in the toy demo (pass -p methods \'["base", "grpo", "grpo_mt", "mucode", "murphy"]\' '
@@ -237,7 +312,8 @@ register(dataclasses.replace(
 # after release_v5's January 2025), the contamination-free reading of "v6" (release_v6 reaches back to May 2023).
 PAPER_BENCHMARKS = (("MBPP", (("variant", "full"), ("split", "test"))), ("LCB-v6", (("version_tag", "v6"),)))
 register(Profile(
-    "paper", mucode=dict(backend="vllm"), backend="vllm",
+    "paper", mucode=dict(use_vllm=True), use_vllm=True, recipes=True, base_model=_paper_base, chat=True,
+    chat_template_kwargs={m: {"enable_thinking": False} for m in ("Qwen3-1.7B", "Qwen3-4B")},  # as the recipes
     models=("OLMo-2-7B", "Qwen3-1.7B", "Qwen3-4B"), benchmarks=("HumanEval", "MBPP", "LCB-v6"), seeds=(0, 1, 2),
     runs=3, train_data="kodcode-1k", needs_gpu=True, benchmark_args=PAPER_BENCHMARKS,
     max_new_tokens=1024,  # per turn, as the training recipes (reproduce/configs/*/*.yaml)

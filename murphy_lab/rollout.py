@@ -11,7 +11,7 @@ the same for a `Policy`, with a progress bar:
 and extracts each candidate's code with `prompts.extract_program`; the executor runs `task.program(code)` (a
 benchmark's import header in front, e.g. LiveCodeBench's). Rewards r(v) and feedback f(v) come from the
 task's hidden tests (training: the reward is the pass fraction on the task's tests) or its visible tests
-(`tests="visible"`, the evaluation setting where feedback must not leak the hidden tests).
+(`reward_tests="visible"`, the evaluation setting where feedback must not leak the hidden tests).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def task_trees(
     g1: int,  # = G1 in the paper
     g2: int,  # = G2 in the paper
     turns: int,  # = S in the paper
-    tests: str = "hidden",
+    reward_tests: str = "hidden",
     budget: dict | None = None,
     extract: Callable[[str], str] = P.extract_program,
     on_turn: Callable[[int, list], None] | None = None,
@@ -45,14 +45,15 @@ def task_trees(
     `sample(prompts, n)` is anything `tree.build_trees` takes; `budget` (prompts.policy_budget / token_budget)
     trims the code and feedback a refinement prompt quotes to the model's context.
     """
-    if tests not in ("hidden", "visible"):
-        raise ValueError(f"tests must be 'hidden' or 'visible', got {tests!r}")
+    if reward_tests not in ("hidden", "visible"):
+        raise ValueError(f"reward_tests must be 'hidden' or 'visible', got {reward_tests!r}")
     tasks = list(tasks)
     for i, t in enumerate(tasks):
-        if not hasattr(t, "prompt") or not hasattr(t, f"{tests}_tests"):
-            raise TypeError(f"tasks[{i}] must be a Task (with .prompt and .{tests}_tests), got {type(t).__name__}")
-        if not len(getattr(t, f"{tests}_tests")):
-            raise ValueError(f"tasks[{i}] ({t.task_id!r}) has no {tests} tests: its rewards would be undefined")
+        suite = f"{reward_tests}_tests"
+        if not hasattr(t, "prompt") or not hasattr(t, suite):
+            raise TypeError(f"tasks[{i}] must be a Task (with .prompt and .{suite}), got {type(t).__name__}")
+        if not len(getattr(t, suite)):
+            raise ValueError(f"tasks[{i}] ({t.task_id!r}) has no {reward_tests} tests: its rewards would be undefined")
     fit = budget or {}
 
     def refine(task: Any, code: str, feedback: str) -> str:
@@ -60,7 +61,7 @@ def task_trees(
 
     return build_trees(
         [P.first_prompt(t.prompt) for t in tasks],  # q(1)
-        [getattr(t, f"{tests}_tests") for t in tasks],
+        [getattr(t, f"{reward_tests}_tests") for t in tasks],
         sample, executor, g1=g1, g2=g2, turns=turns, refine=refine, tasks=tasks, extract=extract,
         task_ids=[t.task_id for t in tasks], on_turn=on_turn,
         programs=[t.program for t in tasks],  # what runs: a benchmark's import header, text answers as ANSWER = '...'
@@ -74,21 +75,22 @@ def build_task_trees(
     g1: int = 8,  # = G1 in the paper
     g2: int = 8,  # = G2 in the paper
     turns: int = 2,  # = S in the paper
-    tests: str = "hidden",
+    reward_tests: str = "hidden",
     *,
     extract: Callable[[str], str] = P.extract_program,
     progress: bool = True,
     path: str | None = None,
     **sample_kw: Any,
 ) -> list[RolloutTree]:
-    """Grow one rollout tree per task (trees carry `task_id`; `tree.meta` holds difficulty, source and `tests`).
+    """Grow one rollout tree per task (trees carry `task_id`; `tree.meta` holds difficulty, source and `reward_tests`).
 
     Args:
         tasks: `Task` objects (murphy_lab.tasks).
         policy: a `Policy` (`.sample(prompts, n, **sample_kw)`).
         executor: an object with `.run_many([(program, tests), ...])` (murphy_lab.executor.Executor).
         g1, g2, turns: group sizes and number of turns (paper: 8, 8, 2 -> up to 72 trajectories per tree).
-        tests: "hidden" (rewards from the hidden tests; training) or "visible" (evaluation-style feedback).
+        reward_tests: "hidden" (rewards from the hidden tests; training) or "visible" (evaluation-style feedback);
+            MurphyConfig's field of the same name.
         extract: completion -> code (default `prompts.extract_program`, the reading training and evaluation share).
         progress: show a tqdm bar over turns.
         path: if given, also write the trees there as JSON lines (`tree.save_trees`).
@@ -106,12 +108,13 @@ def build_task_trees(
 
     trees = task_trees(
         tasks, lambda prompts, n: policy.sample(prompts, n, **sample_kw), executor, g1=g1, g2=g2, turns=turns,
-        tests=tests, extract=extract, on_turn=on_turn,
+        reward_tests=reward_tests, extract=extract, on_turn=on_turn,
         budget=P.policy_budget(policy, sample_kw.get("max_new_tokens")),  # quoted code/feedback fit the context
     )  # fmt: skip
     bar.close()
     for tree, task in zip(trees, tasks):
-        tree.meta.update(difficulty=task.difficulty, source=task.source, tests=tests, g1=g1, g2=g2, turns=turns)
+        tree.meta.update(difficulty=task.difficulty, source=task.source, reward_tests=reward_tests, g1=g1, g2=g2,
+                         turns=turns)
     if path is not None:
         save_trees(trees, path)
     return trees

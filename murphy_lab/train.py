@@ -94,9 +94,6 @@ def config_from_args(config: str | None, profile: str | None, sets: list[str]) -
     return apply_nested(cfg, nested)
 
 
-_parse_sets, _apply_nested = parse_sets, apply_nested  # the names the ReVeal CLI imported before
-
-
 def main(argv: list[str] | None = None) -> Path:
     p = argparse.ArgumentParser(prog="python -m murphy_lab.train", description=__doc__.split("\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -184,9 +184,9 @@ if use_toy:
         tasks = make_tasks("train", toy_tasks, seed=seed)
         print(tasks[0].prompt)
         toy_policy = TransformersPolicy(build_toy_policy(size=toy_size, seed=seed), max_new_tokens=48)
-        # tests="visible": in the toy world the visible tests are the staged locks whose feedback reveals the hidden
+        # reward_tests="visible": in the toy world the visible tests are the staged locks whose feedback reveals the hidden
         # constants, and the toy training profile takes reward and feedback from them (murphy_lab.toy.profile)
-        toy_trees = build_task_trees(tasks, toy_policy, executor, g1=g1, g2=2, turns=2, tests="visible",
+        toy_trees = build_task_trees(tasks, toy_policy, executor, g1=g1, g2=2, turns=2, reward_tests="visible",
                                      progress=False, seed=seed)
         assert len(toy_trees) == toy_tasks and all(len(t.root.children) == g1 for t in toy_trees)
 

@@ -40,7 +40,7 @@ import matplotlib.pyplot as plt
 from murphy_lab.credit import assign_credit, mars, mers
 from murphy_lab.examples import check_answer, informative_failure_tree, paper_tree
 from murphy_lab.grpo import group_advantages
-from murphy_lab.modes import score_tree
+from murphy_lab.scoring import score_tree
 from murphy_lab.viz import draw_credit_flow, draw_tree, plot_turn_histograms
 
 # %% [markdown]
@@ -145,12 +145,12 @@ assert library["A"] > library["D"] > library["B"]  # MeRS ranks informative > lu
 # Compare the turn-1 advantages with no backup (credit = immediate reward: what single-turn GRPO sees), MaRS and
 # MeRS. Without backup, A, B and D get the same negative advantage: the informative failure is discouraged exactly
 # as much as the useless ones. (GRPO-MT, which broadcasts a chain's final reward to all its turns, sees A's chain
-# and B's chain as different only when their one sampled refinement happens to differ.) `assign_credit(tree, rule)` dispatches by name; `group_advantages` fills `node.advantage`.
+# and B's chain as different only when their one sampled refinement happens to differ.) `assign_credit(tree, credit)` dispatches by name (`credit.CREDIT_RULES`); `group_advantages` fills `node.advantage`.
 
 # %%
 table = {}
 for rule in ("none", "mars", "mers"):
-    group_advantages(assign_credit(tree, rule=rule, gamma=gamma))
+    group_advantages(assign_credit(tree, credit=rule, gamma=gamma))
     table[rule] = {v.meta["name"]: round(v.advantage, 2) for v in tree.root.children}
     print(f"{rule:>5}:", table[rule])
 assert table["none"]["A"] == table["none"]["B"] == table["none"]["D"]  # without backup: indistinguishable
@@ -159,7 +159,7 @@ assert table["mers"]["A"] > table["mers"]["D"] > table["mers"]["B"]  # MeRS: inf
 assert table["mars"]["B"] < table["none"]["B"] and table["mers"]["B"] < table["none"]["B"]  # B is pushed further down
 
 # %% [markdown]
-# In training this step is `murphy_lab.modes.score_tree(tree, config)`: pruning (notebook 04), then
+# In training this step is `murphy_lab.scoring.score_tree(tree, config)`: pruning (notebook 04), then
 # `assign_credit`, then `group_advantages`, with the config's `credit`, `gamma`, `b_grp`, `b_traj` and `backup_on`
 # (the widgets of notebook 07 call the same function). Without pruning it gives exactly the advantages above:
 

@@ -46,7 +46,7 @@ import matplotlib.pyplot as plt
 from murphy_lab.examples import check_answer, paper_tree
 from murphy_lab.prune import delta_var, interp, intrap, unprune, variance
 from murphy_lab.viz import draw_tree
-from murphy_lab.widgets import compute, summary
+from murphy_lab.viz.widgets import compute, summary
 
 # %% [markdown]
 # ## 1. The tree and its cost
@@ -131,11 +131,11 @@ plt.show()
 # children, so a turn-1 node whose whole group was dropped by InterP becomes a leaf and keeps its own reward. The
 # paper's text says pruning only filters what enters the gradient: the default `backup_on="full"` backs up over every
 # child, pruned or not, and only the loss skips the pruned ones (docs/notation.md, "Backup order", says why).
-# `murphy_lab.widgets.compute` runs the library pipeline (interp → intrap → credit → advantages) on a copy.
+# `murphy_lab.viz.widgets.compute` runs the library pipeline (interp → intrap → credit → advantages) on a copy.
 
 # %%
-pruned = compute(tree, rule="mars", b_grp=b_grp, backup_on="pruned")
-full = compute(tree, rule="mars", b_grp=b_grp, backup_on="full")
+pruned = compute(tree, credit="mars", b_grp=b_grp, backup_on="pruned")
+full = compute(tree, credit="mars", b_grp=b_grp, backup_on="full")
 print("turn-1 MaRS credit, backup on the pruned tree:", [round(v.credit, 2) for v in pruned.root.children])
 print("turn-1 MaRS credit, backup on the full tree:  ", [round(v.credit, 2) for v in full.root.children])
 lost = sum(1 for a, b in zip(pruned.root.children, full.root.children) if a.credit < b.credit)
@@ -151,7 +151,7 @@ assert all(a.credit <= b.credit for a, b in zip(pruned.root.children, full.root.
 
 # %%
 rules = {"none": {}, "InterP": {"b_grp": b_grp}, "IntraP": {"b_traj": b_traj}, "both": {"b_grp": b_grp, "b_traj": b_traj}}
-counts = {name: summary(compute(tree, rule="mars", **kw))["kept"] for name, kw in rules.items()}
+counts = {name: summary(compute(tree, credit="mars", **kw))["kept"] for name, kw in rules.items()}
 print(counts)
 assert counts["none"] == 72 and counts["InterP"] == 8 + 8 * b_grp and counts["IntraP"] == 9 * b_traj
 

@@ -23,7 +23,7 @@
 #
 # **What you will learn**
 # 1. where trees come from: a training run's `trees/step_N.jsonl`, or hand-made ones;
-# 2. the playground: `murphy_lab.widgets.playground(trees)`;
+# 2. the playground: `murphy_lab.viz.widgets.playground(trees)`;
 # 3. the same computation without widgets: `widgets.compute` / `widgets.render` (papermill, printed notes);
 # 4. the paper's ablation axes as a table over many trees: kept trajectories, useful advantages, credit;
 # 5. curves of saved training runs side by side.
@@ -47,7 +47,7 @@ from IPython.display import display
 from murphy_lab.examples import check_answer, informative_failure_tree, paper_tree
 from murphy_lab.tree import load_trees
 from murphy_lab.viz import plot_curves
-from murphy_lab.widgets import compute, playground, render, summary
+from murphy_lab.viz.widgets import compute, playground, render, summary
 
 # %% [markdown]
 # ## 1. The trees
@@ -89,9 +89,9 @@ if interactive:
 
 # %%
 big = list(trees.values())[-1] if not trees_path else max(trees.values(), key=len)
-fig = render(big, color_by="advantage", rule="mars", b_grp=4)
+fig = render(big, color_by="advantage", credit="mars", b_grp=4)
 plt.show()
-s = summary(compute(big, rule="mars", b_grp=4))
+s = summary(compute(big, credit="mars", b_grp=4))
 print(s)
 if not trees_path:
     assert s["kept"] == 40  # the paper's InterP count
@@ -106,13 +106,13 @@ if not trees_path:
 # %%
 pool = list(trees.values()) if trees_path else [paper_tree(seed=seed + i) for i in range(n_trees)]
 settings = {
-    "MaRS": dict(rule="mars"),
-    "MeRS γ=0.9": dict(rule="mers", gamma=0.9),
-    "MeRS γ=1.0": dict(rule="mers", gamma=1.0),
-    "no backup": dict(rule="none"),
-    "MaRS + IntraP (b_traj=4)": dict(rule="mars", b_traj=4),
-    "MaRS + InterP (b_grp=4)": dict(rule="mars", b_grp=4),
-    "MaRS + InterP, backup on pruned": dict(rule="mars", b_grp=4, backup_on="pruned"),
+    "MaRS": dict(credit="mars"),
+    "MeRS γ=0.9": dict(credit="mers", gamma=0.9),
+    "MeRS γ=1.0": dict(credit="mers", gamma=1.0),
+    "no backup": dict(credit="none"),
+    "MaRS + IntraP (b_traj=4)": dict(credit="mars", b_traj=4),
+    "MaRS + InterP (b_grp=4)": dict(credit="mars", b_grp=4),
+    "MaRS + InterP, backup on pruned": dict(credit="mars", b_grp=4, backup_on="pruned"),
 }
 rows = []
 for name, knobs in settings.items():
@@ -174,13 +174,13 @@ if runs_dir:
 # %%
 answer_1 = None  # an integer
 if solve_exercises:
-    full = [v.credit for v in compute(paper_tree(seed=seed), rule="mars").root.children]
+    full = [v.credit for v in compute(paper_tree(seed=seed), credit="mars").root.children]
     answer_1 = next(b for b in range(1, 9)
-                    if [v.credit for v in compute(paper_tree(seed=seed), rule="mars", b_grp=b, backup_on="pruned").root.children] == full)
+                    if [v.credit for v in compute(paper_tree(seed=seed), credit="mars", b_grp=b, backup_on="pruned").root.children] == full)
 
 # %%
-_full = [v.credit for v in compute(paper_tree(seed=seed), rule="mars").root.children]
-_ok = [b for b in range(1, 9) if [v.credit for v in compute(paper_tree(seed=seed), rule="mars", b_grp=b, backup_on="pruned").root.children] == _full]
+_full = [v.credit for v in compute(paper_tree(seed=seed), credit="mars").root.children]
+_ok = [b for b in range(1, 9) if [v.credit for v in compute(paper_tree(seed=seed), credit="mars", b_grp=b, backup_on="pruned").root.children] == _full]
 check_answer("1", answer_1, min(_ok))
 
 # %% [markdown]
@@ -192,4 +192,4 @@ if solve_exercises:
     answer_2 = 0.8  # (0 + γ · 3/4) / 2 = 0.3
 
 # %%
-check_answer("2", None if answer_2 is None else compute(informative_failure_tree(), rule="mers", gamma=answer_2).root.children[0].credit, 0.3)
+check_answer("2", None if answer_2 is None else compute(informative_failure_tree(), credit="mers", gamma=answer_2).root.children[0].credit, 0.3)

@@ -40,13 +40,15 @@ backend = "real"  # "stand-in": fake train/evaluate that only exercise the pipel
 model_paths = {}  # {"Qwen3-1.7B": "/ckpt/base", "Qwen3-1.7B/murphy": "/ckpt/murphy"}: use these models as they are
 train_overrides = {}  # trainer-config fields on top of the profile's, e.g. {"max_steps": 20} (part of the run keys)
 torch_threads = 1
-gammas = [0.9, 1.0]  # MeRS discounts to compare with MaRS (the paper: 0.9 and 1.0)
+credits = ["mars", "mers"]  # credit rules to compare, names of murphy_lab.credit.CREDIT_RULES (the paper: MaRS, MeRS)
+gammas = [0.9, 1.0]  # discounts γ of the rules that read one (MeRS; the paper: 0.9 and 1.0)
 
 # %%
 from IPython.display import Image, Markdown, display
 
 from murphy_lab import experiments as X
-from murphy_lab import tables as T
+from murphy_lab.credit import credit_rule
+from murphy_lab.experiments import tables as T
 from murphy_lab.experiments.verdicts import CREDIT_PAIRS
 
 # The paper profile stops here, with the reason, on a machine without CUDA. S.plan / S.run carry these settings.
@@ -55,7 +57,7 @@ S = X.setup(profile, output_dir, cache_dir, train=train, from_cache_only=from_ca
 out = S.out  # results/<profile>: run records, tables, figures
 
 # %%
-variants = [{"credit": "mars"}] + [{"credit": "mers", "gamma": float(g)} for g in gammas]
+variants = [{"credit": c, "gamma": float(g)} for c in credits for g in (gammas if credit_rule(c).discounted else [1.0])]
 if models is None and profile == "paper":
     models = ["Qwen3-1.7B"]  # the paper's ablations are on Qwen3-1.7B
 exps = S.plan(methods=methods, models=models, seeds=seeds, benchmarks=benchmarks, variants=variants)

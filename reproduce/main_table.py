@@ -18,11 +18,12 @@
 # # Main table: MURPHY against its baselines, pass@1 by Iter-k
 #
 # Regenerates the paper's main table (arXiv 2511.07833, Table 1): each model is trained with single-turn
-# GRPO, GRPO-MT, µCode, ReVeal and MURPHY (MaRS credit), then every model — the base one included — is evaluated with the
-# Reflexion-style refinement scaffold, and pass@1 after k attempts (Iter-k) is reported as mean ± std over seeds.
+# GRPO, GRPO-MT, µCode, ReVeal and MURPHY (MaRS credit), then every model — the base one included — is evaluated in
+# the format it was trained in (the Reflexion-style refinement scaffold; ReVeal its own generation/verification
+# rounds), and pass@1 after k attempts (Iter-k) is reported as mean ± std over seeds.
 #
 # What this notebook does, all through `murphy_lab.experiments` (one cached run per model × method × seed) and
-# `murphy_lab.tables` (the paper's layout, the paper's numbers beside ours, the difference):
+# `murphy_lab.experiments.tables` (the paper's layout, the paper's numbers beside ours, the difference):
 #
 # 1. plan the runs, 2. train and evaluate what is not cached yet, 3. write `main_table.{csv,md,tex}` and
 #    `main_table.png` under `results/<profile>/`.
@@ -55,7 +56,8 @@ from IPython.display import Image, Markdown, display
 import matplotlib.pyplot as plt
 
 from murphy_lab import experiments as X
-from murphy_lab import tables as T
+from murphy_lab.experiments import tables as T
+from murphy_lab.profiles import get_profile
 from murphy_lab import viz
 
 # The paper profile stops here, with the reason, on a machine without CUDA. S.plan / S.run carry these settings.
@@ -82,7 +84,7 @@ agg = T.aggregate(results)
 tables = T.main_tables(agg, profile=profile)
 # One verdict line per comparison and table cell (model, benchmark; paired by training seed over the seeds both
 # methods finished in that cell, 95% t interval) in the main table's notes, at one pre-chosen Iter-k.
-verdict_k = 3 if 3 in X.profile(profile).iters else max(X.profile(profile).iters)
+verdict_k = 3 if 3 in get_profile(profile).iters else max(get_profile(profile).iters)
 verdict_lines = X.paired_verdicts(results, k=verdict_k)
 tables[0].notes += verdict_lines
 # What each method spent: sampled and trained sequences, completion tokens, time (equal steps ≠ equal budgets).
@@ -126,7 +128,8 @@ assert (out / "main_table.md").exists() and (out / "main_table.tex").exists() an
 # %% [markdown]
 # ## Summary
 # - `results/<profile>/main_table.md` holds our table, the paper's, and the matching cells with their difference.
-# - µCode and ReVeal train with their own pipelines (`murphy_lab.baselines.mucode`, `.reveal`) and are evaluated
-#   with the same scaffold as every column. The toy demo leaves them out by default (the table's notes say why).
+# - µCode and ReVeal train with their own pipelines (`murphy_lab.baselines.mucode`, `.reveal`: each method is one
+#   entry of `murphy_lab.methods`) on the same training tasks as every column; µCode is evaluated with the Reflexion
+#   scaffold, ReVeal in its own rounds. The toy demo leaves them out by default (the table's notes say why).
 # - Rebuild from the cache alone with `-p from_cache_only True`; evaluate checkpoints trained elsewhere with
 #   `-p train False -p model_paths '{"Qwen3-1.7B/murphy": "/path"}'`.

@@ -12,11 +12,11 @@ import pandas as pd
 import pytest
 
 from murphy_lab import experiments as X
-from murphy_lab import tables as T
 from murphy_lab import viz
-from murphy_lab.experiments import dispatch
+from murphy_lab.experiments import tables as T
 from murphy_lab.experiments.store import curve_points
 from murphy_lab.experiments.verdicts import budget_curves, budget_table, paired_verdicts
+from murphy_lab.methods import get_method
 
 
 def test_toy_full_plans_grpo_mt_and_mucode_twice_once_at_murphys_sample_budget():
@@ -31,7 +31,7 @@ def test_toy_full_plans_grpo_mt_and_mucode_twice_once_at_murphys_sample_budget()
 
 def test_the_matched_budget_gives_grpo_mt_more_chains_per_task_and_the_same_tasks_per_step():
     exps = X.plan("toy-full", methods=("grpo_mt", "murphy"), seeds=(0,))
-    cfg = {e.variant: dispatch.train_config(e, "model") for e in exps}
+    cfg = {e.variant: get_method(e.method).config(e, "model") for e in exps}
     steps, matched, murphy = cfg["-"], cfg["samples"], cfg["mars"]
     assert matched.g1 > steps.g1 and matched.g2 == steps.g2 == 1
     tasks = {name: c.per_device_train_batch_size // c.g1 for name, c in cfg.items()}

@@ -112,13 +112,13 @@ def test_backup_on_rejects_unknown_value():
 
 
 def test_assign_credit_none_is_immediate_reward():
-    t = assign_credit(informative_tree(), rule="none")
+    t = assign_credit(informative_tree(), credit="none")
     assert all(n.credit == n.reward for n in t.nodes())
 
 
 def test_assign_credit_rejects_unknown_rule():
-    with pytest.raises(ValueError, match="rule"):
-        assign_credit(informative_tree(), rule="sum")
+    with pytest.raises(ValueError, match="credit rule must be one of"):
+        assign_credit(informative_tree(), credit="sum")
 
 
 def _all_pass_group_tree():

@@ -7,6 +7,9 @@ import pandas as pd
 import pytest
 
 from murphy_lab import experiments as X
+from murphy_lab.methods import METHODS, get_method
+from murphy_lab.methods.recipes import RECIPE_DIRS, recipe_path
+from murphy_lab.profiles import get_profile, not_run_note
 
 
 class Fakes:
@@ -160,16 +163,16 @@ def test_plan_varies_only_murphy():
 
 
 def test_mucode_and_reveal_are_trainable_table_methods():
-    assert {"mucode", "reveal"} <= set(X.TRAINABLE)
+    assert get_method("mucode").trains and get_method("reveal").trains and not get_method("base").trains
 
 
 def test_smoke_plans_every_main_table_method_and_toy_leaves_out_mucode_and_reveal_with_a_reason():
-    assert {e.method for e in X.plan("smoke")} == set(X.METHODS)
+    assert {e.method for e in X.plan("smoke")} == set(METHODS)
     assert {e.method for e in X.plan("toy")} == {"base", "grpo", "grpo_mt", "murphy"}
-    assert "never taught" in X.not_run_note("toy", "reveal") and "rewards are zero" in X.not_run_note(
+    assert "never taught" in not_run_note("toy", "reveal") and "rewards are zero" in not_run_note(
         "toy", "reveal"
     )
-    assert "not run in the toy demo" in X.not_run_note("toy", "mucode")
+    assert "not run in the toy demo" in not_run_note("toy", "mucode")
 
 
 def test_paper_plan_evaluates_reveal_on_livecodebench_only():
@@ -180,43 +183,28 @@ def test_paper_plan_evaluates_reveal_on_livecodebench_only():
     }
 
 
-@pytest.mark.parametrize("method, module", [("mucode", "murphy_lab.baselines.mucode.pipeline"),
-                                            ("reveal", "murphy_lab.baselines.reveal.trainer")])  # fmt: skip
-def test_default_train_dispatches_to_the_baselines_experiment_train(method, module, tmp_path, monkeypatch):
-    import importlib
+@pytest.mark.parametrize("method", ["grpo", "mucode", "reveal", "murphy"])
+def test_default_train_is_the_methods_registry_entry(method, tmp_path, monkeypatch):
+    import dataclasses
+
+    import murphy_lab.experiments.dispatch as dispatch
 
     calls = []
-    mod = importlib.import_module(module)
-    monkeypatch.setattr(
-        mod, "experiment_train", lambda e, base, out: calls.append((e, base, out)) or Path(out) / "m"
-    )
+    fake = dataclasses.replace(get_method(method), train=lambda e, base, out: calls.append((e, base, out)) or out / "m")
+    monkeypatch.setattr(dispatch, "get_method", lambda name: fake if name == method else get_method(name))
     e = exp(method=method)
     assert X.default_train(e, "base-model", tmp_path) == tmp_path / "m"
     assert calls == [(e, "base-model", tmp_path)]
 
 
-def test_mucode_receives_only_its_own_config_fields_from_the_profile_overrides(tmp_path, monkeypatch):
-    import murphy_lab.baselines.mucode.pipeline as pipeline
-
-    seen = []
-    monkeypatch.setattr(
-        pipeline, "experiment_train", lambda e, base, out: seen.append(e.overrides) or Path(out)
-    )
-    X.default_train(
-        exp(method="mucode", overrides=(("max_steps", 40), ("rounds", 1))), "base-model", tmp_path
-    )
-    assert seen == [(("rounds", 1),)]
-
-
-def test_reveal_program_reads_the_generation_answer_else_falls_back():
-    extract = X.reveal_program(lambda c: "fallback")
-    assert extract("<generation-answer>\n```python\nx = 1\n```\n</generation-answer>").strip() == "x = 1"
-    assert extract("def f(): pass") == "fallback"
+def test_mucode_receives_only_its_own_config_fields_from_the_profile_overrides():
+    cfg = get_method("mucode").config(exp(method="mucode", overrides=(("max_steps", 40), ("rounds", 1))), "base")
+    assert cfg.rounds == 1 and not hasattr(cfg, "max_steps")
 
 
 def test_plan_uses_profile_defaults():
     (e,) = X.plan("smoke", methods=("base",))
-    prof = X.profile("smoke")
+    prof = get_profile("smoke")
     assert (e.benchmarks, e.iters, e.seed, e.n_eval_tasks) == (
         prof.benchmarks,
         prof.iters,
@@ -230,10 +218,12 @@ def test_variant_labels():
         exp(credit="mers", gamma=0.9).variant,
         exp(credit="mers").variant,
         exp(pruning="intrap").variant,
+        exp(credit="none").variant,
     ] == [
         "mers_0.9",
         "mers_1.0",
         "mars+intrap",
+        "none",  # a rule's own label (MeRS's only for MeRS): every rule of credit.CREDIT_RULES, no fall-through
     ]
 
 
@@ -252,13 +242,16 @@ def test_paper_profile_fails_early_without_cuda():
         X.require_resources("paper")
 
 
+def train_config(e: X.Experiment):
+    return get_method(e.method).config(e, "m")
+
+
 def test_train_config_maps_methods_and_pruning_budgets():
-    pytest.importorskip("murphy_lab.config")
     ebase = dict(profile="toy", model="toy", overrides=(("g1", 8), ("g2", 8)))  # the paper's G1 = G2 = 8
-    assert X.train_config(X.Experiment(method="grpo", **ebase), "m").turns == 1
-    assert X.train_config(X.Experiment(method="grpo_mt", **ebase), "m").g2 == 1
-    intrap = X.train_config(X.Experiment(method="murphy", pruning="intrap", **ebase), "m")
-    interp = X.train_config(X.Experiment(method="murphy", pruning="interp", **ebase), "m")
+    assert train_config(X.Experiment(method="grpo", **ebase)).turns == 1
+    assert train_config(X.Experiment(method="grpo_mt", **ebase)).g2 == 1
+    intrap = train_config(X.Experiment(method="murphy", pruning="intrap", **ebase))
+    interp = train_config(X.Experiment(method="murphy", pruning="interp", **ebase))
     assert (intrap.b_traj, intrap.b_grp, interp.b_grp, interp.b_traj) == (
         4,
         None,
@@ -272,9 +265,14 @@ def test_train_config_maps_methods_and_pruning_budgets():
                                              ("murphy", {"credit": "mers", "gamma": 1.0}),
                                              ("murphy", {"pruning": "intrap"}), ("murphy", {"pruning": "interp"})])  # fmt: skip
 def test_every_paper_run_has_a_training_recipe(method, variant):
-    for model in X.RECIPE_DIRS:
-        path = X.paper_recipe(X.Experiment("paper", model, method, **variant))
-        assert path.is_file() and path.parent.name == X.RECIPE_DIRS[model]
+    for model in RECIPE_DIRS:
+        path = recipe_path(X.Experiment("paper", model, method, **variant))
+        assert path.is_file() and path.parent.name == RECIPE_DIRS[model]
+
+
+def test_a_credit_rule_without_a_recipe_is_a_clear_error_not_another_rules_recipe():
+    with pytest.raises(FileNotFoundError, match="murphy_none.yaml"):
+        recipe_path(X.Experiment("paper", "Qwen3-4B", "murphy", credit="none"))
 
 
 def test_pruning_variants_run_both_backup_orders_and_one_unpruned_row():
@@ -290,8 +288,8 @@ def test_pruning_variants_run_both_backup_orders_and_one_unpruned_row():
 
 def test_backup_on_reaches_the_trainer_config():
     ebase = dict(profile="toy", model="toy", method="murphy", pruning="interp")
-    assert X.train_config(X.Experiment(**ebase), "m").backup_on == "full"
-    assert X.train_config(X.Experiment(**ebase, backup_on="pruned"), "m").backup_on == "pruned"
+    assert train_config(X.Experiment(**ebase)).backup_on == "full"
+    assert train_config(X.Experiment(**ebase, backup_on="pruned")).backup_on == "pruned"
 
 
 def test_backup_on_pruned_without_pruning_is_rejected():
@@ -305,13 +303,6 @@ def test_a_pruned_run_saved_before_backup_on_existed_loads_as_backup_on_pruned(t
     del cfg["backup_on"]  # what a run of the old code (backup on the pruned tree, no field) wrote
     (run.path / "config.json").write_text(json.dumps(cfg))
     assert X.load_run(run.path).experiment.backup_on == "pruned"
-
-
-def test_trainer_modes_come_from_the_one_method_mapping():
-    ebase = dict(profile="toy", model="toy", overrides=(("g1", 8), ("g2", 8)))
-    for method, fields in X.MODE_FIELDS.items():
-        cfg = X.train_config(X.Experiment(method=method, **ebase), "m")
-        assert {k: getattr(cfg, k) for k in fields} == fields
 
 
 def test_setup_stops_the_paper_profile_without_cuda_before_anything_is_planned(tmp_path):

@@ -5,7 +5,6 @@ import pytest
 import torch
 from trees import informative_tree, paper_tree
 
-from murphy_lab.baselines.rules import grpo_mt, grpo_single
 from murphy_lab.credit import mars
 from murphy_lab.grpo import (
     group_advantages,
@@ -17,6 +16,7 @@ from murphy_lab.grpo import (
     training_pairs,
 )
 from murphy_lab.prune import intrap
+from murphy_lab.scoring import grpo_mt, grpo_single
 from murphy_lab.tree import Node, RolloutTree
 
 

@@ -1,6 +1,8 @@
-"""murphy_lab.modes: the mode table and score_tree, the one prune -> credit -> advantages pipeline."""
+"""murphy_lab.modes (the mode table) and murphy_lab.scoring (score_tree, the one prune -> credit -> advantages pipeline)."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 from trees import paper_tree
@@ -8,8 +10,9 @@ from trees import paper_tree
 from murphy_lab.config import MurphyConfig
 from murphy_lab.credit import mers
 from murphy_lab.grpo import group_advantages
-from murphy_lab.modes import MODES, Knobs, chains, grpo_mt, mode, score_tree
+from murphy_lab.modes import MODES, mode
 from murphy_lab.prune import interp, intrap
+from murphy_lab.scoring import Knobs, chains, grpo_mt, score_tree
 from murphy_lab.tree import Node, RolloutTree
 from murphy_lab.viz.widgets import compute, slider_budget
 
@@ -37,7 +40,7 @@ def test_scoring_again_with_other_knobs_equals_scoring_fresh():
 
 def test_the_widgets_compute_what_the_trainer_scores():
     cfg = MurphyConfig(mode="murphy", credit="mers", gamma=0.9, b_traj=4, backup_on="pruned")
-    shown = compute(paper_tree(2), rule="mers", gamma=0.9, b_traj=4, backup_on="pruned")
+    shown = compute(paper_tree(2), credit="mers", gamma=0.9, b_traj=4, backup_on="pruned")
     assert advantages(shown) == advantages(score_tree(paper_tree(2), cfg))
 
 
@@ -84,23 +87,21 @@ def test_each_mode_accepts_the_shape_it_implies():
     assert not MODES["murphy"].problems(8, 2) and not MODES["murphy"].problems(1, 1)
 
 
-def test_the_config_names_the_modes_of_the_table():
-    from murphy_lab import config
-
-    assert config.MODES == tuple(MODES)
-
-
-def test_importing_the_config_loads_no_torch():
-    """experiments, eval_cli and the toy world import murphy_lab.config without torch; modes is loaded on validate."""
+@pytest.mark.parametrize("module", ["murphy_lab.modes", "murphy_lab.credit", "murphy_lab.config"])
+def test_importing_the_mode_and_credit_names_loads_no_torch(module):
+    """The one list of mode names (modes.MODES) and of credit rules (credit.CREDIT_RULES) import without torch, so
+    the config, the experiments' planning and the toy world read them and no copy is needed."""
     import subprocess
     import sys
 
-    code = "import sys, murphy_lab.config; sys.exit('torch' in sys.modules)"
+    code = f"import sys, {module}; sys.exit('torch' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
 
 
-def test_the_experiments_method_fields_are_the_modes_own():
-    from murphy_lab.experiments.plan import MODE_FIELDS
-    from murphy_lab.modes import MODES
+def test_the_config_accepts_every_credit_rule_and_names_them_when_refusing():
+    from murphy_lab.credit import CREDIT_RULES
 
-    assert MODE_FIELDS == {name: m.fields() for name, m in MODES.items()}
+    for name in CREDIT_RULES:
+        MurphyConfig.for_profile("smoke", credit=name).validate()
+    with pytest.raises(ValueError, match=re.escape(f"credit: must be one of {tuple(CREDIT_RULES)}")):
+        MurphyConfig.for_profile("smoke", credit="sum").validate()

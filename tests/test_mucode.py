@@ -296,23 +296,24 @@ def test_train_verifier_learns_to_rank_the_chosen_response_higher(tmp_path, loss
     assert stats["trained"] and stats["loss_type"] == loss and good > bad
 
 
-def test_experiment_train_trains_on_the_toy_split_and_leaves_evaluation_to_the_caller(monkeypatch):
-    from types import SimpleNamespace
+def test_the_method_trains_on_the_experiments_training_set_and_leaves_evaluation_to_the_caller(monkeypatch):
+    from murphy_lab.baselines.mucode import method
+    from murphy_lab.experiments import Experiment
 
+    seen = {}
+    monkeypatch.setattr(method, "run_mucode", lambda cfg, out, resume: seen.update(cfg=cfg, resume=resume) or out)
+    exp = Experiment("toy", "toy", "mucode", seed=1, overrides=(("rounds", 1), ("max_steps", 40)))
+    method.train(exp, "base/path", "out")
+    cfg = seen["cfg"]
+    assert (cfg.model, cfg.tasks, cfg.task_args, cfg.n_train_tasks, cfg.seed, cfg.rounds, cfg.evaluate,
+            seen["resume"]) == ("base/path", "toy", {"split": "train", "n": 512, "seed": 0}, 200, 1, 1, False, True)
+
+
+def test_a_standalone_toy_run_trains_on_the_first_n_train_tasks_of_the_toy_training_set(tmp_path, monkeypatch):
     from murphy_lab.baselines.mucode import pipeline
 
     seen = {}
-    monkeypatch.setattr(
-        pipeline, "run_mucode", lambda cfg, out, resume: seen.update(cfg=cfg, resume=resume) or out
-    )
-    exp = SimpleNamespace(profile="toy", seed=1, train_data="toy", overrides=(("rounds", 1),))
-    pipeline.experiment_train(exp, "base/path", "out")
-    cfg = seen["cfg"]
-    assert (cfg.model, cfg.tasks, cfg.task_args["seed"], cfg.rounds, cfg.evaluate, seen["resume"]) == (
-        "base/path",
-        "murphy_lab.toy:make_tasks",
-        1,
-        1,
-        False,
-        True,
-    )
+    monkeypatch.setattr(pipeline, "_run", lambda cfg, out, base, train, test, *a: seen.update(train=train, test=test))
+    run_mucode(MuCodeConfig.for_profile("toy", model="m", evaluate=True), tmp_path / "run", executor=object())
+    assert [t.task_id for t in seen["train"]] == [f"toy/train/0/{i}" for i in range(200)]
+    assert len(seen["test"]) == 200 and seen["test"][0].task_id.startswith("toy/test/")

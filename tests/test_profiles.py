@@ -33,13 +33,7 @@ def test_a_profile_without_a_builder_needs_model_and_tasks(tmp_path):
 
 def test_the_toy_profile_trains_on_its_train_tasks_count(tmp_path):
     model, tasks = resolve(MurphyConfig.for_profile("toy", model="given/model"), tmp_path)
-    assert model == "given/model" and len(tasks) == get_profile("toy").train_tasks == profiles.TOY_TRAIN["n"]
-
-
-def test_the_toy_trainer_presets_are_the_toy_worlds():
-    import murphy_lab.toy as toy
-
-    assert toy.TOY_PRESETS is get_profile("toy").trainer and MurphyConfig.for_profile("toy").reward_tests == "visible"
+    assert model == "given/model" and len(tasks) == profiles.TRAIN_DATA["toy"][1]["n"] == 512
 
 
 def test_config_and_mucode_read_their_presets_from_the_registry(monkeypatch):

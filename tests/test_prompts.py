@@ -115,7 +115,6 @@ def test_every_training_and_evaluation_path_reads_an_answer_the_same_way():
     import inspect
 
     from murphy_lab.baselines.mucode.inference import VerifierBestOfN
-    from murphy_lab.baselines.mucode.rollouts import extractor_for
     from murphy_lab.prompts import answer_extractor, extract_code, extract_program
     from murphy_lab.rollout import build_task_trees
     from murphy_lab.scaffolds import LATS, DoT, Reflexion
@@ -124,27 +123,27 @@ def test_every_training_and_evaluation_path_reads_an_answer_the_same_way():
     code_task = Task("t", "Write add(a, b).", visible_tests=["assert add(1, 2) == 3"])
     readers = {
         "rollout": inspect.signature(build_task_trees).parameters["extract"].default,
-        "trainer": answer_extractor([code_task]),  # MurphyTrainer._grow
-        "mucode": extractor_for([code_task]),
+        "trainer, mucode rollouts": answer_extractor([code_task]),  # MurphyTrainer._grow, mucode.collect_rollouts
         "reflexion": Reflexion().extract, "lats": LATS().extract, "dot": DoT().extract,
         "mucode best-of-n": VerifierBestOfN(None, n=1, selection="random").extract,
     }  # fmt: skip
     read = {name: fn(CHAT_ANSWER) for name, fn in readers.items()}
     assert set(read.values()) == {extract_program(CHAT_ANSWER)} == {"def add(a, b):\n    return a + b\n"}
-    assert extract_code(CHAT_ANSWER) != read["trainer"]  # the reading training used before: prose and all
+    assert extract_code(CHAT_ANSWER) != read["trainer, mucode rollouts"]  # the reading training used before: prose and all
 
 
 def test_experiments_evaluation_adds_no_extraction_of_its_own(monkeypatch):
     import murphy_lab.experiments as X
     from murphy_lab.experiments import dispatch
+    from murphy_lab.prompts import extract_program
 
     seen = {}
     monkeypatch.setattr(dispatch, "evaluate", lambda *a, **kw: seen.update(kw))
     monkeypatch.setattr(dispatch, "make_policy", lambda model_dir, exp: None)
-    monkeypatch.setattr(dispatch, "load_benchmark", lambda benchmark, exp: [])
+    monkeypatch.setattr(dispatch, "benchmark_tasks", lambda profile, benchmark, n: [])
     exp = X.plan("toy", methods=("murphy",), seeds=(0,))[0]
     X.default_evaluate(exp, "model", "HumanEval")
-    assert seen["scaffold_kw"] == {}  # the scaffold's default: prompts.extract_program, as in training
+    assert seen["scaffold"].extract is extract_program  # the scaffold's default reading, as in training
 
 
 def test_text_answers_are_read_stripped_and_run_as_a_string():

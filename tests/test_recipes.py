@@ -207,7 +207,7 @@ def test_every_recipe_trains_one_step_on_cpu(path, tiny_models, tmp_path):
     model, raw = tiny_models[path.parent.name], yaml.safe_load(path.read_text())
     cpu = dict(model=model, tasks="smoke", task_args={}, bf16=False, executor={"timeout": 5.0, "workers": 1})
     if raw.get("method") == "mucode":
-        cfg = load(path, **cpu, backend="transformers", rounds=1, rollouts=2, turns=2, max_new_tokens=8,
+        cfg = load(path, **cpu, use_vllm=False, rounds=1, rollouts=2, turns=2, max_new_tokens=8,
                    pairs_per_task=4, final_verifier=False, evaluate=False, trl={"max_steps": 1})  # fmt: skip
         final = run_mucode(cfg, tmp_path / "run", progress=False)
     else:

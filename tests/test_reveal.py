@@ -326,8 +326,6 @@ def test_paper_profile_launches_the_reveal_recipe_like_every_other_method(tmp_pa
 
     import murphy_lab.config as config_mod
     from murphy_lab import experiments as X
-    from murphy_lab.baselines.reveal.trainer import experiment_train
-
     seen = {}
     monkeypatch.setattr(subprocess, "run", lambda cmd, check, env: seen.update(cmd=cmd, env=env))
     monkeypatch.setattr(config_mod, "_cuda_available", lambda: True)  # the recipe asks for bf16 and vLLM
@@ -335,7 +333,7 @@ def test_paper_profile_launches_the_reveal_recipe_like_every_other_method(tmp_pa
     base.mkdir()
     out.mkdir()
     exp = X.Experiment("paper", "Qwen3-1.7B", "reveal", seed=2, overrides=(("rounds", 2), ("max_steps", 5)))
-    assert experiment_train(exp, str(base), out) == out / "final"
+    assert X.default_train(exp, str(base), out) == out / "final"
     assert Path(seen["cmd"][1]).name in ("train_8xh100.sh", "colocate_1gpu.sh")
     assert seen["env"]["ENTRY"] == "murphy_lab.baselines.reveal"
     recipe = yaml.safe_load(Path(seen["cmd"][2]).read_text())
@@ -344,3 +342,12 @@ def test_paper_profile_launches_the_reveal_recipe_like_every_other_method(tmp_pa
     assert (recipe["use_vllm"], recipe["vllm_mode"], recipe["per_device_train_batch_size"],
             recipe["gradient_accumulation_steps"], recipe["num_train_epochs"], recipe["gradient_checkpointing"]) == (
         True, "server", 2, 16, 2, True)  # fmt: skip
+    assert "rounds" not in recipe  # ReVealConfig fields go into its `reveal:` mapping, as load_recipe reads them
+
+
+def test_reveal_program_reads_the_generation_answer_else_falls_back():
+    from murphy_lab.baselines.reveal.method import reveal_program
+
+    extract = reveal_program(lambda c: "fallback")
+    assert extract("<generation-answer>\n```python\nx = 1\n```\n</generation-answer>").strip() == "x = 1"
+    assert extract("def f(): pass") == "fallback"

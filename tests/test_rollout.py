@@ -83,7 +83,7 @@ def test_rewards_come_from_the_chosen_tests(executor):
     half = "def add(a, b):\n    return a + b if a else 99\n"  # visible: passes; hidden: 1 of 2
     policy = ScriptedPolicy(lambda p, n: [half] * n)
     (hidden,) = build_task_trees([add_task()], policy, executor, g1=2, turns=1, progress=False)
-    (visible,) = build_task_trees([add_task()], policy, executor, g1=2, turns=1, tests="visible", progress=False)
+    (visible,) = build_task_trees([add_task()], policy, executor, g1=2, turns=1, reward_tests="visible", progress=False)
     assert hidden.root.children[0].reward == 0.5 and visible.root.children[0].reward == 1.0
 
 
@@ -91,7 +91,7 @@ def test_trees_carry_task_id_and_meta(executor):
     trees = build_task_trees([add_task(0, "easy"), add_task(1, "hard")], ScriptedPolicy(feedback_fixes), executor,
                              g1=2, g2=1, progress=False)
     assert [t.task_id for t in trees] == ["add0", "add1"]
-    assert trees[1].meta["difficulty"] == "hard" and trees[1].meta["tests"] == "hidden"
+    assert trees[1].meta["difficulty"] == "hard" and trees[1].meta["reward_tests"] == "hidden"
 
 
 def test_trees_are_saved_as_json_lines(executor, tmp_path):
@@ -117,7 +117,7 @@ def test_sampling_keywords_reach_the_policy(executor):
 
 def test_unknown_tests_choice_is_rejected(executor):
     with pytest.raises(ValueError, match="tests must be"):
-        build_task_trees([add_task()], ScriptedPolicy(feedback_fixes), executor, tests="all")
+        build_task_trees([add_task()], ScriptedPolicy(feedback_fixes), executor, reward_tests="all")
 
 
 def test_task_without_the_chosen_tests_is_rejected(executor):

@@ -3,8 +3,8 @@
 import pandas as pd
 import pytest
 
-from murphy_lab import paper
-from murphy_lab import tables as T
+from murphy_lab.experiments import paper
+from murphy_lab.experiments import tables as T
 
 
 def results(rows):

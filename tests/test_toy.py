@@ -232,7 +232,8 @@ def test_build_is_cached(smoke_policy, tmp_path_factory):
 
 def test_toy_profile_is_registered_with_visible_rewards(tmp_path, monkeypatch):
     monkeypatch.setenv("MURPHY_LAB_CACHE", str(tmp_path))
-    from murphy_lab.config import MurphyConfig, resolve
+    from murphy_lab.config import MurphyConfig
+    from murphy_lab.profiles import resolve
 
     cfg = MurphyConfig.for_profile("toy", task_args={"n": 8, "policy_size": "smoke"}).validate()
     assert cfg.reward_tests == "visible"
@@ -241,7 +242,7 @@ def test_toy_profile_is_registered_with_visible_rewards(tmp_path, monkeypatch):
 
 
 def test_compare_summary_reports_mean_and_std_per_method():
-    from murphy_lab.toy.compare import summarize
+    from murphy_lab.experiments.toy_compare import summarize
 
     rows = [{"method": "grpo", "pass@1": {"1": 10.0, "3": 20.0}, "eval_informative_share": 0.5},
             {"method": "grpo", "pass@1": {"1": 30.0, "3": 40.0}, "eval_informative_share": 0.7}]

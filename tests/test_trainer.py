@@ -190,14 +190,6 @@ def test_private_trl_api_we_override_is_unchanged():
         assert key in src
 
 
-def test_text_answers_become_string_programs():
-    from murphy_lab.trainer import answer_program
-
-    ns: dict = {}
-    exec(answer_program("text", "it's \"x\"\n"), ns)
-    assert ns["ANSWER"] == "it's \"x\"\n" and answer_program("code", "x = 1\n") == "x = 1\n"
-
-
 _TWO_RANKS = """
 import os, sys, torch
 torch.set_num_threads(1)
@@ -260,6 +252,6 @@ def test_only_the_trainer_package_touches_trls_private_api():
 
 
 def test_neither_the_core_nor_the_trainer_imports_the_baselines():
-    core = ["tree.py", "credit.py", "prune.py", "grpo.py", "modes.py", "rollout.py", *(
+    core = ["tree.py", "credit.py", "prune.py", "grpo.py", "modes.py", "scoring.py", "rollout.py", *(
         str(p.relative_to(PACKAGE)) for p in (PACKAGE / "trainer").glob("*.py"))]
     assert [f for f in core if "murphy_lab.baselines" in (PACKAGE / f).read_text()] == []

@@ -9,7 +9,7 @@ matplotlib.use("Agg")
 import pytest
 
 from murphy_lab import experiments as X
-from murphy_lab import tables as T
+from murphy_lab.experiments import tables as T
 from murphy_lab.viz.tables import draw_cost_bars, draw_pass_at_k
 
 

@@ -1,4 +1,4 @@
-"""murphy_lab.widgets: the compute path (the library pipeline on a copy), render, and the ipywidgets playground."""
+"""murphy_lab.viz.widgets: the compute path (the library pipeline on a copy), render, and the ipywidgets playground."""
 
 import matplotlib
 
@@ -11,7 +11,7 @@ from murphy_lab.credit import mers  # noqa: E402
 from murphy_lab.examples import informative_failure_tree, paper_tree  # noqa: E402
 from murphy_lab.grpo import group_advantages  # noqa: E402
 from murphy_lab.prune import intrap  # noqa: E402
-from murphy_lab.widgets import compute, render, summary  # noqa: E402
+from murphy_lab.viz.widgets import compute, render, summary  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -22,19 +22,19 @@ def _close_figures():
 
 def test_compute_leaves_the_input_tree_untouched():
     t = paper_tree(0)
-    compute(t, rule="mars", b_grp=4)
+    compute(t, credit="mars", b_grp=4)
     assert all(n.credit is None and not n.pruned for n in t.nodes())
 
 
 def test_compute_matches_the_library_pipeline():
-    t = compute(paper_tree(0), rule="mers", gamma=0.9, b_traj=4)
+    t = compute(paper_tree(0), credit="mers", gamma=0.9, b_traj=4)
     ref = group_advantages(mers(intrap(paper_tree(0), 4), gamma=0.9))
     assert [n.advantage for n in t.nodes()] == [n.advantage for n in ref.nodes()]
 
 
 def test_compute_mers_backup_on_full_differs_from_pruned_on_the_paper_tree():
-    full = compute(paper_tree(0), rule="mers", b_traj=4, backup_on="full")
-    pruned = compute(paper_tree(0), rule="mers", b_traj=4, backup_on="pruned")
+    full = compute(paper_tree(0), credit="mers", b_traj=4, backup_on="full")
+    pruned = compute(paper_tree(0), credit="mers", b_traj=4, backup_on="pruned")
     assert [n.credit for n in full.nodes()] != [n.credit for n in pruned.nodes()]
 
 
@@ -43,7 +43,7 @@ def test_summary_counts_kept_trajectories():
 
 
 def test_render_returns_tree_and_advantage_panels():
-    fig = render(informative_failure_tree(), rule="mars")
+    fig = render(informative_failure_tree(), credit="mars")
     assert len(fig.axes) == 4  # tree + colorbar, advantages + colorbar
 
 
@@ -58,7 +58,7 @@ def _controls(widget) -> dict:
 
 def test_playground_shows_a_figure_when_built():
     pytest.importorskip("ipywidgets")
-    from murphy_lab.widgets import playground
+    from murphy_lab.viz.widgets import playground
 
     _, out = playground([informative_failure_tree(), paper_tree(0)]).children
     assert [list(o["data"]) for o in out.outputs] == [["image/png", "text/plain"]]
@@ -66,7 +66,7 @@ def test_playground_shows_a_figure_when_built():
 
 def test_playground_redraws_when_a_knob_changes():
     pytest.importorskip("ipywidgets")
-    from murphy_lab.widgets import playground
+    from murphy_lab.viz.widgets import playground
 
     knobs, out = playground({"ex": informative_failure_tree(), "big": paper_tree(0)}).children
     before = out.outputs[0]["data"]["image/png"]
@@ -78,7 +78,7 @@ def test_playground_redraws_when_a_knob_changes():
 
 def test_playground_explains_knobs_the_library_rejects():
     pytest.importorskip("ipywidgets")
-    from murphy_lab.widgets import playground
+    from murphy_lab.viz.widgets import playground
 
     knobs, out = playground({"ex": informative_failure_tree(), "big": paper_tree(0)}).children
     _controls(knobs)["b_traj"].value = 8  # larger than the example's groups of 4: intrap raises ValueError
@@ -89,5 +89,5 @@ def test_viz_and_widgets_import_without_loading_ipywidgets():
     import subprocess
     import sys
 
-    code = "import sys, murphy_lab.viz, murphy_lab.widgets; sys.exit('ipywidgets' in sys.modules)"
+    code = "import sys, murphy_lab.viz, murphy_lab.viz.widgets; sys.exit('ipywidgets' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], env={"MPLBACKEND": "Agg"}).returncode == 0

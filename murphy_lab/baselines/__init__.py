@@ -1,8 +1,5 @@
-"""Baselines that share MURPHY's machinery: GRPO (single turn), GRPO-MT, and (in their own modules) µCode, ReVeal.
+"""Baselines with their own training pipelines: µCode (`mucode/`) and ReVeal (`reveal/`).
 
-`grpo_mt` and `grpo_single` live with the mode table in murphy_lab/modes.py; `baselines.rules` aliases them too.
+Each is a method plug-in (`murphy_lab.methods`): its package's `method.py` holds its registry entry. GRPO and
+GRPO-MT train with MURPHY's trainer (their credit rules are in `murphy_lab.scoring`).
 """
-
-from murphy_lab.modes import grpo_mt, grpo_single
-
-__all__ = ["grpo_mt", "grpo_single"]

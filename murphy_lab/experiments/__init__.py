@@ -3,16 +3,17 @@
 The single place that maps a row of a paper table to library calls. `reproduce/*.ipynb` call `setup`, plan
 experiments, run them, and hand the results to `tables`:
 
-    from murphy_lab import experiments as X, tables as T
+    from murphy_lab import experiments as X
+    from murphy_lab.experiments import tables as T
     S = X.setup("toy", "results", "cache")                  # checks the machine, resolves the notebook's settings
     runs = S.run(S.plan(methods=("base", "murphy")))         # train -> evaluate what is not cached yet
     T.write_tables(T.main_tables(T.aggregate(X.results_frame(runs))), S.out, "main_table")
 
 Modules:
-    plan       Experiment, run_key / train_key / code_version, plan, pruning_variants, the method -> mode mapping
+    plan       Experiment, run_key / train_key / code_version, plan, pruning_variants
     store      RunResult, run_experiment, run_all / run_or_collect / collect, load_run, results_frame, metrics_frame
-    dispatch   default_base_model / default_train / default_evaluate per method and profile, the paper recipes
-    formats    one prompt format per experiment in training and evaluation; the one policy constructor
+    dispatch   default_base_model / default_train / default_evaluate: the profile's base model, the method's entry
+               (murphy_lab.methods: how it trains, how it is evaluated), the profile's benchmark tasks
     standins   fast fake train / evaluate functions (backend="stand-in")
     session    setup(): the reproduce notebooks' common first cell
     tables, table, paper   tables in the paper's layout, their files, the paper's numbers
@@ -20,39 +21,13 @@ Modules:
                budget curves (held-out pass@1 against sampled sequences)
     toy_compare            `python -m murphy_lab.experiments.toy_compare`: GRPO vs GRPO-MT vs MURPHY at equal steps
 
-Profiles (the defaults of every field) are `murphy_lab.profiles`.
+Profiles (the defaults of every field) are `murphy_lab.profiles` (`get_profile`, `not_run_note`); the methods, their
+training configs, recipes and prompt format are `murphy_lab.methods`. This package imports no baseline.
 """
 
-from murphy_lab.experiments.dispatch import (
-    BENCHMARK_LOADERS,
-    PAPER_MODEL_IDS,
-    RECIPE_DIRS,
-    REPO,
-    default_base_model,
-    default_evaluate,
-    default_train,
-    load_benchmark,
-    mucode_config,
-    mucode_experiment,
-    paper_recipe,
-    paper_train,
-    reveal_program,
-    train_config,
-)
-from murphy_lab.experiments.formats import (
-    FORMAT_OPTIONS,
-    check_prompt_format,
-    load_policy,
-    make_policy,
-    mucode_format,
-    policy_kwargs,
-    prompt_format,
-    trained_format,
-)
+from murphy_lab.experiments.dispatch import default_base_model, default_evaluate, default_train
 from murphy_lab.experiments.plan import (
-    MODE,
-    MODE_FIELDS,
-    TRAINABLE,
+    PRUNINGS,
     Experiment,
     code_version,
     plan,
@@ -86,18 +61,11 @@ from murphy_lab.experiments.store import (
     run_or_collect,
 )
 from murphy_lab.experiments.verdicts import budget_curves, budget_table, paired_verdicts
-from murphy_lab.profiles import METHODS, PROFILES, Profile, not_run_note
-from murphy_lab.profiles import get_profile as profile
 
 __all__ = [
-    "BENCHMARK_LOADERS", "EVAL_COLUMNS", "FORMAT_OPTIONS", "METHODS", "MODE", "MODE_FIELDS", "PAPER_MODEL_IDS",
-    "PROFILES", "RECIPE_DIRS", "REPO", "STAND_INS", "TRAINABLE", "BaseModelFn", "EvaluateFn", "Experiment",
-    "Profile", "RunResult", "Session", "TrainFn", "backend_functions", "budget_curves", "budget_table",
-    "check_prompt_format", "code_version", "paired_verdicts",
-    "collect", "default_base_model", "default_cache_dir", "default_evaluate", "default_train", "load_benchmark",
-    "load_policy", "load_run", "make_policy", "metrics_frame", "mucode_config", "mucode_experiment",
-    "mucode_format", "not_run_note", "paper_recipe", "paper_train", "plan", "policy_kwargs", "profile",
-    "prompt_format", "pruning_label", "pruning_variants", "require_resources", "results_frame", "reveal_program",
-    "run_all", "run_experiment", "run_key", "run_or_collect", "setup", "stand_in_base_model", "stand_in_evaluate",
-    "stand_in_train", "train_config", "train_key", "trained_format",
+    "EVAL_COLUMNS", "PRUNINGS", "STAND_INS", "BaseModelFn", "EvaluateFn", "Experiment", "RunResult", "Session",
+    "TrainFn", "backend_functions", "budget_curves", "budget_table", "code_version", "collect", "default_base_model",
+    "default_cache_dir", "default_evaluate", "default_train", "load_run", "metrics_frame", "paired_verdicts", "plan",
+    "pruning_label", "pruning_variants", "require_resources", "results_frame", "run_all", "run_experiment", "run_key",
+    "run_or_collect", "setup", "stand_in_base_model", "stand_in_evaluate", "stand_in_train", "train_key",
 ]  # fmt: skip

@@ -20,7 +20,7 @@ import itertools
 
 import pandas as pd
 
-from murphy_lab.profiles import METHODS  # the paper's main-table columns, plus single-turn GRPO (it has none)
+from murphy_lab.methods import METHODS  # the paper's main-table columns, plus single-turn GRPO (it has none)
 
 METHOD_NAMES = {
     "base": "Base",

@@ -17,19 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import murphy_lab
-from murphy_lab.profiles import METHODS, get_profile
+from murphy_lab.credit import CREDIT_RULES, credit_rule
+from murphy_lab.methods import METHODS, SAMPLE_REFERENCE, get_method
+from murphy_lab.profiles import TRAIN_DATA, get_profile
 
-TRAINABLE = METHODS[1:]  # every column but the base model; µCode and ReVeal train with their own pipelines
-# The trainer's mode per method that MurphyTrainer trains, with what the mode implies (MurphyConfig.validate
-# refuses anything else): single-turn GRPO has one turn, GRPO-MT one refinement per failure (G1 chains).
-# what each trainable mode implies, = {name: murphy_lab.modes.mode(name).fields()} (a test checks it; written out so
-# that planning does not import the scoring pipeline and torch)
-MODE_FIELDS = {
-    "grpo": dict(mode="grpo", turns=1),
-    "grpo_mt": dict(mode="grpo_mt", g2=1),
-    "murphy": dict(mode="murphy"),
-}
-MODE = {method: fields["mode"] for method, fields in MODE_FIELDS.items()}
+PRUNINGS = ("none", "intrap", "interp")  # MURPHY's pruning rules: none, IntraP (b_traj per group), InterP (b_grp)
 
 
 @dataclass(frozen=True)
@@ -41,7 +33,8 @@ class Experiment:
     method: str
     seed: int = 0
     credit: str = "mars"
-    """MURPHY's retrospective credit: "mars" (max, Eq. 3) or "mers" (discounted mean)."""
+    """MURPHY's retrospective credit, a name of `credit.CREDIT_RULES`: "mars" (max, Eq. 3), "mers" (discounted
+    mean) or "none" (no backup)."""
     gamma: float = 1.0
     """MeRS discount γ (ignored by MaRS)."""
     pruning: str = "none"
@@ -50,10 +43,13 @@ class Experiment:
     """Credit backup over the "full" tree (default) or the "pruned" one (docs/notation.md, "Backup order");
     only with pruning (without it the two are the same)."""
     benchmarks: tuple[str, ...] = ("toy",)
-    scaffold: str = "reflexion"
+    scaffold: str | None = None
+    """The evaluation scaffold; None: the method's own (`Method.scaffold`: Reflexion, ReVeal's rounds for ReVeal)."""
     iters: tuple[int, ...] = (1, 3, 5)
     runs: int = 3
-    train_data: str = "toy"
+    train_data: str | None = None
+    """The training set, a name of `profiles.TRAIN_DATA` (the same tasks for every method and every seed); None: the
+    profile's `train_data`."""
     n_eval_tasks: int | None = None
     backend: str = "real"
     """"real", or "stand-in" when fast fake train/evaluate functions produced the numbers (tests, previews)."""
@@ -66,13 +62,16 @@ class Experiment:
     """Also evaluate the run's intermediate checkpoints (Iter-3, one run) for the budget curve (`curve.csv`)."""
 
     def __post_init__(self) -> None:
-        get_profile(self.profile)
+        prof = get_profile(self.profile)
+        if self.train_data is None:
+            object.__setattr__(self, "train_data", prof.train_data)
         if self.method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
-        if self.credit not in ("mars", "mers"):
-            raise ValueError(f"credit must be 'mars' or 'mers', got {self.credit!r}")
-        if self.pruning not in ("none", "intrap", "interp"):
-            raise ValueError(f"pruning must be 'none', 'intrap' or 'interp', got {self.pruning!r}")
+        if self.scaffold is None:  # frozen: the method's own scaffold is filled in once, here
+            object.__setattr__(self, "scaffold", get_method(self.method).scaffold)
+        credit_rule(self.credit)  # an unknown rule is an error naming the known ones
+        if self.pruning not in PRUNINGS:
+            raise ValueError(f"pruning must be one of {PRUNINGS}, got {self.pruning!r}")
         if self.backup_on not in ("full", "pruned"):
             raise ValueError(f"backup_on must be 'full' or 'pruned', got {self.backup_on!r}")
         if self.backup_on == "pruned" and self.pruning == "none":
@@ -81,27 +80,29 @@ class Experiment:
             raise ValueError("benchmarks must name at least one benchmark")
         if self.budget not in ("steps", "samples"):
             raise ValueError(f"budget must be 'steps' or 'samples', got {self.budget!r}")
-        if self.budget == "samples" and self.method in ("base", "murphy"):
-            raise ValueError(f"budget='samples' matches a baseline to MURPHY's samples; not for {self.method!r}")
+        if self.train_data not in TRAIN_DATA:
+            raise ValueError(f"train_data must be one of {sorted(TRAIN_DATA)}, got {self.train_data!r}")
+        if self.budget == "samples" and (not get_method(self.method).budget or self.method == SAMPLE_REFERENCE):
+            raise ValueError(f"budget='samples' matches a baseline to {SAMPLE_REFERENCE}'s samples; not for "
+                             f"{self.method!r}")
 
     @property
     def variant(self) -> str:
-        """The ablation label: "mars", "mers_0.9", ... plus "+intrap"/"+interp" when pruned (MURPHY only);
-        "samples" for a sample-matched baseline, "-" for a baseline at the profile's step budget."""
-        if self.method != "murphy":
+        """The ablation label of a method with variants (MURPHY): the credit rule, with γ for a discounted one
+        ("mars", "mers_0.9"), plus "+intrap"/"+interp" when pruned; else "samples" for a sample-matched baseline,
+        "-" for a baseline at the profile's step budget."""
+        if not get_method(self.method).variants:
             return "-" if self.budget == "steps" else "samples"
-        label = (
-            "mars"
-            if self.credit == "mars"
-            else "mers_" + (f"{self.gamma:g}" if self.gamma % 1 else f"{self.gamma:.1f}")
-        )
+        rule = CREDIT_RULES[self.credit]
+        gamma = f"{self.gamma:g}" if self.gamma % 1 else f"{self.gamma:.1f}"
+        label = f"{rule.name}_{gamma}" if rule.discounted else rule.name
         return label if self.pruning == "none" else f"{label}+{pruning_label(self.pruning, self.backup_on)}"
 
     def train_config(self) -> dict:
         """What training depends on (None-free, JSON-able); hashed into `train_key`."""
         cfg = dict(profile=self.profile, model=self.model, method=self.method, seed=self.seed,
                    train_data=self.train_data, backend=self.backend, overrides=[list(kv) for kv in self.overrides])  # fmt: skip
-        if self.method == "murphy":
+        if get_method(self.method).variants:  # MURPHY's credit, γ and pruning (backup order only when pruned)
             cfg.update(credit=self.credit, gamma=float(self.gamma), pruning=self.pruning)
             if self.pruning != "none":
                 cfg.update(backup_on=self.backup_on)
@@ -163,8 +164,8 @@ def _hash(obj: dict) -> str:
 
 
 def train_key(exp: Experiment, version: str | None = None) -> str | None:
-    """Hash of what the checkpoint depends on; None for the base model (nothing is trained)."""
-    if exp.method == "base":
+    """Hash of what the checkpoint depends on; None for a method that trains nothing (the base model)."""
+    if not get_method(exp.method).trains:
         return None
     return _hash(dict(exp.train_config(), code_version=version or code_version()))
 
@@ -186,15 +187,17 @@ def plan(
 ) -> list[Experiment]:
     """Experiments for every (model, method, variant, seed), with the profile's defaults for what is not given.
 
-    `variants` are dicts of Experiment fields (e.g. `{"credit": "mers", "gamma": 0.9}`), applied to MURPHY only.
-    `matched=None`: the profile's `matched` methods (each also planned at MURPHY's sample budget, `budget="samples"`,
-    with the profile's overrides for it); `()` plans none. `methods=None`: the profile's `methods`. A method the
+    `variants` are dicts of Experiment fields (e.g. `{"credit": "mers", "gamma": 0.9}`), applied to the methods
+    whose `Method.variants` hold those fields (MURPHY). `matched=None`: the profile's `matched` methods (each also
+    planned at MURPHY's sample budget, `budget="samples"`, with the profile's overrides for it, which may set only
+    the method's `Method.budget` fields); `()` plans none. `methods=None`: the profile's `methods` (empty: every
+    registered method). A method the
     profile reports on some benchmarks only (`method_benchmarks`: ReVeal on LiveCodeBench-v6 in the paper profile)
     is evaluated on those of the planned benchmarks. `seeds=None`: the profile's, or its `method_seeds` for a
     method trained on fewer.
     """
     prof = get_profile(profile_name)
-    methods = prof.methods if methods is None else methods
+    methods = (prof.methods or METHODS) if methods is None else methods
     only, method_seeds = dict(prof.method_benchmarks), dict(prof.method_seeds)
     defaults = dict(benchmarks=tuple(benchmarks or prof.benchmarks), iters=prof.iters, runs=prof.runs,
                     train_data=prof.train_data, n_eval_tasks=prof.n_eval_tasks,
@@ -205,6 +208,12 @@ def plan(
     if unknown:
         raise ValueError(f"profile {profile_name!r} has no sample-matched budget for {unknown} (its `matched`: "
                          f"{sorted(budgets) or 'none'})")
+    for method in matched:
+        keys = get_method(method).budget
+        other = sorted(k for k, _ in budgets[method] if k not in keys)
+        if other:
+            raise ValueError(f"profile {profile_name!r}: the sample-matched {method} changes {other}, which are not "
+                             f"its budget fields {keys} (Method.budget)")
     defaults.update(fields)
     out = []
     for model in models or prof.models:
@@ -215,7 +224,8 @@ def plan(
             if method in matched:  # the same baseline again, at MURPHY's sampled-sequence budget
                 variants_ = ({}, dict(budget="samples", overrides=tuple(kw["overrides"]) + tuple(budgets[method])))
             else:
-                variants_ = variants if method == "murphy" else ({},)
+                own = set(get_method(method).variants)
+                variants_ = [v for v in variants if set(v) <= own] or ({},)
             for variant in variants_:
                 for seed in seeds if seeds is not None else method_seeds.get(method, prof.seeds):
                     out.append(Experiment(profile_name, model, method, seed=seed, **{**kw, **variant}))

@@ -11,7 +11,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from murphy_lab.methods import get_method
+
 BACKENDS = ("real", "stand-in")
+BUMP = dict(grpo=3.0, grpo_mt=5.0, murphy=7.0, mucode=4.0, reveal=4.5)  # made-up pass@1 gains; base (and others) 0
 
 
 def stand_in_base_model(exp, cache_dir: Path) -> str:
@@ -22,7 +25,8 @@ def stand_in_base_model(exp, cache_dir: Path) -> str:
 def stand_in_train(exp, base_model: str, output_dir: Path) -> Path:
     """STAND-IN trainer: writes a marker and a fake metrics.jsonl (2 steps); trains nothing."""
     output_dir = Path(output_dir)
-    kept = {"none": 72, "intrap": 36, "interp": 40}[exp.pruning] if exp.method == "murphy" else 8
+    pruned = "pruning" in get_method(exp.method).variants  # MURPHY's tree: 72 trajectories, fewer when pruned
+    kept = {"none": 72, "intrap": 36, "interp": 40}[exp.pruning] if pruned else 8
     opt = 0.25 * kept / 72
     with open(output_dir / "metrics.jsonl", "w") as f:
         for step in (1, 2):
@@ -47,7 +51,7 @@ def stand_in_train(exp, base_model: str, output_dir: Path) -> Path:
 def stand_in_evaluate(exp, model_dir: str, benchmark: str) -> pd.DataFrame:
     """STAND-IN evaluation: deterministic made-up pass@1 that grows with k (and is halfway there at an intermediate
     checkpoint); NOT a measurement."""
-    bump = dict(base=0.0, grpo=3.0, grpo_mt=5.0, murphy=7.0, mucode=4.0, reveal=4.5)[exp.method]
+    bump = BUMP.get(exp.method, 0.0)
     bump = bump / 2 if Path(model_dir).name.startswith("checkpoint-") else bump
     diffs = ("all", "easy", "medium", "hard")
     rows = []
@@ -62,9 +66,9 @@ STAND_INS = dict(train_fn=stand_in_train, evaluate_fn=stand_in_evaluate, base_mo
 STAND_IN_FNS = set(STAND_INS.values())
 
 
-def backend_functions(backend: str, profile_name: str | None = None) -> tuple[str, dict]:
+def backend_functions(backend: str) -> tuple[str, dict]:
     """(backend, the `run_experiment` keywords for it) for a notebook's `backend` parameter: "real" (no keywords:
-    the real pipeline) or "stand-in" (the fakes above). `profile_name` is accepted for older callers."""
+    the real pipeline) or "stand-in" (the fakes above)."""
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
     return backend, dict(STAND_INS) if backend == "stand-in" else {}

@@ -29,6 +29,7 @@ from tqdm.auto import tqdm
 from murphy_lab.experiments import dispatch
 from murphy_lab.experiments.plan import Experiment, code_version, run_key, train_key
 from murphy_lab.experiments.standins import STAND_IN_FNS
+from murphy_lab.methods import get_method
 
 EVAL_COLUMNS = ("difficulty", "k", "pass@1", "std", "n_tasks")  # what `murphy_lab.evaluate.evaluate` returns
 
@@ -90,7 +91,8 @@ def run_experiment(
     t0 = time.perf_counter()
     base = model_paths.get(exp.model) or base_model_fn(exp, cache_dir)
     model_dir, metrics_path = str(base), None
-    if exp.method != "base":
+    trains = get_method(exp.method).trains
+    if trains:
         given = model_paths.get(f"{exp.model}/{exp.method}")
         ckpt = Path(given) if given else cache_dir / "checkpoints" / info["train_key"]
         if given:
@@ -128,7 +130,7 @@ def run_experiment(
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     wants_transcripts = "transcripts_path" in inspect.signature(evaluate_fn).parameters
-    if exp.curve and exp.method != "base" and info.get("trained") != "given":
+    if exp.curve and trains and info.get("trained") != "given":
         t3 = time.perf_counter()
         curve = curve_points(exp, cache_dir / "checkpoints" / info["train_key"], metrics_path, evaluate_fn)
         curve.to_csv(tmp / "curve.csv", index=False)
@@ -257,9 +259,6 @@ def _label(exp: Experiment) -> str:
     return f"{exp.model}/{exp.method}" + (f"/{exp.variant}" if exp.variant != "-" else "") + f"/seed{exp.seed}"
 
 
-COST = {"murphy": 0, "mucode": 1, "reveal": 1, "grpo_mt": 2, "grpo": 3, "base": 4}  # the longest runs start first
-
-
 def _build_bases(todo: list[Experiment], results_dir, kwargs: dict) -> None:
     """Each distinct base model once, in this process, so parallel runs never build the same one together."""
     fn = kwargs.get("base_model_fn") or dispatch.default_base_model
@@ -282,7 +281,7 @@ def _run_parallel(experiments, todo, results_dir, jobs, threads, kwargs) -> list
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
     results = {run_key(e): load_run(Path(results_dir) / "runs" / run_key(e)) for e in experiments if e not in todo}
-    order = sorted(todo, key=lambda e: COST.get(e.method, 1))
+    order = sorted(todo, key=lambda e: get_method(e.method).cost)  # the longest runs start first
     bar = tqdm(total=len(experiments), initial=len(results), desc=f"experiments ({jobs} at a time)", unit="run")
     t0 = time.perf_counter()
     with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"), initializer=_init_worker,

@@ -1,7 +1,6 @@
 """A small RL comparison in the toy world: GRPO vs GRPO-MT vs MURPHY at equal optimizer steps, over seeds.
 
     python -m murphy_lab.experiments.toy_compare --steps 40 --seeds 0 1 2 --out runs/toy-compare
-    python -m murphy_lab.toy.compare ...          (the same command under its older name)
 
 Each (method, seed) run trains the cached toy policy with `murphy_lab.train.train` on the toy profile, then
 measures Iter-k pass@1 on the test split (`measure.measure_policy`) and the informative share of the turn-1
@@ -19,17 +18,18 @@ from pathlib import Path
 import numpy as np
 
 from murphy_lab.config import MurphyConfig
-from murphy_lab.experiments.plan import MODE_FIELDS
+from murphy_lab.modes import mode
+from murphy_lab.profiles import training_set
 from murphy_lab.toy.measure import informative_share, measure_policy
 from murphy_lab.train import train
 from murphy_lab.tree import load_trees
 
-METHODS = {  # trainer fields per compared method: the mode (MODE_FIELDS) and the variant
-    "grpo": MODE_FIELDS["grpo"],
-    "grpo_mt": MODE_FIELDS["grpo_mt"],
-    "murphy_mars": dict(MODE_FIELDS["murphy"], credit="mars"),
-    "murphy_mers": dict(MODE_FIELDS["murphy"], credit="mers", gamma=0.9),
-    "murphy_mars_interp": dict(MODE_FIELDS["murphy"], credit="mars", b_grp=2),  # InterP: 2 of the 4 turn-2 groups
+RUNS = {  # trainer fields per compared run: the mode's (murphy_lab.modes) and the variant
+    "grpo": mode("grpo").fields(),
+    "grpo_mt": mode("grpo_mt").fields(),
+    "murphy_mars": dict(mode("murphy").fields(), credit="mars"),
+    "murphy_mers": dict(mode("murphy").fields(), credit="mers", gamma=0.9),
+    "murphy_mars_interp": dict(mode("murphy").fields(), credit="mars", b_grp=2),  # InterP: 2 of the 4 turn-2 groups
 }
 
 
@@ -42,7 +42,7 @@ def turn1_informative_share(run_dir: Path, last: int = 10) -> float:
 
 def run_one(method: str, seed: int, steps: int, out: Path, n_eval: int, runs: int, iters, **overrides) -> dict:
     """Train one (method, seed) and measure it; return a result row."""
-    kw = {**METHODS[method], **overrides}
+    kw = {**training_set("toy"), **RUNS[method], **overrides}  # the toy training set every method trains on
     cfg = MurphyConfig.for_profile("toy", seed=seed, max_steps=steps, save_steps=10 * steps, **kw).validate()
     run_dir = out / f"{method}-s{seed}"
     t0 = time.time()
@@ -78,7 +78,7 @@ def summarize(rows: list[dict]) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description="GRPO vs GRPO-MT vs MURPHY in the toy world, equal steps, over seeds.")
-    p.add_argument("--methods", nargs="+", default=["grpo", "grpo_mt", "murphy_mars"], choices=sorted(METHODS))
+    p.add_argument("--methods", nargs="+", default=["grpo", "grpo_mt", "murphy_mars"], choices=sorted(RUNS))
     p.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     p.add_argument("--steps", type=int, default=40)
     p.add_argument("--lr", type=float, default=None, help="override the toy profile's learning rate")

@@ -7,8 +7,6 @@
 See docs/toy_world.md for the design, why it should make retrospective credit matter, and measured numbers.
 """
 
-from murphy_lab.profiles import TOY_PRESETS  # the toy profile lives in the one registry, murphy_lab.profiles
-from murphy_lab.profiles import build_toy as toy_profile
 from murphy_lab.toy.build import SIZES, ToyPolicyConfig, build_toy_policy, default_cache_dir
 from murphy_lab.toy.corpus import NoiseConfig, build_corpus
 from murphy_lab.toy.measure import failure_values, informative, informative_share, measure_policy
@@ -16,7 +14,6 @@ from murphy_lab.toy.world import Spec, make_tasks, revealed, revealed_in, spec_o
 
 __all__ = [
     "SIZES",
-    "TOY_PRESETS",
     "NoiseConfig",
     "Spec",
     "ToyPolicyConfig",
@@ -31,5 +28,4 @@ __all__ = [
     "revealed",
     "revealed_in",
     "spec_of",
-    "toy_profile",
 ]

@@ -103,7 +103,7 @@ def failure_values(policy, n_tasks: int = 100, g1: int = 4, g2: int = 4, seed: i
     tasks = make_tasks("test", n_tasks, seed=seed)
     sampler = policy if hasattr(policy, "sample") else TransformersPolicy(policy, max_new_tokens=48)
     with Executor(timeout=2.0, workers=2) as ex:
-        trees = task_trees(tasks, sampler, ex, g1=g1, g2=g2, turns=2, tests="visible", extract=extract_program)
+        trees = task_trees(tasks, sampler, ex, g1=g1, g2=g2, turns=2, reward_tests="visible", extract=extract_program)
     stats: dict = {}
     for task, tree in zip(tasks, trees):
         for v in tree.root.children:

@@ -9,18 +9,12 @@ private API (docs/training.md).
     run.py          train(config, output_dir, resume): run folder, resume, metrics kept exact (python -m murphy_lab.train)
 """
 
-from murphy_lab.trainer.core import MurphyTrainer, answer_program, task_dataset
+from murphy_lab.trainer.core import MurphyTrainer, task_dataset
 from murphy_lab.trainer.run import last_checkpoint, train
-from murphy_lab.trainer.sampling import (
-    TimedExecutor,
-    TurnSampler,
-    _TimedExecutor,
-    _TurnSampler,
-    tasks_of_rows,
-)
+from murphy_lab.trainer.sampling import TimedExecutor, TurnSampler, tasks_of_rows
 from murphy_lab.trainer.stats import RunLog, tree_stats
 
 __all__ = [
-    "MurphyTrainer", "RunLog", "TimedExecutor", "TurnSampler", "_TimedExecutor", "_TurnSampler", "answer_program",
-    "last_checkpoint", "task_dataset", "tasks_of_rows", "train", "tree_stats",
+    "MurphyTrainer", "RunLog", "TimedExecutor", "TurnSampler", "last_checkpoint", "task_dataset", "tasks_of_rows",
+    "train", "tree_stats",
 ]

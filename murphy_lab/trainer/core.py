@@ -6,7 +6,7 @@ contiguous blocks), so we override `_generate_and_score_completions` and reuse t
     rows from TRL's sampler (each task prompt repeated G1 times)        tasks = rows[::G1]
     -> grow_trees: rollout.task_trees, per turn ONE call of TRL's `_generate_single_turn` (sampling.TurnSampler)
        and ONE executor batch                                                                     (§3.1)
-    -> score_trees: modes.score_tree, the one prune -> credit -> advantages pipeline (InterP / IntraP, MaRS / MeRS,
+    -> score_trees: scoring.score_tree, the one prune -> credit -> advantages pipeline (InterP / IntraP, MaRS / MeRS,
        GRPO in every kept group; GRPO-MT's chains and single-turn GRPO by their own rules)     (§3.2-§3.4)
     -> build_rows: one row per kept (prompt, completion) pair, in the dict TRL's `_compute_loss` reads
 
@@ -37,10 +37,9 @@ from trl.trainer.utils import pad, use_adapter
 
 from murphy_lab import executor as executor_pkg
 from murphy_lab.config import MurphyConfig
-from murphy_lab.modes import chains, score_tree
 from murphy_lab.prompts import answer_extractor, first_prompt, token_budget
 from murphy_lab.rollout import task_trees
-from murphy_lab.tasks.task import Task
+from murphy_lab.scoring import chains, score_tree
 from murphy_lab.trainer.prefix_pass import PrefixSharing
 from murphy_lab.trainer.sampling import TimedExecutor, TurnSampler, tasks_of_rows
 from murphy_lab.trainer.stats import RunLog, tree_stats
@@ -52,12 +51,6 @@ _TOKEN_KEYS = ("prompt_ids", "completion_ids", "sampling_logps")  # per-node tok
 def task_dataset(tasks: list) -> Any:
     """The TRL dataset: one row per task, `prompt` = the turn-1 prompt q(1), `task_id` to find the Task again."""
     return Dataset.from_list([{"prompt": first_prompt(t.prompt), "task_id": t.task_id} for t in tasks])
-
-
-def answer_program(kind: str, code: str) -> str:
-    """`Task.program` for a bare answer kind: the code itself, or `ANSWER = '<text>'` for text-answer tasks
-    (smoke.py). The trainer runs `task.program(code)`, which also adds a benchmark's import header."""
-    return Task("", "", metadata={"answer": kind}).program(code)
 
 
 def group_token_weights(trees: list[RolloutTree], mode: str) -> dict[int, float]:
@@ -147,7 +140,7 @@ class MurphyTrainer(PrefixSharing, GRPOTrainer):
         m = self.murphy  # the config fixes G2 = 1 for grpo_mt and S = 1 for grpo (modes.py)
         positions = getattr(self.model.config, "max_position_embeddings", None)
         fit = token_budget(self.processing_class, positions, m.max_completion_length, m.chat, m.chat_template_kwargs)
-        return task_trees(tasks, sample, execute, g1=m.g1, g2=m.g2, turns=m.turns, tests=m.reward_tests, budget=fit,
+        return task_trees(tasks, sample, execute, g1=m.g1, g2=m.g2, turns=m.turns, reward_tests=m.reward_tests, budget=fit,
                           extract=answer_extractor(tasks),  # the reading evaluation uses too (prompts.read_answer)
                           on_turn=sample.attach)  # fmt: skip
 
@@ -166,7 +159,7 @@ class MurphyTrainer(PrefixSharing, GRPOTrainer):
     # --- hook 2: credit and advantages (pure functions over the tree) ----------------------------------------------
     def score_trees(self, trees: list[RolloutTree]) -> None:
         for tree in trees:
-            score_tree(tree, self.murphy)  # prune -> credit -> advantages, or a baseline's rule (modes.py)
+            score_tree(tree, self.murphy)  # prune -> credit -> advantages, or a baseline's rule (scoring.py)
 
     # --- hook 3: the rows TRL's _compute_loss reads, and the round's statistics ------------------------------------
     def build_rows(self, trees: list[RolloutTree]) -> tuple[dict[str, Any], dict[str, float]]:
@@ -325,4 +318,4 @@ class MurphyTrainer(PrefixSharing, GRPOTrainer):
         return -(-rows // spg) * spg
 
 
-__all__ = ["MurphyTrainer", "RunLog", "answer_program", "group_token_weights", "task_dataset"]
+__all__ = ["MurphyTrainer", "RunLog", "group_token_weights", "task_dataset"]

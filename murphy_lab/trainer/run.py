@@ -27,7 +27,8 @@ from transformers.trainer_callback import PrinterCallback, ProgressCallback
 from transformers.utils.notebook import NotebookProgressCallback
 
 from murphy_lab import executor as executor_pkg
-from murphy_lab.config import MurphyConfig, resolve
+from murphy_lab.config import MurphyConfig
+from murphy_lab.profiles import resolve
 from murphy_lab.trainer.core import MurphyTrainer
 from murphy_lab.trainer.stats import StepProgress
 

@@ -95,6 +95,4 @@ class TimedExecutor:
         return out
 
 
-_TurnSampler, _TimedExecutor = TurnSampler, TimedExecutor  # the names tests and notebooks used before the split
-
 __all__ = ["TimedExecutor", "TurnSampler", "tasks_of_rows"]

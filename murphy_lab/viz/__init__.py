@@ -3,8 +3,8 @@
     trees.py     draw_tree, draw_credit_flow / credit_path, tree_layout, to_networkx, node_label, snippet
     curves.py    plot_turn_histograms, plot_group_advantages, plot_curves, plot_budget_curves
     tables.py    draw_pass_at_k, draw_cost_bars: the reproduce tables' figures (experiments.tables picks the rows)
-    widgets.py   the ablation playground: compute (modes.score_tree on a copy), summary, render, playground
-                 (also importable as murphy_lab.widgets; ipywidgets is imported only inside `playground`)
+    widgets.py   the ablation playground: compute (scoring.score_tree on a copy), summary, render, playground
+                 (ipywidgets is imported only inside `playground`)
 
 `from murphy_lab.viz import draw_tree, plot_curves` keeps working: the figure functions are re-exported here.
 """

@@ -9,7 +9,7 @@
 (`murphy_lab.viz.curves` has the summary plots: histograms per turn, advantages per group, learning curves.)
 
 Every function returns the matplotlib Figure (and draws into `ax` when one is given), so the same calls make static
-figures for papermill and printed notes, and the widgets in `murphy_lab.widgets` redraw them live.
+figures for papermill and printed notes, and the widgets in `murphy_lab.viz.widgets` redraw them live.
 """
 
 from __future__ import annotations

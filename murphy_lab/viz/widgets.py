@@ -1,8 +1,8 @@
 """Knobs for the ablation playground: recompute pruning, credit and advantages on a tree and redraw it.
 
-`compute(tree, ...)` is `modes.score_tree` — the pipeline the trainer runs — on a *copy* of the tree:
+`compute(tree, ...)` is `scoring.score_tree` — the pipeline the trainer runs — on a *copy* of the tree:
 
-    interp(b_grp) -> intrap(b_traj) -> assign_credit(rule, gamma, backup_on) -> group_advantages
+    interp(b_grp) -> intrap(b_traj) -> assign_credit(credit, gamma, backup_on) -> group_advantages
 
 A budget of None is off, as in the trainer; the sliders' 0 ("off") is turned into None where the sliders are read
 (`playground`), and nowhere else.
@@ -20,12 +20,11 @@ from collections.abc import Mapping, Sequence
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
-from murphy_lab.modes import score_tree
+from murphy_lab.credit import CREDIT_RULES, credit_rule
+from murphy_lab.scoring import score_tree
 from murphy_lab.tree import RolloutTree
 from murphy_lab.viz.curves import plot_group_advantages
 from murphy_lab.viz.trees import draw_tree
-
-RULES = ("mars", "mers", "none")
 
 
 def copy_tree(tree: RolloutTree) -> RolloutTree:
@@ -35,7 +34,7 @@ def copy_tree(tree: RolloutTree) -> RolloutTree:
 
 def compute(
     tree: RolloutTree,
-    rule: str = "mars",
+    credit: str = "mars",
     gamma: float = 1.0,  # = γ, MeRS discount (ignored by MaRS)
     b_grp: int | None = None,  # = b_grp, InterP budget; None = no InterP
     b_traj: int | None = None,  # = b_traj, IntraP budget; None = no IntraP
@@ -43,13 +42,13 @@ def compute(
 ) -> RolloutTree:
     """Prune, back up credit and compute advantages on a copy of `tree`; return the copy (the input is unchanged).
 
-    `rule` is MurphyConfig's `credit` ('mars', 'mers') or 'none' (no backup); the rest are MurphyConfig's fields.
+    `credit` names a rule of `credit.CREDIT_RULES` ('mars', 'mers', 'none' = no backup); every knob is MurphyConfig's
+    field of the same name.
     """
     if not isinstance(tree, RolloutTree):
         raise TypeError(f"tree must be a RolloutTree, got {type(tree).__name__}")
-    if rule not in RULES:
-        raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
-    return score_tree(copy_tree(tree), mode="murphy", credit=rule, gamma=gamma, b_grp=b_grp, b_traj=b_traj,
+    credit_rule(credit)  # an unknown rule is an error naming the known ones
+    return score_tree(copy_tree(tree), mode="murphy", credit=credit, gamma=gamma, b_grp=b_grp, b_traj=b_traj,
                       backup_on=backup_on)
 
 
@@ -78,7 +77,8 @@ def render(tree: RolloutTree, color_by: str = "credit", advantages: bool = True,
     gs = fig.add_gridspec(2, 1, height_ratios=[1.7, 1.0], hspace=0.25)
     ax_tree, ax_adv = fig.add_subplot(gs[0]), fig.add_subplot(gs[1])
     s = summary(t)
-    rule = knobs.get("rule", "mars") + (f" γ={knobs.get('gamma', 1.0):g}" if knobs.get("rule") == "mers" else "")
+    rule = credit_rule(knobs.get("credit", "mars"))
+    rule = rule.label + (f" γ={knobs.get('gamma', 1.0):g}" if rule.discounted else "")
     title = (f"{rule}  ·  kept {s['kept']}/{s['trajectories']} trajectories, "
              f"{s['groups_kept']} groups, {s['nonzero_advantage']} non-zero advantages")
     draw_tree(t, color_by=color_by, ax=ax_tree, title=title, legend=False)
@@ -94,7 +94,7 @@ def playground(trees: RolloutTree | Sequence[RolloutTree] | Mapping[str, Rollout
     ipywidgets (the `notebooks` extra); the controls act only in a live kernel, so in a papermill run call
     `render` with fixed knobs as well.
     """
-    import ipywidgets as w  # imported here so that murphy_lab.widgets imports without ipywidgets
+    import ipywidgets as w  # imported here so that murphy_lab.viz.widgets imports without ipywidgets
     from IPython.display import Image
 
     if isinstance(trees, RolloutTree):
@@ -108,7 +108,7 @@ def playground(trees: RolloutTree | Sequence[RolloutTree] | Mapping[str, Rollout
     max_groups = max(len(t.groups()) for t in trees.values())
 
     which = w.Dropdown(options=names, value=names[0], description="tree")
-    rule = w.ToggleButtons(options=list(RULES), value="mars", description="credit")
+    credit = w.ToggleButtons(options=list(CREDIT_RULES), value="mars", description="credit")
     gamma = w.FloatSlider(value=1.0, min=0.0, max=1.0, step=0.05, description="γ (MeRS)")
     b_grp = w.IntSlider(value=0, min=0, max=max_groups, description="b_grp", tooltip="InterP budget; 0 = off")
     b_traj = w.SelectionSlider(options=[0] + list(range(2, max_group + 1)), value=0, description="b_traj",
@@ -121,7 +121,7 @@ def playground(trees: RolloutTree | Sequence[RolloutTree] | Mapping[str, Rollout
         # Outputs are set on the widget itself (not captured with `with out:`), so the figure shows the same in
         # JupyterLab, in VS Code and in a kernel without a frontend (where the tests look at `out.outputs`).
         try:
-            fig = render(trees[which.value], color_by=color.value, rule=rule.value, gamma=gamma.value,
+            fig = render(trees[which.value], color_by=color.value, credit=credit.value, gamma=gamma.value,
                          b_grp=slider_budget(b_grp.value), b_traj=slider_budget(b_traj.value),
                          backup_on=backup_on.value)  # fmt: skip
         except ValueError as err:  # e.g. b_traj larger than a group: say so instead of a traceback
@@ -134,8 +134,8 @@ def playground(trees: RolloutTree | Sequence[RolloutTree] | Mapping[str, Rollout
         out.outputs = ()
         out.append_display_data(Image(buf.getvalue()))
 
-    for control in (which, rule, gamma, b_grp, b_traj, backup_on, color):
+    for control in (which, credit, gamma, b_grp, b_traj, backup_on, color):
         control.observe(redraw, names="value")
     redraw()
-    knobs = w.VBox([w.HBox([which, color]), rule, w.HBox([gamma, backup_on]), w.HBox([b_grp, b_traj])])
+    knobs = w.VBox([w.HBox([which, color]), credit, w.HBox([gamma, backup_on]), w.HBox([b_grp, b_traj])])
     return w.VBox([knobs, out])

@@ -46,7 +46,6 @@ from murphy_lab.baselines.mucode.config import MuCodeConfig
 from murphy_lab.baselines.mucode.inference import VerifierBestOfN
 from murphy_lab.baselines.mucode.pipeline import (
     evaluate_mucode,
-    experiment_train,
     finished_stages,
     run_mucode,
     stage,
@@ -72,7 +71,6 @@ __all__ = [
     "collect_rollouts",
     "encode",
     "evaluate_mucode",
-    "experiment_train",
     "expert_choice",
     "finished_stages",
     "label_with_oracle",

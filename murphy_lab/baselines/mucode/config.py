@@ -38,7 +38,7 @@ class MuCodeConfig:
 
     # --- what to train ------------------------------------------------------------------------------------------
     profile: str = "paper"
-    """'smoke' (tiny random model, 3 hand-made tasks), 'toy' (murphy_lab.toy), 'paper' (a real model, KodCode)."""
+    """'smoke' (tiny random model, 4 hand-made tasks), 'toy' (murphy_lab.toy), 'paper' (a real model, KodCode)."""
     model: str = ""
     """Generator base checkpoint (folder or hub id). Empty: the profile builds / names one."""
     verifier_model: str = ""
@@ -47,8 +47,11 @@ class MuCodeConfig:
     """Training tasks: a name for murphy_lab.profiles.load_tasks (e.g. 'kodcode') or 'module:function'."""
     task_args: dict = field(default_factory=dict)
     """Keyword arguments for the training-task loader (e.g. {n: 1000})."""
+    n_train_tasks: int = 0
+    """Train on the first n tasks of the training set only; 0 = all. µCode's budget is rounds × tasks × chains, not
+    steps (the toy profile: 200 of the 512 toy training tasks every method is given; docs/mucode.md)."""
     eval_tasks: str = ""
-    """Evaluation tasks (same syntax as `tasks`). Empty: the profile's held-out split."""
+    """Evaluation tasks (same syntax as `tasks`). Empty: the profile's first benchmark (`profiles.benchmark_tasks`)."""
     eval_task_args: dict = field(default_factory=dict)
     """Keyword arguments for the evaluation-task loader."""
     chat: bool = False
@@ -56,8 +59,8 @@ class MuCodeConfig:
     SFT and verifier alike; murphy_lab.experiments sets it to the format the µCode row is evaluated in)."""
     chat_template_kwargs: dict = field(default_factory=dict)
     """Extra chat-template arguments for every rendering (e.g. {enable_thinking: false} for Qwen3)."""
-    backend: str = "transformers"
-    """Generation backend for rollouts and evaluation: 'transformers' or 'vllm' (GPU)."""
+    use_vllm: bool = False
+    """Generate rollouts and evaluation with vLLM (needs CUDA) instead of transformers (MurphyConfig's field)."""
     seed: int = 0
     """Seed for sampling, pair construction and training."""
 
@@ -162,14 +165,15 @@ class MuCodeConfig:
         for name in ("verifier_lr", "verifier_epochs", "sft_lr", "sft_epochs"):
             positive(name, integer=False)
         for name, allowed in (("verifier_loss", VERIFIER_LOSSES), ("relabel_with", RELABEL_KEYS),
-                              ("selection", SELECTIONS), ("sft_from", SFT_FROM),
-                              ("backend", ("transformers", "vllm"))):  # fmt: skip
+                              ("selection", SELECTIONS), ("sft_from", SFT_FROM), ("use_vllm", (False, True))):  # fmt: skip
             if getattr(self, name) not in allowed:
                 raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
         if self.rollouts < 2:
             raise ValueError(f"rollouts must be >= 2 (chains per task; µCode: 15), got {self.rollouts!r}")
-        if not isinstance(self.num_to_relabel, int) or self.num_to_relabel < 0:
-            raise ValueError(f"num_to_relabel must be an integer >= 0 (0 = all), got {self.num_to_relabel!r}")
+        for name in ("num_to_relabel", "n_train_tasks"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+                raise ValueError(f"{name} must be an integer >= 0 (0 = all), got {v!r}")
         if not self.iters or any(not isinstance(k, int) or k < 1 for k in self.iters):
             raise ValueError(f"iters must be positive integers, got {self.iters!r}")
         if not 0 < self.top_p <= 1 or self.temperature < 0 or self.eval_temperature < 0:

@@ -25,22 +25,19 @@ from typing import Any
 
 import pandas as pd
 import torch
-import yaml
 
+from murphy_lab import prompts as P
 from murphy_lab.baselines.mucode.config import MuCodeConfig
 from murphy_lab.baselines.mucode.inference import VerifierBestOfN
 from murphy_lab.baselines.mucode.relabel import relabel
-from murphy_lab.baselines.mucode.rollouts import collect_rollouts, extractor_for, rollout_stats
+from murphy_lab.baselines.mucode.rollouts import collect_rollouts, rollout_stats
 from murphy_lab.baselines.mucode.sft import sft_generator
 from murphy_lab.baselines.mucode.verifier import Verifier, preference_pairs, train_verifier
 from murphy_lab.evaluate import evaluate
 from murphy_lab.executor import Executor
-from murphy_lab.experiments.dispatch import paper_recipe
-from murphy_lab.experiments.formats import load_policy, mucode_format
-from murphy_lab.profiles import TOY_TEST_SEED, get_profile, load_tasks
+from murphy_lab.methods.formats import load_policy
+from murphy_lab.profiles import benchmark_tasks, get_profile, load_tasks, resolve
 from murphy_lab.scaffolds.reflexion import Reflexion
-from murphy_lab.smoke import build_smoke
-from murphy_lab.toy import build_toy_policy, make_tasks
 from murphy_lab.tree import load_trees, save_trees
 
 DONE = "done.json"
@@ -78,28 +75,16 @@ def finished_stages(output_dir: str | Path) -> list[str]:
 
 # --- what a profile means ----------------------------------------------------------------------------------------
 def run_inputs(cfg: MuCodeConfig, workdir: str | Path) -> tuple[str, list, list]:
-    """(generator base checkpoint, training tasks, evaluation tasks) for a config; builds local models in workdir.
-    The toy profile trains on its µCode share of the toy world (`Profile.mucode_train_tasks`, murphy_lab.profiles)."""
-    workdir = Path(workdir)
-    model = cfg.model or None
-    train = load_tasks(cfg.tasks, **cfg.task_args) if cfg.tasks else None
-    test = load_tasks(cfg.eval_tasks, **cfg.eval_task_args) if cfg.eval_tasks else None
-    if cfg.profile == "smoke" and (model is None or train is None):
-        built, tasks = build_smoke(workdir)
-        model, train = model or built, train if train is not None else tasks
-        test = test if test is not None else tasks  # the smoke world has no held-out split
-    elif cfg.profile == "toy":
-        toy = get_profile("toy")
-        model = model or str(build_toy_policy(size="toy", seed=0))  # cached once per machine
-        train = train if train is not None else make_tasks("train", n=toy.mucode_train_tasks, seed=cfg.seed)
-        test = test if test is not None else make_tasks("test", n=toy.n_eval_tasks, seed=TOY_TEST_SEED)
-    if model is None or train is None:
-        raise ValueError(
-            f"profile {cfg.profile!r}: set `model` and `tasks` (e.g. model: Qwen/Qwen3-1.7B, tasks: kodcode)"
-        )
-    if test is None:
-        if cfg.evaluate:
-            raise ValueError("eval_tasks: set the evaluation benchmark (e.g. humaneval) for this profile")
+    """(generator base checkpoint, training tasks, evaluation tasks) of a config: the model and tasks it names, else
+    what its profile builds (`profiles.resolve`: local models under workdir, the profile's training set), and its
+    `eval_tasks`, else the profile's first benchmark (`profiles.benchmark_tasks`; none when `evaluate` is off)."""
+    model, train = resolve(cfg, workdir)
+    if cfg.eval_tasks:
+        test = load_tasks(cfg.eval_tasks, **cfg.eval_task_args)
+    elif cfg.evaluate:
+        prof = get_profile(cfg.profile)
+        test = benchmark_tasks(cfg.profile, prof.benchmarks[0], prof.n_eval_tasks)
+    else:
         test = []  # training only (evaluate: False, e.g. murphy_lab.experiments): no evaluation tasks needed
     if cfg.n_eval_tasks:
         test = test[: cfg.n_eval_tasks]
@@ -107,8 +92,8 @@ def run_inputs(cfg: MuCodeConfig, workdir: str | Path) -> tuple[str, list, list]
 
 
 def generator_policy(path: str, cfg: MuCodeConfig, temperature: float) -> Any:
-    """The generator for rollouts and evaluation, on the config's backend and in its prompt format."""
-    return load_policy(path, cfg.backend, max_new_tokens=cfg.max_new_tokens, temperature=temperature, top_p=cfg.top_p,
+    """The generator for rollouts and evaluation, on the config's backend (vLLM or transformers), in its prompt format."""
+    return load_policy(path, cfg.use_vllm, max_new_tokens=cfg.max_new_tokens, temperature=temperature, top_p=cfg.top_p,
                        use_chat_template=bool(cfg.chat), chat_template_kwargs=cfg.chat_template_kwargs or None)
 
 
@@ -166,6 +151,8 @@ def run_mucode(
         base, train_tasks, test_tasks = run_inputs(cfg, out)
         base, train_tasks = model or base, list(tasks) if tasks is not None else train_tasks
         test_tasks = list(eval_tasks) if eval_tasks is not None else test_tasks
+    if cfg.n_train_tasks:  # µCode's data budget: the first n tasks of the training set
+        train_tasks = train_tasks[: cfg.n_train_tasks]
     own = executor is None  # an executor we start, we also close
     executor = make_executor(cfg) if own else executor
     try:
@@ -231,43 +218,6 @@ def _run(cfg: MuCodeConfig, out: Path, base: str, train_tasks: list, test_tasks:
     return Path(generator)
 
 
-def experiment_train(exp: Any, base_model: str, output_dir: str | Path, **overrides: Any) -> Path:
-    """`train_fn(exp, base_model, output_dir)` for murphy_lab.experiments: µCode on the experiment's training data.
-
-    Evaluation is left to the caller (`evaluate: False`, and no best-of-N verifier is trained), so the µCode column
-    is the plain Iter-k pass@1 of the µCode generator under the experiment's scaffold, like every other column.
-    The config is `experiment_config(exp, base_model, **overrides)`, in the prompt format the row is evaluated in.
-    """
-    return run_mucode(experiment_config(exp, base_model, **overrides), output_dir, resume=True)
-
-
-def experiment_config(exp: Any, base_model: str, **overrides: Any) -> MuCodeConfig:
-    """The MuCodeConfig of an experiment (no model loads). Training data: the toy world's train split for
-    `train_data == "toy"` (8 tasks in the smoke profile), KodCode-1k for "kodcode-1k". The prompt format (chat,
-    chat_template_kwargs, max_new_tokens) is the one the row is evaluated in (`murphy_lab.experiments.prompt_format`);
-    the experiment's overrides, then `overrides`, win (murphy_lab.experiments refuses one that changes the format)."""
-    fields = dict(profile=exp.profile, model=base_model, seed=exp.seed, evaluate=False, final_verifier=False)
-    if exp.profile == "paper":  # the recipe beside the RL methods' (reproduce/configs/<model>/mucode.yaml)
-        fields = {**_recipe_fields(exp), **fields}
-    if exp.train_data == "toy":
-        n = get_profile(exp.profile).mucode_train_tasks
-        fields.update(tasks="murphy_lab.toy:make_tasks", task_args=dict(split="train", n=n, seed=exp.seed))
-    elif exp.train_data == "kodcode-1k":
-        fields.update(tasks="kodcode", task_args=dict(n=1000, seed=exp.seed))
-    else:
-        raise ValueError(f"train_data: unknown training set {exp.train_data!r} for µCode")
-    fields.update(mucode_format(exp))
-    fields.update(dict(getattr(exp, "overrides", ())), **overrides)
-    return MuCodeConfig.for_profile(fields.pop("profile"), **fields)
-
-
-def _recipe_fields(exp: Any) -> dict:
-    """MuCodeConfig fields of the paper recipe for `exp` (its `method:` line names the trainer, not a field)."""
-    d = yaml.safe_load(paper_recipe(exp).read_text()) or {}
-    d.pop("method", None)
-    return d
-
-
 def _rollouts_and_verifier(cfg, out, rd, r, generator, verifier_base, tasks, executor, log, progress) -> None:
     """Stages 1-2 of round r: chains of the current generator, then R_φ on all pairs collected so far."""
 
@@ -302,7 +252,7 @@ def _rollouts_and_verifier(cfg, out, rd, r, generator, verifier_base, tasks, exe
 def evaluate_mucode(generator: str, verifier: str | Path | Any, tasks: list, executor: Any, cfg: MuCodeConfig,
                     transcripts_dir: str | Path | None = None, progress: bool = True):  # fmt: skip
     """Iter-k pass@1 of the µCode generator: plain (Reflexion scaffold) and verifier best-of-N, in one table."""
-    extract = extractor_for(tasks)
+    extract = P.answer_extractor(tasks)
     policy = generator_policy(generator, cfg, cfg.eval_temperature)
     v = verifier if hasattr(verifier, "score") else Verifier(verifier)
     frames = []

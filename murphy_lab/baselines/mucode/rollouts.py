@@ -16,7 +16,7 @@ may pick the gold program trains on supervision no RL method gets; docs/mucode.m
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from tqdm.auto import tqdm
@@ -24,16 +24,6 @@ from tqdm.auto import tqdm
 from murphy_lab import prompts as P
 from murphy_lab.rollout import task_trees
 from murphy_lab.tree import RolloutTree
-
-
-def text_answer(completion: str) -> str:
-    """The program of a text-answer task (murphy_lab.smoke): `ANSWER = '<completion>'` (= `Task.program`)."""
-    return f"ANSWER = {completion!r}\n"
-
-
-def extractor_for(tasks: Sequence[Any]) -> Callable[[str], str]:
-    """completion -> answer for these tasks (`prompts.answer_extractor`, the trainer's reading too)."""
-    return P.answer_extractor(tasks)
 
 
 def collect_rollouts(
@@ -68,7 +58,7 @@ def collect_rollouts(
 
     bar = tqdm(total=turns, desc="µCode rollouts (turns)", disable=not progress, leave=False)
     trees = task_trees(
-        tasks, sample, executor, g1=rollouts, g2=1, turns=turns, tests="visible", extract=extractor_for(tasks),
+        tasks, sample, executor, g1=rollouts, g2=1, turns=turns, reward_tests="visible", extract=P.answer_extractor(tasks),
         budget=P.policy_budget(policy, sample_kw.get("max_new_tokens")),  # quoted code/feedback fit the context
         on_turn=lambda turn, nodes: bar.update(1),
     )  # fmt: skip

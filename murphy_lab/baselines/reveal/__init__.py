@@ -7,8 +7,9 @@ gold solution, turn-level rewards and TAPO advantages — on MURPHY's trainer, e
     verify.py    the tool: validate tests on the reference, run the program on the valid ones, write feedback
     chain.py     rollouts: chains of rounds, one generation call and one executor batch per round
     rewards.py   outcome / generation / verification rewards and TAPO advantages (exact definitions there)
-    trainer.py   ReVealTrainer(MurphyTrainer) (per-token advantages), train_reveal, experiment_train
+    trainer.py   ReVealTrainer(MurphyTrainer) (per-token advantages), train_reveal, load_recipe
     scaffold.py  ReVealScaffold (scaffold "reveal" for murphy_lab.evaluate), evaluate_reveal
+    method.py    ReVeal's entry in murphy_lab.methods: trained from an experiment, evaluated in its own rounds
 
 Published and followed: the turn structure and tag names; tests validated against the gold solution (a test the
 reference fails is invalid); feedback with runtime errors, invalid tests, expected vs actual and pass/fail; an
@@ -40,7 +41,7 @@ SCAFFOLDS.setdefault("reveal", ReVealScaffold)  # evaluate(..., scaffold="reveal
 
 
 def __getattr__(name: str):  # the trainer imports TRL: load it only when asked for
-    if name in ("ReVealConfig", "ReVealTrainer", "train_reveal", "experiment_train", "chain_stats"):
+    if name in ("ReVealConfig", "ReVealTrainer", "train_reveal", "load_recipe", "chain_stats"):
         from murphy_lab.baselines.reveal import trainer
 
         return getattr(trainer, name)
@@ -49,7 +50,7 @@ def __getattr__(name: str):  # the trainer imports TRL: load it only when asked 
 
 __all__ = [
     "Chain", "Check", "ReVealConfig", "ReVealScaffold", "ReVealTrainer", "Round", "Turn", "chain_stats",
-    "check_rounds", "evaluate_reveal", "experiment_train", "extract_tests", "first_prompt", "generation_reward",
-    "parse_round", "returns", "reveal_extract", "run_chains", "tapo", "tapo_groups", "tool_feedback", "train_reveal",
+    "check_rounds", "evaluate_reveal", "extract_tests", "first_prompt", "generation_reward",
+    "load_recipe", "parse_round", "returns", "reveal_extract", "run_chains", "tapo", "tapo_groups", "tool_feedback", "train_reveal",
     "turn_rewards", "verification_reward",
 ]

@@ -94,7 +94,7 @@ def run_chains(
     n: int,
     rounds: int,
     *,
-    oracle: str | None = "hidden",
+    reward_tests: str | None = "hidden",
     validate: bool = True,
     chat: bool = False,
     max_tests: int = 10,
@@ -105,7 +105,8 @@ def run_chains(
     """Run n chains per task for up to `rounds` rounds (see the module docstring); chains are task-major.
 
     Args:
-        oracle: "hidden" / "visible": run every candidate on those tests too (Check.oracle, the rewards); None: no.
+        reward_tests: "hidden" / "visible": run every candidate on those tests too (Check.oracle, the rewards;
+            MurphyConfig's field of the same name); None: no reward tests (evaluation).
         validate: check the model's tests against `task.reference` when the task has one (training); False at
             evaluation time (a reference would leak the answer).
         chat: send the transcript as chat messages instead of one plain-text prompt.
@@ -117,8 +118,8 @@ def run_chains(
         raise ValueError(f"rounds must be an integer >= 1, got {rounds!r}")
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"n must be an integer >= 1, got {n!r}")
-    if oracle not in ("hidden", "visible", None):
-        raise ValueError(f"oracle must be 'hidden', 'visible' or None, got {oracle!r}")
+    if reward_tests not in ("hidden", "visible", None):
+        raise ValueError(f"reward_tests must be 'hidden', 'visible' or None, got {reward_tests!r}")
     tasks = list(tasks)
     task_of = [t for t in tasks for _ in range(n)]
     chains = [Chain(task_id=t.task_id, index=i, context=[{"role": "user", "content": first_prompt(t.prompt, is_io(t))}])
@@ -146,7 +147,7 @@ def run_chains(
             code = rd.code if (rd.has_code_tag or not is_text(task)) else rd.text[: rd.split].strip()
             tests, test_issues = extract_tests(rd.tests_text, is_io(task), max_tests)
             ref = program_of(task, task.reference) if validate and task.reference else None
-            suite = None if oracle is None else (task.hidden_tests if oracle == "hidden" else task.visible_tests)
+            suite = None if reward_tests is None else getattr(task, f"{reward_tests}_tests")
             items.append((program_of(task, code), tests, ref, suite))
             issues.append(rd.issues + test_issues)
             rd.code = code

@@ -45,7 +45,7 @@ class ReVealScaffold(Scaffold):
         budget, episodes, _, _ = self.start(tasks, runs, budget)
         sampler = _PolicySampler(policy, seed, sample_kw)
         bar = rounds(budget, progress, self.name)
-        chains = run_chains(tasks, sampler, executor, n=runs, rounds=budget, oracle=None, validate=self.validate,
+        chains = run_chains(tasks, sampler, executor, n=runs, rounds=budget, reward_tests=None, validate=self.validate,
                             chat=self.chat, max_tests=self.max_tests, seed_fn=sampler.set_round,
                             on_round=lambda r, played: bar.update(1))  # fmt: skip
         bar.close()

@@ -22,8 +22,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import os
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,9 +33,6 @@ from murphy_lab.baselines.reveal.chain import Chain, render, run_chains
 from murphy_lab.baselines.reveal.format import first_prompt
 from murphy_lab.baselines.reveal.rewards import tapo_groups
 from murphy_lab.config import MurphyConfig
-from murphy_lab.profiles import get_profile
-from murphy_lab.toy.execution import get_executor
-from murphy_lab.toy.world import make_tasks
 from murphy_lab.train import apply_nested, parse_sets
 from murphy_lab.trainer import MurphyTrainer, TimedExecutor, TurnSampler
 from murphy_lab.trainer import run as lifecycle
@@ -93,7 +88,7 @@ class ReVealTrainer(MurphyTrainer):
 
     def grow_trees(self, tasks: list, sample: TurnSampler, execute: TimedExecutor) -> list[Chain]:
         rv, m = self.reveal, self.murphy
-        return run_chains(tasks, sample, execute, n=self.num_generations, rounds=rv.rounds, oracle=m.reward_tests,
+        return run_chains(tasks, sample, execute, n=self.num_generations, rounds=rv.rounds, reward_tests=m.reward_tests,
                           validate=rv.validate, chat=m.chat, max_tests=rv.max_tests,
                           stop_on_verdict=rv.stop_on_verdict)  # fmt: skip
 
@@ -183,6 +178,29 @@ def train_reveal(config: MurphyConfig, output_dir: str | Path, reveal: ReVealCon
                            files={"reveal.yaml": yaml.safe_dump(dataclasses.asdict(reveal), sort_keys=False)})
 
 
+REVEAL_FIELDS = {f.name for f in dataclasses.fields(ReVealConfig)}
+
+
+def split_fields(fields: dict) -> tuple[dict, dict]:
+    """(MurphyConfig fields, ReVealConfig fields) of a ReVeal recipe's mapping: its `reveal:` mapping, then any
+    ReVealConfig field named at the top level (an override); unknown ReVealConfig fields are refused by name."""
+    d = dict(fields)
+    if not isinstance(d.get("reveal", {}), dict):
+        raise ValueError("reveal: must be a mapping of ReVealConfig fields")
+    rv = {**d.pop("reveal", {}), **{k: d.pop(k) for k in list(d) if k in REVEAL_FIELDS}}
+    unknown = sorted(set(rv) - REVEAL_FIELDS)
+    if unknown:
+        raise ValueError(f"reveal: unknown ReVealConfig field(s) {unknown}; known: {sorted(REVEAL_FIELDS)}")
+    return d, rv
+
+
+def recipe_configs(fields: dict, profile: str = "paper") -> tuple[MurphyConfig, ReVealConfig]:
+    """The two configs of a ReVeal recipe's mapping (`split_fields`); the ReVealConfig is validated, the
+    MurphyConfig is not yet (`load_recipe` and the method entry validate it as `train_reveal` runs it)."""
+    murphy, rv = split_fields(fields)
+    return MurphyConfig.for_profile(murphy.pop("profile", profile), **murphy), ReVealConfig(**rv).validate_fields()
+
+
 def load_recipe(path: str | Path, **overrides: Any) -> tuple[MurphyConfig, ReVealConfig]:
     """A ReVeal recipe (reproduce/configs/<model>/reveal.yaml): MurphyConfig fields plus a `reveal:` mapping of
     ReVealConfig fields. `overrides` may name fields of either; both configs are validated (errors name the field)."""
@@ -190,51 +208,11 @@ def load_recipe(path: str | Path, **overrides: Any) -> tuple[MurphyConfig, ReVea
     if not path.is_file():
         raise ValueError(f"config: no such file {str(path)!r}")
     d = yaml.safe_load(path.read_text()) or {}
-    if not isinstance(d, dict) or not isinstance(d.get("reveal", {}), dict):
+    if not isinstance(d, dict):
         raise ValueError(f"config {str(path)!r} must be a mapping of MurphyConfig fields with a `reveal:` mapping")
-    rv_names = {f.name for f in dataclasses.fields(ReVealConfig)}
-    rv = {**d.pop("reveal", {}), **{k: v for k, v in overrides.items() if k in rv_names}}
-    unknown = sorted(set(rv) - rv_names)
-    if unknown:
-        raise ValueError(f"reveal: unknown ReVealConfig field(s) {unknown}; known: {sorted(rv_names)}")
-    d.update({k: v for k, v in overrides.items() if k not in rv_names})
-    reveal = ReVealConfig(**rv).validate_fields()
-    config = MurphyConfig.for_profile(d.pop("profile", "paper"), **d)
+    config, reveal = recipe_configs({**d, **overrides})
     as_chains(config, reveal).validate()  # as train_reveal runs it
     return config, reveal
-
-
-def paper_train(exp: Any, base_model: str, output_dir: str | Path, **overrides: Any) -> Path:
-    """The paper profile: reproduce/configs/<model>/reveal.yaml (seed and base model from the experiment), launched
-    like every other method's recipe (launch/train_8xh100.sh with 8 GPUs, else colocate_1gpu.sh) with
-    ENTRY=murphy_lab.baselines.reveal; waits for it and returns the final model's folder."""
-    # experiments dispatches methods to this module: importing it at the top would make an import cycle
-    from murphy_lab.experiments import REPO
-
-    output_dir = Path(output_dir)
-    cfg_path = paper_recipe_file(exp, base_model, output_dir, **overrides)
-    script = "train_8xh100.sh" if torch.cuda.device_count() >= 8 else "colocate_1gpu.sh"
-    launcher = REPO / "reproduce" / "configs" / "launch" / script
-    env = {**os.environ, "ENTRY": "murphy_lab.baselines.reveal"}
-    subprocess.run(["bash", str(launcher), str(cfg_path), str(output_dir)], check=True, env=env)
-    return output_dir / "final"
-
-
-def paper_recipe_file(exp: Any, base_model: str, output_dir: str | Path, **overrides: Any) -> Path:
-    """Write the recipe a paper ReVeal run launches with (reveal.yaml + the experiment's seed, base model and
-    overrides) beside `output_dir`, check it with `load_recipe`, and return its path."""
-    from murphy_lab.experiments import paper_recipe  # local: see paper_train
-
-    output_dir = Path(output_dir)
-    recipe = yaml.safe_load(paper_recipe(exp).read_text())
-    rv_names = {f.name for f in dataclasses.fields(ReVealConfig)}
-    fields = {**dict(getattr(exp, "overrides", ())), **overrides}
-    recipe.update(seed=exp.seed, model=base_model, **{k: v for k, v in fields.items() if k not in rv_names})
-    recipe["reveal"] = {**recipe.get("reveal", {}), **{k: v for k, v in fields.items() if k in rv_names}}
-    cfg_path = output_dir.parent / f"{output_dir.name}.recipe.yaml"  # outside OUT: the trainer wants it empty
-    cfg_path.write_text(yaml.safe_dump(recipe, sort_keys=False))
-    load_recipe(cfg_path)  # a bad field fails here, before any GPU is touched
-    return cfg_path
 
 
 def main(argv: list[str] | None = None) -> Path:
@@ -251,31 +229,3 @@ def main(argv: list[str] | None = None) -> Path:
     final = train_reveal(config, a.output_dir, reveal, resume=a.resume)
     print(f"final model: {final}")
     return final
-
-
-def experiment_train(exp: Any, base_model: str, output_dir: str | Path, **overrides: Any) -> Path:
-    """`train_fn(exp, base_model, output_dir)` for murphy_lab.experiments: ReVeal on the experiment's training data.
-
-    Evaluation is the caller's (the ReVeal column is the Iter-k pass@1 of the trained model under the experiment's
-    scaffold, like every other column; `evaluate_reveal` gives ReVeal's own scaffold). Training data: the toy
-    world's train split for train_data "toy" (8 tasks in the smoke profile), KodCode-1k for "kodcode-1k"; the paper
-    profile runs its recipe reproduce/configs/<model>/reveal.yaml through the launch scripts (`paper_train`).
-    `overrides` may hold ReVealConfig fields (rounds, gamma, ...) and MurphyConfig fields.
-    """
-    if exp.profile == "paper":  # the same recipe and launch as every other method (reproduce/configs/<model>/)
-        return paper_train(exp, base_model, output_dir, **overrides)
-    rv_names = {f.name for f in dataclasses.fields(ReVealConfig)}
-    fields = {**dict(getattr(exp, "overrides", ())), **overrides}
-    reveal = ReVealConfig(**{k: v for k, v in fields.items() if k in rv_names})
-    kw = {k: v for k, v in fields.items() if k not in rv_names}
-    kw.update(model=base_model, seed=exp.seed)
-    tasks, executor = None, None
-    if exp.train_data == "toy":
-        tasks = make_tasks("train", n=get_profile(exp.profile).train_tasks, seed=exp.seed)
-        executor = get_executor(workers=1)
-    elif exp.train_data == "kodcode-1k":
-        kw.update(tasks="kodcode", task_args=dict(n=1000, seed=exp.seed))
-    else:
-        raise ValueError(f"train_data: unknown training set {exp.train_data!r} for ReVeal")
-    config = MurphyConfig.for_profile(exp.profile, **kw)
-    return train_reveal(config, output_dir, reveal, resume=True, executor=executor, tasks=tasks)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from murphy_lab.executor.feedback import cut
-from murphy_lab.executor.types import IOTest, TestOutcome, TestSuite
+from murphy_lab.executor.types import IOTest, TestOutcome
 
 
 @dataclass
@@ -153,7 +153,3 @@ def _show(t: Any) -> str:
         return f"Input: {cut(t.input.strip(), 100)!r} Expected: {cut(t.output.strip(), 100)!r}"
     return cut(str(t), 200)
 
-
-def oracle_suite(task: Any, which: str = "hidden") -> TestSuite:
-    """The task's oracle tests for rewards: hidden (default) or visible."""
-    return task.hidden_tests if which == "hidden" else task.visible_tests

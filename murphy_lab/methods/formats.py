@@ -1,35 +1,38 @@
 """One prompt format per experiment, in training and evaluation (docs/evaluation.md, "Prompt format"), and the one
-constructor of a generation policy (`load_policy`) that evaluation and µCode's rollouts share."""
+constructor of a generation policy (`load_policy`) that evaluation and µCode's rollouts share.
+
+The prompt format is the *rendering* of a prompt (chat template or plain text, template arguments, tokens per turn);
+what the prompt says is the method's scaffold (`Method.scaffold`: Reflexion's prompts, ReVeal's tagged rounds).
+"""
 
 from __future__ import annotations
+
+from typing import Any
 
 from murphy_lab.policy import TransformersPolicy, VLLMPolicy
 from murphy_lab.profiles import get_profile
 
 FORMAT_OPTIONS = ("chat", "chat_template_kwargs", "max_new_tokens")
-BACKENDS = {"transformers": TransformersPolicy, "vllm": VLLMPolicy}
 
 
-def prompt_format(exp) -> dict:
+def prompt_format(exp: Any) -> dict:
     """How every method of this experiment renders prompts and how long it generates, in training AND evaluation:
-    the paper profile's chat models through their chat template (Qwen3 without its thinking section, as the
-    training recipes), the toy/smoke policies on plain text; `max_new_tokens` per turn from the profile."""
-    chat = exp.profile == "paper"
-    kwargs = {"enable_thinking": False} if chat and str(getattr(exp, "model", "")).startswith("Qwen3") else {}
-    return {"chat": chat, "chat_template_kwargs": kwargs, "max_new_tokens": get_profile(exp.profile).max_new_tokens}
+    the profile's `chat` (the paper's chat models through their chat template) with its `chat_template_kwargs` for
+    the experiment's model (Qwen3 without its thinking section, as the training recipes), and `max_new_tokens` per
+    turn."""
+    prof = get_profile(exp.profile)
+    kwargs = dict(prof.chat_template_kwargs.get(exp.model, {})) if prof.chat else {}
+    return {"chat": prof.chat, "chat_template_kwargs": kwargs, "max_new_tokens": prof.max_new_tokens}
 
 
-mucode_format = prompt_format  # µCode's MuCodeConfig names its format fields as `prompt_format` does
-
-
-def trained_format(cfg) -> dict:
+def trained_format(cfg: Any) -> dict:
     """The prompt format a training config uses (a MurphyConfig, or a µCode MuCodeConfig), as `prompt_format`."""
     length = getattr(cfg, "max_completion_length", None) or cfg.max_new_tokens
     return {"chat": bool(cfg.chat), "chat_template_kwargs": dict(cfg.chat_template_kwargs or {}),
             "max_new_tokens": length}  # fmt: skip
 
 
-def check_prompt_format(exp, trained: dict) -> None:
+def check_prompt_format(exp: Any, trained: dict) -> None:
     """Refuse (before any model loads) a training config whose prompt format differs from the evaluation's."""
     want = prompt_format(exp)
     for option in FORMAT_OPTIONS:
@@ -41,21 +44,19 @@ def check_prompt_format(exp, trained: dict) -> None:
             )
 
 
-def policy_kwargs(exp) -> dict:
+def policy_kwargs(exp: Any) -> dict:
     """The evaluation policy's rendering and length: `prompt_format(exp)` as policy keywords."""
     fmt = prompt_format(exp)
     return {"max_new_tokens": fmt["max_new_tokens"], "use_chat_template": fmt["chat"],
             "chat_template_kwargs": fmt["chat_template_kwargs"] or None}  # fmt: skip
 
 
-def load_policy(model: str, backend: str = "transformers", **kw):
-    """A generation policy for `model`: 'vllm' (GPU) or 'transformers'. `kw`: max_new_tokens, temperature, top_p,
-    use_chat_template, chat_template_kwargs (murphy_lab.policy)."""
-    if backend not in BACKENDS:
-        raise ValueError(f"backend must be one of {sorted(BACKENDS)}, got {backend!r}")
-    return BACKENDS[backend](model, **kw)
+def load_policy(model: str, use_vllm: bool = False, **kw: Any):
+    """A generation policy for `model`: vLLM (GPU) with `use_vllm`, else transformers. `kw`: max_new_tokens,
+    temperature, top_p, use_chat_template, chat_template_kwargs (murphy_lab.policy)."""
+    return (VLLMPolicy if use_vllm else TransformersPolicy)(model, **kw)
 
 
-def make_policy(model_dir: str, exp):
+def make_policy(model_dir: str, exp: Any):
     """The policy an experiment is evaluated with: the profile's backend, rendering and length from `prompt_format`."""
-    return load_policy(model_dir, get_profile(exp.profile).backend, **policy_kwargs(exp))
+    return load_policy(model_dir, get_profile(exp.profile).use_vllm, **policy_kwargs(exp))

@@ -1,0 +1,83 @@
+"""ReVeal as a method of the main table (its `murphy_lab.methods` entry): trained in its rounds, evaluated in them.
+
+    config(exp, base)   experiment_fields (murphy_lab.methods.recipes: training set, prompt format, the paper's
+                        reproduce/configs/<model>/reveal.yaml) -> (MurphyConfig, ReVealConfig); ReVealConfig fields
+                        (rounds, gamma, ...) may come as overrides
+    train(exp, base)    locally: train_reveal; a profile with recipes (paper): the same launch as every method's
+                        recipe, with ENTRY=murphy_lab.baselines.reveal
+    evaluation(exp)     ReVeal's own scaffold ("reveal", its default): the tagged generation/verification rounds it
+                        was trained in, in the experiment's prompt format (chat transcripts for chat models), the
+                        tool's feedback on its own tests; under a shared scaffold (cross-scaffold tables) the
+                        program is read from <generation-answer> when the model writes one
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from murphy_lab.baselines.reveal.format import reveal_extract
+from murphy_lab.baselines.reveal.scaffold import ReVealScaffold
+from murphy_lab.baselines.reveal.trainer import as_chains, recipe_configs, split_fields, train_reveal
+from murphy_lab.config import MurphyConfig
+from murphy_lab.methods import Method
+from murphy_lab.methods.formats import prompt_format
+from murphy_lab.methods.murphy import TRAINER_BUDGET
+from murphy_lab.methods.recipes import check_config, experiment_fields, launch
+from murphy_lab.profiles import get_profile
+from murphy_lab.prompts import extract_program
+from murphy_lab.scaffolds import Scaffold, get_scaffold
+
+ENTRY = "murphy_lab.baselines.reveal"  # the launch scripts' ENTRY: python -m murphy_lab.baselines.reveal
+
+
+def fields(exp: Any, base_model: str) -> dict:
+    """MurphyConfig fields, a `reveal:` mapping (the paper recipe's) and ReVealConfig overrides, as a recipe holds."""
+    return experiment_fields(exp, base_model, length="max_completion_length")  # an unknown field: the configs' error
+
+
+def configs(exp: Any, base_model: str) -> tuple[MurphyConfig, Any]:
+    """(MurphyConfig, ReVealConfig) of this experiment, both validated as `train_reveal` runs them."""
+    config, reveal = recipe_configs(fields(exp, base_model), exp.profile)
+    check_config(exp, config)
+    as_chains(config, reveal).validate()
+    return config, reveal
+
+
+def config(exp: Any, base_model: str) -> MurphyConfig:
+    """The MurphyConfig ReVeal trains with (its G, sampling, optimisation, prompt format; `configs` has both)."""
+    return configs(exp, base_model)[0]
+
+
+def train(exp: Any, base_model: str, output_dir: Path) -> Path:
+    """Train ReVeal on the experiment's training set; returns the final model's folder."""
+    config, reveal = configs(exp, base_model)  # refuses a wrong format, data or field before anything runs
+    if get_profile(exp.profile).recipes:
+        murphy, rv = split_fields(fields(exp, base_model))
+        return launch({**murphy, "reveal": rv}, output_dir, entry=ENTRY)
+    return Path(train_reveal(config, output_dir, reveal, resume=True))
+
+
+def reveal_program(fallback: Callable[[str], str] = extract_program) -> Callable[[str], str]:
+    """Program extraction for a ReVeal-trained model in a shared scaffold: its <generation-answer> when it wrote
+    one (`reveal_extract`), else the usual extraction (`fallback`)."""
+
+    def extract(completion: str) -> str:
+        return reveal_extract(completion) if "<generation-answer" in completion.lower() else fallback(completion)
+
+    return extract
+
+
+def evaluation(exp: Any) -> Scaffold:
+    """ReVeal's own rounds (scaffold "reveal") in the experiment's prompt format, or a shared scaffold that reads
+    the <generation-answer> (module docstring)."""
+    if exp.scaffold == ReVealScaffold.name:
+        return ReVealScaffold(chat=prompt_format(exp)["chat"])
+    return get_scaffold(exp.scaffold, extract=reveal_program())
+
+
+METHOD = Method(
+    "reveal", train=train, config=config, recipe=lambda exp: "reveal", scaffold=ReVealScaffold.name,
+    evaluation=evaluation, budget=(*TRAINER_BUDGET, "rounds"), cost=1,
+)  # fmt: skip

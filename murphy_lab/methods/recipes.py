@@ -1,0 +1,100 @@
+"""How an experiment becomes the fields of a method's training config, in one place, and the one launch of a recipe.
+
+Every method's entry (`murphy_lab.methods.Method.config`) starts from `experiment_fields(exp, base_model, ...)`,
+which applies, in this order (later wins):
+
+    1. the prompt format          prompt_format(exp): chat, chat_template_kwargs, tokens per turn (formats.py)
+    2. the training set           profiles.training_set(exp.train_data): the same tasks for every method and seed
+    3. the profile's executor     Profile.executor (local runs: one worker a run; runs go side by side)
+    4. the paper recipe           reproduce/configs/<model>/<recipe>.yaml, for a profile with `recipes` (paper)
+    5. the base model and seed    the experiment's
+    6. the experiment's overrides the profile's `train_overrides` and the notebook's (only fields the config has)
+
+and then adds its own fields (a mode, MURPHY's credit and pruning, ...). `check_config` refuses, before any model
+loads, a config that trains in another prompt format than the evaluation's, or on other tasks than the
+experiment's `train_data` says (a recipe or an override that disagrees: the error names the field).
+
+`launch(fields, output_dir, entry)` writes such fields as a recipe beside the run folder and starts
+`reproduce/configs/launch/train_8xh100.sh` (8 GPUs: 2 vLLM + 6 training) or `colocate_1gpu.sh` (fewer GPUs) with
+`ENTRY=<entry>` (`murphy_lab.train` for the trainer's methods, `murphy_lab.baselines.reveal` for ReVeal).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Collection
+from pathlib import Path
+from typing import Any
+
+import torch
+import yaml
+
+from murphy_lab.methods import get_method
+from murphy_lab.methods.formats import check_prompt_format, prompt_format, trained_format
+from murphy_lab.profiles import get_profile, training_set
+
+REPO = Path(__file__).resolve().parents[2]
+RECIPE_DIRS = {"Qwen3-1.7B": "qwen3-1.7b", "Qwen3-4B": "qwen3-4b", "OLMo-2-7B": "olmo2-7b"}
+LAUNCH = REPO / "reproduce" / "configs" / "launch"
+
+
+def recipe_path(exp: Any) -> Path:
+    """The paper recipe of an experiment: reproduce/configs/<model>/<the method's recipe name>.yaml."""
+    if exp.model not in RECIPE_DIRS:
+        raise ValueError(f"no recipe folder for model {exp.model!r}; known: {sorted(RECIPE_DIRS)}")
+    method = get_method(exp.method)
+    if method.recipe is None:
+        raise ValueError(f"method {exp.method!r} trains nothing, so it has no recipe")
+    path = REPO / "reproduce" / "configs" / RECIPE_DIRS[exp.model] / f"{method.recipe(exp)}.yaml"
+    if not path.is_file():
+        raise FileNotFoundError(f"no training recipe {path} for {exp.model}/{exp.method}/{exp.variant}")
+    return path
+
+
+def experiment_fields(exp: Any, base_model: str, *, length: str, accepts: Collection[str] | None = None) -> dict:
+    """The training-config fields every method takes from an experiment (the module docstring's steps 1-6).
+
+    `length` is the config's name for tokens per turn (MurphyConfig: "max_completion_length", µCode:
+    "max_new_tokens"); `accepts` limits the experiment's overrides to the config's own fields (None: all), so a
+    profile's trainer overrides (e.g. the demo's max_steps) mean nothing to a method whose config lacks them.
+    """
+    prof, fmt = get_profile(exp.profile), prompt_format(exp)
+    fields: dict[str, Any] = {"chat": fmt["chat"], "chat_template_kwargs": fmt["chat_template_kwargs"],
+                              length: fmt["max_new_tokens"], **training_set(exp.train_data)}  # fmt: skip
+    if prof.executor:
+        fields["executor"] = dict(prof.executor)
+    if prof.recipes:
+        recipe = yaml.safe_load(recipe_path(exp).read_text()) or {}
+        for name in ("method", "profile"):  # µCode's name its entry point; the experiment's profile is the one
+            recipe.pop(name, None)
+        fields.update(recipe)
+    fields.update(model=base_model, seed=exp.seed)
+    fields.update({k: v for k, v in exp.overrides if accepts is None or k in accepts})
+    return fields
+
+
+def check_config(exp: Any, cfg: Any) -> None:
+    """Refuse a training config in another prompt format than the evaluation's, or on other tasks than
+    `exp.train_data` names (call before `validate()`: these are the errors to fix)."""
+    check_prompt_format(exp, trained_format(cfg))
+    want = training_set(exp.train_data)
+    for name in ("tasks", "task_args"):
+        if getattr(cfg, name) != want[name]:
+            raise ValueError(
+                f"{exp.model}/{exp.method}: training field {name}={getattr(cfg, name)!r} differs from the "
+                f"experiment's train_data={exp.train_data!r} ({want[name]!r}): every method trains on the tasks "
+                "`profiles.training_set` gives (change the recipe, the override, or train_data)"
+            )
+
+
+def launch(fields: dict, output_dir: str | Path, entry: str = "murphy_lab.train") -> Path:
+    """Launch a recipe on this machine's GPUs (8: train_8xh100.sh, fewer: colocate_1gpu.sh), wait for it, and
+    return the final model's folder. The recipe is written beside `output_dir` (the trainer wants that empty)."""
+    output_dir = Path(output_dir)
+    path = output_dir.parent / f"{output_dir.name}.recipe.yaml"
+    path.write_text(yaml.safe_dump(fields, sort_keys=False))
+    script = "train_8xh100.sh" if torch.cuda.device_count() >= 8 else "colocate_1gpu.sh"
+    subprocess.run(["bash", str(LAUNCH / script), str(path), str(output_dir)], check=True,
+                   env={**os.environ, "ENTRY": entry})  # fmt: skip
+    return output_dir / "final"
