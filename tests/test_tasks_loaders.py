@@ -220,27 +220,25 @@ def test_mbpp_full_variant_reads_its_split_from_a_hub_layout_folder_and_carries_
 def test_the_paper_profile_evaluates_mbpp_on_the_full_test_split(monkeypatch):
     # the paper's MBPP numbers are whole counts of 500 tasks x 3 runs (murphy_lab.experiments.paper, MBPP_TASKS);
     # the loader's default, the 257-task sanitized test split, fits none of them
-    from murphy_lab.experiments import dispatch
+    from murphy_lab import profiles
     from murphy_lab.experiments.paper import MBPP_TASKS
-    from murphy_lab.experiments.plan import Experiment
 
     asked = []
-    monkeypatch.setattr(dispatch, "load_tasks", lambda name, **kw: asked.append((name, kw)) or
+    monkeypatch.setattr(profiles, "load_named_tasks", lambda name, **kw: asked.append((name, kw)) or
                         load_mbpp(**kw, source=[dict(r, task_id=i) for i, r in
                                                 zip(range(1, 975), FULL_ROWS[1:2] * 974)]))  # fmt: skip
-    tasks = dispatch.load_benchmark("MBPP", Experiment("paper", "Qwen3-1.7B", "base", benchmarks=("MBPP",)))
+    tasks = profiles.benchmark_tasks("paper", "MBPP")
     assert asked == [("mbpp", {"variant": "full", "split": "test"})]
     assert len(tasks) == MBPP_TASKS and tasks[0].task_id == "mbpp/11" and tasks[-1].task_id == "mbpp/510"
 
 
 def test_the_paper_profile_evaluates_livecodebench_v6_on_the_problems_added_in_v6(monkeypatch):
-    from murphy_lab.experiments import dispatch
-    from murphy_lab.experiments.plan import Experiment
+    from murphy_lab import profiles
 
     asked = []
-    monkeypatch.setattr(dispatch, "load_tasks", lambda name, **kw: asked.append((name, kw)) or [])
-    dispatch.load_benchmark("LCB-v6", Experiment("paper", "Qwen3-4B", "base", benchmarks=("LCB-v6",)))
-    dispatch.load_benchmark("HumanEval", Experiment("paper", "Qwen3-4B", "base", benchmarks=("HumanEval",)))
+    monkeypatch.setattr(profiles, "load_named_tasks", lambda name, **kw: asked.append((name, kw)) or [])
+    profiles.benchmark_tasks("paper", "LCB-v6")
+    profiles.benchmark_tasks("paper", "HumanEval")
     assert asked == [("livecodebench", {"version_tag": "v6"}), ("humaneval", {})]
     assert VERSION_FILES["v6"] == ["test6.jsonl"]
 
