@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from murphy_lab import prompts as P
@@ -248,3 +251,22 @@ def test_a_refinement_prompt_within_budget_in_bytes_is_not_tokenized():
     calls = []
     long = P.refine_prompt("add", "x" * 5000, "y" * 5000, max_tokens=2000, count=lambda t: calls.append(t) or len(t))
     assert calls and "[truncated" in long and len(long) <= 2000
+
+
+# --- what SmolLM2-135M-Instruct really wrote (tests/fixtures/smollm2_completions.json; docs/real_model.md) -----
+REAL = {c["name"]: c for c in json.loads((Path(__file__).parent / "fixtures" / "smollm2_completions.json")
+                                          .read_text())["completions"]}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ["code_then_closing_fence_then_prose", "code_then_closing_fence_then_output_block",
+                                  "mbpp_code_then_closing_fence_then_prose"])  # fmt: skip
+def test_code_closed_by_a_fence_it_never_opened_is_the_program(name):
+    completion = REAL[name]["completion"]
+    code = completion[: completion.index("\n```")]  # everything before the model's first (closing) fence
+    assert P.extract_program(completion) == code.strip("\n") + "\n"  # before: the prose after the fence
+    assert P.parses(P.extract_program(completion))
+
+
+def test_a_bare_fence_after_prose_still_opens_a_block():
+    out = "The answer:\n```\ndef add(a, b):\n    return a + b\n```\nDone."
+    assert P.extract_program(out) == SOLUTION
