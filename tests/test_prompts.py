@@ -270,3 +270,20 @@ def test_code_closed_by_a_fence_it_never_opened_is_the_program(name):
 def test_a_bare_fence_after_prose_still_opens_a_block():
     out = "The answer:\n```\ndef add(a, b):\n    return a + b\n```\nDone."
     assert P.extract_program(out) == SOLUTION
+
+
+@pytest.mark.parametrize("name, kept", [
+    ("truncated_in_the_usage_example", "def has_close_elements"),
+    ("truncated_in_a_second_function", "from typing import List"),
+])  # fmt: skip
+def test_a_block_cut_by_the_length_limit_loses_only_its_unfinished_last_statement(name, kept):
+    completion = REAL[name]["completion"]
+    program = P.extract_program(completion)
+    last = completion.rstrip("\n").split("\n")[-1]  # the line the limit cut
+    assert P.parses(program) and kept in program
+    assert last not in program and program.rstrip("\n") in completion  # a head of the block, nothing rewritten
+
+
+def test_a_function_cut_in_its_body_is_not_patched_up():
+    out = "```python\ndef f(x):\n    if x:\n        return [x,"
+    assert P.extract_program(out) == "def f(x):\n    if x:\n        return [x,\n"  # the syntax error is the feedback
