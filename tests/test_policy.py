@@ -279,3 +279,19 @@ def test_only_the_real_models_name_is_resolved(monkeypatch, tmp_path):
     assert smollm.resolve_model("smollm2-135m") == str(tmp_path / "cached")
     assert [smollm.resolve_model(x) for x in ("Qwen/Qwen3-1.7B", "./smollm2-135m", None)] == [
         "Qwen/Qwen3-1.7B", "./smollm2-135m", None]
+
+
+def test_a_conversion_finished_meanwhile_by_another_process_is_used(monkeypatch, tmp_path):
+    from murphy_lab.policy import smollm
+
+    def convert_while_another_finishes(gguf, out):
+        fake_convert([])(gguf, out)
+        other = tmp_path / smollm.FOLDER  # the other process renames its folder into place during our conversion
+        other.mkdir()
+        (other / "source.json").write_text('{"by": "the other process"}')
+
+    monkeypatch.setattr(smollm, "gguf_path", lambda: tmp_path / "model.gguf")
+    monkeypatch.setattr(smollm, "convert", convert_while_another_finishes)
+    folder = smollm.real_model_path(tmp_path, progress=False)
+    assert (folder / "source.json").read_text() == '{"by": "the other process"}'
+    assert sorted(p.name for p in tmp_path.iterdir()) == [smollm.FOLDER]

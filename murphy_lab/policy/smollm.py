@@ -77,11 +77,13 @@ def real_model_path(cache_dir: str | os.PathLike | None = None, progress: bool =
     tmp = Path(tempfile.mkdtemp(prefix=f".{FOLDER}-", dir=folder.parent))
     try:
         convert(gguf, tmp)
-        if folder.exists():  # an unfinished folder (no source.json), or another process finished first
-            if (folder / SOURCE).is_file():
-                return folder
-            shutil.rmtree(folder)
-        os.rename(tmp, folder)
+        if folder.exists() and not (folder / SOURCE).is_file():  # an unfinished folder: replaced
+            shutil.rmtree(folder, ignore_errors=True)
+        try:
+            os.rename(tmp, folder)
+        except OSError:  # another process renamed its finished folder into place first: use that one
+            if not (folder / SOURCE).is_file():
+                raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return folder
