@@ -208,7 +208,7 @@ import murphy_lab  # only to find the repository's docs/ folder
 real_path = Path(murphy_lab.__file__).resolve().parent.parent / "docs" / "examples" / "real_model" / "murphy_step_trees.jsonl"
 real = load_trees(real_path)[0]
 print(f"{real.task_id}: {len(real)} trajectories, rewards {[round(n.reward, 2) for n in real.nodes()]}")
-fig = render(real, color_by="reward", rule="mars")
+fig = render(real, color_by="reward")  # MaRS, no pruning: the defaults
 plt.show()
-print(summary(compute(real, rule="mars")))
+print(summary(compute(real)))
 assert real.meta["mode"] == "murphy" and len(real) == len(real.root.children) + sum(len(v.children) for v in real.root.children)
