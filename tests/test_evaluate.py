@@ -132,3 +132,17 @@ def test_tiny_model_end_to_end(tiny_model_path, executor):
     df = evaluate(policy, [add_task(0), add_task(1)], executor, iters=(1, 2), runs=2, progress=False)
     # a random-init model solves nothing; two attempt rounds = two generate calls
     assert list(df["pass@1"]) == [0.0, 0.0] and policy.calls == 2 and list(df.n_tasks) == [2, 2]
+
+
+def test_the_report_counts_extractable_truncated_and_each_status(executor):
+    outputs = iter(["Sorry, I cannot help you with that today.", WRONG, RIGHT])  # prose, a wrong program, the fix
+
+    def policy_fn(prompt, n):
+        return [next(outputs) for _ in range(n)]
+
+    policy = ScriptedPolicy(policy_fn)  # counts words as tokens: 8 in the prose (cut at the limit), 7 in each program
+    df = evaluate(policy, [add_task()], executor, iters=(1, 3), runs=1, progress=False, max_new_tokens=8)
+    assert df.attrs["completions"] == {
+        "completions": 3, "extractable": 2, "truncated": 1,
+        "visible_status": {"syntax": 1, "failed": 1, "passed": 1}, "hidden_status": {"syntax": 1, "passed": 1},
+    }

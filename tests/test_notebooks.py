@@ -18,6 +18,7 @@ SMALL = {
     "05_grpo_step": dict(hidden=16, layers=1),
     "06_training_toy_world": dict(policy_size="smoke", max_steps=1, tasks_per_step=2, eval_tasks=2),
     "07_ablation_playground": dict(n_trees=3),
+    "08_real_model": dict(max_new_tokens=48),
 }
 
 
@@ -34,7 +35,7 @@ def _parameter_names(nb: dict) -> set[str]:
     return {line.split("=")[0].strip() for line in source.splitlines() if "=" in line and not line.startswith("#")}
 
 
-def test_the_seven_notebooks_of_the_course_are_present():
+def test_the_eight_notebooks_of_the_course_are_present():
     assert [p.stem for p in NOTEBOOKS] == list(SMALL)
 
 

