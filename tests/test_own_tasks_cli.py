@@ -20,7 +20,7 @@ from murphy_lab.train import main as train_main
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "docs" / "examples" / "own_tasks"
-BAD = [{"task_id": "a", "prompt": "x"}, {"task_id": "b", "tests": ["assert True"]}]
+BAD = [{"task_id": "a", "prompt": "x"}, {"task_id": "b", "tests": ["assert f(1) == 1"]}]
 
 
 def bad_file(tmp_path) -> Path:
