@@ -91,3 +91,51 @@ def test_setting_another_task_loader_drops_the_config_files_task_args():
 def test_dotted_set_on_a_field_that_is_not_a_mapping_is_an_error(item, message):
     with pytest.raises(ValueError, match=message):
         config_from_args(None, "smoke", [item])
+
+
+def run_tasks_cli(*args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "murphy_lab.tasks", *args], capture_output=True, text=True,
+                          env=env, timeout=300)
+
+
+GOOD_ROW = {"task_id": "ok", "prompt": "Write f(x) returning x.", "tests": ["assert f(1) == 1"]}
+
+
+@pytest.mark.parametrize("second_row, field, message", [
+    (json.dumps({**GOOD_ROW, "task_id": "latin", "prompt": "PLACE"}).encode().replace(b"PLACE", b"caf\xe9"),
+     "prompt", "not UTF-8"),
+    (json.dumps({**GOOD_ROW, "task_id": "expr", "tests": ["f(1) == 2"]}).encode(), "tests", "cannot fail"),
+    (json.dumps({**GOOD_ROW, "task_id": "big", "prompt": "x" * 200_000}).encode(), "prompt", "limits.prompt"),
+])
+def test_the_tasks_command_exits_2_with_one_line_naming_file_row_and_field(tmp_path, second_row, field, message):
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(json.dumps(GOOD_ROW).encode() + b"\n" + second_row + b"\n")
+    proc = run_tasks_cli("jsonl", f"path={path}")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    (line,) = proc.stderr.strip().splitlines()
+    assert line.startswith(f"error: task file {str(path)!r}: row 2 (task_id '")
+    assert f"field {field!r}" in line and message in line
+
+
+def test_the_tasks_command_prints_the_counts_of_a_good_file():
+    proc = run_tasks_cli("jsonl", f"path={EXAMPLES / 'train.jsonl'}")
+    assert proc.returncode == 0 and json.loads(proc.stdout)["tasks"] == 5
+
+
+@pytest.mark.parametrize("args, message", [
+    (["jsonl", "pth=x.jsonl"], "no argument 'pth' (did you mean 'path'?)"),
+    (["jsnl", "path=x.jsonl"], "unknown benchmark 'jsnl' (did you mean 'jsonl'?)"),
+    (["jsonl"], "needs ['path']"),
+    ([], "usage"),
+])
+def test_the_tasks_command_names_a_bad_loader_or_argument_in_one_line(args, message):
+    proc = run_tasks_cli(*args)
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1 and message in proc.stderr
+
+
+def test_a_typo_in_a_task_args_key_stops_training_with_the_nearest_name(tmp_path):
+    run = tmp_path / "run"
+    with pytest.raises(ValueError, match="no argument 'pth' \\(did you mean 'path'\\?\\)"):
+        train_main(["--profile", "smoke", "--output-dir", str(run), "--set", "tasks=jsonl", "task_args.pth=t.jsonl"])
+    assert not (run / "smoke-model").exists()
