@@ -23,6 +23,7 @@ import yaml
 
 from murphy_lab import cli
 from murphy_lab.config import MurphyConfig
+from murphy_lab.suggest import did_you_mean
 from murphy_lab.trainer.run import last_checkpoint, train  # the library (re-exported here)
 
 __all__ = ["apply_nested", "config_from_args", "last_checkpoint", "main", "parse_sets", "train"]
@@ -60,7 +61,7 @@ def apply_nested(config: MurphyConfig, nested: dict) -> MurphyConfig:
     names = {f.name for f in dataclasses.fields(config)}
     for name, values in nested.items():
         if name not in names:
-            raise ValueError(f"--set {name}.*: unknown config field {name!r}")
+            raise ValueError(f"--set {name}.*: unknown config field {name!r}{did_you_mean(name, names)}")
         current = getattr(config, name)
         if not isinstance(current, dict):
             raise ValueError(f"--set {name}.*: {name!r} is not a mapping field (got {current!r})")
