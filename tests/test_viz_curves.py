@@ -14,6 +14,7 @@ from murphy_lab.prune import interp  # noqa: E402
 from murphy_lab.viz.curves import (  # noqa: E402
     moving_average,
     plot_curves,
+    plot_eval_table,
     plot_group_advantages,
     plot_training_curves,
     plot_turn_histograms,
@@ -77,3 +78,15 @@ def test_training_curves_name_the_metrics_when_none_is_logged():
 def test_moving_average_averages_the_window_ending_at_each_point():
     assert moving_average([0.0, 2.0, 4.0, 6.0], 2) == [0.0, 1.0, 3.0, 5.0]
     assert moving_average([1.0, 3.0], 1) == [1.0, 3.0]
+
+
+def test_the_eval_table_figure_has_a_line_per_difficulty_with_its_points(tmp_path):
+    import pandas as pd
+
+    df = pd.DataFrame([{"difficulty": d, "k": k, "pass@1": p + k, "std": 1.0, "n_tasks": n, "calls": k, "tokens": 9}
+                       for d, p, n in (("all", 40.0, 5), ("easy", 60.0, 3)) for k in (1, 3)])
+    fig = plot_eval_table(df, title="own", path=tmp_path / "table.png")
+    assert (tmp_path / "table.png").stat().st_size > 0
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["all (5 tasks)", "easy (3 tasks)"]
+    assert [list(c.lines[0].get_ydata()) for c in ax.containers] == [[41.0, 43.0], [61.0, 63.0]]  # errorbars

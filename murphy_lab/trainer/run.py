@@ -30,7 +30,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import matplotlib.pyplot as plt
 from transformers.trainer_callback import PrinterCallback, ProgressCallback
 from transformers.utils.notebook import NotebookProgressCallback
 
@@ -249,12 +248,10 @@ def write_curves(output_dir: Path, title: str) -> Path | None:
     path = output_dir / "metrics.jsonl"
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
     try:
-        fig = plot_training_curves(rows, title=f"{title}: {output_dir.name}")
+        plot_training_curves(rows, title=f"{title}: {output_dir.name}", path=output_dir / "curves.png")
     except ValueError as err:  # no step logged a reward or solved metric
         log.info("no curves.png: %s", err)
         return None
-    fig.savefig(output_dir / "curves.png", dpi=120)
-    plt.close(fig)
     return output_dir / "curves.png"
 
 
