@@ -287,10 +287,7 @@ class MurphyConfig:
             use_bias_correction_kl=False,
             remove_unused_columns=False,  # keep `task_id` in the rows
         )
-        # Always passed: TRL's GRPOConfig defaults it to True. transformers >= 5.2x names it activation_checkpointing
-        # (and warns on the old keyword); earlier releases only know gradient_checkpointing.
-        name = "activation_checkpointing" if "activation_checkpointing" in _grpo_fields() else "gradient_checkpointing"
-        kw[name] = self.gradient_checkpointing
+        kw.update(checkpointing(GRPOConfig, self.gradient_checkpointing))  # always passed: TRL's default is on
         kw.update(self.trl)
         kw.update(extra)
         return GRPOConfig(**kw)
@@ -301,6 +298,14 @@ load_tasks, resolve = profiles.load_tasks, profiles.resolve
 
 
 # ---------------------------------------------------------------------------------------------------------------
+def checkpointing(args_cls: type, on: bool) -> dict:
+    """The keyword argument that turns activation checkpointing on or off in a transformers `TrainingArguments`
+    subclass (TRL's GRPOConfig, SFTConfig, RewardConfig): newer transformers (5.24) name it
+    `activation_checkpointing` and warn on the old name; 5.17 (the gpu extra's) only knows `gradient_checkpointing`."""
+    names = {f.name for f in dataclasses.fields(args_cls)}
+    return {"activation_checkpointing" if "activation_checkpointing" in names else "gradient_checkpointing": on}
+
+
 def _looks_local(model: str) -> bool:
     """A local path rather than a hub id ('owner/name')."""
     return model.startswith((".", "/", "~")) or model.count("/") > 1

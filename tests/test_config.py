@@ -141,3 +141,14 @@ def test_gradient_checkpointing_is_what_the_config_says_not_trls_default(on, tmp
     """TRL's GRPOConfig turns checkpointing on by default, which also switches prefix sharing off in training."""
     args = MurphyConfig.for_profile("smoke", model="x", gradient_checkpointing=on).to_grpo_config(tmp_path)
     assert args.gradient_checkpointing is on
+
+
+@pytest.mark.parametrize("args_cls", ["GRPOConfig", "SFTConfig", "RewardConfig"])
+def test_checkpointing_uses_the_keyword_the_installed_transformers_knows(args_cls, tmp_path):
+    """transformers 5.24 names it activation_checkpointing, 5.17 (the gpu extra's pin) gradient_checkpointing."""
+    import trl
+
+    cls = getattr(trl, args_cls)
+    (name, on), = config_mod.checkpointing(cls, True).items()
+    args = cls(output_dir=str(tmp_path), use_cpu=True, report_to=[], **{name: on})
+    assert getattr(args, name) is True
