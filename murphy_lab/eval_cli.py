@@ -35,7 +35,7 @@ from murphy_lab.evaluate import evaluate
 from murphy_lab.executor import Executor
 from murphy_lab.policy import TransformersPolicy
 from murphy_lab.profiles import load_tasks
-from murphy_lab.trainer.run import last_checkpoint, recorded_config
+from murphy_lab.runfolder import last_checkpoint, recorded_config
 from murphy_lab.viz.curves import plot_eval_table
 
 log = logging.getLogger(__name__)

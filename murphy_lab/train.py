@@ -28,8 +28,9 @@ import yaml
 
 from murphy_lab import cli
 from murphy_lab.config import MurphyConfig
+from murphy_lab.runfolder import last_checkpoint, recorded_config
 from murphy_lab.suggest import did_you_mean
-from murphy_lab.trainer.run import RESUME_SAFE, last_checkpoint, recorded_config, train  # re-exported
+from murphy_lab.trainer.run import RESUME_SAFE, train  # the library (re-exported here)
 
 __all__ = ["apply_nested", "config_from_args", "last_checkpoint", "main", "parse_sets", "train", "with_sets"]
 

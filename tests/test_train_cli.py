@@ -15,7 +15,8 @@ import pytest
 
 import murphy_lab.executor as executor_pkg
 from murphy_lab.config import MurphyConfig
-from murphy_lab.train import last_checkpoint, main, recorded_config, train
+from murphy_lab.runfolder import last_checkpoint, recorded_config
+from murphy_lab.train import main, train
 
 
 @pytest.fixture
@@ -160,9 +161,11 @@ def test_an_allowed_change_extends_the_run_and_later_resumes_keep_it(tmp_path, t
     assert recorded_config(out).max_steps == 3  # config.yaml + the allowed change: what a bare resume continues
 
 
-def test_a_checkpoint_a_kill_left_half_written_is_skipped(tmp_path):
-    for step, state in ((2, '{"global_step": 2}'), (4, '{"global_st')):
-        (tmp_path / f"checkpoint-{step}").mkdir()
-        (tmp_path / f"checkpoint-{step}" / "trainer_state.json").write_text(state)
-    (tmp_path / "checkpoint-6").mkdir()  # killed before trainer_state.json was written
-    assert last_checkpoint(tmp_path) == tmp_path / "checkpoint-2"
+def test_tensorboard_logs_go_under_the_run_folders_runs_directory(tmp_path, tiny_model_path, executor, monkeypatch):
+    """What docs/training.md says: <output_dir>/runs/<date>_<host>/events.out.tfevents.* (TENSORBOARD_LOGGING_DIR
+    moves them)."""
+    pytest.importorskip("tensorboard")
+    monkeypatch.delenv("TENSORBOARD_LOGGING_DIR", raising=False)
+    cfg = MurphyConfig.for_profile("smoke", model=tiny_model_path, max_steps=1, save_steps=1, report_to="tensorboard")
+    train(cfg, tmp_path / "run", executor=executor)
+    assert list((tmp_path / "run" / "runs").glob("*/events.out.tfevents.*"))

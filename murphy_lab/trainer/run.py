@@ -10,6 +10,7 @@ Writes under the output directory:
     trees/step_N.jsonl   the step's rollout trees (a baseline may write its own folder, e.g. ReVeal's chains/)
     curves.png           reward and solved fractions per step, drawn from metrics.jsonl when the run ends
     resumes.jsonl        one line per resume: the checkpoint it continued from and the changes it was allowed
+                         (murphy_lab.runfolder reads a run folder back: recorded_config, last_checkpoint)
     final/               the trained model and tokenizer (returned by `train`)
 
 A killed run resumed with `resume=True` continues its *recorded* run: the config is config.yaml's (with the
@@ -35,6 +36,7 @@ from transformers.utils.notebook import NotebookProgressCallback
 
 from murphy_lab import executor as executor_pkg
 from murphy_lab.config import MurphyConfig, resolve
+from murphy_lab.runfolder import last_checkpoint, record_resume, recorded_config
 from murphy_lab.trainer.core import MurphyTrainer
 from murphy_lab.trainer.stats import StepProgress
 from murphy_lab.viz.curves import plot_training_curves
@@ -46,36 +48,6 @@ RESUME_SAFE = ("max_steps", "num_train_epochs", "save_steps", "save_total_limit"
 """Fields a resume may change when `allow_changes` names them: how long the run goes on (a longer max_steps also
 stretches a decaying learning-rate schedule from the checkpoint on), what it saves and logs, and the executor (e.g.
 its workers on another machine; a new timeout or memory limit changes which programs pass from then on)."""
-RESUMES = "resumes.jsonl"
-
-
-def last_checkpoint(output_dir: str | Path) -> Path | None:
-    """The newest complete `checkpoint-N` folder under `output_dir` (its trainer_state.json, written last, reads
-    back), or None. A folder that a kill left half-written is skipped with a warning."""
-    ckpts = [p for p in Path(output_dir).glob("checkpoint-*") if p.is_dir() and p.name.split("-")[-1].isdigit()]
-    for ckpt in sorted(ckpts, key=lambda p: int(p.name.split("-")[-1]), reverse=True):
-        try:
-            json.loads((ckpt / "trainer_state.json").read_text())
-            return ckpt
-        except (OSError, ValueError):
-            log.warning("skipping %s: it has no complete trainer_state.json (a run killed while saving it)", ckpt)
-    return None
-
-
-def recorded_config(output_dir: str | Path) -> MurphyConfig | None:
-    """The config of the run recorded in `output_dir`: config.yaml with the changes each resume was allowed
-    (resumes.jsonl), in order; None when the folder holds no config.yaml."""
-    output_dir = Path(output_dir)
-    if not (output_dir / "config.yaml").is_file():
-        return None
-    config = MurphyConfig.from_yaml(output_dir / "config.yaml")
-    if (output_dir / RESUMES).is_file():
-        for line in (output_dir / RESUMES).read_text().splitlines():
-            changes = json.loads(line)["changes"] if line.strip() else {}
-            config = dataclasses.replace(config, **{name: v["given"] for name, v in changes.items()})
-    return config
-
-
 def differences(recorded: MurphyConfig, given: MurphyConfig) -> dict[str, dict]:
     """``{field: {"recorded": r, "given": g}}`` for every field where `given` differs from `recorded`. An empty
     `model` in `given` (the profile builds it) matches the model the run recorded."""
@@ -235,14 +207,6 @@ def _check_files(output_dir: Path, files: dict[str, str]) -> None:
                              f"its recorded {name}")  # fmt: skip
 
 
-def record_resume(output_dir: Path, checkpoint: Path | None, changes: dict) -> None:
-    """Append one line to resumes.jsonl: the checkpoint continued from (None: no checkpoint, started over) and
-    the changes allowed (`recorded_config` applies them to config.yaml)."""
-    line = {"checkpoint": checkpoint.name if checkpoint else None, "changes": changes}
-    with (output_dir / RESUMES).open("a") as f:
-        f.write(json.dumps(line, default=str) + "\n")
-
-
 def write_curves(output_dir: Path, title: str) -> Path | None:
     """curves.png: reward and solved fractions per step from metrics.jsonl (None when it holds no such metric)."""
     path = output_dir / "metrics.jsonl"
@@ -255,7 +219,5 @@ def write_curves(output_dir: Path, title: str) -> Path | None:
     return output_dir / "curves.png"
 
 
-__all__ = [
-    "RESUME_SAFE", "differences", "last_checkpoint", "open_run", "record_resume", "recorded_config", "resumed_config",
-    "train", "truncate_metrics", "write_curves",
-]
+__all__ = ["RESUME_SAFE", "differences", "last_checkpoint", "open_run", "resumed_config", "train", "truncate_metrics",
+           "write_curves"]  # last_checkpoint: murphy_lab.runfolder's, here for existing callers
