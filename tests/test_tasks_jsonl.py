@@ -217,6 +217,7 @@ def test_an_unknown_check_reference_value_is_an_error(tmp_path):
     ("assert True", "checks a constant"),
     ("assert 1 == 1", "checks a constant"),
     ("x = f(1)", "no assert, no raise"),
+    ("isclose(f(1), 1)", "bare expression"),  # a call that returns a bool checks nothing
     ("check(f)", "bare expression"),  # no setup defines check
 ])
 def test_a_test_that_cannot_fail_is_named_by_row_and_field(tmp_path, test, why):
@@ -231,6 +232,8 @@ def test_a_test_that_cannot_fail_is_named_by_row_and_field(tmp_path, test, why):
     ("if f(1) != 1:\n    raise AssertionError('f(1)')", ""),
     ("check(f)", "def check(candidate):\n    assert candidate(1) == 1\n"),
     ("test_f()", "def helper(y):\n    assert f(y) == y\ndef test_f():\n    helper(1)\n"),  # through a helper
+    ("assert_allclose(f(1.0), 1.0)", "from numpy.testing import assert_allclose"),  # an imported assert_... function
+    ("np.testing.assert_array_equal(f([1]), [1])", "import numpy as np"),
 ])
 def test_asserts_raises_and_setup_check_functions_are_accepted(tmp_path, test, setup):
     (task,) = load_task_file(write(tmp_path, [{**GOOD, "tests": [test], "setup": setup}]), check_reference="off")

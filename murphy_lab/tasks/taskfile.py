@@ -256,9 +256,11 @@ def check_functions(setup: str) -> set[str]:
 def cannot_fail(test: str, checks: set[str] = frozenset()) -> str | None:
     """Why the test code `test` passes whatever the program does, or None when it can fail.
 
-    A test can fail when its code holds an `assert` of something that is not a constant, a `raise`, or a call of
-    one of `checks` (`check_functions` of the row's setup). Everything else cannot: a bare expression such as
-    ``1 == 2`` is evaluated and discarded, ``assert True`` checks a constant.
+    A test can fail when its code holds an `assert` of something that is not a constant, a `raise`, a call of one
+    of `checks` (`check_functions` of the row's setup), or a call of a function named ``assert...`` (by convention
+    one that raises on failure: ``np.testing.assert_allclose``, ``assert_array_equal``, ``self.assertEqual``).
+    Everything else cannot: a bare expression such as ``1 == 2`` is evaluated and discarded, ``assert True``
+    checks a constant.
 
     >>> cannot_fail("1 == 2")
     "it is a bare expression: its value is discarded, so every program that runs passes it (write 'assert 1 == 2')"
@@ -269,13 +271,15 @@ def cannot_fail(test: str, checks: set[str] = frozenset()) -> str | None:
     nodes = list(ast.walk(tree))
     if any(_checking(n) for n in nodes):
         return None
-    if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in checks for n in nodes):
-        return None
+    for call in (n for n in nodes if isinstance(n, ast.Call)):
+        name = call.func.id if isinstance(call.func, ast.Name) else getattr(call.func, "attr", "")
+        if name in checks or name.startswith("assert"):
+            return None
     if len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr):
         return f"it is a bare expression: its value is discarded, so every program that runs passes it (write 'assert {test.strip()}')"
     if any(isinstance(n, ast.Assert) for n in nodes):
         return "its assert checks a constant, not the program"
-    return "it has no assert, no raise and no call of a check function defined in 'setup'"
+    return "it has no assert, no raise, no assert_... call and no call of a check function defined in 'setup'"
 
 
 def _tests(value: Any, name: str, bad: list, checks: set[str]) -> list:
