@@ -1,6 +1,6 @@
 """What every `python -m murphy_lab.<x>` entry point does around its `main`: INFO logging, and a bad input (a
-`ValueError`: unknown option, malformed task file, impossible config) printed as one line with exit status 2
-instead of a traceback."""
+`ValueError`: unknown option, malformed task file, impossible config; or a `FileNotFoundError`: a data source or
+file that is not there) printed as one line with exit status 2 instead of a traceback."""
 
 from __future__ import annotations
 
@@ -13,6 +13,6 @@ def run(main: Callable[[], object]) -> None:
     logging.basicConfig(level=logging.INFO)
     try:
         main()
-    except ValueError as e:  # bad arguments, tasks or configuration: one clear line, no traceback
+    except (ValueError, FileNotFoundError) as e:  # bad arguments, tasks, configuration or paths: one line
         print(f"error: {e}", file=sys.stderr)
         sys.exit(2)

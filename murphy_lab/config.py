@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import importlib.util
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,9 +23,11 @@ import yaml
 
 from murphy_lab import modes, profiles
 from murphy_lab.credit import CREDIT_RULES
+from murphy_lab.suggest import did_you_mean
 
 LOSS_TYPES = ("dapo", "bnpo", "grpo", "dr_grpo", "group_sum")  # filler rows are exact for each (docs/training.md,
 # decision 3); "group_sum" is the paper's aggregation, computed through TRL's "dapo" (docs/training.md, decision 8)
+PIP_NAMES = {"azure_ml": "azureml-core", "flyte": "flytekit"}  # report_to loggers whose package has another name
 
 
 @dataclass
@@ -145,7 +146,8 @@ class MurphyConfig:
         names = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(d) - names)
         if unknown:
-            raise ValueError(f"unknown config field(s) {unknown}; TRL fields go under 'trl:'. Known: {sorted(names)}")
+            named = ", ".join(f"{k!r}{did_you_mean(k, names)}" for k in unknown)
+            raise ValueError(f"unknown config field(s) {named}; TRL fields go under 'trl:'. Known: {sorted(names)}")
         return cls(**d)
 
     @classmethod
@@ -241,9 +243,15 @@ class MurphyConfig:
         if self.bf16:
             need(cuda, "bf16", "needs a CUDA GPU here (none found); set bf16: false on a CPU")
         loggers = [self.report_to] if isinstance(self.report_to, str) else list(self.report_to)
-        if "tensorboard" in loggers:  # transformers would fail only at trainer construction
-            need(_importable("tensorboard") or _importable("tensorboardX"), "report_to",
-                 "includes 'tensorboard', which is not installed (pip install tensorboard; the gpu and dev extras have it)")
+        known, installed = _loggers()  # transformers would fail only at trainer construction, with a traceback
+        for name in loggers:
+            if name in ("none", "all"):
+                continue
+            need(name in known, "report_to", f"{name!r} is not a logger transformers knows{did_you_mean(name, known)}; "
+                 f"known: {sorted(known)}")
+            hint = "; the gpu and dev extras have it" if name == "tensorboard" else ""
+            need(name in installed, "report_to", f"includes {name!r}, which is not installed "
+                 f"(pip install {PIP_NAMES.get(name, name)}{hint})")
         unknown_trl = sorted(set(self.trl) - _grpo_fields())
         need(not unknown_trl, "trl", f"holds fields GRPOConfig does not have: {unknown_trl}")
         return self
@@ -285,16 +293,21 @@ class MurphyConfig:
             use_bias_correction_kl=False,
             remove_unused_columns=False,  # keep `task_id` in the rows
         )
-        # Always passed: TRL's GRPOConfig defaults it to True. transformers >= 5.2x names it activation_checkpointing
-        # (and warns on the old keyword); earlier releases only know gradient_checkpointing.
-        name = "activation_checkpointing" if "activation_checkpointing" in _grpo_fields() else "gradient_checkpointing"
-        kw[name] = self.gradient_checkpointing
+        kw.update(checkpointing(GRPOConfig, self.gradient_checkpointing))  # always passed: TRL's default is on
         kw.update(self.trl)
         kw.update(extra)
         return GRPOConfig(**kw)
 
 
 # ---------------------------------------------------------------------------------------------------------------
+def checkpointing(args_cls: type, on: bool) -> dict:
+    """The keyword argument that turns activation checkpointing on or off in a transformers `TrainingArguments`
+    subclass (TRL's GRPOConfig, SFTConfig, RewardConfig): newer transformers (5.24) name it
+    `activation_checkpointing` and warn on the old name; 5.17 (the gpu extra's) only knows `gradient_checkpointing`."""
+    names = {f.name for f in dataclasses.fields(args_cls)}
+    return {"activation_checkpointing" if "activation_checkpointing" in names else "gradient_checkpointing": on}
+
+
 def _looks_local(model: str) -> bool:
     """A local path rather than a hub id ('owner/name')."""
     return model.startswith((".", "/", "~")) or model.count("/") > 1
@@ -309,8 +322,14 @@ def _cuda_available() -> bool:
         return False
 
 
-def _importable(module: str) -> bool:
-    return importlib.util.find_spec(module) is not None
+def _loggers() -> tuple[set[str], set[str]]:
+    """(the `report_to` names transformers knows, those whose package is installed here)."""
+    from transformers.integrations.integration_utils import (  # heavy: only when a config is validated
+        INTEGRATION_TO_CALLBACK,
+        get_available_reporting_integrations,
+    )
+
+    return set(INTEGRATION_TO_CALLBACK), set(get_available_reporting_integrations())
 
 
 def _grpo_fields() -> set[str]:

@@ -14,6 +14,11 @@ whole set, then one per difficulty present (LiveCodeBench's easy/medium/hard). `
 model calls and generated tokens per episode spent up to k attempts (budgets for cross-scaffold comparisons).
 Transcripts (one JSON line per episode, with the hidden verdicts) re-derive the table without a model:
 `table_from_transcripts(path)`.
+
+Progress: one bar counts tasks. With `task_batch`, the scaffold runs on that many tasks at a time, so the bar (and
+its ETA) advances batch by batch; without it every task is in one run (the fewest generation calls) and only the
+scaffold's own bar over attempt rounds moves. Batches sample differently (each is its own generation call, batch b
+seeded `seed + BATCH_SEED_STEP * b`), so a table is reproducible for a given `task_batch`.
 """
 
 from __future__ import annotations
@@ -25,12 +30,14 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from tqdm.auto import tqdm
 
 from murphy_lab.prompts import parses
 from murphy_lab.scaffolds import Scaffold, get_scaffold
 from murphy_lab.scaffolds.base import Episode, execute
 
 COLUMNS = ["difficulty", "k", "pass@1", "std", "n_tasks", "calls", "tokens"]
+BATCH_SEED_STEP = 7_919  # batch b of `task_batch` samples with seed + BATCH_SEED_STEP * b (batch 0: the seed itself)
 
 
 def evaluate(
@@ -44,6 +51,7 @@ def evaluate(
     transcripts_path: str | None = None,
     progress: bool = True,
     scaffold_kw: dict | None = None,
+    task_batch: int | None = None,
     **sample_kw: Any,
 ) -> pd.DataFrame:
     """The Iter-k pass@1 table of `policy` on `tasks` under `scaffold` (see the module docstring).
@@ -57,8 +65,10 @@ def evaluate(
         scaffold: "reflexion" (default, the paper's), "lats", "dot", or a `Scaffold` instance.
         seed: base seed of every sampling call (None: unseeded).
         transcripts_path: write one JSON line per episode there (re-derive with `table_from_transcripts`).
-        progress: tqdm bars over attempt rounds.
+        progress: a tqdm bar over tasks (and the scaffold's over attempt rounds).
         scaffold_kw: options for the scaffold's constructor when it is given by name.
+        task_batch: run the scaffold on this many tasks at a time, so the progress bar advances per batch (None:
+            all tasks in one run, the fewest generation calls); see the module docstring for its seeds.
         **sample_kw: passed to every `policy.sample` call (max_new_tokens, temperature, top_p).
 
     Returns:
@@ -75,14 +85,24 @@ def evaluate(
     ids = [t.task_id for t in tasks]
     if len(set(ids)) != len(ids):
         raise ValueError("task_id values must be unique: the table groups episodes by task_id")
+    if task_batch is not None and (isinstance(task_batch, bool) or not isinstance(task_batch, int) or task_batch < 1):
+        raise ValueError(f"task_batch must be None or an integer >= 1, got {task_batch!r}")
     sc = get_scaffold(scaffold, **(scaffold_kw or {}))
-    episodes = sc.run(tasks, policy, executor, budget=max(iters), runs=runs, seed=seed, progress=progress, **sample_kw)
+    size = task_batch or len(tasks)
+    episodes: list[Episode] = []
+    with tqdm(total=len(tasks), unit="task", desc=f"{sc.name} Iter-{max(iters)}", disable=not progress) as bar:
+        for b, start in enumerate(range(0, len(tasks), size)):
+            batch = tasks[start : start + size]
+            batch_seed = None if seed is None else seed + BATCH_SEED_STEP * b
+            episodes += sc.run(batch, policy, executor, budget=max(iters), runs=runs, seed=batch_seed,
+                               progress=progress, **sample_kw)  # fmt: skip
+            bar.update(len(batch))
     records = score_hidden(episodes, {t.task_id: t for t in tasks}, executor, iters)
     if transcripts_path is not None:
         save_transcripts(records, transcripts_path)
     df = table(records, iters)
     limit = sample_kw.get("max_new_tokens") or getattr(policy, "max_new_tokens", None)
-    df.attrs.update(scaffold=sc.name, runs=runs, iters=list(iters), records=records,
+    df.attrs.update(scaffold=sc.name, runs=runs, iters=list(iters), records=records, task_batch=task_batch,
                     completions=completion_counts(records, limit))  # fmt: skip
     return df
 

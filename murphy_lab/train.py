@@ -2,13 +2,18 @@
 
     python -m murphy_lab.train --profile smoke --output-dir runs/smoke --threads 1
     python -m murphy_lab.train --config reproduce/configs/qwen3-1.7b/murphy_mars.yaml --output-dir runs/q17-mars
-    python -m murphy_lab.train --config ... --output-dir runs/q17-mars --resume       # continue a killed run
+    python -m murphy_lab.train --output-dir runs/q17-mars --resume                   # continue a killed run
+    python -m murphy_lab.train --output-dir runs/q17-mars --resume --set max_steps=400 --allow-change max_steps
     python -m murphy_lab.train --profile smoke --set mode=grpo_mt g2=1                # override any field
     python -m murphy_lab.train --set model=./my-model tasks=jsonl task_args.path=train.jsonl  # your own tasks
 
 This module only parses arguments; `train(config, output_dir, resume)` is murphy_lab.trainer.run's (re-exported
 here), which writes config.yaml, checkpoint-N/, metrics.jsonl, trees/step_N.jsonl and final/ under the output
 directory (that module's docstring says what each holds).
+
+`--resume` continues the run the output directory records: without `--config` / `--profile` its config.yaml is
+the config (the `--set` items apply on top of it); any field that then differs from the recorded run, or from a
+`--config` / `--profile` given again, is refused unless `--allow-change` names it (`RESUME_SAFE` fields only).
 """
 
 from __future__ import annotations
@@ -23,9 +28,11 @@ import yaml
 
 from murphy_lab import cli
 from murphy_lab.config import MurphyConfig
-from murphy_lab.trainer.run import last_checkpoint, train  # the library (re-exported here)
+from murphy_lab.runfolder import last_checkpoint, recorded_config
+from murphy_lab.suggest import did_you_mean
+from murphy_lab.trainer.run import RESUME_SAFE, train  # the library (re-exported here)
 
-__all__ = ["apply_nested", "config_from_args", "last_checkpoint", "main", "parse_sets", "train"]
+__all__ = ["apply_nested", "config_from_args", "last_checkpoint", "main", "parse_sets", "train", "with_sets"]
 
 
 def parse_sets(items: list[str]) -> tuple[dict, dict]:
@@ -60,7 +67,7 @@ def apply_nested(config: MurphyConfig, nested: dict) -> MurphyConfig:
     names = {f.name for f in dataclasses.fields(config)}
     for name, values in nested.items():
         if name not in names:
-            raise ValueError(f"--set {name}.*: unknown config field {name!r}")
+            raise ValueError(f"--set {name}.*: unknown config field {name!r}{did_you_mean(name, names)}")
         current = getattr(config, name)
         if not isinstance(current, dict):
             raise ValueError(f"--set {name}.*: {name!r} is not a mapping field (got {current!r})")
@@ -94,22 +101,36 @@ def config_from_args(config: str | None, profile: str | None, sets: list[str]) -
     return apply_nested(cfg, nested)
 
 
+def with_sets(config: MurphyConfig, sets: list[str]) -> MurphyConfig:
+    """`config` with `--set` items applied on top (a resumed run's recorded config, for instance)."""
+    plain, nested = parse_sets(sets)
+    return apply_nested(MurphyConfig.from_dict({**config.to_dict(), **plain}), nested)
+
+
 def main(argv: list[str] | None = None) -> Path:
     p = argparse.ArgumentParser(prog="python -m murphy_lab.train", description=__doc__.split("\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--config", help="YAML file of MurphyConfig fields (reproduce/configs/...)")
     p.add_argument("--profile", help="run profile: smoke | toy | paper (overrides the file's `profile:`)")
     p.add_argument("--output-dir", help="run folder (default: runs/<profile>-<mode>)")
-    p.add_argument("--resume", action="store_true", help="continue from the newest checkpoint in --output-dir")
+    p.add_argument("--resume", action="store_true",
+                   help="continue the run recorded in --output-dir (its config.yaml) from its newest checkpoint")
+    p.add_argument("--allow-change", nargs="+", default=[], metavar="FIELD",
+                   help=f"with --resume: fields that may differ from the recorded run ({', '.join(RESUME_SAFE)})")
     p.add_argument("--set", nargs="*", default=[], metavar="FIELD=VALUE",
                    help="override config fields; dotted names reach into mappings (task_args.path=x)")
     p.add_argument("--threads", type=int, help="torch CPU threads (1 is fastest on a busy laptop/CI machine)")
     a = p.parse_args(argv)
+    if a.allow_change and not a.resume:
+        raise ValueError("--allow-change only goes with --resume (a new run takes any --set)")
     if a.threads:
         torch.set_num_threads(a.threads)
     config = config_from_args(a.config, a.profile, a.set)
     output_dir = a.output_dir or f"runs/{config.profile}-{config.mode}"
-    final = train(config, output_dir, resume=a.resume)
+    recorded = recorded_config(output_dir) if a.resume else None
+    if recorded is not None and not (a.config or a.profile):  # a bare resume: the run's own config, then --set
+        config = with_sets(recorded, a.set)
+    final = train(config, output_dir, resume=a.resume, allow_changes=a.allow_change)
     print(f"final model: {final}")
     return final
 

@@ -108,10 +108,31 @@ def test_reproduce_configs_cover_every_paper_model_and_method():
     assert {(m, x) for m in ("qwen3-1.7b", "qwen3-4b", "olmo2-7b") for x in methods} <= names
 
 
-def test_report_to_tensorboard_without_tensorboard_is_named(monkeypatch):
-    monkeypatch.setattr(config_mod, "_importable", lambda name: False)
-    with pytest.raises(ValueError, match="report_to"):
-        MurphyConfig.for_profile("smoke", report_to="tensorboard").validate()
+@pytest.mark.parametrize("logger, message", [("tensorboard", "'tensorboard', which is not installed \\(pip install tensorboard; the gpu"),
+                                             ("wandb", "'wandb', which is not installed \\(pip install wandb\\)")])
+def test_report_to_a_logger_that_is_not_installed_is_named(monkeypatch, logger, message):
+    monkeypatch.setattr(config_mod, "_loggers", lambda: ({"tensorboard", "wandb"}, set()))
+    with pytest.raises(ValueError, match=f"report_to: includes {message}"):
+        MurphyConfig.for_profile("smoke", report_to=[logger]).validate()
+
+
+def test_report_to_wandb_without_wandb_is_refused_before_any_trainer():
+    """transformers raises only when the trainer is built (a RuntimeError traceback after the model loads)."""
+    pytest.importorskip("transformers")
+    if "wandb" in config_mod._loggers()[1]:
+        pytest.skip("wandb is installed here")
+    with pytest.raises(ValueError, match="report_to: includes 'wandb', which is not installed"):
+        MurphyConfig.for_profile("smoke", report_to="wandb").validate()
+
+
+def test_an_unknown_logger_gets_the_nearest_name():
+    with pytest.raises(ValueError, match="'tensorbord' is not a logger transformers knows \\(did you mean 'tensorboard'"):
+        MurphyConfig.for_profile("smoke", report_to="tensorbord").validate()
+
+
+def test_an_unknown_config_field_suggests_the_nearest_name():
+    with pytest.raises(ValueError, match="'learning_rat' \\(did you mean 'learning_rate'\\?\\)"):
+        MurphyConfig.for_profile("smoke", learning_rat=1e-3)
 
 
 # building a GRPOConfig resets accelerate's state, so this lives here, not beside test_prefix.py's module-wide trainer
@@ -120,3 +141,14 @@ def test_gradient_checkpointing_is_what_the_config_says_not_trls_default(on, tmp
     """TRL's GRPOConfig turns checkpointing on by default, which also switches prefix sharing off in training."""
     args = MurphyConfig.for_profile("smoke", model="x", gradient_checkpointing=on).to_grpo_config(tmp_path)
     assert args.gradient_checkpointing is on
+
+
+@pytest.mark.parametrize("args_cls", ["GRPOConfig", "SFTConfig", "RewardConfig"])
+def test_checkpointing_uses_the_keyword_the_installed_transformers_knows(args_cls, tmp_path):
+    """transformers 5.24 names it activation_checkpointing, 5.17 (the gpu extra's pin) gradient_checkpointing."""
+    import trl
+
+    cls = getattr(trl, args_cls)
+    (name, on), = config_mod.checkpointing(cls, True).items()
+    args = cls(output_dir=str(tmp_path), use_cpu=True, report_to=[], **{name: on})
+    assert getattr(args, name) is True

@@ -146,3 +146,60 @@ def test_the_report_counts_extractable_truncated_and_each_status(executor):
         "completions": 3, "extractable": 2, "truncated": 1,
         "visible_status": {"syntax": 1, "failed": 1, "passed": 1}, "hidden_status": {"syntax": 1, "passed": 1},
     }
+
+
+# --- progress counts tasks ---------------------------------------------------------------------------------------
+class Bar:
+    """Records what evaluate's progress bar is told."""
+
+    made: list = []
+
+    def __init__(self, total=None, unit="it", **kw):
+        self.total, self.unit, self.updates = total, unit, []
+        Bar.made.append(self)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def update(self, n=1):
+        self.updates.append(n)
+
+
+def test_the_progress_bar_counts_tasks_a_batch_at_a_time(executor, monkeypatch):
+    import murphy_lab.evaluate as evaluate_mod
+
+    Bar.made = []
+    monkeypatch.setattr(evaluate_mod, "tqdm", Bar)
+    evaluate(ScriptedPolicy(feedback_fixes), [add_task(i) for i in range(5)], executor, iters=(1, 3), runs=2,
+             task_batch=2, progress=False)
+    (bar,) = Bar.made
+    assert (bar.total, bar.unit, bar.updates) == (5, "task", [2, 2, 1])
+
+
+def test_a_task_batch_holding_every_task_gives_the_unbatched_table(tiny_model_path, executor):
+    """Batch 0 samples with the seed itself: batching changes nothing until there is a second batch."""
+    tasks = [add_task(0), add_task(1)]
+    kw = dict(iters=(1, 2), runs=2, progress=False, seed=3)
+    whole = evaluate(TransformersPolicy(tiny_model_path, max_new_tokens=8), tasks, executor, **kw)
+    batched = evaluate(TransformersPolicy(tiny_model_path, max_new_tokens=8), tasks, executor, task_batch=2, **kw)
+    texts = [[a["completion"] for a in r["attempts"]] for r in whole.attrs["records"]]
+    assert texts == [[a["completion"] for a in r["attempts"]] for r in batched.attrs["records"]]
+
+
+def test_batches_keep_the_episodes_task_major_and_score_the_same_for_a_deterministic_policy(executor):
+    tasks = [add_task(i, difficulty="easy" if i % 2 else "hard") for i in range(5)]
+    whole = evaluate(ScriptedPolicy(feedback_fixes), tasks, executor, iters=(1, 2), runs=2, progress=False)
+    batched = evaluate(ScriptedPolicy(feedback_fixes), tasks, executor, iters=(1, 2), runs=2, progress=False,
+                       task_batch=2)
+    assert batched.equals(whole)
+    assert [(r["task_id"], r["run"]) for r in batched.attrs["records"]] == [
+        (f"add{i}", r) for i in range(5) for r in range(2)]
+
+
+@pytest.mark.parametrize("task_batch", [0, -1, 1.5, True])
+def test_a_bad_task_batch_is_rejected(executor, task_batch):
+    with pytest.raises(ValueError, match="task_batch"):
+        evaluate(ScriptedPolicy(feedback_fixes), [add_task()], executor, task_batch=task_batch, progress=False)

@@ -20,6 +20,7 @@ from murphy_lab.baselines.mucode import (
     run_mucode,
     stage,
 )
+from murphy_lab.config import checkpointing
 from murphy_lab.tasks.task import Task
 from murphy_lab.tree import Node, RolloutTree
 
@@ -69,8 +70,8 @@ def test_reward_trainer_loss_equals_bradley_terry_loss(tmp_path):
     model = AutoModelForSequenceClassification.from_pretrained(path, num_labels=1)
     rows = [{"chosen_ids": mucode.encode(tok, "x", "good"), "rejected_ids": mucode.encode(tok, "x", "bad!!")},
             {"chosen_ids": mucode.encode(tok, "y", "ok"), "rejected_ids": mucode.encode(tok, "y", "no")}]  # fmt: skip
-    args = RewardConfig(output_dir=str(tmp_path / "rm"), use_cpu=True, bf16=False, activation_checkpointing=False,
-                        report_to=[], disable_tqdm=True)  # fmt: skip
+    args = RewardConfig(output_dir=str(tmp_path / "rm"), use_cpu=True, bf16=False, report_to=[], disable_tqdm=True,
+                        **checkpointing(RewardConfig, False))  # the keyword this transformers knows
     trainer = RewardTrainer(
         model=model, args=args, train_dataset=Dataset.from_list(rows), processing_class=tok
     )

@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 
 import murphy_lab.executor as executor_pkg
 from murphy_lab.config import MurphyConfig
+from murphy_lab.runfolder import last_checkpoint, recorded_config
 from murphy_lab.train import main, train
 
 
@@ -72,3 +79,93 @@ def test_cli_reads_a_yaml_file_and_set_overrides_it(tmp_path, use_executor, tiny
           "per_device_train_batch_size=4"])
     resolved = MurphyConfig.from_yaml(tmp_path / "run" / "config.yaml")
     assert (resolved.mode, resolved.g1, resolved.model) == ("grpo", 2, str(model))
+
+
+# --- --resume continues the recorded run ---------------------------------------------------------------------------
+ROOT = Path(__file__).resolve().parents[1]
+TRAIN_FILE = ROOT / "docs" / "examples" / "own_tasks" / "train.jsonl"
+
+
+def own_run_args(out, model, *extra):
+    """A run with --set overrides a bare resume must keep: the model, the task file, max_steps, one task per step."""
+    return ["--profile", "smoke", "--threads", "1", "--output-dir", str(out), "--set", f"model={model}",
+            "tasks=jsonl", f"task_args.path={TRAIN_FILE}", "max_steps=4", "save_steps=2",
+            "per_device_train_batch_size=4", *extra]
+
+
+def metrics_of(out):
+    return [{k: v for k, v in json.loads(line).items() if not k.startswith("time/")}
+            for line in (out / "metrics.jsonl").read_text().splitlines()]
+
+
+@pytest.mark.slow
+def test_a_killed_run_with_overrides_resumed_bare_ends_where_the_uninterrupted_run_ends(tmp_path, tiny_model_path):
+    from safetensors.torch import load_file
+
+    whole, killed = tmp_path / "whole", tmp_path / "killed"
+    main(own_run_args(whole, tiny_model_path))
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "murphy_lab.train", *own_run_args(killed, tiny_model_path)],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:  # SIGKILL as soon as checkpoint-2 is complete: mid-run, with steps 3-4 still to train
+        deadline = time.monotonic() + 600
+        while last_checkpoint(killed) is None and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.wait()
+    assert not (killed / "final").exists(), "the run finished before it could be killed"
+    recorded = (killed / "config.yaml").read_bytes()
+    ckpt = last_checkpoint(killed).name
+
+    resumed = main(["--output-dir", str(killed), "--resume", "--threads", "1"])  # bare: no --profile, no --set
+
+    assert (killed / "config.yaml").read_bytes() == recorded  # never rewritten by a resume
+    cfg = MurphyConfig.from_yaml(killed / "config.yaml")
+    assert (cfg.model, cfg.tasks, cfg.task_args, cfg.max_steps) == (tiny_model_path, "jsonl",
+                                                                    {"path": str(TRAIN_FILE)}, 4)
+    assert [json.loads(line) for line in (killed / "resumes.jsonl").read_text().splitlines()] == [
+        {"checkpoint": ckpt, "changes": {}}]
+    assert steps_in(killed) == [1, 2, 3, 4] and metrics_of(killed) == metrics_of(whole)
+    a, b = load_file(whole / "final" / "model.safetensors"), load_file(resumed / "model.safetensors")
+    assert a.keys() == b.keys() and all(bool((a[k] == b[k]).all()) for k in a)
+    assert (killed / "curves.png").stat().st_size > 0
+
+
+def test_a_resume_that_changes_the_recorded_run_is_refused_and_changes_nothing(tmp_path, tiny_model_path):
+    out = tmp_path / "run"
+    main(own_run_args(out, tiny_model_path, "max_steps=1", "save_steps=1"))
+    before = {p.name: p.read_bytes() for p in (out / "config.yaml", out / "metrics.jsonl")}
+    with pytest.raises(ValueError, match=r"records another run: learning_rate \(recorded 0.01, given 0.5\)"):
+        main(["--output-dir", str(out), "--resume", "--set", "learning_rate=0.5"])
+    with pytest.raises(ValueError, match=r"max_steps \(recorded 1, given 3\).*--allow-change max_steps"):
+        main(["--output-dir", str(out), "--resume", "--set", "max_steps=3"])
+    with pytest.raises(ValueError, match=r"tasks \(recorded 'jsonl', given ''\).*alone \(a resume"):  # the bare profile
+        main(["--profile", "smoke", "--output-dir", str(out), "--resume"])
+    with pytest.raises(ValueError, match=r"\['learning_rate'\] cannot change"):
+        main(["--output-dir", str(out), "--resume", "--set", "learning_rate=0.5", "--allow-change", "learning_rate"])
+    with pytest.raises(ValueError, match="only goes with --resume"):
+        main(["--output-dir", str(tmp_path / "new"), "--allow-change", "max_steps"])
+    assert {p.name: p.read_bytes() for p in (out / "config.yaml", out / "metrics.jsonl")} == before
+    assert not (out / "resumes.jsonl").exists()
+
+
+@pytest.mark.slow
+def test_an_allowed_change_extends_the_run_and_later_resumes_keep_it(tmp_path, tiny_model_path):
+    out = tmp_path / "run"
+    main(own_run_args(out, tiny_model_path, "max_steps=2"))
+    recorded = (out / "config.yaml").read_bytes()
+    main([*own_run_args(out, tiny_model_path, "max_steps=3"), "--resume", "--allow-change", "max_steps"])
+    assert steps_in(out) == [1, 2, 3] and (out / "config.yaml").read_bytes() == recorded
+    assert json.loads((out / "resumes.jsonl").read_text())["changes"] == {"max_steps": {"recorded": 2, "given": 3}}
+    assert recorded_config(out).max_steps == 3  # config.yaml + the allowed change: what a bare resume continues
+
+
+def test_tensorboard_logs_go_under_the_run_folders_runs_directory(tmp_path, tiny_model_path, executor, monkeypatch):
+    """What docs/training.md says: <output_dir>/runs/<date>_<host>/events.out.tfevents.* (TENSORBOARD_LOGGING_DIR
+    moves them)."""
+    pytest.importorskip("tensorboard")
+    monkeypatch.delenv("TENSORBOARD_LOGGING_DIR", raising=False)
+    cfg = MurphyConfig.for_profile("smoke", model=tiny_model_path, max_steps=1, save_steps=1, report_to="tensorboard")
+    train(cfg, tmp_path / "run", executor=executor)
+    assert list((tmp_path / "run" / "runs").glob("*/events.out.tfevents.*"))

@@ -11,7 +11,14 @@ from murphy_lab.credit import mars  # noqa: E402
 from murphy_lab.examples import paper_tree  # noqa: E402
 from murphy_lab.grpo import group_advantages  # noqa: E402
 from murphy_lab.prune import interp  # noqa: E402
-from murphy_lab.viz.curves import plot_curves, plot_group_advantages, plot_turn_histograms  # noqa: E402
+from murphy_lab.viz.curves import (  # noqa: E402
+    moving_average,
+    plot_curves,
+    plot_eval_table,
+    plot_group_advantages,
+    plot_training_curves,
+    plot_turn_histograms,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -44,3 +51,42 @@ def test_curves_plot_one_line_per_run():
 def test_curves_name_a_missing_metric():
     with pytest.raises(ValueError, match="pass@1"):
         plot_curves({"a": [{"step": 0, "reward": 0.0}]}, y="pass@1")
+
+
+METRICS = [{"step": i, "reward/turn1_mean": i / 10, "reward/mean": i / 20, "solved/turn1_frac": i / 30,
+            "solved/tree_frac": i / 15, "time/step_s": 1.0} for i in range(1, 6)]
+
+
+def test_training_curves_draw_rewards_and_solved_fractions_a_panel_each():
+    fig = plot_training_curves(METRICS, title="run")
+    assert [ax.get_title() for ax in fig.axes] == ["mean reward r(v)", "solved (r = 1)"]
+    assert [len(ax.lines) for ax in fig.axes] == [2, 2]
+    assert list(fig.axes[0].lines[0].get_ydata()) == [r["reward/turn1_mean"] for r in METRICS]
+
+
+def test_training_curves_leave_out_what_a_run_does_not_log():
+    rows = [{"step": r["step"], "solved/turn1_frac": r["solved/turn1_frac"]} for r in METRICS]  # e.g. a baseline
+    fig = plot_training_curves(rows)
+    assert [ax.get_title() for ax in fig.axes] == ["solved (r = 1)"] and len(fig.axes[0].lines) == 1
+
+
+def test_training_curves_name_the_metrics_when_none_is_logged():
+    with pytest.raises(ValueError, match="reward/turn1_mean"):
+        plot_training_curves([{"step": 1, "time/step_s": 1.0}])
+
+
+def test_moving_average_averages_the_window_ending_at_each_point():
+    assert moving_average([0.0, 2.0, 4.0, 6.0], 2) == [0.0, 1.0, 3.0, 5.0]
+    assert moving_average([1.0, 3.0], 1) == [1.0, 3.0]
+
+
+def test_the_eval_table_figure_has_a_line_per_difficulty_with_its_points(tmp_path):
+    import pandas as pd
+
+    df = pd.DataFrame([{"difficulty": d, "k": k, "pass@1": p + k, "std": 1.0, "n_tasks": n, "calls": k, "tokens": 9}
+                       for d, p, n in (("all", 40.0, 5), ("easy", 60.0, 3)) for k in (1, 3)])
+    fig = plot_eval_table(df, title="own", path=tmp_path / "table.png")
+    assert (tmp_path / "table.png").stat().st_size > 0
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["all (5 tasks)", "easy (3 tasks)"]
+    assert [list(c.lines[0].get_ydata()) for c in ax.containers] == [[41.0, 43.0], [61.0, 63.0]]  # errorbars

@@ -8,10 +8,17 @@ Writes under the output directory:
     checkpoint-N/        TRL checkpoints (model, optimizer, scheduler, RNG state, trainer_state.json)
     metrics.jsonl        one line per optimizer step (docs/training.md lists every key)
     trees/step_N.jsonl   the step's rollout trees (a baseline may write its own folder, e.g. ReVeal's chains/)
+    curves.png           reward and solved fractions per step, drawn from metrics.jsonl when the run ends
+    resumes.jsonl        one line per resume: the checkpoint it continued from and the changes it was allowed
+                         (murphy_lab.runfolder reads a run folder back: recorded_config, last_checkpoint)
     final/               the trained model and tokenizer (returned by `train`)
 
-A killed run resumed with `resume=True` continues from its newest checkpoint and first drops the metrics.jsonl
-lines logged after that checkpoint's step, so every step has exactly one line.
+A killed run resumed with `resume=True` continues its *recorded* run: the config is config.yaml's (with the
+changes earlier resumes were allowed, `recorded_config`), and a config given at resume time that differs from it
+is refused, field by field, unless each differing field is named in `allow_changes` and is one of `RESUME_SAFE`
+(e.g. max_steps, to extend a run). config.yaml is never rewritten by a resume. The run continues from its newest
+complete checkpoint (one whose trainer_state.json was written: a run killed while saving leaves a partial folder)
+and first drops the metrics.jsonl lines logged after that checkpoint's step, so every step has exactly one line.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ import dataclasses
 import json
 import logging
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,16 +37,58 @@ from transformers.utils.notebook import NotebookProgressCallback
 from murphy_lab import executor as executor_pkg
 from murphy_lab.config import MurphyConfig
 from murphy_lab.profiles import resolve
+from murphy_lab.runfolder import last_checkpoint, record_resume, recorded_config
 from murphy_lab.trainer.core import MurphyTrainer
 from murphy_lab.trainer.stats import StepProgress
+from murphy_lab.viz.curves import plot_training_curves
 
 log = logging.getLogger(__name__)
 
+RESUME_SAFE = ("max_steps", "num_train_epochs", "save_steps", "save_total_limit", "logging_steps", "report_to",
+               "executor")  # fmt: skip
+"""Fields a resume may change when `allow_changes` names them: how long the run goes on (a longer max_steps also
+stretches a decaying learning-rate schedule from the checkpoint on), what it saves and logs, and the executor (e.g.
+its workers on another machine; a new timeout or memory limit changes which programs pass from then on)."""
+def differences(recorded: MurphyConfig, given: MurphyConfig) -> dict[str, dict]:
+    """``{field: {"recorded": r, "given": g}}`` for every field where `given` differs from `recorded`. An empty
+    `model` in `given` (the profile builds it) matches the model the run recorded."""
+    out = {}
+    for f in dataclasses.fields(MurphyConfig):
+        r, g = getattr(recorded, f.name), getattr(given, f.name)
+        if r != g and not (f.name == "model" and not g):
+            out[f.name] = {"recorded": r, "given": g}
+    return out
 
-def last_checkpoint(output_dir: str | Path) -> Path | None:
-    """The newest `checkpoint-N` folder under `output_dir`, or None."""
-    ckpts = [p for p in Path(output_dir).glob("checkpoint-*") if p.is_dir() and p.name.split("-")[-1].isdigit()]
-    return max(ckpts, key=lambda p: int(p.name.split("-")[-1])) if ckpts else None
+
+def resumed_config(output_dir: Path, config: MurphyConfig | None, allow_changes: Sequence[str] = ()
+                   ) -> tuple[MurphyConfig, dict]:  # fmt: skip
+    """(the config a resume of `output_dir` runs, the changes it makes to the recorded one); raises ValueError,
+    naming every differing field, when `config` differs from the recorded run in fields `allow_changes` does not
+    name."""
+    unsafe = sorted(set(allow_changes) - set(RESUME_SAFE))
+    if unsafe:
+        raise ValueError(f"allow_changes: {unsafe} cannot change when a run resumes; only {list(RESUME_SAFE)} can")
+    recorded = recorded_config(output_dir)
+    if recorded is None or config is None:
+        if recorded is None and config is None:
+            raise ValueError(f"resume: {str(output_dir)!r} holds no config.yaml to resume; give the run's config")
+        return recorded or config, {}
+    changes = differences(recorded, config)
+    refused = [name for name in changes if name not in allow_changes]
+    if refused:
+        listed = ", ".join(f"{n} (recorded {_short(changes[n]['recorded'])}, given {_short(changes[n]['given'])})"
+                           for n in refused)  # fmt: skip
+        safe = all(n in RESUME_SAFE for n in refused)
+        allow = f", or allow the change with --allow-change {' '.join(refused)}" if safe else ""
+        raise ValueError(f"resume: {str(output_dir)!r} records another run: {listed}. A resumed run continues its "
+                         f"recorded config.yaml: resume with --resume alone{allow} (a resume may change only "
+                         f"{list(RESUME_SAFE)})")  # fmt: skip
+    return dataclasses.replace(recorded, **{name: v["given"] for name, v in changes.items()}), changes
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def truncate_metrics(output_dir: Path, step: int) -> None:
@@ -76,7 +126,7 @@ def is_main_process() -> bool:
 
 
 def train(
-    config: MurphyConfig | str | Path,
+    config: MurphyConfig | str | Path | None,
     output_dir: str | Path,
     resume: bool = False,
     *,
@@ -86,23 +136,36 @@ def train(
     trainer_cls: type = MurphyTrainer,
     trainer_kwargs: dict | None = None,
     files: dict[str, str] | None = None,
+    allow_changes: Sequence[str] = (),
 ) -> Path:
     """Run one training job and return the folder of the final model.
 
     Args:
-        config: a MurphyConfig, or the path of a YAML file (MurphyConfig.from_yaml).
+        config: a MurphyConfig, or the path of a YAML file (MurphyConfig.from_yaml); None to resume `output_dir`'s
+            recorded run as it is.
         output_dir: where config.yaml, checkpoints, metrics.jsonl, trees/ and final/ go.
-        resume: continue from the newest checkpoint in `output_dir` (optimizer, scheduler and RNG state restored).
+        resume: continue the run recorded in `output_dir` from its newest checkpoint (optimizer, scheduler and RNG
+            state restored) with its recorded config; a `config` that differs from it is refused.
         executor: an object with `run_many(jobs)`; default murphy_lab.executor.Executor(**config.executor).
         tasks: Task list to train on instead of the config's source (notebooks, tests).
         callbacks: extra transformers TrainerCallbacks.
         trainer_cls, trainer_kwargs: the trainer (a MurphyTrainer subclass, e.g. ReVealTrainer) and its own arguments.
-        files: extra text files written beside config.yaml (name -> content), e.g. a baseline's own config.
+        files: extra text files written beside config.yaml (name -> content), e.g. a baseline's own config; a
+            resume refuses one that differs from the recorded file.
+        allow_changes: with `resume`, fields of `RESUME_SAFE` that may differ from the recorded config (recorded
+            in resumes.jsonl).
     """
-    if not isinstance(config, MurphyConfig):
-        config = MurphyConfig.from_yaml(config)
-    config.validate()  # before anything is built or loaded
     output_dir = Path(output_dir)
+    if config is not None and not isinstance(config, MurphyConfig):
+        config = MurphyConfig.from_yaml(config)
+    continuing = resume and (output_dir / "config.yaml").is_file()
+    changes: dict = {}
+    if continuing:  # everything is checked before anything in the folder changes
+        config, changes = resumed_config(output_dir, config, allow_changes)
+        _check_files(output_dir, files or {})
+    elif config is None:
+        raise ValueError(f"config is required: {str(output_dir)!r} holds no recorded run to resume")
+    config.validate()  # before anything is built or loaded
     checkpoint = open_run(output_dir, resume)
     if tasks is None:
         model, tasks = resolve(config, output_dir)
@@ -110,9 +173,13 @@ def train(
         model = config.model or resolve(config, output_dir)[0]
     resolved = dataclasses.replace(config, model=str(model))
     if is_main_process():
-        resolved.to_yaml(output_dir / "config.yaml")
+        if continuing:
+            record_resume(output_dir, checkpoint, changes)
+        else:
+            resolved.to_yaml(output_dir / "config.yaml")
         for name, text in (files or {}).items():
-            (output_dir / name).write_text(text)
+            if not (continuing and (output_dir / name).exists()):
+                (output_dir / name).write_text(text)
     own_executor = executor is None
     if own_executor:
         executor = executor_pkg.Executor(**config.executor)
@@ -128,7 +195,30 @@ def train(
             executor.close()
     final = output_dir / "final"
     trainer.save_model(str(final))
+    if is_main_process():
+        write_curves(output_dir, f"{config.mode} seed {config.seed}")
     return final
 
 
-__all__ = ["last_checkpoint", "open_run", "train", "truncate_metrics"]
+def _check_files(output_dir: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = output_dir / name
+        if path.exists() and path.read_text() != text:
+            raise ValueError(f"resume: {str(path)!r} differs from the {name} given now; a resumed run continues "
+                             f"its recorded {name}")  # fmt: skip
+
+
+def write_curves(output_dir: Path, title: str) -> Path | None:
+    """curves.png: reward and solved fractions per step from metrics.jsonl (None when it holds no such metric)."""
+    path = output_dir / "metrics.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+    try:
+        plot_training_curves(rows, title=f"{title}: {output_dir.name}", path=output_dir / "curves.png")
+    except ValueError as err:  # no step logged a reward or solved metric
+        log.info("no curves.png: %s", err)
+        return None
+    return output_dir / "curves.png"
+
+
+__all__ = ["RESUME_SAFE", "differences", "last_checkpoint", "open_run", "resumed_config", "train", "truncate_metrics",
+           "write_curves"]  # last_checkpoint: murphy_lab.runfolder's, here for existing callers

@@ -2,7 +2,9 @@
 
 - `plot_turn_histograms(trees)`: histograms of r(v) and r~(v) per turn, over one tree or many;
 - `plot_group_advantages(tree)`: Â(u) of every kept group, one column per group, colored by credit;
-- `plot_curves(runs, y)`: any metric of metrics.jsonl rows against the step, one line per run.
+- `plot_curves(runs, y)`: any metric of metrics.jsonl rows against the step, one line per run;
+- `plot_training_curves(rows)`: one run's rewards and solved fractions per step (the run folder's curves.png);
+- `plot_eval_table(df)`: an evaluation's Iter-k pass@1 table, one line per difficulty (the eval CLI's table.png);
 
 Every function returns the matplotlib Figure (and draws into `ax` when one is given).
 """
@@ -14,8 +16,10 @@ from collections.abc import Iterable, Mapping, Sequence
 import matplotlib.pyplot as plt
 from matplotlib import colors as mcolors
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from murphy_lab.tree import RolloutTree
+from murphy_lab.viz.tables import draw_pass_at_k
 
 
 def _as_trees(trees: RolloutTree | Iterable[RolloutTree]) -> list[RolloutTree]:
@@ -79,6 +83,12 @@ def plot_group_advantages(tree: RolloutTree, ax: plt.Axes | None = None) -> Figu
     return fig
 
 
+def moving_average(values: Sequence[float], window: int) -> list[float]:
+    """The mean of each value and the `window - 1` before it (fewer at the start); window 1 = the values."""
+    return [sum(values[max(0, i - window + 1): i + 1]) / len(values[max(0, i - window + 1): i + 1])
+            for i in range(len(values))]
+
+
 def plot_curves(runs: Mapping[str, Sequence[Mapping]], y: str | Sequence[str], x: str = "step",
                 smooth: int = 1, ax: plt.Axes | None = None) -> Figure:
     """Learning curves: `runs` maps a method name to its metrics rows (e.g. the lines of a metrics.jsonl).
@@ -104,10 +114,7 @@ def plot_curves(runs: Mapping[str, Sequence[Mapping]], y: str | Sequence[str], x
                 continue
             found = True
             px, py = zip(*pts)
-            if smooth > 1:
-                py = [sum(py[max(0, i - smooth + 1): i + 1]) / len(py[max(0, i - smooth + 1): i + 1])
-                      for i in range(len(py))]
-            a.plot(px, py, label=name, lw=1.6)
+            a.plot(px, moving_average(py, smooth), label=name, lw=1.6)
         if not found:
             raise ValueError(f"no run has metric {metric!r} (with {x!r})")
         a.set_xlabel(x, fontsize=9)
@@ -117,6 +124,60 @@ def plot_curves(runs: Mapping[str, Sequence[Mapping]], y: str | Sequence[str], x
     axes[-1].legend(fontsize=8, frameon=False)
     fig.tight_layout()
     return fig
+
+
+TRAINING_PANELS = (
+    ("mean reward r(v)", (("turn-1 candidates", "reward/turn1_mean"), ("all candidates", "reward/mean"))),
+    ("solved (r = 1)", (("turn-1 candidates", "solved/turn1_frac"), ("trees with a solved node", "solved/tree_frac"))),
+)
+"""The panels of `plot_training_curves`: (title, ((label, metrics.jsonl key), ...)); docs/training.md defines the keys."""
+
+
+def plot_training_curves(rows: Sequence[Mapping], title: str = "", smooth: int = 1, path=None) -> Figure:
+    """One run's learning curves from its metrics.jsonl rows: the mean reward of turn-1 candidates and of all
+    candidates, and the solved fraction of turn-1 candidates and of trees, against the optimizer step (a panel
+    each for rewards and solved fractions; keys a run does not log are left out). `smooth` is a moving-average
+    window. Saves a PNG when `path` (and closes the figure). Raises ValueError when no row holds any of these
+    metrics."""
+    panels = [(name, [(label, key) for label, key in lines if any(r.get(key) is not None for r in rows)])
+              for name, lines in TRAINING_PANELS]  # fmt: skip
+    panels = [(name, lines) for name, lines in panels if lines]
+    if not panels:
+        keys = [key for _, lines in TRAINING_PANELS for _, key in lines]
+        raise ValueError(f"no metrics row holds any of {keys}")
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels) + 0.4, 3.2), squeeze=False)
+    for ax, (name, lines) in zip(axes[0], panels):
+        for label, key in lines:
+            pts = [(r["step"], r[key]) for r in rows if "step" in r and r.get(key) is not None]
+            px, py = zip(*pts)
+            ax.plot(px, moving_average(py, smooth), label=label, lw=1.6, marker="o" if len(px) <= 40 else None, ms=3)
+        ax.set(xlabel="optimizer step", ylim=(-0.02, 1.02))
+        steps = sorted({r["step"] for r in rows if "step" in r})
+        if len(steps) <= 10:
+            ax.set_xticks(steps)  # a short run: every step
+        else:
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_title(name, fontsize=10)
+        ax.tick_params(labelsize=8)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8, frameon=False)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    if path is not None:
+        fig.savefig(path, dpi=120)
+        plt.close(fig)
+    return fig
+
+
+def plot_eval_table(df, title: str = "Iter-k pass@1", path=None) -> Figure:
+    """pass@1 (%) against Iter-k (attempts) from `murphy_lab.evaluate.evaluate`'s table: one line per difficulty
+    ("all" first) with ± std over runs as error bars; saves a PNG when `path`."""
+    if df.empty:
+        raise ValueError("the table is empty")
+    lines = [(f"{d} ({int(g['n_tasks'].iloc[0])} tasks)", g["k"].tolist(), g["pass@1"].tolist(), g["std"].tolist())
+             for d, g in df.groupby("difficulty", sort=False)]  # fmt: skip
+    return draw_pass_at_k([("pass@1 after k attempts", lines)], path, title=title)
 
 
 def _std(values) -> float:
@@ -160,4 +221,5 @@ def plot_budget_curves(points, path=None, title: str = "Held-out pass@1 against 
     return fig
 
 
-__all__ = ["plot_budget_curves", "plot_curves", "plot_group_advantages", "plot_turn_histograms"]
+__all__ = ["moving_average", "plot_budget_curves", "plot_curves", "plot_eval_table", "plot_group_advantages",
+           "plot_training_curves", "plot_turn_histograms"]

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import torch
 
+from murphy_lab.config import checkpointing
+
 
 def sft_generator(
     rows: Sequence[dict],
@@ -51,7 +53,7 @@ def sft_generator(
     args = SFTConfig(
         output_dir=str(output_dir / "trainer"), learning_rate=lr, num_train_epochs=epochs,
         per_device_train_batch_size=batch_size, gradient_accumulation_steps=grad_accum, max_length=max_length,
-        bf16=cuda if bf16 is None else bf16, activation_checkpointing=cuda, use_cpu=not cuda, seed=seed,
+        bf16=cuda if bf16 is None else bf16, use_cpu=not cuda, seed=seed, **checkpointing(SFTConfig, cuda),
         save_strategy="no", report_to=[], disable_tqdm=True, **(trl_kwargs or {}),
     )  # fmt: skip
     trainer = SFTTrainer(model=model, args=args, train_dataset=Dataset.from_list(data), processing_class=tok)

@@ -29,6 +29,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from murphy_lab.config import checkpointing
 from murphy_lab.tree import RolloutTree
 
 
@@ -150,7 +151,7 @@ def train_verifier(
         args = RewardConfig(
             output_dir=str(output_dir / "trainer"), learning_rate=lr, num_train_epochs=epochs,
             per_device_train_batch_size=batch_size, gradient_accumulation_steps=grad_accum, max_length=max_length,
-            bf16=cuda if bf16 is None else bf16, activation_checkpointing=cuda, use_cpu=not cuda, seed=seed,
+            bf16=cuda if bf16 is None else bf16, use_cpu=not cuda, seed=seed, **checkpointing(RewardConfig, cuda),
             save_strategy="no", report_to=[], disable_tqdm=True, **(trl_kwargs or {}),
         )  # fmt: skip
         cls = RewardTrainer if loss == "bt" else _bce_trainer_class()
