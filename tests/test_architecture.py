@@ -16,11 +16,11 @@ PACKAGE = Path(__file__).resolve().parents[1] / "murphy_lab"
 
 # docs/architecture.md, "Layers": a module may import its own layer (no cycle) and the layers below it
 LAYERS = [
-    ("core", ["murphy_lab", "tree", "credit", "prune", "grpo", "prefix", "stats", "prompts", "cli", "examples"]),
+    ("core", ["murphy_lab", "tree", "credit", "prune", "grpo", "prefix", "stats", "prompts", "cli", "examples", "suggest"]),
     ("tasks, executor, policy", ["executor", "policy", "tasks", "smoke"]),
     ("rollout, modes", ["rollout", "modes", "scoring", "scaffolds", "evaluate", "viz"]),
     ("toy world", ["toy"]),
-    ("profiles, config", ["profiles", "config"]),
+    ("profiles, config", ["profiles", "config", "runfolder"]),
     ("trainer", ["trainer", "train", "eval_cli"]),
     ("methods", ["methods", "baselines"]),
     ("experiments", ["experiments"]),
