@@ -141,13 +141,15 @@ def test_informative_share_counts_only_failures():
 def test_corpus_quotes_real_executor_feedback(executor):
     from murphy_lab.toy.world import Spec, to_task
 
-    repairs = [e for e in build_corpus(30, executor, seed=0) if e["turn"] > 1]
-    assert repairs
-    for e in repairs[:10]:
-        task = to_task(Spec(**e["spec"]), "corpus")
-        code = e["prompt"].split("### Previous attempt:\n", 1)[1].split("\n### Feedback:\n", 1)[0] + "\n"
-        feedback = executor.run(code, task.visible_tests).feedback
-        assert e["prompt"] == refine_prompt(task.prompt, code, feedback)
+    # 300 chains: many tasks share a program text (the same guess), and each must quote ITS task's lock (the v2
+    # corpus ran a program once per text and tests, not per lock, and quoted another task's feedback)
+    repairs = [e for e in build_corpus(300, executor, seed=0) if e["turn"] > 1]
+    tasks = [to_task(Spec(**e["spec"]), "corpus") for e in repairs]
+    codes = [e["prompt"].split("### Previous attempt:\n", 1)[1].split("\n### Feedback:\n", 1)[0] + "\n" for e in repairs]
+    results = executor.run_many([(code, task.visible_tests) for code, task in zip(codes, tasks)])
+    assert len(repairs) > 300 and len(set(codes)) < len(codes)
+    for e, task, code, res in zip(repairs, tasks, codes, results):
+        assert e["prompt"] == refine_prompt(task.prompt, code, res.feedback)
 
 
 def test_corpus_is_identical_for_one_seed_even_on_a_loaded_machine(executor):

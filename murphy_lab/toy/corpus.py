@@ -135,8 +135,10 @@ def build_corpus(n_chains: int, executor, seed: int = 0, noise: NoiseConfig | No
 
 
 def _run_unique(executor, jobs: list[tuple[str, object]]) -> list:
-    """Run each distinct (program, tests) once; return results in job order."""
-    keys = [(p, tuple(t.cases)) for p, t in jobs]
+    """Run each distinct (program, tests) once; return results in job order. Tests are the whole suite, its setup
+    included: every task's lock lives in its setup (world v2's corpus keyed on the cases alone, which all tasks
+    share, and quoted the first task's feedback for every task that tried the same program)."""
+    keys = [(p, t.setup, tuple(t.cases)) for p, t in jobs]
     first: dict = {}
     for k, job in zip(keys, jobs):
         first.setdefault(k, job)
