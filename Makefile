@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: install test test-fast test-gpuver demo demo-full reproduce lint format clean notebooks
+.PHONY: install test test-fast test-gpuver demo demo-full toy-policy reproduce lint format clean notebooks
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -45,6 +45,13 @@ test-gpuver: $(GPU_STAMP)
 	$(GPU_VENV)/bin/python -c "import transformers as t; assert '$(GPU_TRANSFORMERS)' == 'transformers==' + t.__version__, t.__version__"
 	$(GPU_VENV)/bin/python -m pytest -q $(GPU_TESTS)
 
+## The toy runs compute with one set of CPU kernels on every x86-64 machine (AVX2: torch, MKL and oneDNN would
+## otherwise pick AVX-512 where the CPU has it, and their last bits differ), so the committed tables reproduce digit
+## for digit on any of them (docs/toy_world.md, "Reproducible").
+demo demo-full toy-policy: export ATEN_CPU_CAPABILITY = avx2
+demo demo-full toy-policy: export MKL_CBWR = AVX2
+demo demo-full toy-policy: export ONEDNN_MAX_CPU_ISA = AVX2
+
 ## The main job on the embedded default: the toy profile of reproduce/main_table.ipynb.
 demo: $(STAMP)
 	mkdir -p reproduce/results/toy
@@ -55,6 +62,10 @@ demo: $(STAMP)
 demo-full: $(STAMP)
 	mkdir -p reproduce/results/toy-full
 	$(BIN)/papermill reproduce/main_table.ipynb reproduce/results/toy-full/main_table.ipynb -p profile toy-full --cwd reproduce --log-output
+
+## Rebuild the shipped toy policy murphy_lab/toy/policy/ (after a change to the world, corpus or executor feedback).
+toy-policy: $(STAMP)
+	$(BIN)/python -m murphy_lab.toy.build --ship
 
 ## The paper profile (8×H100); see README "Reproducing the paper".
 reproduce: $(STAMP)

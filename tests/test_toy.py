@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -141,28 +146,38 @@ def test_informative_share_counts_only_failures():
 def test_corpus_quotes_real_executor_feedback(executor):
     from murphy_lab.toy.world import Spec, to_task
 
-    repairs = [e for e in build_corpus(30, executor, seed=0) if e["turn"] > 1]
-    assert repairs
-    for e in repairs[:10]:
-        task = to_task(Spec(**e["spec"]), "corpus")
-        code = e["prompt"].split("### Previous attempt:\n", 1)[1].split("\n### Feedback:\n", 1)[0] + "\n"
-        feedback = executor.run(code, task.visible_tests).feedback
-        assert e["prompt"] == refine_prompt(task.prompt, code, feedback)
+    # 300 chains: many tasks share a program text (the same guess), and each must quote ITS task's lock (the v2
+    # corpus ran a program once per text and tests, not per lock, and quoted another task's feedback)
+    repairs = [e for e in build_corpus(300, executor, seed=0) if e["turn"] > 1]
+    tasks = [to_task(Spec(**e["spec"]), "corpus") for e in repairs]
+    codes = [e["prompt"].split("### Previous attempt:\n", 1)[1].split("\n### Feedback:\n", 1)[0] + "\n" for e in repairs]
+    results = executor.run_many([(code, task.visible_tests) for code, task in zip(codes, tasks)])
+    assert len(repairs) > 300 and len(set(codes)) < len(codes)
+    for e, task, code, res in zip(repairs, tasks, codes, results):
+        assert e["prompt"] == refine_prompt(task.prompt, code, res.feedback)
 
 
 def test_corpus_is_identical_for_one_seed_even_on_a_loaded_machine(executor):
+    quiet = build_corpus(40, executor, seed=5)
+    with cpu_hogs(3, seconds=8.0):
+        loaded = build_corpus(40, executor, seed=5)
+    assert loaded == quiet and build_corpus(40, executor, seed=6) != quiet
+
+
+@contextlib.contextmanager
+def cpu_hogs(n: int, seconds: float):
+    """`n` processes that spin for up to `seconds` while the block runs (a loaded machine)."""
     import multiprocessing as mp
 
-    quiet = build_corpus(40, executor, seed=5)
-    hogs = [mp.get_context("spawn").Process(target=_burn, args=(8.0,)) for _ in range(3)]
+    hogs = [mp.get_context("spawn").Process(target=_burn, args=(seconds,)) for _ in range(n)]
     for h in hogs:
         h.start()
     try:
-        loaded = build_corpus(40, executor, seed=5)
+        yield
     finally:
         for h in hogs:
             h.terminate()
-    assert loaded == quiet and build_corpus(40, executor, seed=6) != quiet
+            h.join()
 
 
 def _burn(seconds: float) -> None:
@@ -255,3 +270,105 @@ def test_the_stand_in_executor_compiles_as_plain_python_does():
 
     prog = "def f(x: int) -> int:\n    return x\n"
     assert StandInExecutor().run(prog, ["assert type(f.__annotations__['x']) is type"]).solved
+
+
+# --- the tokenizer, revealing feedback and p(repair) ------------------------------------------------
+def test_the_toy_tokenizer_makes_each_constant_and_fixed_phrase_one_token():
+    from murphy_lab.toy.tokenizer import toy_tokenizer
+
+    tok = toy_tokenizer()
+    assert tok.tokenize("def f(x):\n    return x*6+12\n") == ["def f(x):\n    return x*", "6", "+", "12", "\n"]
+    fb = "Tests failed:\nassert f(1) - f(0) == 1*6  # output: 3  (via: check(f))"
+    assert tok.tokenize(fb)[:3] == ["Tests failed:\n", "assert f(1) - f(0) == 1*", "6"]
+    for text in (fb, "x = 123 # any\ttext ~`\\^$", "def g(y):\n  return y**2 - 7.5\n"):  # anything round-trips
+        assert tok.decode(tok(text, add_special_tokens=False)["input_ids"]) == text
+
+
+def test_revealing_feedback_is_feedback_that_determines_the_repair(executor):
+    from murphy_lab.toy.world import revealing
+
+    t = _task("a")  # A hidden, B given
+    m = t.metadata
+    run = lambda a, b: executor.run(program(m["family"], a, b), t.visible_tests).feedback  # noqa: E731
+    wrong_a = m["a"] % 9 + 2
+    assert revealing(t, run(wrong_a, m["b"]))  # states A; B passed the lock
+    assert not revealing(t, run(wrong_a, m["b"] % 30 + 1))  # states B only: A is still a guess
+    assert not revealing(t, executor.run("def f(x)\n    return x\n", t.visible_tests).feedback)
+    t_b = _task("b")  # A given: stating B determines the function
+    assert revealing(t_b, executor.run(program(t_b.metadata["family"], t_b.metadata["a"], 31), t_b.visible_tests).feedback)
+
+
+class _Reader:
+    """A scripted refinement policy: reads A and B from the feedback, else the prompt, else the previous attempt
+    (the noise-free expert), or with `stubborn` resubmits the previous attempt."""
+
+    def __init__(self, stubborn: bool = False):
+        self.stubborn = stubborn
+
+    def sample(self, prompts, n, seed=None):
+        return [[self._one(p)] * n for p in prompts]
+
+    def _one(self, prompt: str) -> str:
+        prev = re.search(r"return x\*(\d+)([+-])(\d+)", prompt)
+        if self.stubborn:
+            return f"def f(x):\n    return x*{prev[1]}{prev[2]}{prev[3]}\n"
+        task = re.match(r"#task: x\*(\?|\d+)[+-](\?|\d+)", prompt)
+        fb_a, fb_b = re.search(r"== 1\*(\d+)", prompt), re.search(r"f\(0\) == [+-](\d+)", prompt)
+        a = fb_a[1] if fb_a else task[1] if task[1] != "?" else prev[1]
+        b = fb_b[1] if fb_b else task[2] if task[2] != "?" else prev[3]
+        return f"def f(x):\n    return x*{a}{prev[2]}{b}\n"
+
+
+def test_repair_rate_is_one_for_a_reader_and_zero_for_a_stubborn_policy(executor):
+    from murphy_lab.toy.measure import repair_rate
+
+    read = repair_rate(_Reader(), n_tasks=30, samples=2, executor=executor)
+    assert read["p"] == 1.0 and read["n"] == 60 and set(read["by_mask"]) == {"a", "b", "ab"}
+    assert repair_rate(_Reader(stubborn=True), n_tasks=30, samples=2, executor=executor)["p"] == 0.0
+
+
+# --- reproducible under load -------------------------------------------------------------------------------------
+def _short_toy_training(out: Path) -> dict:
+    from murphy_lab.config import MurphyConfig
+    from murphy_lab.toy.execution import get_executor
+    from murphy_lab.train import train
+
+    cfg = MurphyConfig.for_profile("toy", mode="grpo_mt", g2=1, max_steps=3, seed=1, save_steps=10)
+    ex = get_executor(workers=1)
+    try:
+        final = train(cfg, out, executor=ex)
+    finally:
+        ex.close()
+    trees = b"".join(p.read_bytes() for p in sorted((out / "trees").glob("*.jsonl")))
+    return {"weights": (final / "model.safetensors").read_bytes(), "trees": trees}
+
+
+@pytest.mark.slow
+def test_toy_training_is_identical_on_a_loaded_machine(tmp_path):
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # as the demo's run processes
+    try:
+        quiet = _short_toy_training(tmp_path / "quiet")
+        with cpu_hogs(3, seconds=120.0):
+            loaded = _short_toy_training(tmp_path / "loaded")
+    finally:
+        torch.set_num_threads(threads)
+    assert loaded["trees"] == quiet["trees"] and b'"reward": 1.0' in quiet["trees"]
+    assert loaded["weights"] == quiet["weights"]
+
+
+def test_the_demo_targets_pin_the_cpu_kernels():
+    """What differed between machines was the CPU kernels (AVX-512 vs AVX2 sum in another order; after ~20 RL
+    steps a sampled token flips): the demo targets pin them, and torch obeys the pin."""
+    makefile = (Path(__file__).resolve().parents[1] / "Makefile").read_text()
+    pinned = dict(re.findall(r"^demo demo-full toy-policy: export (\w+) = (\w+)$", makefile, re.M))
+    assert pinned == {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
+    cpuinfo = Path("/proc/cpuinfo")
+    if not cpuinfo.exists() or " avx2" not in cpuinfo.read_text():
+        pytest.skip("not an x86-64 CPU with AVX2")
+    probe = "import torch; torch.ones(2) + 1; print(torch.backends.cpu.get_cpu_capability())"
+    out = subprocess.run([sys.executable, "-c", probe], env={**os.environ, **pinned}, capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == "AVX2"

@@ -9,7 +9,9 @@ Tests, smoke runs and the toy world save them with `save_pretrained` and load th
 
 from __future__ import annotations
 
+import re
 import string
+from collections.abc import Sequence
 from pathlib import Path
 
 # Every printable ASCII character plus newline and tab: enough for Python source, feedback text and prompts.
@@ -17,19 +19,23 @@ DEFAULT_CHARS = string.printable.replace("\x0b", "").replace("\x0c", "").replace
 SPECIAL = {"pad": "<pad>", "bos": "<s>", "eos": "</s>", "unk": "<unk>"}
 
 
-def char_tokenizer(chars: str = DEFAULT_CHARS, chat_template: str | None = None):
+def char_tokenizer(chars: str = DEFAULT_CHARS, chat_template: str | None = None, pieces: Sequence[str] = ()):
     """A character-level `PreTrainedTokenizerFast`: one token per character, plus <pad> <s> </s> <unk>.
 
     Left padding (what batched generation needs). Pass `chat_template` (a Jinja string) to exercise chat paths.
+    `pieces`: multi-character strings that are one token each wherever they occur (the longest match wins; the toy
+    world makes its fixed phrases and its numbers one token, murphy_lab/toy/tokenizer.py).
     """
     from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
 
     vocab = {tok: i for i, tok in enumerate(SPECIAL.values())}
-    for ch in dict.fromkeys(chars):
-        vocab.setdefault(ch, len(vocab))
+    longest_first = sorted(dict.fromkeys(p for p in pieces if len(p) > 1), key=len, reverse=True)
+    for tok in [*dict.fromkeys(chars), *longest_first]:
+        vocab.setdefault(tok, len(vocab))
     backend = Tokenizer(models.WordLevel(vocab=vocab, unk_token=SPECIAL["unk"]))
-    backend.pre_tokenizer = pre_tokenizers.Split(Regex(r"[\s\S]"), behavior="isolated")  # one piece per character
+    split = "".join(f"{re.escape(p)}|" for p in longest_first) + r"[\s\S]"  # a piece, else one character
+    backend.pre_tokenizer = pre_tokenizers.Split(Regex(split), behavior="isolated")
     backend.decoder = decoders.Fuse()
     tok = PreTrainedTokenizerFast(
         tokenizer_object=backend,
@@ -74,8 +80,10 @@ def build_tiny_model(
     seed: int = 0,
     chat_template: str | None = None,
     overwrite: bool = False,
+    pieces: Sequence[str] = (),
 ) -> str:
-    """Build a random-init tiny LM with a char tokenizer, save both to `path`, return the path as str.
+    """Build a random-init tiny LM with a char tokenizer (`pieces`: see `char_tokenizer`), save both to `path`,
+    return the path as str.
 
     Deterministic for a given seed. Skips the work when `path` already holds a model (unless `overwrite`).
     """
@@ -85,7 +93,7 @@ def build_tiny_model(
     path = Path(path)
     if (path / "config.json").exists() and not overwrite:
         return str(path)
-    tok = char_tokenizer(chat_template=chat_template)
+    tok = char_tokenizer(chat_template=chat_template, pieces=pieces)
     cfg = tiny_config(
         len(tok), hidden=hidden, layers=layers, heads=heads,
         pad_token_id=tok.pad_token_id, bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id,

@@ -13,8 +13,8 @@ base model trained on it has room to improve both at turn 1 and at repair:
 
 Corpus chains run turn 1 -> turn 2 -> turn 3 on training-split tasks; every turn of a chain is one example
 (prompt, completion), and each feedback text in a refinement prompt is the REAL feedback of executing that
-attempt on the visible tests (one `run_many` batch per turn, identical jobs executed once), so the corpus can
-never drift from the executor's format.
+attempt on its task's visible tests (one `run_many` batch per turn, identical jobs executed once), so the corpus
+can never drift from the executor's format.
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ class NoiseConfig:
 
     p_broken: float = 0.2  # turn 1: the attempt has a syntax error (uninformative feedback)
     p_miscopy: float = 0.15  # turn 1: a constant given in the prompt is copied wrong (per constant)
-    r_broken: float = 0.1  # repair: the new attempt has a syntax error
-    r_miscopy: float = 0.25  # repair: a constant it should copy (from feedback or prompt) is copied wrong
+    r_broken: float = 0.05  # repair: the new attempt has a syntax error
+    r_miscopy: float = 0.1  # repair: a constant it should copy (from feedback or prompt) is copied wrong
     p_hide_a: float = 0.5  # how often the corpus tasks hide A (as in make_tasks)
     p_hide_b: float = 0.5  # how often the corpus tasks hide B
     min_hidden: int = 1  # every corpus task hides at least this many constants (as in make_tasks)
@@ -135,8 +135,10 @@ def build_corpus(n_chains: int, executor, seed: int = 0, noise: NoiseConfig | No
 
 
 def _run_unique(executor, jobs: list[tuple[str, object]]) -> list:
-    """Run each distinct (program, tests) once; return results in job order."""
-    keys = [(p, tuple(t.cases)) for p, t in jobs]
+    """Run each distinct (program, tests) once; return results in job order. Tests are the whole suite, its setup
+    included: every task's lock lives in its setup (world v2's corpus keyed on the cases alone, which all tasks
+    share, and quoted the first task's feedback for every task that tried the same program)."""
+    keys = [(p, t.setup, tuple(t.cases)) for p, t in jobs]
     first: dict = {}
     for k, job in zip(keys, jobs):
         first.setdefault(k, job)

@@ -14,13 +14,24 @@ attempt is worth to its refinements — the property this world is built to have
 
 from __future__ import annotations
 
+import contextlib
+import random
 from collections.abc import Iterable, Sequence
 
 from murphy_lab.executor import Executor
 from murphy_lab.policy import TransformersPolicy
-from murphy_lab.prompts import extract_program
+from murphy_lab.prompts import extract_program, refine_prompt
 from murphy_lab.rollout import task_trees
-from murphy_lab.toy.world import make_tasks, revealed, revealed_in
+from murphy_lab.toy.world import (
+    A_VALUES,
+    B_VALUES,
+    make_tasks,
+    program,
+    revealed,
+    revealed_in,
+    revealing,
+    spec_of,
+)
 
 
 def informative(feedback: str) -> bool:
@@ -120,6 +131,49 @@ def failure_values(policy, n_tasks: int = 100, g1: int = 4, g2: int = 4, seed: i
     if both:  # every informative failure together, the figure compared with the uninformative ones
         stats["informative"] = {key: sum(s[key] for s in both) for key in ("n", "chain", "mars")}
     return {k: {"n": s["n"], "chain": s["chain"] / s["n"], "mars": s["mars"] / s["n"]} for k, s in stats.items()}
+
+
+def revealing_attempt(task, rng: random.Random) -> str:
+    """A failed attempt on `task` whose feedback is revealing (`world.revealing`), as the scaffold meets them: with
+    A hidden, the attempt has the right B and a wrong A (the lock then states A: a turn-2 repair of a first attempt
+    that copied B, or the turn-3 repair of a hard task); with A given, the right A and a wrong B (the lock states B)."""
+    s = spec_of(task)
+    if s.hide_a:
+        return program(s.family, rng.choice([a for a in A_VALUES if a != s.a]), s.b)
+    return program(s.family, s.a, rng.choice([b for b in B_VALUES if b != s.b]))
+
+
+def repair_rate(policy, n_tasks: int = 200, samples: int = 4, seed: int = 77, executor=None) -> dict:
+    """p(repair | revealing feedback): how often the policy's refinement solves a task after a revealing failure.
+
+    For `n_tasks` test-split tasks: one `revealing_attempt`, its real feedback from the visible lock (checked to be
+    revealing), the refinement prompt the scaffold would send, and `samples` completions at temperature 1 (as in
+    evaluation); a completion repairs when its program passes the hidden test. Returns {"p": share of completions
+    that repair, "n": completions, "by_mask": {mask: p}} (masks "a", "b", "ab": what the prompt hides).
+    `policy` is a checkpoint directory or anything with `sample(prompts, n, seed=...)`.
+    """
+    rng = random.Random(f"toy-repair-{seed}")
+    tasks = make_tasks("test", n_tasks, seed=seed)
+    sampler = policy if hasattr(policy, "sample") else TransformersPolicy(policy, max_new_tokens=48)
+    with contextlib.ExitStack() as stack:
+        ex = executor or stack.enter_context(Executor(timeout=2.0, workers=2))
+        attempts = [revealing_attempt(t, rng) for t in tasks]
+        feedback = [r.feedback for r in ex.run_many([(a, t.visible_tests) for a, t in zip(attempts, tasks)])]
+        if not all(revealing(t, fb) for t, fb in zip(tasks, feedback)):
+            raise RuntimeError("a revealing attempt's feedback did not reveal what it should: the lock or the "
+                               "executor's feedback format changed")
+        prompts = [refine_prompt(t.prompt, a, fb) for t, a, fb in zip(tasks, attempts, feedback)]
+        outs = sampler.sample(prompts, samples, seed=seed)
+        jobs = [(extract_program(c), t.hidden_tests) for t, cs in zip(tasks, outs) for c in cs]
+        solved = [r.solved for r in ex.run_many(jobs)]
+    masks = [spec_of(t).mask for t in tasks for _ in range(samples)]
+    by_mask = {m: _mean([ok for ok, mm in zip(solved, masks) if mm == m]) for m in sorted(set(masks))}
+    return {"p": _mean(solved), "n": len(solved), "by_mask": by_mask}
+
+
+def _mean(xs) -> float:
+    xs = list(xs)
+    return sum(xs) / len(xs) if xs else float("nan")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -198,3 +198,17 @@ def revealed(task: Task, feedback: str) -> set[str]:
         raise ValueError(f"task {task.task_id!r} is not a toy task (metadata lacks 'reveals')")
     fb = feedback or ""
     return {name for name, text in reveals.items() if re.search(re.escape(text) + r"(?!\d)", fb)}
+
+
+def revealing(task: Task, feedback: str) -> bool:
+    """Whether a failed attempt's feedback reveals what its repair needs: after it, the prompt, the attempt and
+    the feedback together determine the function.
+
+    That holds when the feedback states A (the lock's second assert failed, so the attempt's B passed the first:
+    B is the attempt's, or the prompt's), or when it states B on a task whose prompt gives A. It does not hold for
+    B revealed with A hidden (the attempt's A is a guess the lock has not checked yet), nor for a failure that
+    states nothing (a syntax error, a crash before the lock). `benchmarks/toy_repair.py` measures how often the
+    policy then writes the right program: p(repair | revealing feedback).
+    """
+    got = revealed(task, feedback)
+    return "a" in got or ("b" in got and not spec_of(task).hide_a)
