@@ -58,7 +58,7 @@ demo: $(STAMP)
 	$(BIN)/papermill reproduce/main_table.ipynb reproduce/results/toy/main_table.ipynb -p profile toy --cwd reproduce --log-output
 
 ## The toy world's powered design (5 paired seeds, 288 held-out tasks × 4 runs, sample-matched GRPO-MT and µCode, budget
-## curves): about 1.5–2 h on a 2-core machine; results under reproduce/results/toy-full/ (docs/toy_world.md §4.4).
+## curves): results under reproduce/results/toy-full/ (docs/toy_world.md §4.4).
 demo-full: $(STAMP)
 	mkdir -p reproduce/results/toy-full
 	$(BIN)/papermill reproduce/main_table.ipynb reproduce/results/toy-full/main_table.ipynb -p profile toy-full --cwd reproduce --log-output

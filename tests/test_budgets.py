@@ -26,7 +26,7 @@ def test_toy_full_plans_grpo_mt_and_mucode_twice_once_at_murphys_sample_budget()
                     ("mucode", "samples"), ("murphy", "mars")]  # fmt: skip
     assert {e.seed for e in exps if e.method == "murphy"} == {e.seed for e in exps if e.method == "grpo_mt"}
     assert len({e.seed for e in exps if e.method == "murphy"}) >= 5 and {e.n_eval_tasks for e in exps} == {288}
-    assert {e.seed for e in exps if e.method == "mucode"} == {0, 1}  # the profile's method_seeds
+    assert {e.seed for e in exps if e.method == "mucode"} == {0, 1, 2}  # the profile's method_seeds
 
 
 def test_the_matched_budget_gives_grpo_mt_more_chains_per_task_and_the_same_tasks_per_step():
