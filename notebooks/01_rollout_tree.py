@@ -166,7 +166,7 @@ if ran and broke:
 # ## 5. The same tree from a language model: the toy world
 #
 # `murphy_lab.toy` is a synthetic task family (functions with hidden constants that only feedback can reveal) and
-# a small character-level transformer the project trains itself. `murphy_lab.rollout.build_task_trees` grows trees
+# a small transformer (one token per character, short number or fixed phrase) the project trains itself. `murphy_lab.rollout.build_task_trees` grows trees
 # for `Task` objects with the turn-1 and refinement prompts of `murphy_lab.prompts`. With `toy_size = "smoke"` the
 # policy is barely trained (seconds to build, mostly wrong answers); `"toy"` builds the real toy policy once
 # (minutes, cached under `~/.cache/murphy_lab`).

@@ -19,6 +19,7 @@ import pandas as pd
 from murphy_lab.experiments import paper
 from murphy_lab.experiments.table import DASH, Table
 from murphy_lab.experiments.tables import bench_label, column_key, column_name, main_rows, variant_name
+from murphy_lab.methods import get_method
 from murphy_lab.stats import paired_difference, verdict
 
 # the comparisons the main table's notes state; "<method>@samples" is that baseline at MURPHY's sample budget
@@ -244,7 +245,7 @@ def budget_curves(runs, k: int = 3) -> pd.DataFrame:
         if "difficulty" in res.columns:
             res = res[res["difficulty"].fillna("all").astype(str) == "all"]
         final = float(res[res["k"] == k]["pass@1"].mean())
-        if e.method == "base":
+        if not get_method(e.method).trains:  # evaluated untrained (the base): one point at no spend
             rows.append(dict(method=col, seed=e.seed, step=0, sampled=0, **{"pass@1": final}, final=True))
             continue
         m = run.metrics
