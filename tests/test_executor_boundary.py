@@ -223,10 +223,12 @@ FORGE = prog("""
 
 
 def test_a_huge_int_stays_in_the_program_and_a_forged_one_is_refused(ex):
-    honest = "def f():\n    return 10 ** 2_000_000\n"
+    # 2**6,643,856 has the bit length of 10**2,000,000, built in milliseconds (10**2,000,000 takes 0.4-1.2 s of the
+    # job's 2 s, so the honest program timed out on a loaded machine)
+    honest = "def f():\n    return 1 << 6_643_856\n"
     forged = FORGE + prog("""
         def f():
-            big = 10 ** 2_000_000
+            big = 1 << 6_643_856
             n = (big.bit_length() + 8) // 8
             forge(b"I" + struct.pack("<I", n) + big.to_bytes(n, "little", signed=True))
     """)
