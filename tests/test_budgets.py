@@ -161,3 +161,5 @@ def test_a_one_point_line_still_starts_at_the_base(tmp_path):
     fig = viz.plot_budget_curves(points)
     (line,) = fig.axes[0].get_lines()
     assert list(line.get_xdata()) == [0.0, 9000.0] and list(line.get_ydata()) == [5.0, 9.0]
+    # nothing was measured between its two points: dashed, and the legend says so
+    assert line.get_linestyle() == "--" and line.get_label() == "mucode (final model only)"

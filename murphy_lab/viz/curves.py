@@ -189,7 +189,8 @@ def plot_budget_curves(points, path=None, title: str = "Held-out pass@1 against 
                        k: int = 3, names: Mapping[str, str] | None = None) -> Figure:
     """Held-out Iter-k pass@1 against the sequences each method sampled: the mean over seeds per checkpoint, with a
     band of ± one std over seeds. `points` is `murphy_lab.experiments.budget_curves(runs)`; every method's line
-    starts at the base model (0 sequences). `names` maps method keys to legend labels. Saves a PNG when `path`."""
+    starts at the base model (0 sequences); a method with its final model only (no checkpoints between) is dashed:
+    nothing was measured between its two points. `names` maps method keys to legend labels. Saves a PNG when `path`."""
     import numpy as np
     import pandas as pd
 
@@ -205,7 +206,10 @@ def plot_budget_curves(points, path=None, title: str = "Held-out pass@1 against 
             by.loc[-1] = pd.Series(dict(x=0.0, y=base.mean(), s=_std(base)))
             by = by.sort_index()
         s = np.nan_to_num(by["s"].to_numpy())
-        (line,) = ax.plot(by["x"], by["y"], marker="o", ms=3, lw=1.6, label=names.get(method, method))
+        label, style = names.get(method, method), "-"
+        if g["step"].nunique() == 1:  # the final model only (µCode: rounds, no checkpoints): nothing between
+            label, style = f"{label} (final model only)", "--"
+        (line,) = ax.plot(by["x"], by["y"], style, marker="o", ms=3, lw=1.6, label=label)
         ax.fill_between(by["x"], by["y"] - s, by["y"] + s, color=line.get_color(), alpha=0.15, lw=0)
     seeds = points["seed"].nunique()
     ax.set_xlabel("sampled sequences per training run", fontsize=9)
