@@ -264,7 +264,7 @@ MUCODE_SMOKE = dict(
     sft_epochs=1, sft_batch_size=4, sft_grad_accum=1, sft_max_length=512, iters=(1, 2), runs=1, best_of_n=2,
     trl=dict(logging_steps=1),
 )  # fmt: skip
-# µCode over the toy world: learning rates sized for a small char-level model, fewer rollouts.
+# µCode over the toy world: learning rates sized for the small toy model, fewer rollouts.
 MUCODE_TOY = dict(
     rounds=2, final_verifier=True, rollouts=8, turns=3, max_new_tokens=96, pairs_per_task=16, verifier_lr=3e-4,
     verifier_epochs=2, verifier_batch_size=16, verifier_grad_accum=1, verifier_max_length=1024, sft_lr=3e-4,

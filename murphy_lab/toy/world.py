@@ -9,7 +9,7 @@ The prompt writes the function in the program's own notation, except that each c
     #task: x*6+12      (both given: solvable at turn 1 by copying; not drawn by default, `min_hidden=0`)
 
 Every constant appears where it is given (prompt, feedback) in the form the program writes it (`*6`, `+12`, `-12`),
-so using it is a copy, the one skill a ~130k-parameter model learns reliably (docs/toy_world.md, world v2).
+so using it is a copy, the one skill a ~138k-parameter model learns reliably (docs/toy_world.md, world v2).
 
 By default every task hides at least one constant (`min_hidden=1`): a task with nothing hidden needs no feedback,
 so a failure on it is worth the same whatever its feedback says, and it would blur the mechanism this world
