@@ -138,6 +138,11 @@ def test_a_line_that_is_not_json_is_named_by_its_line_number(tmp_path):
     assert problem.row == 3 and "not valid JSON" in str(problem)
 
 
+def test_an_unterminated_string_reads_once_at_its_column(tmp_path):
+    (problem,) = problems_of(write(tmp_path, [GOOD, '{"task_id": "x}']))
+    assert "Unterminated string starting at column 13" in problem.message and "at at" not in problem.message
+
+
 def test_a_row_that_is_not_an_object_is_named(tmp_path):
     (problem,) = problems_of(write(tmp_path, [GOOD, "[1, 2]"]))
     assert problem.row == 2 and "must be a JSON object" in problem.message

@@ -117,7 +117,8 @@ def _jsonl_rows(path: Path) -> tuple[list[tuple[int, Any]], list[Problem]]:
         try:
             row = json.loads(line)
         except json.JSONDecodeError as err:
-            why = f"not UTF-8 (byte {bad_byte} of the line)" if bad_byte else f"not valid JSON ({err.msg} at column {err.colno})"
+            msg = err.msg.removesuffix(" at")  # "Unterminated string starting at": the column follows once
+            why = f"not UTF-8 (byte {bad_byte} of the line)" if bad_byte else f"not valid JSON ({msg} at column {err.colno})"
             problems.append(Problem(n, None, None, why))
             continue
         if bad_byte:
