@@ -12,7 +12,6 @@ from lcb import FUNCTIONAL_SOLUTION, STDIN_SOLUTION, fenced, functional_task, st
 
 from murphy_lab.policy import ScriptedPolicy
 from murphy_lab.prompts import extract_program
-from murphy_lab.tasks.livecodebench import IMPORT_HEADER
 
 CASES = [(functional_task, FUNCTIONAL_SOLUTION), (stdin_task, STDIN_SOLUTION)]
 IDS = ["functional", "stdin"]
@@ -70,8 +69,9 @@ def test_trainer_rewards_run_the_program(tmp_path, tiny_model_path, executor):
     rec = Recorder(executor)
     trainer = MurphyTrainer(model=tiny_model_path, args=args, murphy=cfg, tasks=tasks, executor=rec)
     trees, _, _ = trainer._grow(tasks)
+    by_id = {t.task_id: t for t in tasks}
     nodes = [n for t in trees for n in t.nodes()]
-    assert rec.programs == [IMPORT_HEADER + n.code for n in nodes]
+    assert rec.programs == [by_id[t.task_id].program(n.code) for t in trees for n in t.nodes()]
     assert all(n.code == extract_program(n.completion) for n in nodes)  # the reading evaluation uses
 
 

@@ -16,7 +16,8 @@ import pytest
 from murphy_lab.executor.types import IOTest
 from murphy_lab.tasks import load_kodcode, load_livecodebench, load_mbpp, load_tasks
 from murphy_lab.tasks.kodcode import selection_key
-from murphy_lab.tasks.livecodebench import IMPORT_HEADER, VERSION_FILES
+from murphy_lab.tasks.lcb_harness import IMPORT_HEADER
+from murphy_lab.tasks.livecodebench import VERSION_FILES
 
 
 def run_case(program: str, setup: str, case: str) -> bool:
@@ -332,13 +333,13 @@ def test_lcb_functional_tests_call_the_solution_method(tmp_path):
     assert task.hidden_tests.cases[2] == "assert Solution().append([5], 'x') == [5, 'x']"
 
 
-def test_lcb_functional_cases_pass_a_correct_program_and_fail_a_wrong_one(tmp_path):
+def test_lcb_functional_cases_pass_a_correct_program_and_fail_a_wrong_one(tmp_path, executor):
     task = load_livecodebench("release_v2", source=write_lcb(tmp_path))[0]
     good = "class Solution:\n    def append(self, nums: list, x: int) -> list:\n        return nums + [x]\n"
     bad = good.replace("nums + [x]", "[x] + nums")
-    cases = task.visible_tests.cases + task.hidden_tests.cases
-    assert [run_case(good, task.hidden_tests.setup, c) for c in cases] == [True, True, True, True]
-    assert [run_case(bad, task.hidden_tests.setup, c) for c in cases] == [False, False, True, False]
+    suites = (task.visible_tests, task.hidden_tests)
+    verdicts = [[o.passed for o in executor.run(task.program(code), s).outcomes] for code in (good, bad) for s in suites]
+    assert verdicts == [[True], [True, True, True], [False], [False, True, False]]
 
 
 def test_lcb_functional_program_prefix_defines_the_typing_names_of_starter_code(tmp_path):
@@ -350,7 +351,7 @@ def test_lcb_functional_program_prefix_defines_the_typing_names_of_starter_code(
         ),
         scope,
     )
-    assert "Solution" in scope and task.metadata["program_prefix"] == IMPORT_HEADER
+    assert "Solution" in scope and IMPORT_HEADER in task.program("").prelude
 
 
 def test_lcb_hidden_tests_are_public_plus_private_as_the_official_harness_scores(tmp_path):
@@ -366,7 +367,8 @@ def test_lcb_stdin_programs_run_behind_the_import_header_too(tmp_path):
     from lcb import STDIN_SOLUTION, stdin_task
 
     task = stdin_task()
-    assert task.program(STDIN_SOLUTION) == IMPORT_HEADER + STDIN_SOLUTION
+    program = task.program(STDIN_SOLUTION)
+    assert str(program).endswith(STDIN_SOLUTION) and repr(IMPORT_HEADER) in program.prelude
 
 
 def test_lcb_prompt_shows_starter_code_or_stdin_note(tmp_path):

@@ -9,14 +9,16 @@ alone is test6.jsonl (the 175 problems added in v6); ``v2_v4`` = test2–test4.j
 - stdin problems (AtCoder, Codeforces): every test is an `IOTest(input, output)`.
 - functional problems (LeetCode): the program defines ``class Solution`` with method ``metadata["func_name"]``; a
   test's input is newline-separated JSON values (the arguments) and its output one JSON value, so each test becomes
-  ``assert Solution().<func_name>(<args>) == <expected>``.
+  ``assert Solution().<func_name>(<args>) == <expected>``, where the suite's setup binds ``Solution`` to the ONE
+  object all of the problem's tests call (as lcb_runner's `grade_call_based`: one ``Solution()``, or the program's
+  top-level function when its text has no ``class Solution``).
 - public_test_cases are the visible tests; the hidden tests are public + private cases (private_test_cases: plain
   JSON, or base64 + zlib + pickle of a JSON string in later files), as the official harness scores a problem on
   all of them (lcb_runner's `get_evaluation_sample` joins the two lists).
-- every program runs behind LiveCodeBench's import header (`IMPORT_HEADER`: lcb_runner's `import_string`, its
-  ``from X import *`` and ``import X`` lines and ``sys.setrecursionlimit(50000)``, stdin and functional problems
-  alike, as lcb_runner prepends it to both), recorded as ``metadata["program_prefix"]`` and applied by
-  `Task.program` as the program's prelude (compiled on its own: the program's line numbers stay its own).
+- every program runs as lcb_runner runs it (`lcb_harness`, recorded as ``metadata["harness"]`` and applied by
+  `Task.program` on every execution path, evaluation and training reward alike): behind its import header
+  (`IMPORT_HEADER`), and a stdin program rewritten and called as `grade_stdio` calls it (the final ``__main__``
+  guard removed, wrapped in a function, stdin and stdout in memory, `SystemExit` swallowed).
 - the suites carry lcb_runner's rules: `TIMEOUT` (6 s) per test, and ``compare="livecodebench"``: stdout is
   compared line by line after stripping, and where two lines differ, token by token as `Decimal` numbers (``0.50``
   equals ``0.5``); a functional result returned as a tuple compares as a list (lcb_runner converts it).
@@ -38,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from murphy_lab.executor.types import IOTest, TestSuite
+from murphy_lab.tasks.lcb_harness import SHARED
 from murphy_lab.tasks.sources import read_rows
 from murphy_lab.tasks.task import Task
 
@@ -51,21 +54,6 @@ VERSION_FILES["release_latest"] = list(_FILES)
 VERSION_FILES.update({f"v{i}": [_FILES[i - 1]] for i in range(1, 7)})
 VERSION_FILES.update({f"v{i}_v{j}": _FILES[i - 1 : j] for i in range(1, 7) for j in range(i + 1, 7)})
 
-# LiveCodeBench's harness puts these lines in front of every program (functional and stdin): lcb_runner's
-# `import_string` (lcb_runner/evaluation/testing_util.py), exactly. The starter code's signatures use typing names
-# (List, Optional) without importing them, and LeetCode-style solutions use deque, Counter, heappush, inf,
-# lru_cache, bisect_left, deepcopy, randint, `input = sys.stdin.readline` and deep recursion unimported. Our
-# executor runs program -> setup -> case, so a header in the setup would come too late; it is recorded as
-# metadata["program_prefix"] and every execution path runs it before the program through `Task.program`.
-IMPORT_HEADER = (
-    "from string import *\nfrom re import *\nfrom datetime import *\nfrom collections import *\n"
-    "from heapq import *\nfrom bisect import *\nfrom copy import *\nfrom math import *\nfrom random import *\n"
-    "from statistics import *\nfrom itertools import *\nfrom functools import *\nfrom operator import *\n"
-    "from io import *\nfrom sys import *\nfrom json import *\nfrom builtins import *\nfrom typing import *\n"
-    "import string\nimport re\nimport datetime\nimport collections\nimport heapq\nimport bisect\nimport copy\n"
-    "import math\nimport random\nimport statistics\nimport itertools\nimport functools\nimport operator\n"
-    "import io\nimport sys\nimport json\nsys.setrecursionlimit(50000)\n"
-)
 TIMEOUT = 6.0  # seconds per test: lcb_runner's default (`--timeout 6`, `run_test(timeout=6)`)
 STDIN_NOTE = "Read the input from standard input and write the answer to standard output."
 STARTER_NOTE = "Complete this starter code (the tests call the method directly):"
@@ -107,7 +95,8 @@ def _suite(tests: list[dict], func_name: str | None) -> TestSuite:
     rules = {"timeout": TIMEOUT, "compare": "livecodebench"}
     if func_name is None:
         return TestSuite(cases=tuple(IOTest(input=t["input"], output=t["output"]) for t in tests), **rules)
-    return TestSuite(cases=tuple(functional_case(t, func_name) for t in tests), entry_points=("Solution",), **rules)
+    cases = tuple(functional_case(t, func_name) for t in tests)
+    return TestSuite(cases=cases, setup=f"Solution = {SHARED}\n", entry_points=(SHARED,), **rules)
 
 
 def _date(value: Any) -> datetime:
@@ -167,7 +156,7 @@ def livecodebench_task(row: dict, where: str = "LiveCodeBench") -> Task:
             "testtype": "functional" if functional else "stdin",
             "starter_code": starter,
             "hidden_cases": {"public": len(public), "private": len(private)},
-            "program_prefix": IMPORT_HEADER,
+            "harness": "livecodebench-functional" if functional else "livecodebench-stdin",
         },
     )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from murphy_lab.executor.types import Program, TestSuite
+from murphy_lab.tasks.lcb_harness import HARNESSES
 
 
 @dataclass
@@ -35,13 +36,20 @@ class Task:
         scaffolds, hidden-test scoring, µCode, ReVeal) builds it, so no path can forget a benchmark's harness:
 
         - text-answer tasks (``metadata["answer"] == "text"``, the smoke profile): ``ANSWER = '<code>'``;
+        - a benchmark whose harness rewrites the program (``metadata["harness"]``, a key of
+          `lcb_harness.HARNESSES`: LiveCodeBench, as lcb_runner runs stdin and LeetCode programs): the code behind
+          the prelude that harness builds for it;
         - otherwise the code behind ``metadata["program_prefix"]``, what the benchmark's own harness puts in front of
-          every program (LiveCodeBench's header, HumanEval's prompt), as a `Program`: its text is prefix + code,
-          and the executor runs the prefix as a prelude compiled on its own, so the code's line numbers in
-          tracebacks are the code's own.
+          every program (HumanEval's prompt), as a `Program`: its text is prefix + code, and the executor runs the
+          prefix as a prelude compiled on its own, so the code's line numbers in tracebacks are the code's own.
         """
         if self.metadata.get("answer", "code") == "text":
             return f"ANSWER = {code!r}\n"
+        harness = self.metadata.get("harness")
+        if harness is not None:
+            if harness not in HARNESSES:
+                raise ValueError(f"task {self.task_id!r}: unknown harness {harness!r}; known: {sorted(HARNESSES)}")
+            return Program(code, HARNESSES[harness](code))
         prefix = self.metadata.get("program_prefix", "")
         return Program(code, prefix) if prefix else code
 
