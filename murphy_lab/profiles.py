@@ -88,6 +88,9 @@ class Profile:
     benchmark not named here loads with its loader's defaults (`murphy_lab.tasks.load_tasks`)."""
     needs_gpu: bool = False
     """The paper profile refuses to start without CUDA rather than fail hours in."""
+    refuse_overlap: bool = False
+    """Refuse to train when the training set repeats a task of the profile's benchmarks (the paper profile;
+    `experiments.contamination.refuse_overlap`, checked after the CUDA check; MURPHY_LAB_ALLOW_OVERLAP=1 overrides)."""
     jobs: int = 1
     """Runs trained side by side, one process each (the toy demo: 2, one per core of a 2-core laptop)."""
     max_new_tokens: int = 48
@@ -315,7 +318,7 @@ register(Profile(
     "paper", mucode=dict(use_vllm=True), use_vllm=True, recipes=True, base_model=_paper_base, chat=True,
     chat_template_kwargs={m: {"enable_thinking": False} for m in ("Qwen3-1.7B", "Qwen3-4B")},  # as the recipes
     models=("OLMo-2-7B", "Qwen3-1.7B", "Qwen3-4B"), benchmarks=("HumanEval", "MBPP", "LCB-v6"), seeds=(0, 1, 2),
-    runs=3, train_data="kodcode-1k", needs_gpu=True, benchmark_args=PAPER_BENCHMARKS,
+    runs=3, train_data="kodcode-1k", needs_gpu=True, refuse_overlap=True, benchmark_args=PAPER_BENCHMARKS,
     max_new_tokens=1024,  # per turn, as the training recipes (reproduce/configs/*/*.yaml)
     method_benchmarks=(("reveal", ("LCB-v6",)),),  # the paper reports ReVeal on LiveCodeBench-v6 only
 ))  # fmt: skip

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import murphy_lab
 from murphy_lab.credit import CREDIT_RULES, credit_rule
+from murphy_lab.experiments.contamination import refuse_overlap
 from murphy_lab.methods import METHODS, SAMPLE_REFERENCE, get_method
 from murphy_lab.profiles import TRAIN_DATA, get_profile
 
@@ -244,3 +245,4 @@ def require_resources(profile_name: str) -> None:
             "rollouts, 6 for training; see docs/reproduce.md). This machine has none. Use profile='toy' on a CPU, "
             "or pass train=False with checkpoints trained elsewhere (evaluation still needs a GPU)."
         )
+    refuse_overlap(profile_name)  # a training set that repeats a benchmark task (experiments.contamination)

@@ -7,7 +7,11 @@ Two texts match when they are equal after normalization:
   appears inside the other task's statement also counts (a copied problem with a sentence added);
 - references: parsed and unparsed with `ast` (comments, docstrings and formatting dropped), then whitespace collapsed.
 
-This finds copies and light edits, not paraphrases or renamed variables.
+This finds copies and light edits. `find_near_duplicates` adds near-duplicates: texts of at least `min_shingles`
+word 5-grams (statements) or token 5-grams (normalized references) whose sets of 5-grams have a Jaccard similarity of
+at least `threshold` (a problem with a few words or lines changed); short texts are left to the exact rules (two toy
+programs ``x*8+2`` and ``x*7+29`` share most of their few 5-grams and are different problems). Paraphrases and
+renamed variables are still not found.
 """
 
 from __future__ import annotations
@@ -46,12 +50,13 @@ def normalize_code(code: str) -> str:
 
 @dataclass(frozen=True)
 class Overlap:
-    """One training task that repeats one evaluation task; `kind` is "statement", "statement-contained" or
-    "reference"."""
+    """One training task that repeats one evaluation task; `kind` is "statement", "statement-contained",
+    "reference", "statement-near" or "reference-near"."""
 
     train: Task
     eval: Task
     kind: str
+    score: float = 1.0  # the Jaccard similarity of a near-duplicate ("statement-near", "reference-near"); 1 otherwise
 
     def __iter__(self):  # unpack as (train, eval, kind)
         return iter((self.train, self.eval, self.kind))
@@ -95,3 +100,51 @@ def find_overlap(
                 seen.add(id(task))
                 found.append(Overlap(train, task, kind))
     return found
+
+
+def shingles(words: Sequence[str], n: int = 5) -> frozenset[tuple[str, ...]]:
+    """The set of `n`-grams of a sequence of words or tokens."""
+    return frozenset(tuple(words[i : i + n]) for i in range(len(words) - n + 1))
+
+
+def _code_words(code: str) -> list[str]:
+    return re.findall(r"[A-Za-z_][A-Za-z_0-9]*|\d+|\S", normalize_code(code))
+
+
+def find_near_duplicates(
+    train_tasks: Sequence[Task],
+    eval_tasks: Sequence[Task],
+    threshold: float = 0.6,
+    n: int = 5,
+    min_shingles: int = 20,
+) -> list[Overlap]:
+    """Every (training task, evaluation task) pair whose statements or references are near-duplicates: Jaccard
+    similarity |A ∩ B| / |A ∪ B| of their `n`-gram sets >= `threshold`, for texts of at least `min_shingles` n-grams.
+
+    One `Overlap` per pair and kind ("statement-near", "reference-near"), with its score, in training order.
+    """
+    found: list[Overlap] = []
+    for kind, text_of in (
+        ("statement-near", lambda t: shingles(_statement(t).split(), n)),
+        ("reference-near", lambda t: shingles(_code_words(t.reference), n) if t.reference else frozenset()),
+    ):
+        eval_sets = [text_of(t) for t in eval_tasks]
+        index: dict[tuple[str, ...], list[int]] = {}
+        for j, grams in enumerate(eval_sets):
+            if len(grams) >= min_shingles:
+                for g in grams:
+                    index.setdefault(g, []).append(j)
+        for train in train_tasks:
+            grams = text_of(train)
+            if len(grams) < min_shingles:
+                continue
+            shared: dict[int, int] = {}
+            for g in grams:
+                for j in index.get(g, ()):
+                    shared[j] = shared.get(j, 0) + 1
+            for j, both in shared.items():
+                score = both / (len(grams) + len(eval_sets[j]) - both)  # Jaccard = |A ∩ B| / |A ∪ B|
+                if score >= threshold:
+                    found.append(Overlap(train, eval_tasks[j], kind, round(score, 3)))
+    order = {id(t): i for i, t in enumerate(train_tasks)}
+    return sorted(found, key=lambda o: order[id(o.train)])
