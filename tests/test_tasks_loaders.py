@@ -449,8 +449,9 @@ def test_raises():
     with pytest.raises(ValueError):
         two_sum([], 1)
 
-def test_capture(capsys):
-    print(two_sum([1, 2], 3))
+@pytest.mark.parametrize("nums, target, expected", [([3, 3], 6, [0, 1]), ([1, 5, 2], 7, [1, 2])])
+def test_pairs(nums, target, expected):
+    assert two_sum(nums, target) == expected
 """
 KOD_SOLUTION = """def helper():
     return 1
@@ -528,6 +529,7 @@ def test_kodcode_ineligible_rows_are_skipped_not_selected():
         kod_row("bad1", test="def test_x(:\n    pass"),
         kod_row("bad2", test_info=[]),
         kod_row("bad3", test="import solution\ndef test_a():\n    assert solution.two_sum([1], 1) is None"),
+        kod_row("bad4", test=KOD_TEST + "\ndef test_capture(capsys):\n    print(two_sum([1, 2], 3))\n"),  # not run half
         kod_row("good"),
     ]
     assert [t.task_id for t in load_kodcode(n=10, source=rows)] == ["kodcode/good"]
@@ -538,13 +540,15 @@ def test_kodcode_no_eligible_row_is_an_error():
         load_kodcode(n=3, source=[kod_row("bad", test="x = 1\n")])
 
 
-def test_kodcode_each_plain_test_function_is_one_case():
+def test_kodcode_each_test_pytest_would_run_is_one_case():
     task = load_kodcode(n=1, source=[kod_row("q")])[0]
     assert task.hidden_tests.cases == (
         "test_basic()",
         "test_alias()",
         "test_raises()",
-    )  # capsys test left out
+        "test_pairs(nums=[3, 3], target=6, expected=[0, 1])",
+        "test_pairs(nums=[1, 5, 2], target=7, expected=[1, 2])",
+    )  # one case per parameter set
     assert (
         "from solution" not in task.hidden_tests.setup and "assert helper() == 1" in task.hidden_tests.setup
     )

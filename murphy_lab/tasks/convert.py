@@ -5,7 +5,8 @@
 - `split_check`: HumanEval's ``def check(candidate): assert ...`` -> one case per assert, ``candidate`` renamed to
   the entry point, so the reward is a true pass fraction; a `check` with loops or helper variables stays one case
   ``check(<entry_point>)``.
-- `pytest_cases`: KodCode-style pytest files -> one case per ``def test_*()``, the functions themselves in `setup`.
+- `pytest_cases`: KodCode-style pytest files -> one case per test pytest would collect (`pytest_file`), the file
+  itself in `setup`.
 
 Every function here returns cases that compile; text that does not parse raises `ValueError` (the loader names the
 row) or is skipped where the docstring says so.
@@ -18,6 +19,7 @@ import builtins
 import re
 
 from murphy_lab.executor.types import TestSuite
+from murphy_lab.tasks.pytest_file import PytestCensus, pytest_suite
 
 # ---------------------------------------------------------------------------------------------------- doctests
 
@@ -221,32 +223,24 @@ def _drop_solution_imports(test_code: str) -> str:
 
 
 def pytest_cases(test_code: str) -> TestSuite:
-    """A pytest-style file (``def test_*():`` functions) as a `TestSuite`: one case ``test_x()`` per function.
+    """A pytest-style file as a `TestSuite`: one case per test pytest would collect (`pytest_file.pytest_suite`:
+    parametrize, the file's fixtures, test classes and skips spelled out as plain Python).
 
     ``from solution import ...`` statements are removed (the program under test defines those names itself); the
     rest of the file (imports, helpers, the test functions) becomes the setup, which works run before or after
-    the program as long as the file does not call the solution at module level. Test functions that take arguments
-    (pytest fixtures such as ``capsys``), decorated ones (``parametrize``) and test classes cannot run without pytest
-    and are left out.
+    the program as long as the file does not call the solution at module level.
 
     Raises:
-        ValueError: the code does not parse, imports the `solution` module itself, or has no runnable test.
+        ValueError: the code does not parse, imports the `solution` module itself, has no test pytest would run,
+            or has a test that cannot run without pytest (`pytest_file.Unrunnable`: e.g. ``capsys``), named.
     """
+    return pytest_file_suite(test_code)[0]
+
+
+def pytest_file_suite(test_code: str) -> tuple[TestSuite, PytestCensus]:
+    """`pytest_cases` and the census of what the file needed (`pytest_file.PytestCensus`)."""
     try:
-        module = ast.parse(test_code)
+        ast.parse(test_code)
     except SyntaxError as err:
         raise ValueError(f"test code does not parse: {err.msg} (line {err.lineno})") from err
-    kept = _drop_solution_imports(test_code)
-    names = [
-        n.name
-        for n in module.body
-        if isinstance(n, ast.FunctionDef)
-        and n.name.startswith("test")
-        and not (n.args.args or n.args.posonlyargs or n.args.kwonlyargs or n.args.vararg or n.args.kwarg)
-        and not n.decorator_list
-    ]
-    if not names:
-        raise ValueError(
-            "test code has no runnable `def test_*()` function (fixtures and classes are not supported)"
-        )
-    return TestSuite(cases=tuple(f"{name}()" for name in names), setup=kept.strip() + "\n")
+    return pytest_suite(test_code, _drop_solution_imports(test_code))

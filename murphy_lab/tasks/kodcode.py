@@ -2,8 +2,10 @@
 vendor). MURPHY trains on 1,000 KodCode tasks without saying which; our selection rule is documented and exact:
 
 1. **Eligible** rows: a `question_id`, a question, a reference `solution`, `test_info` naming the function under
-   test, and a `test` file with at least one runnable ``def test_*()`` (`convert.pytest_cases`: no fixtures, no
-   parametrize, no ``import solution``); optionally restricted by `style`, `subset` and `gpt_difficulty`.
+   test, and a `test` file whose every test runs as pytest runs it (`convert.pytest_cases`, `pytest_file`:
+   parametrize, the file's fixtures and test classes are spelled out as plain cases; a file that needs pytest's
+   built-in fixtures such as ``capsys``, ``xfail`` or ``import solution`` is refused whole, and counted in the log,
+   never run with some of its tests dropped); optionally restricted by `style`, `subset` and `gpt_difficulty`.
 2. **Order** every row by ``sha256(f"{seed}:{question_id}")`` (a hash shuffle: independent of the file's row order
    and of how the dataset is sharded).
 3. **Take** the first `n` eligible rows in that order.
@@ -11,11 +13,13 @@ vendor). MURPHY trains on 1,000 KodCode tasks without saying which; our selectio
 Each task: prompt = the question, plus the function declaration from `test_info` when the question does not
 already show it (so the model knows the name the tests call); hidden tests = one case per pytest function;
 visible tests = the same tests (KodCode is a *training* set: the paper's feedback and reward come from the same
-unit tests, there is no held-out test set); reference = the solution; difficulty = gpt_difficulty.
+unit tests, there is no held-out test set); reference = the solution; difficulty = gpt_difficulty;
+``metadata["pytest"]``: what its tests needed (`pytest_file.PytestCensus`: plain, parametrized, fixtures, classes).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import logging
 from collections import Counter
@@ -24,7 +28,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from murphy_lab.tasks.convert import pytest_cases
+from murphy_lab.tasks.convert import pytest_file_suite
 from murphy_lab.tasks.sources import read_rows
 from murphy_lab.tasks.task import Task
 
@@ -59,7 +63,7 @@ def kodcode_task(row: dict, where: str = "KodCode") -> Task:
     if difficulty not in (*DIFFICULTIES, "all"):
         raise Ineligible(where, qid, f"unknown gpt_difficulty {row.get('gpt_difficulty')!r}")
     try:
-        tests = pytest_cases(row.get("test") or "")
+        tests, census = pytest_file_suite(row.get("test") or "")
     except ValueError as err:
         raise Ineligible(where, qid, str(err)) from err
     question = row["question"].strip()
@@ -83,6 +87,7 @@ def kodcode_task(row: dict, where: str = "KodCode") -> Task:
             "subset": row.get("subset", ""),
             "gpt_pass_trial_num": row.get("gpt_pass_trial_num"),
             "gpt_pass_percentage": row.get("gpt_pass_percentage"),
+            "pytest": dataclasses.asdict(census),  # what its tests needed (pytest_file.PytestCensus)
         },
     )
 
@@ -163,3 +168,22 @@ def load_kodcode(
     if len(tasks) < n:
         log.warning("KodCode source %r: only %d eligible tasks, fewer than n=%d", source, len(tasks), n)
     return tasks
+
+
+def pytest_share(source: Any, split: str = "train") -> dict[str, Any]:
+    """How many rows of `source` need pytest's semantics (`pytest_file`), need none, or are refused (by reason):
+    the measurement behind docs/benchmarks.md's KodCode paragraph. Counts every row, not only a selection."""
+    counts: Counter[str] = Counter()
+    refused: Counter[str] = Counter()
+    rows = read_rows(source, split=split)
+    for i in range(len(rows)):
+        try:
+            task = kodcode_task(rows[i])
+        except Ineligible as err:
+            refused[err.reason] += 1
+            continue
+        counts["needs pytest" if task.metadata["pytest"]["parametrized"] or task.metadata["pytest"]["fixtures"]
+               or task.metadata["pytest"]["in_classes"] or task.metadata["pytest"]["skipped"] else "plain"] += 1  # fmt: skip
+    total = len(rows)
+    return {"rows": total, "plain": counts["plain"], "needs_pytest": counts["needs pytest"],
+            "refused": sum(refused.values()), "refused_by_reason": dict(refused.most_common())}  # fmt: skip
