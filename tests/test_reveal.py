@@ -3,6 +3,7 @@ hand-made transcripts, TAPO against a hand computation, the ScriptedPolicy evalu
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,7 @@ from murphy_lab.baselines.reveal import (
     turn_rewards,
     verification_reward,
 )
-from murphy_lab.executor.types import IOTest
+from murphy_lab.executor.types import IOTest, TestSuite
 from murphy_lab.policy.scripted import ScriptedPolicy
 from murphy_lab.tasks.task import Task
 
@@ -234,17 +235,39 @@ def test_chat_chains_send_the_transcript_as_messages(executor):
     assert second[2]["content"].startswith("<tool-feedback>") and len(chain.turns) == 2
 
 
-def test_reveal_scaffold_fills_the_iter_k_table(executor):
-    df = evaluate_reveal(repairing_policy(), [double_task()], executor, iters=(1, 3), runs=2, progress=False)
+def test_reveal_own_loop_fills_the_iter_k_table(executor):
+    df = evaluate_reveal(repairing_policy(), [double_task()], executor, iters=(1, 3), runs=2, progress=False,
+                         scaffold="reveal-own")  # fmt: skip
     assert list(df["pass@1"]) == [0.0, 100.0] and list(df.columns[:3]) == ["difficulty", "k", "pass@1"]
+
+
+def test_the_reveal_column_sees_the_public_tests_as_every_column_does(executor):
+    from murphy_lab.scaffolds import Reflexion
+
+    # the visible test f(1) == 2 does not catch WRONG: like every column in the Reflexion loop, the episode ends
+    df = evaluate_reveal(repairing_policy(), [double_task()], executor, iters=(1, 3), runs=1, progress=False)
+    assert list(df["pass@1"]) == [0.0, 0.0] and df.attrs["records"][0]["attempts"][0]["status"] == "passed"
+    # a visible test that catches it: its feedback is the executor's, the text Reflexion shows, in <tool-feedback>
+    task = dataclasses.replace(double_task(), visible_tests=TestSuite(cases=("assert f(5) == 10",)))
+    policy = repairing_policy()
+    df = evaluate_reveal(policy, [task], executor, iters=(1, 2), runs=1, progress=False)
+    first = df.attrs["records"][0]["attempts"][0]
+    assert list(df["pass@1"]) == [0.0, 100.0] and first["feedback"] == executor.run(task.program(WRONG),
+                                                                                    task.visible_tests).feedback
+    second_prompt = policy.history[1][0][0]
+    assert f"<tool-feedback>\n{first['feedback'].strip()}\n</tool-feedback>" in second_prompt
+    assert "assert f(2) == 5" not in first["feedback"]  # its own tests are not run
+    reflexion = Reflexion().run([task], ScriptedPolicy(lambda p, n: [f"```python\n{WRONG}```"] * n), executor, 1)
+    assert reflexion[0].attempts[0].feedback == first["feedback"]
 
 
 def test_reveal_is_a_registered_scaffold_of_evaluate(executor):
     from murphy_lab.evaluate import evaluate
 
-    df = evaluate(repairing_policy(), [double_task()], executor, iters=(1, 2), runs=1, scaffold="reveal",
-                  progress=False)  # fmt: skip
-    assert df.attrs["scaffold"] == "reveal" and list(df["pass@1"]) == [0.0, 100.0]
+    for name, want in (("reveal", [0.0, 0.0]), ("reveal-own", [0.0, 100.0])):
+        df = evaluate(repairing_policy(), [double_task()], executor, iters=(1, 2), runs=1, scaffold=name,
+                      progress=False)  # fmt: skip
+        assert df.attrs["scaffold"] == name and list(df["pass@1"]) == want
 
 
 def test_the_shared_reflexion_scaffold_reads_the_generation_answer(executor):

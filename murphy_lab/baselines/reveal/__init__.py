@@ -8,8 +8,10 @@ gold solution, turn-level rewards and TAPO advantages — on MURPHY's trainer, e
     chain.py     rollouts: chains of rounds, one generation call and one executor batch per round
     rewards.py   outcome / generation / verification rewards and TAPO advantages (exact definitions there)
     trainer.py   ReVealTrainer(MurphyTrainer) (per-token advantages), train_reveal, load_recipe
-    scaffold.py  ReVealScaffold (scaffold "reveal" for murphy_lab.evaluate), evaluate_reveal
-    method.py    ReVeal's entry in murphy_lab.methods: trained from an experiment, evaluated in its own rounds
+    scaffold.py  ReVealScaffold (scaffold "reveal": its rounds, public-test feedback as every column),
+                 ReVealOwnScaffold ("reveal-own": its own loop, an extra row), evaluate_reveal
+    method.py    ReVeal's entry in murphy_lab.methods: trained from an experiment, evaluated in its rounds with the
+                 same public-test feedback as every other column
 
 Published and followed: the turn structure and tag names; tests validated against the gold solution (a test the
 reference fails is invalid); feedback with runtime errors, invalid tests, expected vs actual and pass/fail; an
@@ -33,11 +35,17 @@ from murphy_lab.baselines.reveal.rewards import (
     turn_rewards,
     verification_reward,
 )
-from murphy_lab.baselines.reveal.scaffold import ReVealScaffold, evaluate_reveal
+from murphy_lab.baselines.reveal.scaffold import (
+    REVEAL_SCAFFOLDS,
+    ReVealOwnScaffold,
+    ReVealScaffold,
+    evaluate_reveal,
+)
 from murphy_lab.baselines.reveal.verify import Check, check_rounds, tool_feedback
 from murphy_lab.scaffolds import SCAFFOLDS
 
-SCAFFOLDS.setdefault("reveal", ReVealScaffold)  # evaluate(..., scaffold="reveal") once this package is imported
+for _name, _cls in REVEAL_SCAFFOLDS.items():  # evaluate(..., scaffold="reveal" / "reveal-own") once imported
+    SCAFFOLDS.setdefault(_name, _cls)
 
 
 def __getattr__(name: str):  # the trainer imports TRL: load it only when asked for
@@ -49,7 +57,7 @@ def __getattr__(name: str):  # the trainer imports TRL: load it only when asked 
 
 
 __all__ = [
-    "Chain", "Check", "ReVealConfig", "ReVealScaffold", "ReVealTrainer", "Round", "Turn", "chain_stats",
+    "REVEAL_SCAFFOLDS", "Chain", "Check", "ReVealConfig", "ReVealOwnScaffold", "ReVealScaffold", "ReVealTrainer", "Round", "Turn", "chain_stats",
     "check_rounds", "evaluate_reveal", "extract_tests", "first_prompt", "generation_reward",
     "load_recipe", "parse_round", "returns", "reveal_extract", "run_chains", "tapo", "tapo_groups", "tool_feedback", "train_reveal",
     "turn_rewards", "verification_reward",

@@ -101,6 +101,7 @@ def run_chains(
     stop_on_verdict: bool = True,
     seed_fn: Callable[[int], None] | None = None,
     on_round: Callable[[int, list[Chain]], None] | None = None,
+    feedback: str = "own",
 ) -> list[Chain]:
     """Run n chains per task for up to `rounds` rounds (see the module docstring); chains are task-major.
 
@@ -113,7 +114,12 @@ def run_chains(
         stop_on_verdict: a chain ends when its program passes all its valid tests (ReVeal's stopping rule).
         seed_fn: called with the round number before each sampling call (evaluation seeds).
         on_round: called after each round with (round, the chains that played it).
+        feedback: "own": the tool's report on the model's own tests (ReVeal's loop, training); "public": the
+            task's visible tests, run and reported as every column's Reflexion loop does (`public_checks`), so a
+            chain ends when its program passes them (evaluation beside the other columns; `ReVealScaffold`).
     """
+    if feedback not in ("own", "public"):
+        raise ValueError(f"feedback must be 'own' or 'public', got {feedback!r}")
     if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
         raise ValueError(f"rounds must be an integer >= 1, got {rounds!r}")
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
@@ -151,7 +157,10 @@ def run_chains(
             items.append((program_of(task, code), tests, ref, suite))
             issues.append(rd.issues + test_issues)
             rd.code = code
-        checks = check_rounds(items, executor, issues)
+        if feedback == "public":
+            checks = public_checks([task_of[i] for i in open_], [rd.code for rd in parsed], executor)
+        else:
+            checks = check_rounds(items, executor, issues)
         for j, (i, rd, chk, prompt) in enumerate(zip(open_, parsed, checks, per_prompt)):
             c = chains[i]
             c.turns.append(Turn(prompt=prompt, raw=rd.text, completion=rd.text[: rd.cut], split=rd.split,
@@ -164,3 +173,18 @@ def run_chains(
         if on_round is not None:
             on_round(r, [chains[i] for i in open_])
     return chains
+
+
+def public_checks(tasks: Sequence[Any], codes: Sequence[str], executor: Any) -> list[Check]:
+    """Each program on its task's visible tests in ONE executor batch, as a `Check` whose tests are those tests
+    (all valid: they are the benchmark's) and whose feedback is the executor's, the text the Reflexion loop shows
+    every other column; `Check.verdict` is then "passes every visible test", Reflexion's stopping rule."""
+    results = executor.run_many([task.job(code, "visible") for task, code in zip(tasks, codes)])
+    checks = []
+    for task, res in zip(tasks, results):
+        cases = list(task.visible_tests.cases)
+        status = [o.status for o in res.outcomes] if len(res.outcomes) == len(cases) else [res.status] * len(cases)
+        checks.append(Check(tests=cases, valid=[True] * len(cases), status=status,
+                            details=[o.detail for o in res.outcomes], feedback=res.feedback,
+                            compile_error=res.feedback if res.status == "syntax" else ""))  # fmt: skip
+    return checks

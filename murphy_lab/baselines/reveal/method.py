@@ -1,14 +1,17 @@
-"""ReVeal as a method of the main table (its `murphy_lab.methods` entry): trained in its rounds, evaluated in them.
+"""ReVeal as a method of the main table (its `murphy_lab.methods` entry): trained in its rounds, evaluated in them
+with the public-test feedback every column gets.
 
     config(exp, base)   experiment_fields (murphy_lab.methods.recipes: training set, prompt format, the paper's
                         reproduce/configs/<model>/reveal.yaml) -> (MurphyConfig, ReVealConfig); ReVealConfig fields
                         (rounds, gamma, ...) may come as overrides
     train(exp, base)    locally: train_reveal; a profile with recipes (paper): the same launch as every method's
                         recipe, with ENTRY=murphy_lab.baselines.reveal
-    evaluation(exp)     ReVeal's own scaffold ("reveal", its default): the tagged generation/verification rounds it
-                        was trained in, in the experiment's prompt format (chat transcripts for chat models), the
-                        tool's feedback on its own tests; under a shared scaffold (cross-scaffold tables) the
-                        program is read from <generation-answer> when the model writes one
+    evaluation(exp)     scaffold "reveal" (its default): the tagged generation/verification rounds it was trained
+                        in, in the experiment's prompt format (chat transcripts for chat models), with the same
+                        public-test feedback as every other column's Reflexion loop (the paper evaluates every
+                        column in that loop); "reveal-own": its own loop, feedback on its own tests only (an extra,
+                        labelled row); under a shared scaffold (cross-scaffold tables) the program is read from
+                        <generation-answer> when the model writes one
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from murphy_lab.baselines.reveal.format import reveal_extract
-from murphy_lab.baselines.reveal.scaffold import ReVealScaffold
+from murphy_lab.baselines.reveal.scaffold import REVEAL_SCAFFOLDS, ReVealScaffold
 from murphy_lab.baselines.reveal.trainer import as_chains, recipe_configs, split_fields, train_reveal
 from murphy_lab.config import MurphyConfig
 from murphy_lab.methods import Method
@@ -70,10 +73,10 @@ def reveal_program(fallback: Callable[[str], str] = extract_program) -> Callable
 
 
 def evaluation(exp: Any) -> Scaffold:
-    """ReVeal's own rounds (scaffold "reveal") in the experiment's prompt format, or a shared scaffold that reads
-    the <generation-answer> (module docstring)."""
-    if exp.scaffold == ReVealScaffold.name:
-        return ReVealScaffold(chat=prompt_format(exp)["chat"])
+    """ReVeal's rounds (scaffold "reveal": public-test feedback; "reveal-own": its own tests) in the experiment's
+    prompt format, or a shared scaffold that reads the <generation-answer> (module docstring)."""
+    if exp.scaffold in REVEAL_SCAFFOLDS:
+        return REVEAL_SCAFFOLDS[exp.scaffold](chat=prompt_format(exp)["chat"])
     return get_scaffold(exp.scaffold, extract=reveal_program())
 
 
