@@ -161,6 +161,10 @@ def load_kodcode(
         log.info(
             "KodCode: skipped %d rows on the way: %s", sum(rejected.values()), dict(rejected.most_common(8))
         )
+    unrunnable = {k: v for k, v in rejected.items() if k.startswith(("pytest's built-in", "a test decorator", "a module hook"))}
+    if unrunnable:  # tests pytest would run that cannot run here: the row is refused whole, and said so
+        log.warning("KodCode: %d rows refused because a test needs pytest itself (%s); see tasks/pytest_file.py",
+                    sum(unrunnable.values()), unrunnable)
     if not tasks:
         raise ValueError(
             f"KodCode source {source!r}: no eligible task among {len(ids)} rows (skipped: {dict(rejected)})"
