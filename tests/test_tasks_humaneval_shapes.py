@@ -47,3 +47,13 @@ def test_every_canonical_solution_as_a_body_is_a_continuation():
     tasks = load_humaneval()
     bodies = [(t.metadata["program_prefix"], t.reference[len(t.metadata["program_prefix"]) :]) for t in tasks]
     assert sum(continues(prompt, body) for prompt, body in bodies) == len(tasks) == 164
+
+
+@pytest.mark.parametrize("answer", [f"Here it is:\n```python\n{BODY}```\n", BODY, f"```python\n{WHOLE}```\n"],
+                         ids=["fenced body", "bare body", "whole function"])  # fmt: skip
+def test_the_evaluation_path_reads_and_passes_both_shapes(he7, executor, answer):
+    from murphy_lab.evaluate import evaluate
+    from murphy_lab.policy import ScriptedPolicy
+
+    df = evaluate(ScriptedPolicy(lambda p, n: [answer] * n), [he7], executor, iters=(1,), runs=1, progress=False)
+    assert list(df["pass@1"]) == [100.0]
