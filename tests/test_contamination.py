@@ -92,3 +92,16 @@ def test_the_committed_toy_report_is_what_the_check_gives():
     report = C.check_profile("toy")
     assert data["summary"] == report.summary() and data["pairs_total"] == len(report.pairs)
     assert report.summary()[0]["same_reference"] == 0  # no training function is an evaluation function
+
+
+def test_a_kodcode_row_that_copies_a_humaneval_docstring_is_caught_and_the_sample_is_clean():
+    from murphy_lab.tasks import load_humaneval, load_kodcode
+
+    rows = [json.loads(line) for line in (Path(__file__).parent / "fixtures" / "kodcode_style.jsonl").open()]
+    copied = dict(rows[0], question_id="Copy_1_C",
+                  question="Filter an input list of strings only for ones that contain given substring.")  # fmt: skip
+    train = load_kodcode(n=100, source=rows + [copied])
+    report = C.check(train, {"HumanEval": load_humaneval()}, "paper-like", "kodcode")
+    assert [(p["train_id"], p["eval_id"], p["kind"]) for p in report.pairs] == [
+        ("kodcode/Copy_1_C", "HumanEval/7", "statement-contained")
+    ]
