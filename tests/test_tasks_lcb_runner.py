@@ -96,7 +96,10 @@ def test_a_syntax_error_is_still_a_syntax_error_and_a_top_level_return_one_too(e
     )
 
 
-def test_the_harness_keeps_the_header_and_the_program_text():
+def test_the_harness_keeps_the_header_and_the_program_text(executor):
+    odd = "print('__HEADER__', '__CODE__')\n"  # the template's own markers, in a program's text
+    task = stdin_task([("\n", "__HEADER__ __CODE__\n")])
+    assert executor.run(task.program(odd), task.hidden_tests).solved
     code = "print(1)\n"
     prelude = stdin_harness(code)
     assert repr(IMPORT_HEADER) in prelude and repr(code) in prelude

@@ -191,7 +191,7 @@ _main()
 
 def stdin_harness(code: str) -> str:
     """The prelude that runs `code` as lcb_runner's `grade_stdio` runs one test, printing only what it captured."""
-    return _GUARD + _STDIN.replace("__CODE__", repr(code)).replace("__HEADER__", repr(IMPORT_HEADER))
+    return _GUARD + _STDIN.replace("__HEADER__", repr(IMPORT_HEADER)).replace("__CODE__", repr(code))  # code last
 
 
 def functional_prelude(code: str) -> str:
