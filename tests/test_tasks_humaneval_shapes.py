@@ -55,5 +55,7 @@ def test_the_evaluation_path_reads_and_passes_both_shapes(he7, executor, answer)
     from murphy_lab.evaluate import evaluate
     from murphy_lab.policy import ScriptedPolicy
 
-    df = evaluate(ScriptedPolicy(lambda p, n: [answer] * n), [he7], executor, iters=(1,), runs=1, progress=False)
+    df = evaluate(
+        ScriptedPolicy(lambda p, n: [answer] * n), [he7], executor, iters=(1,), runs=1, progress=False
+    )
     assert list(df["pass@1"]) == [100.0]

@@ -191,7 +191,8 @@ _main()
 
 def stdin_harness(code: str) -> str:
     """The prelude that runs `code` as lcb_runner's `grade_stdio` runs one test, printing only what it captured."""
-    return _GUARD + _STDIN.replace("__HEADER__", repr(IMPORT_HEADER)).replace("__CODE__", repr(code))  # code last
+    template = _STDIN.replace("__HEADER__", repr(IMPORT_HEADER))
+    return _GUARD + template.replace("__CODE__", repr(code))  # the code last: its text may spell a marker
 
 
 def functional_prelude(code: str) -> str:

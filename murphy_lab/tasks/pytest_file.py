@@ -199,8 +199,8 @@ def _cases(
     names = [n for ns, _ in params for n in ns]
     args = _arguments(fn, method)
     fixture_args = {a: file.fixture_value(a) for a in args if a not in names}
-    literal = [[{}]]
-    loops: list[tuple[list[str], str]] = []
+    sets: list[dict[str, str]] = [{}]  # the product of the literal parameter lists: one case each
+    loops: list[tuple[list[str], str]] = []  # computed parameter lists: looped over inside each case
     for ns, values in reversed(params):  # the decorator nearest the function applies first
         if isinstance(values, ast.Name) and values.id in file.literals:
             values = file.literals[values.id]
@@ -208,10 +208,7 @@ def _cases(
         if rows is None:
             loops.append((ns, ast.unparse(values)))
         else:
-            literal.append(rows)
-    sets = [{}]
-    for rows in literal[1:]:
-        sets = [{**s, **r} for s in sets for r in rows]
+            sets = [{**s, **r} for s in sets for r in rows]
     if params:
         census.parametrized += 1
     if fixture_args:
