@@ -24,13 +24,7 @@ from murphy_lab.tasks.overlap import find_near_duplicates, find_overlap, normali
 from murphy_lab.tasks.task import Task
 
 ALLOW_ENV = "MURPHY_LAB_ALLOW_OVERLAP"  # "1": train on an overlapping set anyway (the report still says so)
-KINDS = (
-    "statement",
-    "reference",
-    "statement-contained",
-    "statement-near",
-    "reference-near",
-)  # strongest first
+KINDS = ("statement", "reference", "statement-contained", "statement-near", "reference-near")  # strongest first
 SHOWN = 50  # pairs listed in the Markdown report
 LISTED = 500  # pairs listed in the JSON report (its summary counts all)
 
@@ -43,9 +37,9 @@ class ContaminationReport:
     train_data: str
     n_train: int
     benchmarks: dict[str, int]  # benchmark -> evaluation tasks checked
-    pairs: list[dict] = field(
-        default_factory=list
-    )  # {benchmark, train_id, eval_id, kind, score, same_reference}
+    pairs: list[dict] = field(default_factory=list)
+    """One per overlapping (training task, evaluation task): benchmark, train_id, eval_id, kind (the strongest of
+    `KINDS`), score (Jaccard for a near-duplicate, else 1), same_reference (the references are equal too)."""
 
     @property
     def overlapping(self) -> bool:
