@@ -100,6 +100,16 @@ def bench_label(benchmark: str, difficulty: str) -> str:
     return benchmark if difficulty in ("all", "", "nan") else f"{benchmark} {str(difficulty).capitalize()}"
 
 
+MODEL_WORDS = {"toy": "Toy policy (the toy world's 0.56 MB model)", "tiny": "Tiny random model (smoke)"}
+BENCHMARK_WORDS = {"toy": "held-out toy-world tasks"}
+"""What a figure's title calls a model or benchmark key that is not a public name (the paper's keep theirs)."""
+
+
+def panel_title(model: str, benchmark: str) -> str:
+    """A figure panel's title in words: "Toy policy (...) on held-out toy-world tasks", "Qwen3-4B on LCB-v6 Hard"."""
+    return f"{MODEL_WORDS.get(model, model)} on {BENCHMARK_WORDS.get(benchmark, benchmark)}"
+
+
 def main_rows(agg: pd.DataFrame) -> pd.DataFrame:
     """The difficulty rows the main table shows: "all", except LiveCodeBench-v6 (Hard, as in the paper)."""
     if agg.empty:
@@ -177,7 +187,7 @@ def main_tables(
             comp.append(dict(model=m, benchmark=b, iter=k, method=paper.METHOD_NAMES[meth], ours=fmt(mean, std),
                              paper=fmt(*p), diff_pp=round(mean - p[0], 2)))  # fmt: skip
     cframe = pd.DataFrame(comp, columns=["model", "benchmark", "iter", "method", "ours", "paper", "diff_pp"])
-    cnotes = ["diff_pp = ours − paper, percentage points."]
+    cnotes = ["diff_pp = ours − paper, percentage points."] if not cframe.empty else []
     if not cframe.empty:
         cnotes += ["Compare the means: our ± is the population std over training seeds, the paper's an unstated "
                    "std (most likely the sample std over 3 evaluation runs).",
@@ -262,11 +272,9 @@ def _ablation_diff(name: str, ours: pd.DataFrame, pa: pd.DataFrame) -> Table:
             rows.append(dict(variant=variant_name(r.variant), benchmark=bench_label(r.benchmark, r.difficulty),
                              iter=int(r.k), ours=fmt(r.mean, r.std), paper=fmt(*cell), diff_pp=round(r.mean - cell[0], 2)))  # fmt: skip
     frame = pd.DataFrame(rows, columns=["variant", "benchmark", "iter", "ours", "paper", "diff_pp"])
-    notes = ["diff_pp = ours − paper, percentage points."]
-    if frame.empty:
-        notes.append(
-            "No cell to compare: the paper's ablations are on Qwen3-1.7B (HumanEval, MBPP), which we did not run."
-        )
+    notes = ["diff_pp = ours − paper, percentage points."] if not frame.empty else [
+        "No cell to compare: the paper's ablations are on Qwen3-1.7B (HumanEval, MBPP), which we did not run."
+    ]  # an empty comparison is its title and this note (Table.to_markdown): no header without rows
     return Table(name, "Ours vs paper, matching cells", frame, notes)
 
 
@@ -437,7 +445,7 @@ def plot_pass_at_k(agg: pd.DataFrame, path: str | Path | None = None, title: str
                 "" if variant in ("-", "mars") else f" [{variant_name(variant)}]"
             )
             lines.append((label, list(g["k"]), list(g["mean"]), list(g["std"].fillna(0))))
-        panels.append((f"{model} · {bench}", lines))
+        panels.append((panel_title(model, bench), lines))
     if not panels:
         raise ValueError("agg is empty: nothing to plot")
     stand_in = bool((agg["backend"] == "stand-in").any()) if "backend" in agg.columns else False
@@ -453,7 +461,9 @@ def plot_pruning_cost(metrics: pd.DataFrame, path: str | Path | None = None):
     if cost.empty:
         raise ValueError("metrics is empty: nothing to plot")
     names = [variant_name(p).replace(", ", ",\n") for p in cost["pruning"]]  # two lines: labels never overlap
-    colors = ["tab:blue" if p.startswith("intrap") else "tab:orange" if p.startswith("interp") else "tab:gray"
+    from murphy_lab.viz.palette import PRUNING_COLORS  # one colour per pruning kind, defined once
+
+    colors = [PRUNING_COLORS["intrap" if p.startswith("intrap") else "interp" if p.startswith("interp") else "none"]
               for p in cost["pruning"]]  # fmt: skip
     panels = [(label, list(cost[col].fillna(0))) for col, label in (
         ("kept_traj", "trajectories kept per tree"), ("optimization_s", "optimization s / step"), ("step_s", "step s"))]

@@ -26,12 +26,11 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import FancyBboxPatch
 
 from murphy_lab.tree import SOLVED, Node, RolloutTree
+from murphy_lab.viz import palette
+from murphy_lab.viz.palette import FLOW, MISSING, PASS_RING
 
 COLOR_BY = ("reward", "credit", "advantage")
 _CBAR_LABEL = {"reward": "reward r(v)", "credit": "credit r̃(v)", "advantage": "advantage Â(v)"}
-PASS_RING = "#d62728"  # ring around candidates that pass every test
-FLOW = "#e6550d"  # the credit path in draw_credit_flow
-MISSING = "#bdbdbd"  # nodes without a value (the root; advantage of a pruned node)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -112,8 +111,8 @@ def snippet(text: str, width: int = 30) -> str:
 def _norm_and_cmap(values: list[float], color_by: str, cmap: str | None):
     if color_by == "advantage":
         m = max([abs(v) for v in values] + [1e-6])
-        return mcolors.TwoSlopeNorm(vmin=-m, vcenter=0.0, vmax=m), plt.get_cmap(cmap or "RdBu")
-    return mcolors.Normalize(vmin=0.0, vmax=1.0), plt.get_cmap(cmap or "viridis")
+        return mcolors.TwoSlopeNorm(vmin=-m, vcenter=0.0, vmax=m), plt.get_cmap(cmap or palette.ADVANTAGE_CMAP)
+    return mcolors.Normalize(vmin=0.0, vmax=1.0), plt.get_cmap(cmap or palette.VALUE_CMAP)
 
 
 def _resolve(tree: RolloutTree, node: Node | Sequence[int]) -> Node:
@@ -195,13 +194,13 @@ def draw_tree(
         x0, x1 = pos[members[0]][0], pos[members[-1]][0]
         y = pos[members[0]][1]
         ax.add_patch(FancyBboxPatch((x0 - 0.42, y - 0.2), x1 - x0 + 0.84, 0.4, boxstyle="round,pad=0.02,rounding_size=0.15",
-                                    facecolor="#f0f0f0", edgecolor="#d0d0d0", linewidth=0.6, zorder=0))
+                                    facecolor=palette.PANEL, edgecolor=palette.PANEL_EDGE, linewidth=0.6, zorder=0))
 
     # edges: solid to kept children, dashed and faint to pruned ones
     kept_e = [(u, v) for u, v in g.edges if not g.nodes[v]["pruned"]]
     pruned_e = [(u, v) for u, v in g.edges if g.nodes[v]["pruned"]]
-    nx.draw_networkx_edges(g, npos, edgelist=kept_e, ax=ax, arrows=False, edge_color="#777777", width=0.8)
-    nx.draw_networkx_edges(g, npos, edgelist=pruned_e, ax=ax, arrows=False, edge_color="#bbbbbb", width=0.6,
+    nx.draw_networkx_edges(g, npos, edgelist=kept_e, ax=ax, arrows=False, edge_color=palette.EDGE, width=0.8)
+    nx.draw_networkx_edges(g, npos, edgelist=pruned_e, ax=ax, arrows=False, edge_color=palette.FAINT, width=0.6,
                            style="dashed", alpha=0.6)
 
     values = [v for n in nodes if (v := _value(n, color_by)) is not None]
@@ -215,12 +214,12 @@ def draw_tree(
         group = [n for n in nodes if n.pruned == pruned]
         if group:
             nx.draw_networkx_nodes(g, npos, nodelist=[ids[id(n)] for n in group], node_color=[face(n) for n in group],
-                                   node_size=size, alpha=alpha, edgecolors="#333333", linewidths=0.6, ax=ax)
+                                   node_size=size, alpha=alpha, edgecolors=palette.INK, linewidths=0.6, ax=ax)
     # the virtual root: the task prompt q(1)
     nx.draw_networkx_nodes(g, npos, nodelist=[0], node_shape="s", node_color=MISSING, node_size=size * 1.2,
-                           edgecolors="#333333", linewidths=0.8, ax=ax)
+                           edgecolors=palette.INK, linewidths=0.8, ax=ax)
     ax.annotate("task prompt q(1)", pos[tree.root], xytext=(0, radius + 4), textcoords="offset points", ha="center",
-                va="bottom", fontsize=8, color="#333333")
+                va="bottom", fontsize=8, color=palette.INK)
     passing = [n for n in nodes if n.reward >= SOLVED]
     if passing:
         rings = [mcolors.to_rgba(PASS_RING, 0.3 if n.pruned else 1.0) for n in passing]
@@ -239,7 +238,7 @@ def draw_tree(
         for n, t in texts.items():
             if not t:
                 continue
-            style = dict(textcoords="offset points", fontsize=7, alpha=0.45 if n.pruned else 1.0, color="#111111")
+            style = dict(textcoords="offset points", fontsize=7, alpha=0.45 if n.pruned else 1.0, color=palette.TEXT)
             gap = 1.7 * radius + 1  # clear of the pass ring (1.45 r) and the highlight ring (1.67 r)
             if n.children:  # edges leave downwards: put the label beside the node
                 ax.annotate(t, pos[n], xytext=(gap, 2), ha="left", va="bottom", **style)
@@ -260,8 +259,8 @@ def draw_tree(
                 lines = textwrap.wrap(text, width=max(fits, (len(text) + 1) // 2))
                 text = "\n".join(lines[:1] + [textwrap.shorten(" ".join(lines[1:]), fits, placeholder="…")])
             x, y = pos[parent]
-            ax.text(x, y - 0.5, text, ha="center", va="center", fontsize=6.5, family="monospace", color="#333333",
-                    bbox=dict(boxstyle="round,pad=0.15", facecolor="white", edgecolor="#cccccc", alpha=0.9,
+            ax.text(x, y - 0.5, text, ha="center", va="center", fontsize=6.5, family="monospace", color=palette.INK,
+                    bbox=dict(boxstyle="round,pad=0.15", facecolor=palette.BOX, edgecolor=palette.BOX_EDGE, alpha=0.9,
                               linewidth=0.5), zorder=5)
 
     if colorbar:
@@ -273,7 +272,7 @@ def draw_tree(
         handles = [
             Line2D([], [], marker="o", ls="", markerfacecolor="none", markeredgecolor=PASS_RING, markersize=10,
                    markeredgewidth=1.6, label="passes all tests (r = 1)"),
-            Line2D([], [], marker="o", ls="", markerfacecolor=MISSING, markeredgecolor="#333333", alpha=0.3,
+            Line2D([], [], marker="o", ls="", markerfacecolor=MISSING, markeredgecolor=palette.INK, alpha=0.3,
                    markersize=8, label="pruned"),
         ]
         if show_labels and color_by != "advantage" and any(n.credit is not None for n in nodes):
