@@ -65,6 +65,7 @@ def plot_group_advantages(tree: RolloutTree, ax: plt.Axes | None = None) -> Figu
     else:
         fig = ax.figure
     cm, norm = plt.get_cmap(palette.VALUE_CMAP), mcolors.Normalize(0.0, 1.0)
+    fs = max(1.0, fig.get_size_inches()[0] / 9.0)  # text readable once a wide figure is shrunk to ~9 in
     for gi, (_, members) in enumerate(groups):
         ys = [u.advantage for u in members]
         vals = [u.reward if u.credit is None else u.credit for u in members]
@@ -72,15 +73,15 @@ def plot_group_advantages(tree: RolloutTree, ax: plt.Axes | None = None) -> Figu
         ax.scatter([gi + o for o in offs], ys, c=[cm(norm(v)) for v in vals], s=28, edgecolors=palette.INK,
                    linewidths=0.4, zorder=3)
     ax.axhline(0.0, color=palette.EDGE, lw=0.8)
-    ax.set_xticks(range(len(groups)), [f"t{m[0].turn}·g{i}" for i, (_, m) in enumerate(groups)], fontsize=7,
+    ax.set_xticks(range(len(groups)), [f"t{m[0].turn}·g{i}" for i, (_, m) in enumerate(groups)], fontsize=7 * fs,
                   rotation=0 if len(groups) <= 12 else 90)
-    ax.set_ylabel("advantage Â", fontsize=9)
-    ax.set_xlabel("kept group (turn · index)", fontsize=9)
-    ax.tick_params(labelsize=8)
+    ax.set_ylabel("advantage Â", fontsize=9 * fs)
+    ax.set_xlabel("kept group (turn · index)", fontsize=9 * fs)
+    ax.tick_params(labelsize=8 * fs)
     cb = fig.colorbar(plt.cm.ScalarMappable(norm=norm, cmap=cm), ax=ax, fraction=0.04, pad=0.01)
-    cb.set_label("credit r̃ (reward if none)", fontsize=8)
-    cb.ax.tick_params(labelsize=7)
-    ax.set_title("group-relative advantages: (r̃ − mean) / (std + ε) inside each group", fontsize=9)
+    cb.set_label("credit r̃ (reward if none)", fontsize=8 * fs)
+    cb.ax.tick_params(labelsize=7 * fs)
+    ax.set_title("group-relative advantages: (r̃ − mean) / (std + ε) inside each group", fontsize=9 * fs)
     return fig
 
 
