@@ -100,14 +100,18 @@ def bench_label(benchmark: str, difficulty: str) -> str:
     return benchmark if difficulty in ("all", "", "nan") else f"{benchmark} {str(difficulty).capitalize()}"
 
 
-MODEL_WORDS = {"toy": "Toy policy (the toy world's 0.56 MB model)", "tiny": "Tiny random model (smoke)"}
+MODEL_WORDS = {"toy": "Toy policy", "tiny": "Tiny random model"}
 BENCHMARK_WORDS = {"toy": "held-out toy-world tasks"}
 """What a figure's title calls a model or benchmark key that is not a public name (the paper's keep theirs)."""
 
 
 def panel_title(model: str, benchmark: str) -> str:
     """A figure panel's title in words: "Toy policy (...) on held-out toy-world tasks", "Qwen3-4B on LCB-v6 Hard"."""
-    return f"{MODEL_WORDS.get(model, model)} on {BENCHMARK_WORDS.get(benchmark, benchmark)}"
+    head, _, rest = benchmark.partition(" ")  # "toy Hard", "toy · reflexion": the benchmark, then what splits it
+    rest = rest.strip(" ·")
+    bench = f"{BENCHMARK_WORDS[head]}, {rest}" if head in BENCHMARK_WORDS and rest else BENCHMARK_WORDS.get(
+        benchmark, benchmark)
+    return f"{MODEL_WORDS.get(model, model)} on {bench}"
 
 
 def main_rows(agg: pd.DataFrame) -> pd.DataFrame:
@@ -431,27 +435,27 @@ def cross_scaffold_tables(
 
 
 def plot_pass_at_k(agg: pd.DataFrame, path: str | Path | None = None, title: str = "pass@1 vs Iter-k"):
-    """pass@1 (%) against Iter-k, one line per method (or variant), one panel per model × benchmark; saves a PNG
-    (drawn by `murphy_lab.viz.tables.draw_pass_at_k`)."""
+    """pass@1 (%) of every method (or variant) with its ± std over seeds: one row of panels per model × benchmark, one
+    panel per Iter-k, each on its own fitted axis (`murphy_lab.viz.tables.draw_by_k`); saves a PNG."""
     agg = _ordered(agg)
-    panels = []
+    rows = []
     for model, bench in dict.fromkeys((r.model, bench_label(r.benchmark, r.difficulty)) for r in agg.itertuples()):
         in_panel = np.array([bench_label(b, d) == bench for b, d in zip(agg["benchmark"], agg["difficulty"])])
         sub = agg[(agg["model"] == model).to_numpy() & in_panel]
-        lines = []
-        for (method, variant), g in sub.groupby(["method", "variant"], sort=False):
-            g = g.sort_values("k")
-            label = paper.METHOD_NAMES.get(method, method) + (
-                "" if variant in ("-", "mars") else f" [{variant_name(variant)}]"
-            )
-            lines.append((label, list(g["k"]), list(g["mean"]), list(g["std"].fillna(0))))
-        panels.append((panel_title(model, bench), lines))
-    if not panels:
+        by_k = []
+        one_method = sub["method"].nunique() == 1 and sub["variant"].nunique() > 1  # an ablation: name the variants
+        for k, g in sub.groupby("k", sort=True):
+            points = [(variant_name(r.variant) if one_method else paper.METHOD_NAMES.get(r.method, r.method)
+                       + ("" if r.variant in ("-", "mars") else f" [{variant_name(r.variant)}]"),
+                       float(r.mean), 0.0 if pd.isna(r.std) else float(r.std)) for r in g.itertuples()]  # fmt: skip
+            by_k.append((int(k), points))
+        rows.append((panel_title(model, bench), by_k))
+    if not rows:
         raise ValueError("agg is empty: nothing to plot")
     stand_in = bool((agg["backend"] == "stand-in").any()) if "backend" in agg.columns else False
-    from murphy_lab.viz.tables import draw_pass_at_k  # matplotlib (and the viz package) only when drawing
+    from murphy_lab.viz.tables import draw_by_k  # matplotlib (and the viz package) only when drawing
 
-    return draw_pass_at_k(panels, path, title, stand_in)
+    return draw_by_k(rows, path, title, stand_in)
 
 
 def plot_pruning_cost(metrics: pd.DataFrame, path: str | Path | None = None):
