@@ -45,7 +45,7 @@ g2 = 4  # G2 for MURPHY (GRPO-MT uses 1: one refinement chain per first attempt)
 learning_rate = None  # AdamW learning rate; None: the toy profile's (2e-4; the paper uses 1e-6 for 1.7B-7B models)
 eval_tasks = 200  # held-out test tasks (the main table's test split) for Iter-k pass@1 (0 skips the evaluation)
 eval_every = 10  # also evaluate a checkpoint every this many steps at Iter-3 (the learning curve); 0: final only
-sample_matched = False  # True: also train GRPO-MT at MURPHY's sample budget (G1 = 10 chains; about +40 s)
+sample_matched = False  # True adds GRPO-MT with as many samples as MURPHY (G1 of 10 chains, about 40 s more)
 seed = 0
 runs_dir = ""  # a folder with <method>/metrics.jsonl from earlier runs: plot those instead of training
 out_dir = ""  # where new runs are written; empty: a fresh temporary folder
@@ -238,8 +238,9 @@ table
 if points is not None:
     from murphy_lab.viz import plot_budget_curves
 
+    se = table["± SE (Iter-3)"].mean()  # one evaluation run per point: its binomial standard error
     fig = plot_budget_curves(points, k=3, title=f"Toy policy on {len(test_tasks)} held-out toy-world tasks: Iter-3 "
-                             f"pass@1 while training (seed {seed})")
+                             f"pass@1 while training (seed {seed}; each point ± {se:.1f} binomial SE)")
     plt.show()
     assert (table["Iter-3"] >= table["Iter-1"]).all()  # more attempts never solve fewer tasks
 
@@ -291,9 +292,10 @@ if table is not None:
 # budgets, with several seeds, before you believe a ranking — the paper's claim (MURPHY ≥ GRPO-MT at Iter-3) is about
 # real models on real benchmarks, which this world does not test.
 #
-# **Time.** The defaults ran in 3 min 50 s of wall time (1 min 35 s of CPU time) on a shared 2-core machine under a
-# load of 10–12, niced; without the checkpoint evaluation (`eval_every = 0`) 1 min 23 s at a lower load. On an idle
-# 2-core laptop expect about 2 minutes; `eval_tasks = 100` or `eval_every = 0` shorten it.
+# **Time.** The defaults ran in 2 min 45 s and 3 min 50 s of wall time (1 min 50 s and 1 min 35 s of CPU time) in
+# two runs on a shared 2-core machine under a load of 9–13, niced (papermill, 2026-12-04); without the checkpoint
+# evaluation 1 min 23 s at a lower load. On an idle 2-core laptop expect about 2 minutes; `eval_tasks = 100` or
+# `eval_every = 0` shorten it.
 #
 # ## Summary
 #
