@@ -46,7 +46,7 @@ from murphy_lab.examples import TAX_PROMPT, TAX_TESTS, ScriptedTaxPolicy, check_
 from murphy_lab.executor import Executor
 from murphy_lab.prompts import extract_code, first_prompt, refine_prompt
 from murphy_lab.tree import Node, RolloutTree, build_tree, build_trees
-from murphy_lab.viz import draw_tree
+from murphy_lab.viz import draw_tree, palette
 
 # %% [markdown]
 # ## 1. The shape, by hand
@@ -151,7 +151,7 @@ for t in trees:
 rate = {"after informative feedback": sum(ran) / max(len(ran), 1), "after uninformative feedback": sum(broke) / max(len(broke), 1)}
 print({k: round(x, 2) for k, x in rate.items()}, f"({len(ran)} and {len(broke)} refinements)")
 fig, ax = plt.subplots(figsize=(5, 2.6))
-ax.bar(list(rate), list(rate.values()), color=["#31a354", "#bdbdbd"])
+ax.bar(list(rate), list(rate.values()), color=[palette.PASS_COLOR, palette.FAIL_COLOR])
 ax.set_ylabel("refinements that pass")
 ax.set_ylim(0, 1)
 ax.set_title("the same policy, different feedback")

@@ -44,7 +44,7 @@ import pandas as pd
 
 from murphy_lab.examples import TAX_TESTS, check_answer
 from murphy_lab.executor import Executor, ExecutionResult, IOTest, TestSuite
-from murphy_lab.viz import snippet
+from murphy_lab.viz import palette, snippet
 
 executor = Executor(timeout=timeout, memory_mb=memory_mb, workers=workers)
 print("tests:", *TAX_TESTS, sep="\n  ")
@@ -144,7 +144,7 @@ assert cheat_results["infinite loop"].status == "timeout" and cheat_results["all
 # %%
 fig, ax = plt.subplots(figsize=(6.5, 3))
 statuses = table["status"].value_counts()
-ax.barh(statuses.index, statuses.values, color="#9ecae1")
+ax.barh(statuses.index, statuses.values, color=palette.BAR)
 ax.set_xlabel("programs")
 ax.xaxis.get_major_locator().set_params(integer=True)
 ax.set_title(f"how the executor stopped {len(cheats)} cheating programs (reward 0 for all)")

@@ -41,7 +41,7 @@ from murphy_lab.credit import assign_credit, mars, mers
 from murphy_lab.examples import check_answer, informative_failure_tree, paper_tree
 from murphy_lab.grpo import group_advantages
 from murphy_lab.scoring import score_tree
-from murphy_lab.viz import draw_credit_flow, draw_tree, plot_turn_histograms
+from murphy_lab.viz import draw_credit_flow, draw_tree, palette, plot_turn_histograms
 
 # %% [markdown]
 # ## 1. The example: two failures, one informative
@@ -172,7 +172,7 @@ fig, ax = plt.subplots(figsize=(6.5, 3))
 names, width = list("ABCD"), 0.26
 for k, rule in enumerate(table):
     ax.bar([i + (k - 1) * width for i in range(4)], [table[rule][n] for n in names], width, label=rule)
-ax.axhline(0, color="#777777", lw=0.8)
+ax.axhline(0, color=palette.EDGE, lw=0.8)
 ax.set_xticks(range(4), [f"{n}\n{d}" for n, d in zip(names, ("informative", "uninformative", "solved", "lucky"))])
 ax.set_ylabel("turn-1 advantage Â")
 ax.set_title("the same four attempts under three credit rules")

@@ -45,7 +45,7 @@ import matplotlib.pyplot as plt
 
 from murphy_lab.examples import check_answer, paper_tree
 from murphy_lab.prune import delta_var, interp, intrap, unprune, variance
-from murphy_lab.viz import draw_tree
+from murphy_lab.viz import draw_tree, palette
 from murphy_lab.viz.widgets import compute, summary
 
 # %% [markdown]
@@ -191,12 +191,12 @@ if time_it:
 # %%
 fig, ax1 = plt.subplots(figsize=(6.5, 3))
 names = list(counts)
-ax1.bar(names, [counts[n] for n in names], color="#9ecae1", label="kept trajectories")
+ax1.bar(names, [counts[n] for n in names], color=palette.BAR, label="kept trajectories")
 ax1.set_ylabel("kept trajectories")
 if seconds:
     ax2 = ax1.twinx()
-    ax2.plot(names, [seconds[n] * 1000 for n in names], "o-", color="#e6550d", label="loss + backward (ms)")
-    ax2.set_ylabel("loss + backward (ms)", color="#e6550d")
+    ax2.plot(names, [seconds[n] * 1000 for n in names], "o-", color=palette.SECONDARY, label="loss + backward (ms)")
+    ax2.set_ylabel("loss + backward (ms)", color=palette.SECONDARY)
     ax2.set_ylim(0, None)
 ax1.set_title("what each pruning rule leaves for the optimizer")
 plt.show()

@@ -47,7 +47,7 @@ from murphy_lab.credit import mars
 from murphy_lab.examples import check_answer, informative_failure_tree
 from murphy_lab.grpo import group_advantages, grpo_loss, grpo_step, k3_kl, token_logps, training_pairs
 from murphy_lab.policy.tiny import build_tiny_model
-from murphy_lab.viz import plot_group_advantages
+from murphy_lab.viz import palette, plot_group_advantages
 
 torch.set_num_threads(threads)
 torch.manual_seed(seed)
@@ -182,9 +182,9 @@ assert step["grad_norm"] > 0 and surrogate_gain > 0
 
 # %%
 fig, ax = plt.subplots(figsize=(6, 3))
-ax.scatter(advantages, change, c=["#e6550d" if a > 0 else "#3182bd" if a < 0 else "#999999" for a in advantages])
-ax.axhline(0, color="#777777", lw=0.8)
-ax.axvline(0, color="#777777", lw=0.8)
+ax.scatter(advantages, change, c=[palette.POSITIVE if a > 0 else palette.NEGATIVE if a < 0 else palette.ZERO for a in advantages])
+ax.axhline(0, color=palette.EDGE, lw=0.8)
+ax.axvline(0, color=palette.EDGE, lw=0.8)
 ax.set_xlabel("advantage Â of the completion")
 ax.set_ylabel("Δ mean log π after one step")
 ax.set_title("one GRPO step: credited completions become more likely")

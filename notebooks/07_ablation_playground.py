@@ -46,7 +46,7 @@ from IPython.display import display
 
 from murphy_lab.examples import check_answer, informative_failure_tree, paper_tree
 from murphy_lab.tree import load_trees
-from murphy_lab.viz import plot_curves
+from murphy_lab.viz import palette, plot_curves
 from murphy_lab.viz.widgets import compute, playground, render, summary
 
 # %% [markdown]
@@ -138,7 +138,7 @@ assert ablation.loc["MaRS", "mean turn-1 credit"] >= ablation.loc["MeRS γ=1.0",
 
 # %%
 fig, ax = plt.subplots(figsize=(7.5, 3.2))
-ablation[["kept / tree", "non-zero Â / tree"]].plot.barh(ax=ax, color=["#c6dbef", "#3182bd"])
+ablation[["kept / tree", "non-zero Â / tree"]].plot.barh(ax=ax, color=[palette.BAR_LIGHT, palette.BAR_DARK])
 ax.invert_yaxis()
 ax.set_xlabel("trajectories per tree")
 ax.set_title(f"what the loss sees, averaged over {len(pool)} trees")

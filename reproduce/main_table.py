@@ -26,7 +26,8 @@
 # `murphy_lab.experiments.tables` (the paper's layout, the paper's numbers beside ours, the difference):
 #
 # 1. plan the runs, 2. train and evaluate what is not cached yet, 3. write `main_table.{csv,md,tex}` and
-#    `main_table.png` under `results/<profile>/`.
+#    `main_table.png` under `results/<profile>/`. The runs' wall times go to `main_table_times.csv` beside them
+#    (git-ignored: a rerun changes them, never the tables), and the notebook ends with the table and its verdict.
 #
 # On the `toy` profile the model and benchmark are the project's own synthetic world, so no cell can be compared with
 # the paper's numbers; the table shows the layout and the qualitative effects (multi-turn training helps refinement).
@@ -87,11 +88,12 @@ tables = T.main_tables(agg, profile=profile)
 verdict_k = 3 if 3 in get_profile(profile).iters else max(get_profile(profile).iters)
 verdict_lines = X.paired_verdicts(results, k=verdict_k)
 tables[0].notes += verdict_lines
-# What each method spent: sampled and trained sequences, completion tokens, time (equal steps ≠ equal budgets).
-tables.insert(1, X.budget_table(X.metrics_frame(runs)))
+# What each method spent: sampled and trained sequences, completion tokens (equal steps ≠ equal budgets). The wall
+# times, which change with the machine and its load on every rerun, go to a separate, git-ignored file.
+tables.insert(1, X.budget_table(X.metrics_frame(runs), wall_time=False))
 paths = T.write_tables(tables, out, "main_table")
-display(Markdown(paths["md"].read_text()))
-print("\n".join(verdict_lines))
+X.budget_table(X.metrics_frame(runs)).frame.to_csv(out / "main_table_times.csv", index=False)
+display(Markdown(paths["md"].read_text()), exclude=["text/plain"])  # rendered here; the log gets it at the end
 
 # %% [markdown]
 # ## 3. pass@1 against Iter-k
@@ -100,8 +102,9 @@ print("\n".join(verdict_lines))
 
 # %%
 if not agg.empty:
-    T.plot_pass_at_k(T.main_rows(agg), out / "main_table.png", title=f"Main table ({profile}): pass@1 vs Iter-k")
-    display(Image(str(out / "main_table.png")))
+    T.plot_pass_at_k(T.main_rows(agg), out / "main_table.png",
+                     title=f"Main table: pass@1 against attempts (mean ± std over seeds; profile {profile})")
+    display(Image(str(out / "main_table.png")), exclude=["text/plain"])
 
 # %% [markdown]
 # ## 4. pass@1 against the sequences sampled
@@ -112,18 +115,28 @@ if not agg.empty:
 
 # %%
 curves = X.budget_curves(runs, k=verdict_k)
+cells = list(dict.fromkeys(zip(agg["model"], agg["benchmark"])))  # the figure's title says what was run, in words
+where = T.panel_title(*cells[0]) if len(cells) == 1 else f"{len(cells)} models × benchmarks"
 if (curves["method"] != "base").any():
     curves.to_csv(out / "main_table_curves.csv", index=False)
     viz.plot_budget_curves(curves, out / "main_table_curves.png", k=verdict_k, names={
-        m: T.column_name(m) for m in curves["method"].unique()}, title=f"Main table ({profile})")
+        m: T.column_name(m) for m in curves["method"].unique()}, title=f"Main table: {where} (profile {profile})")
     plt.close("all")
-    display(Image(str(out / "main_table_curves.png")))
+    display(Image(str(out / "main_table_curves.png")), exclude=["text/plain"])
 
 # %%
 # Checks: every planned run is there (unless rebuilding from a partial cache), and every number is a percentage.
 assert from_cache_only or len(runs) == len(exps), (len(runs), len(exps))
 assert agg["mean"].between(0, 100).all()
 assert (out / "main_table.md").exists() and (out / "main_table.tex").exists() and (out / "main_table.csv").exists()
+
+# %% [markdown]
+# ## The table and the verdict
+# Our table (the paper's and the budget are in `main_table.md`); its last notes are the verdict lines, one per
+# comparison: the last thing `make demo` prints.
+
+# %%
+print(tables[0].to_markdown())
 
 # %% [markdown]
 # ## Summary

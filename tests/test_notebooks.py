@@ -16,7 +16,7 @@ SMALL = {
     "03_retrospective_credit": dict(),
     "04_pruning": dict(seq_len=16, repeats=1),
     "05_grpo_step": dict(hidden=16, layers=1),
-    "06_training_toy_world": dict(policy_size="smoke", max_steps=1, tasks_per_step=2, eval_tasks=2),
+    "06_training_toy_world": dict(policy_size="smoke", max_steps=2, tasks_per_step=2, eval_tasks=2, eval_every=1),
     "07_ablation_playground": dict(n_trees=3),
     "08_real_model": dict(max_new_tokens=48),
 }

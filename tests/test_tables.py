@@ -227,3 +227,29 @@ def test_pruning_table_has_a_row_per_backup_order():
     ours = T.ablation_pruning_tables(T.aggregate(rows), metrics)[0].frame.set_index("variant")
     assert ours.loc["InterP", "optim. s/step"] == "1.00 (-50.0%)"
     assert ours.loc["InterP, backup on pruned", "optim. s/step"] == "1.50 (-25.0%)"
+
+
+def test_a_table_without_rows_is_its_title_and_notes_only():
+    t = T.Table("vs", "Ours vs paper, matching cells", pd.DataFrame(columns=["a", "b"]), ["No cell to compare."])
+    assert t.to_markdown() == "**Ours vs paper, matching cells**\n\n- No cell to compare.\n"
+    assert "tabular" not in t.to_latex() and "No cell to compare." in t.to_latex()
+
+
+def test_the_toy_main_table_has_no_empty_section():
+    agg = T.aggregate(results([("toy", "murphy", "toy", "all", 1, 0, 10.0)]))
+    md = "\n".join(t.to_markdown() for t in T.main_tables(agg))
+    assert "| model | benchmark | iter | method |" not in md  # the empty comparison's header
+    assert "No cell to compare" in md and "diff_pp" not in md
+
+
+def test_figure_panels_name_model_and_benchmark_in_words():
+    agg = T.aggregate(results([("toy", "murphy", "toy", "all", k, 0, 80.0 + k) for k in (1, 3)]))
+    fig = T.plot_pass_at_k(agg)
+    title = fig.axes[0].get_title().replace("\n", " ")
+    assert "·" not in title and "Toy policy on held-out toy-world tasks: Iter-1" == title
+    assert T.panel_title("Qwen3-4B", "LCB-v6 Hard") == "Qwen3-4B on LCB-v6 Hard"
+
+
+def test_panel_titles_say_what_splits_the_benchmark():
+    assert T.panel_title("toy", "toy Hard") == "Toy policy on held-out toy-world tasks, Hard"
+    assert T.panel_title("toy", "toy · reflexion") == "Toy policy on held-out toy-world tasks, reflexion"

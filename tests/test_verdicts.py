@@ -116,3 +116,13 @@ def test_budget_skips_log_lines_without_round_statistics():
         dict(method="mucode", variant="-", seed=0, step=1, loss=0.3)])  # µCode's SFT log: no rounds  # fmt: skip
     t = budget_table(m)
     assert list(t.frame["method"]) == [METHOD_NAMES["murphy"]] and any("µCode" in n for n in t.notes)
+
+
+def test_budget_without_wall_time_has_no_time_column_and_the_same_spend():
+    m = pd.DataFrame([dict(method="grpo", variant="-", seed=0, step=st, generated=True, **{
+        "trajectories/total": 4, "trajectories/kept": 2, "completions/mean_length": 10.0, "time/step_s": 6.0})
+        for st in (1, 2)])  # fmt: skip
+    timed, untimed = budget_table(m), budget_table(m, wall_time=False)
+    assert "train time (min)" in timed.frame.columns and "train time (min)" not in untimed.frame.columns
+    assert not any("wall time" in n for n in untimed.notes)
+    assert timed.frame.drop(columns=["train time (min)"]).equals(untimed.frame)

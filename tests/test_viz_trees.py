@@ -149,3 +149,12 @@ def test_the_package_keeps_the_figure_functions_of_the_old_viz_module():
         assert getattr(murphy_lab.viz, name) is getattr(trees, name)
     for name in ("plot_curves", "plot_group_advantages", "plot_turn_histograms"):
         assert getattr(murphy_lab.viz, name) is getattr(curves, name)
+
+
+def test_named_nodes_are_labelled_with_their_letter():
+    tree = mars(informative_failure_tree())
+    labels = {v.meta["name"]: trees.node_label(v, "credit") for v in tree.root.children}
+    assert labels == {"A": "A: 0→1", "B": "B: 0→0", "C": "C: 1→1", "D": "D: 0→1"}
+    fig = trees.draw_tree(tree, color_by="credit")
+    shown = {t.get_text() for t in fig.axes[0].texts}
+    assert {"A: 0→1", "B: 0→0", "C: 1→1", "D: 0→1"} <= shown

@@ -23,21 +23,28 @@ class Table:
     notes: list[str] = field(default_factory=list)
 
     def to_markdown(self) -> str:
-        """GitHub Markdown: a bold title, the table, then the notes as a list."""
+        """GitHub Markdown: a bold title, the table, then the notes as a list. A table without rows is its title
+        and notes only (they say why it is empty): never a header with nothing under it."""
         df = self.frame.reset_index() if _named_index(self.frame) else self.frame
         head = [str(c) for c in df.columns]
-        lines = [f"**{self.title}**", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-        lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in df.itertuples(index=False)]
-        return "\n".join(lines + [""] + [f"- {n}" for n in self.notes]) + "\n"
+        lines = [f"**{self.title}**", ""]
+        if not df.empty:
+            lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+            lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in df.itertuples(index=False)] + [""]
+        return "\n".join(lines + [f"- {n}" for n in self.notes]) + "\n"
 
     def to_latex(self) -> str:
-        """A booktabs `table` with the title as caption and the notes under it."""
+        """A booktabs `table` with the title as caption and the notes under it (a table without rows: the caption and
+        the notes only)."""
         df = self.frame.reset_index() if _named_index(self.frame) else self.frame
+        notes = "".join(rf"\par\footnotesize {_tex(n)}" + "\n" for n in self.notes)
+        label = re.sub(r"[^a-z0-9]+", "-", self.name.lower())
+        if df.empty:
+            caption = f"\\caption{{{_tex(self.title)}}}\\label{{tab:{label}}}\n"
+            return "\\begin{table}[t]\n\\centering\n" + caption + notes + "\\end{table}\n"
         cols = "l" * len(df.columns)
         body = [" & ".join(_tex(c) for c in df.columns) + r" \\", r"\midrule"]
         body += [" & ".join(_tex(cell(v)) for v in row) + r" \\" for row in df.itertuples(index=False)]
-        notes = "".join(rf"\par\footnotesize {_tex(n)}" + "\n" for n in self.notes)
-        label = re.sub(r"[^a-z0-9]+", "-", self.name.lower())
         return (
             "\\begin{table}[t]\n\\centering\n"
             f"\\caption{{{_tex(self.title)}}}\\label{{tab:{label}}}\n"

@@ -100,6 +100,20 @@ def bench_label(benchmark: str, difficulty: str) -> str:
     return benchmark if difficulty in ("all", "", "nan") else f"{benchmark} {str(difficulty).capitalize()}"
 
 
+MODEL_WORDS = {"toy": "Toy policy", "tiny": "Tiny random model"}
+BENCHMARK_WORDS = {"toy": "held-out toy-world tasks"}
+"""What a figure's title calls a model or benchmark key that is not a public name (the paper's keep theirs)."""
+
+
+def panel_title(model: str, benchmark: str) -> str:
+    """A figure panel's title in words: "Toy policy (...) on held-out toy-world tasks", "Qwen3-4B on LCB-v6 Hard"."""
+    head, _, rest = benchmark.partition(" ")  # "toy Hard", "toy · reflexion": the benchmark, then what splits it
+    rest = rest.strip(" ·")
+    bench = f"{BENCHMARK_WORDS[head]}, {rest}" if head in BENCHMARK_WORDS and rest else BENCHMARK_WORDS.get(
+        benchmark, benchmark)
+    return f"{MODEL_WORDS.get(model, model)} on {bench}"
+
+
 def main_rows(agg: pd.DataFrame) -> pd.DataFrame:
     """The difficulty rows the main table shows: "all", except LiveCodeBench-v6 (Hard, as in the paper)."""
     if agg.empty:
@@ -177,7 +191,7 @@ def main_tables(
             comp.append(dict(model=m, benchmark=b, iter=k, method=paper.METHOD_NAMES[meth], ours=fmt(mean, std),
                              paper=fmt(*p), diff_pp=round(mean - p[0], 2)))  # fmt: skip
     cframe = pd.DataFrame(comp, columns=["model", "benchmark", "iter", "method", "ours", "paper", "diff_pp"])
-    cnotes = ["diff_pp = ours − paper, percentage points."]
+    cnotes = ["diff_pp = ours − paper, percentage points."] if not cframe.empty else []
     if not cframe.empty:
         cnotes += ["Compare the means: our ± is the population std over training seeds, the paper's an unstated "
                    "std (most likely the sample std over 3 evaluation runs).",
@@ -262,11 +276,9 @@ def _ablation_diff(name: str, ours: pd.DataFrame, pa: pd.DataFrame) -> Table:
             rows.append(dict(variant=variant_name(r.variant), benchmark=bench_label(r.benchmark, r.difficulty),
                              iter=int(r.k), ours=fmt(r.mean, r.std), paper=fmt(*cell), diff_pp=round(r.mean - cell[0], 2)))  # fmt: skip
     frame = pd.DataFrame(rows, columns=["variant", "benchmark", "iter", "ours", "paper", "diff_pp"])
-    notes = ["diff_pp = ours − paper, percentage points."]
-    if frame.empty:
-        notes.append(
-            "No cell to compare: the paper's ablations are on Qwen3-1.7B (HumanEval, MBPP), which we did not run."
-        )
+    notes = ["diff_pp = ours − paper, percentage points."] if not frame.empty else [
+        "No cell to compare: the paper's ablations are on Qwen3-1.7B (HumanEval, MBPP), which we did not run."
+    ]  # an empty comparison is its title and this note (Table.to_markdown): no header without rows
     return Table(name, "Ours vs paper, matching cells", frame, notes)
 
 
@@ -423,27 +435,27 @@ def cross_scaffold_tables(
 
 
 def plot_pass_at_k(agg: pd.DataFrame, path: str | Path | None = None, title: str = "pass@1 vs Iter-k"):
-    """pass@1 (%) against Iter-k, one line per method (or variant), one panel per model × benchmark; saves a PNG
-    (drawn by `murphy_lab.viz.tables.draw_pass_at_k`)."""
+    """pass@1 (%) of every method (or variant) with its ± std over seeds: one row of panels per model × benchmark, one
+    panel per Iter-k, each on its own fitted axis (`murphy_lab.viz.tables.draw_by_k`); saves a PNG."""
     agg = _ordered(agg)
-    panels = []
+    rows = []
     for model, bench in dict.fromkeys((r.model, bench_label(r.benchmark, r.difficulty)) for r in agg.itertuples()):
         in_panel = np.array([bench_label(b, d) == bench for b, d in zip(agg["benchmark"], agg["difficulty"])])
         sub = agg[(agg["model"] == model).to_numpy() & in_panel]
-        lines = []
-        for (method, variant), g in sub.groupby(["method", "variant"], sort=False):
-            g = g.sort_values("k")
-            label = paper.METHOD_NAMES.get(method, method) + (
-                "" if variant in ("-", "mars") else f" [{variant_name(variant)}]"
-            )
-            lines.append((label, list(g["k"]), list(g["mean"]), list(g["std"].fillna(0))))
-        panels.append((f"{model} · {bench}", lines))
-    if not panels:
+        by_k = []
+        one_method = sub["method"].nunique() == 1 and sub["variant"].nunique() > 1  # an ablation: name the variants
+        for k, g in sub.groupby("k", sort=True):
+            points = [(variant_name(r.variant) if one_method else paper.METHOD_NAMES.get(r.method, r.method)
+                       + ("" if r.variant in ("-", "mars") else f" [{variant_name(r.variant)}]"),
+                       float(r.mean), 0.0 if pd.isna(r.std) else float(r.std)) for r in g.itertuples()]  # fmt: skip
+            by_k.append((int(k), points))
+        rows.append((panel_title(model, bench), by_k))
+    if not rows:
         raise ValueError("agg is empty: nothing to plot")
     stand_in = bool((agg["backend"] == "stand-in").any()) if "backend" in agg.columns else False
-    from murphy_lab.viz.tables import draw_pass_at_k  # matplotlib (and the viz package) only when drawing
+    from murphy_lab.viz.tables import draw_by_k  # matplotlib (and the viz package) only when drawing
 
-    return draw_pass_at_k(panels, path, title, stand_in)
+    return draw_by_k(rows, path, title, stand_in)
 
 
 def plot_pruning_cost(metrics: pd.DataFrame, path: str | Path | None = None):
@@ -453,7 +465,9 @@ def plot_pruning_cost(metrics: pd.DataFrame, path: str | Path | None = None):
     if cost.empty:
         raise ValueError("metrics is empty: nothing to plot")
     names = [variant_name(p).replace(", ", ",\n") for p in cost["pruning"]]  # two lines: labels never overlap
-    colors = ["tab:blue" if p.startswith("intrap") else "tab:orange" if p.startswith("interp") else "tab:gray"
+    from murphy_lab.viz.palette import PRUNING_COLORS  # one colour per pruning kind, defined once
+
+    colors = [PRUNING_COLORS["intrap" if p.startswith("intrap") else "interp" if p.startswith("interp") else "none"]
               for p in cost["pruning"]]  # fmt: skip
     panels = [(label, list(cost[col].fillna(0))) for col, label in (
         ("kept_traj", "trajectories kept per tree"), ("optimization_s", "optimization s / step"), ("step_s", "step s"))]

@@ -150,8 +150,12 @@ def _cell_line(
 BUDGET_COLUMNS = ("steps", "sampled sequences", "trained sequences", "completion tokens", "train time (min)")
 
 
-def budget_table(metrics: pd.DataFrame, methods: Sequence[str] = paper.METHODS) -> Table:
+def budget_table(metrics: pd.DataFrame, methods: Sequence[str] = paper.METHODS, wall_time: bool = True) -> Table:
     """Per method: what one training run spent, mean over its seeds (from the run's metrics.jsonl).
+
+    `wall_time=False` leaves out the train time column: a table that is committed then changes only when the spend
+    does (a rerun on another machine, or a busier one, changes every time; the notebooks write it to a separate,
+    git-ignored `*_times.csv`).
 
     RL trainers (one line per step): sampled sequences = Σ_steps trajectories/total (every completion the policy
     generated), trained sequences = Σ trajectories/kept (those with an advantage after pruning), completion tokens
@@ -182,14 +186,17 @@ def budget_table(metrics: pd.DataFrame, methods: Sequence[str] = paper.METHODS) 
         rows.append([column_name(col), len(runs), count["steps"], count["sampled"], count["trained"], count["tokens"],
                      round(mean["seconds"] / 60, 1)])  # fmt: skip
     frame = pd.DataFrame(rows, columns=["method", "seeds", *BUDGET_COLUMNS])
+    if not wall_time:
+        frame = frame.drop(columns=[BUDGET_COLUMNS[-1]])
     ran = set(metrics["method"].str.partition("@")[0]) if "method" in metrics.columns else set()
     missing = [paper.METHOD_NAMES.get(x, x) for x in methods if x in ran and x not in shown]
     notes = [
         "Per training run, mean over its seeds, from metrics.jsonl (docs/training.md lists the keys).",
         "Equal steps are not equal budgets: compare methods at the sampled sequences they used, not only at "
         "the steps.",
-        "Train time is wall time on the machine that ran it, with whatever else it was doing.",
     ]
+    if wall_time:
+        notes.append("Train time is wall time on the machine that ran it, with whatever else it was doing.")
     if "mucode" in shown:
         notes.append(
             "µCode has rounds, not steps: sampled = its rollout chains' attempts, trained = the rows of "

@@ -23,6 +23,8 @@ and first drops the metrics.jsonl lines logged after that checkpoint's step, so 
 
 from __future__ import annotations
 
+import ast
+import contextlib
 import dataclasses
 import json
 import logging
@@ -189,7 +191,8 @@ def train(
         for cb in (ProgressCallback, NotebookProgressCallback, PrinterCallback):  # TRL's bar / per-step tables
             trainer.remove_callback(cb)
         trainer.add_callback(StepProgress(trainer, trainer.run_log, f"{config.mode} seed {config.seed}"))
-        trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint is not None else None)
+        with quiet_tied_keys(trainer.model) if checkpoint is not None else contextlib.nullcontext():
+            trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint is not None else None)
     finally:
         if own_executor and hasattr(executor, "close"):
             executor.close()
@@ -198,6 +201,45 @@ def train(
     if is_main_process():
         write_curves(output_dir, f"{config.mode} seed {config.seed}")
     return final
+
+
+MISSING_KEYS = "There were missing keys in the checkpoint model loaded: "  # transformers.Trainer, on a resume
+
+
+class _TiedKeysFilter(logging.Filter):
+    """Drops transformers' "missing keys ['lm_head.weight']" when every missing key names a tied weight: the
+    checkpoint stores a matrix shared by two names once, and loading it fills both, so the resumed run is exact
+    (tests/test_train_cli.py compares a resumed run's weights with an uninterrupted one's, bit for bit). Any other
+    missing key is still reported."""
+
+    def __init__(self, tied: set[str]):
+        super().__init__()
+        self.tied = tied
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        msg = record.getMessage()
+        if not msg.startswith(MISSING_KEYS):
+            return True
+        try:
+            keys = ast.literal_eval(msg[len(MISSING_KEYS) :].rstrip("."))
+        except (ValueError, SyntaxError):
+            return True
+        return not (keys and set(keys) <= self.tied)
+
+
+@contextlib.contextmanager
+def quiet_tied_keys(model: Any):
+    """While resuming: no "missing keys" warning for weights `model` ties to others (they share one tensor)."""
+    names: dict[int, list[str]] = {}
+    for name, param in model.named_parameters(remove_duplicate=False):
+        names.setdefault(id(param), []).append(name)
+    tied = {n for group in names.values() if len(group) > 1 for n in group}
+    logger, flt = logging.getLogger("transformers.trainer"), _TiedKeysFilter(tied)
+    logger.addFilter(flt)
+    try:
+        yield
+    finally:
+        logger.removeFilter(flt)
 
 
 def _check_files(output_dir: Path, files: dict[str, str]) -> None:

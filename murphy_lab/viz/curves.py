@@ -19,6 +19,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from murphy_lab.tree import RolloutTree
+from murphy_lab.viz import palette
 from murphy_lab.viz.tables import draw_pass_at_k
 
 
@@ -41,10 +42,10 @@ def plot_turn_histograms(trees: RolloutTree | Iterable[RolloutTree], kept_only: 
     edges = [i / (bins - 1) - 0.5 / (bins - 1) for i in range(bins + 1)]  # one bin centred on each k/(bins-1)
     for ax, turn in zip(axes[0], turns):
         at = [n for n in nodes if n.turn == turn]
-        ax.hist([n.reward for n in at], bins=edges, alpha=0.6, label="reward r", color="#3182bd")
+        ax.hist([n.reward for n in at], bins=edges, alpha=0.6, label="reward r", color=palette.REWARD_COLOR)
         credits = [n.credit for n in at if n.credit is not None]
         if credits:
-            ax.hist(credits, bins=edges, histtype="step", linewidth=2, label="credit r̃", color="#e6550d")
+            ax.hist(credits, bins=edges, histtype="step", linewidth=2, label="credit r̃", color=palette.CREDIT_COLOR)
         ax.set_title(f"turn {turn} ({len(at)} nodes)", fontsize=9)
         ax.set_xlabel("value", fontsize=8)
         ax.tick_params(labelsize=8)
@@ -63,23 +64,24 @@ def plot_group_advantages(tree: RolloutTree, ax: plt.Axes | None = None) -> Figu
         fig, ax = plt.subplots(figsize=(max(4.5, 0.55 * len(groups) + 2.0), 3.0))
     else:
         fig = ax.figure
-    cm, norm = plt.get_cmap("viridis"), mcolors.Normalize(0.0, 1.0)
+    cm, norm = plt.get_cmap(palette.VALUE_CMAP), mcolors.Normalize(0.0, 1.0)
+    fs = max(1.0, fig.get_size_inches()[0] / 9.0)  # text readable once a wide figure is shrunk to ~9 in
     for gi, (_, members) in enumerate(groups):
         ys = [u.advantage for u in members]
         vals = [u.reward if u.credit is None else u.credit for u in members]
         offs = [(k - (len(members) - 1) / 2) * min(0.6 / max(len(members), 1), 0.12) for k in range(len(members))]
-        ax.scatter([gi + o for o in offs], ys, c=[cm(norm(v)) for v in vals], s=28, edgecolors="#333333",
+        ax.scatter([gi + o for o in offs], ys, c=[cm(norm(v)) for v in vals], s=28, edgecolors=palette.INK,
                    linewidths=0.4, zorder=3)
-    ax.axhline(0.0, color="#777777", lw=0.8)
-    ax.set_xticks(range(len(groups)), [f"t{m[0].turn}·g{i}" for i, (_, m) in enumerate(groups)], fontsize=7,
+    ax.axhline(0.0, color=palette.EDGE, lw=0.8)
+    ax.set_xticks(range(len(groups)), [f"t{m[0].turn}·g{i}" for i, (_, m) in enumerate(groups)], fontsize=7 * fs,
                   rotation=0 if len(groups) <= 12 else 90)
-    ax.set_ylabel("advantage Â", fontsize=9)
-    ax.set_xlabel("kept group (turn · index)", fontsize=9)
-    ax.tick_params(labelsize=8)
+    ax.set_ylabel("advantage Â", fontsize=9 * fs)
+    ax.set_xlabel("kept group (turn · index)", fontsize=9 * fs)
+    ax.tick_params(labelsize=8 * fs)
     cb = fig.colorbar(plt.cm.ScalarMappable(norm=norm, cmap=cm), ax=ax, fraction=0.04, pad=0.01)
-    cb.set_label("credit r̃ (reward if none)", fontsize=8)
-    cb.ax.tick_params(labelsize=7)
-    ax.set_title("group-relative advantages: (r̃ − mean) / (std + ε) inside each group", fontsize=9)
+    cb.set_label("credit r̃ (reward if none)", fontsize=8 * fs)
+    cb.ax.tick_params(labelsize=7 * fs)
+    ax.set_title("group-relative advantages: (r̃ − mean) / (std + ε) inside each group", fontsize=9 * fs)
     return fig
 
 
@@ -94,7 +96,8 @@ def plot_curves(runs: Mapping[str, Sequence[Mapping]], y: str | Sequence[str], x
     """Learning curves: `runs` maps a method name to its metrics rows (e.g. the lines of a metrics.jsonl).
 
     `y` names one metric or several (one panel each); rows missing a metric are skipped. `smooth` is a moving-
-    average window. Returns the Figure.
+    average window. A method's line has its colour of `murphy_lab.viz.palette` (other names: its series colours),
+    and the legend lists methods in the palette's order. Returns the Figure.
     """
     ys = [y] if isinstance(y, str) else list(y)
     if not runs:
@@ -108,13 +111,14 @@ def plot_curves(runs: Mapping[str, Sequence[Mapping]], y: str | Sequence[str], x
         fig, axes = ax.figure, [ax]
     for a, metric in zip(axes, ys):
         found = False
-        for name, rows in runs.items():
-            pts = [(r[x], r[metric]) for r in rows if x in r and r.get(metric) is not None]
+        for i, name in enumerate(palette.by_method(runs)):
+            pts = [(r[x], r[metric]) for r in runs[name] if x in r and r.get(metric) is not None]
             if not pts:
                 continue
             found = True
             px, py = zip(*pts)
-            a.plot(px, moving_average(py, smooth), label=name, lw=1.6)
+            color = palette.method_color(name, default=palette.series_color(i))
+            a.plot(px, moving_average(py, smooth), label=name, lw=1.6, color=color)
         if not found:
             raise ValueError(f"no run has metric {metric!r} (with {x!r})")
         a.set_xlabel(x, fontsize=9)
@@ -147,10 +151,11 @@ def plot_training_curves(rows: Sequence[Mapping], title: str = "", smooth: int =
         raise ValueError(f"no metrics row holds any of {keys}")
     fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels) + 0.4, 3.2), squeeze=False)
     for ax, (name, lines) in zip(axes[0], panels):
-        for label, key in lines:
+        for i, (label, key) in enumerate(lines):
             pts = [(r["step"], r[key]) for r in rows if "step" in r and r.get(key) is not None]
             px, py = zip(*pts)
-            ax.plot(px, moving_average(py, smooth), label=label, lw=1.6, marker="o" if len(px) <= 40 else None, ms=3)
+            ax.plot(px, moving_average(py, smooth), label=label, lw=1.6, marker="o" if len(px) <= 40 else None, ms=3,
+                    color=palette.series_color(i))
         ax.set(xlabel="optimizer step", ylim=(-0.02, 1.02))
         steps = sorted({r["step"] for r in rows if "step" in r})
         if len(steps) <= 10:
@@ -200,16 +205,18 @@ def plot_budget_curves(points, path=None, title: str = "Held-out pass@1 against 
     names = dict(names or {})
     base = points[points["method"] == "base"]["pass@1"]  # one point per seed, at 0 sequences
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
-    for method, g in points[points["method"] != "base"].groupby("method", sort=False):
+    trained = points[points["method"] != "base"]
+    for method in palette.by_method(dict.fromkeys(trained["method"])):  # legend in the palette's method order
+        g = trained[trained["method"] == method]
         by = g.groupby("step").agg(x=("sampled", "mean"), y=("pass@1", "mean"), s=("pass@1", _std))
         if len(base):  # the shared start: the base model, 0 sequences sampled (first whatever the steps are called)
             by.loc[-1] = pd.Series(dict(x=0.0, y=base.mean(), s=_std(base)))
             by = by.sort_index()
         s = np.nan_to_num(by["s"].to_numpy())
-        label, style = names.get(method, method), "-"
+        label, style = names.get(method, method), palette.method_style(method)
         if g["step"].nunique() == 1:  # the final model only (µCode: rounds, no checkpoints): nothing between
-            label, style = f"{label} (final model only)", "--"
-        (line,) = ax.plot(by["x"], by["y"], style, marker="o", ms=3, lw=1.6, label=label)
+            label, style = f"{label} (final model only)", dict(style, linestyle="--")
+        (line,) = ax.plot(by["x"], by["y"], marker="o", ms=3, lw=1.6, label=label, **style)
         ax.fill_between(by["x"], by["y"] - s, by["y"] + s, color=line.get_color(), alpha=0.15, lw=0)
     seeds = points["seed"].nunique()
     ax.set_xlabel("sampled sequences per training run", fontsize=9)

@@ -26,12 +26,11 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import FancyBboxPatch
 
 from murphy_lab.tree import SOLVED, Node, RolloutTree
+from murphy_lab.viz import palette
+from murphy_lab.viz.palette import FLOW, MISSING, PASS_RING
 
 COLOR_BY = ("reward", "credit", "advantage")
 _CBAR_LABEL = {"reward": "reward r(v)", "credit": "credit r̃(v)", "advantage": "advantage Â(v)"}
-PASS_RING = "#d62728"  # ring around candidates that pass every test
-FLOW = "#e6550d"  # the credit path in draw_credit_flow
-MISSING = "#bdbdbd"  # nodes without a value (the root; advantage of a pruned node)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -87,12 +86,15 @@ def _fmt(x: float | None) -> str:
 
 
 def node_label(node: Node, color_by: str = "reward") -> str:
-    """The default node label: "r→r̃" (reward → credit) when credit is set, "Â" when coloring by advantage."""
+    """The default node label: "r→r̃" (reward → credit) when credit is set, "Â" when coloring by advantage; a node
+    with a name (`node.meta["name"]`, e.g. the attempts A–D of `examples.informative_failure_tree`) is labelled
+    "A: 0→1"."""
+    name = node.meta.get("name") if node.meta else None
     if color_by == "advantage":
-        return "" if node.advantage is None else f"{node.advantage:+.1f}"
-    if node.credit is None:
-        return _fmt(node.reward)
-    return f"{_fmt(node.reward)}→{_fmt(node.credit)}"
+        value = "" if node.advantage is None else f"{node.advantage:+.1f}"
+    else:
+        value = _fmt(node.reward) if node.credit is None else f"{_fmt(node.reward)}→{_fmt(node.credit)}"
+    return f"{name}: {value}" if name and value else (name or value)
 
 
 def snippet(text: str, width: int = 30) -> str:
@@ -112,8 +114,8 @@ def snippet(text: str, width: int = 30) -> str:
 def _norm_and_cmap(values: list[float], color_by: str, cmap: str | None):
     if color_by == "advantage":
         m = max([abs(v) for v in values] + [1e-6])
-        return mcolors.TwoSlopeNorm(vmin=-m, vcenter=0.0, vmax=m), plt.get_cmap(cmap or "RdBu")
-    return mcolors.Normalize(vmin=0.0, vmax=1.0), plt.get_cmap(cmap or "viridis")
+        return mcolors.TwoSlopeNorm(vmin=-m, vcenter=0.0, vmax=m), plt.get_cmap(cmap or palette.ADVANTAGE_CMAP)
+    return mcolors.Normalize(vmin=0.0, vmax=1.0), plt.get_cmap(cmap or palette.VALUE_CMAP)
 
 
 def _resolve(tree: RolloutTree, node: Node | Sequence[int]) -> Node:
@@ -183,7 +185,11 @@ def draw_tree(
     slot_pt = fig_w * 72 / max(n_slots, 1)  # points per slot
     size = node_size or float(min(420.0, max(10.0, 0.5 * slot_pt**2)))  # area (pt^2): diameter ≈ 0.7 slot
     widest = max(sum(1 for n in nodes if n.turn == t) for t in range(1, tree.depth + 1))
-    show_labels = (widest <= 40) if labels == "auto" else bool(labels)
+    show_labels = bool(labels)  # "auto": every node's label where the widest layer fits them, else inner nodes'
+    leaf_labels = (widest <= 40) if labels == "auto" else bool(labels)
+    # A wide figure is shown shrunk to a notebook's column (about 9 in): scale its text so that it stays readable
+    # there (a 72-trajectory tree is drawn 16-24 in wide).
+    fs = max(1.0, fig.get_size_inches()[0] / 9.0)
     radius = size**0.5 / 2  # node radius in points (scatter sizes are areas in points^2)
 
     g = to_networkx(tree)
@@ -195,13 +201,13 @@ def draw_tree(
         x0, x1 = pos[members[0]][0], pos[members[-1]][0]
         y = pos[members[0]][1]
         ax.add_patch(FancyBboxPatch((x0 - 0.42, y - 0.2), x1 - x0 + 0.84, 0.4, boxstyle="round,pad=0.02,rounding_size=0.15",
-                                    facecolor="#f0f0f0", edgecolor="#d0d0d0", linewidth=0.6, zorder=0))
+                                    facecolor=palette.PANEL, edgecolor=palette.PANEL_EDGE, linewidth=0.6, zorder=0))
 
     # edges: solid to kept children, dashed and faint to pruned ones
     kept_e = [(u, v) for u, v in g.edges if not g.nodes[v]["pruned"]]
     pruned_e = [(u, v) for u, v in g.edges if g.nodes[v]["pruned"]]
-    nx.draw_networkx_edges(g, npos, edgelist=kept_e, ax=ax, arrows=False, edge_color="#777777", width=0.8)
-    nx.draw_networkx_edges(g, npos, edgelist=pruned_e, ax=ax, arrows=False, edge_color="#bbbbbb", width=0.6,
+    nx.draw_networkx_edges(g, npos, edgelist=kept_e, ax=ax, arrows=False, edge_color=palette.EDGE, width=0.8)
+    nx.draw_networkx_edges(g, npos, edgelist=pruned_e, ax=ax, arrows=False, edge_color=palette.FAINT, width=0.6,
                            style="dashed", alpha=0.6)
 
     values = [v for n in nodes if (v := _value(n, color_by)) is not None]
@@ -215,12 +221,12 @@ def draw_tree(
         group = [n for n in nodes if n.pruned == pruned]
         if group:
             nx.draw_networkx_nodes(g, npos, nodelist=[ids[id(n)] for n in group], node_color=[face(n) for n in group],
-                                   node_size=size, alpha=alpha, edgecolors="#333333", linewidths=0.6, ax=ax)
+                                   node_size=size, alpha=alpha, edgecolors=palette.INK, linewidths=0.6, ax=ax)
     # the virtual root: the task prompt q(1)
     nx.draw_networkx_nodes(g, npos, nodelist=[0], node_shape="s", node_color=MISSING, node_size=size * 1.2,
-                           edgecolors="#333333", linewidths=0.8, ax=ax)
+                           edgecolors=palette.INK, linewidths=0.8, ax=ax)
     ax.annotate("task prompt q(1)", pos[tree.root], xytext=(0, radius + 4), textcoords="offset points", ha="center",
-                va="bottom", fontsize=8, color="#333333")
+                va="bottom", fontsize=8 * fs, color=palette.INK)
     passing = [n for n in nodes if n.reward >= SOLVED]
     if passing:
         rings = [mcolors.to_rgba(PASS_RING, 0.3 if n.pruned else 1.0) for n in passing]
@@ -234,14 +240,16 @@ def draw_tree(
     if show_labels:
         fn = label_fn or (lambda n: node_label(n, color_by))
         texts = {n: fn(n) for n in nodes}
-        longest = max((len(t) for t in texts.values()), default=1)
-        vertical = longest * 6.5 * 0.6 > 0.95 * slot_pt  # estimated label width (7 pt font) vs slot width
+        beside = {n for n in nodes if n.children or (n.meta or {}).get("name")}  # room to the right: inner, named
+        longest = max((len(t) for n, t in texts.items() if n not in beside), default=1)
+        vertical = longest * 7 * fs * 0.6 > 0.95 * slot_pt  # estimated label width vs slot width
         for n, t in texts.items():
-            if not t:
+            if not t or not (leaf_labels or n.children):
                 continue
-            style = dict(textcoords="offset points", fontsize=7, alpha=0.45 if n.pruned else 1.0, color="#111111")
+            style = dict(textcoords="offset points", fontsize=7 * fs, alpha=0.45 if n.pruned else 1.0,
+                         color=palette.TEXT)
             gap = 1.7 * radius + 1  # clear of the pass ring (1.45 r) and the highlight ring (1.67 r)
-            if n.children:  # edges leave downwards: put the label beside the node
+            if n in beside:  # edges leave downwards (or a named attempt): put the label beside the node
                 ax.annotate(t, pos[n], xytext=(gap, 2), ha="left", va="bottom", **style)
             else:
                 ax.annotate(t, pos[n], xytext=(0, -gap), ha="center", va="top",
@@ -252,7 +260,7 @@ def draw_tree(
             if parent is tree.root or not parent.feedback:
                 continue
             width_slots = pos[members[-1]][0] - pos[members[0]][0] + 1.2
-            fits = int(width_slots * slot_pt / (6.5 * 0.6))  # monospace characters that fit under the group
+            fits = int(width_slots * slot_pt / (6.5 * fs * 0.66))  # monospace characters that fit under the group
             if fits < 12:
                 continue  # too narrow to say anything legible: widen the figure or zoom into a subtree
             text = snippet(parent.feedback, min(snippet_chars, 2 * fits))
@@ -260,28 +268,28 @@ def draw_tree(
                 lines = textwrap.wrap(text, width=max(fits, (len(text) + 1) // 2))
                 text = "\n".join(lines[:1] + [textwrap.shorten(" ".join(lines[1:]), fits, placeholder="…")])
             x, y = pos[parent]
-            ax.text(x, y - 0.5, text, ha="center", va="center", fontsize=6.5, family="monospace", color="#333333",
-                    bbox=dict(boxstyle="round,pad=0.15", facecolor="white", edgecolor="#cccccc", alpha=0.9,
+            ax.text(x, y - 0.5, text, ha="center", va="center", fontsize=6.5 * fs, family="monospace", color=palette.INK,
+                    bbox=dict(boxstyle="round,pad=0.15", facecolor=palette.BOX, edgecolor=palette.BOX_EDGE, alpha=0.9,
                               linewidth=0.5), zorder=5)
 
     if colorbar:
         sm = plt.cm.ScalarMappable(norm=norm, cmap=cm)
         cb = fig.colorbar(sm, ax=ax, fraction=0.025 if fig_w > 10 else 0.04, pad=0.01)
-        cb.set_label(_CBAR_LABEL[color_by], fontsize=9)
-        cb.ax.tick_params(labelsize=8)
+        cb.set_label(_CBAR_LABEL[color_by], fontsize=9 * fs)
+        cb.ax.tick_params(labelsize=8 * fs)
     if legend:
         handles = [
             Line2D([], [], marker="o", ls="", markerfacecolor="none", markeredgecolor=PASS_RING, markersize=10,
                    markeredgewidth=1.6, label="passes all tests (r = 1)"),
-            Line2D([], [], marker="o", ls="", markerfacecolor=MISSING, markeredgecolor="#333333", alpha=0.3,
+            Line2D([], [], marker="o", ls="", markerfacecolor=MISSING, markeredgecolor=palette.INK, alpha=0.3,
                    markersize=8, label="pruned"),
         ]
         if show_labels and color_by != "advantage" and any(n.credit is not None for n in nodes):
             handles.append(Line2D([], [], ls="", label="label: reward → credit"))
-        ax.legend(handles=handles, loc="upper left", fontsize=7.5, frameon=False, handletextpad=0.3)
+        ax.legend(handles=handles, loc="upper left", fontsize=7.5 * fs, frameon=False, handletextpad=0.3)
 
     turns = range(0, tree.depth + 1)
-    ax.set_yticks([-t for t in turns], ["root"] + [f"turn {t}" for t in turns if t > 0], fontsize=8)
+    ax.set_yticks([-t for t in turns], ["root"] + [f"turn {t}" for t in turns if t > 0], fontsize=8 * fs)
     ax.tick_params(left=False, bottom=False, labelbottom=False)
     ax.set_xlim(min(xs) - 1.0, max(xs) + 1.0)
     ax.set_ylim(-depth - 0.75, 0.55)
@@ -293,7 +301,7 @@ def draw_tree(
         title = f"{name}colored by {color_by}  ·  {len(nodes)} trajectories in {len(tree.groups())} groups"
         if kept < len(nodes):
             title += f", {kept} kept"
-    ax.set_title(title, fontsize=10)
+    ax.set_title(title, fontsize=10 * fs)
     return fig
 
 
