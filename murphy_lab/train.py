@@ -220,8 +220,8 @@ def data_problem(tasks: str, task_args: dict) -> str | None:
     why = hub_offline()
     if why:
         return (f"tasks: {tasks!r} reads the hub dataset {source!r}, which is not cached here, and the hub is "
-                f"unreachable ({why}); write it to local files where the hub is reachable ({DATA_STEP} --out data) "
-                f"and set task_args.source=data/{tasks}")
+                f"unreachable ({why}); write it to local files where the hub is reachable ({DATA_STEP} --out data), "
+                f"then export MURPHY_LAB_DATA=$PWD/data (or set task_args.source=data/{tasks})")
     return None
 
 
