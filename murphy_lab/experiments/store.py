@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import json
+import logging
 import shutil
 import time
 from collections.abc import Callable, Iterable
@@ -31,6 +32,10 @@ from murphy_lab.experiments.checkpoints import check_model_paths, given_checkpoi
 from murphy_lab.experiments.plan import Experiment, code_version, run_key, train_key
 from murphy_lab.experiments.standins import STAND_IN_FNS
 from murphy_lab.methods import get_method
+from murphy_lab.methods.formats import prompt_format, trained_format
+from murphy_lab.runfolder import recorded_config
+
+log = logging.getLogger(__name__)
 
 EVAL_COLUMNS = ("difficulty", "k", "pass@1", "std", "n_tasks")  # what `murphy_lab.evaluate.evaluate` returns
 
@@ -89,6 +94,7 @@ def run_experiment(
     base_model_fn = base_model_fn or dispatch.default_base_model
     model_paths = model_paths or {}
     info: dict = dict(code_version=code_version(), run_key=key, train_key=train_key(exp))
+    info["generation"] = prompt_format(exp)  # the same for the base and every trained model of the table
 
     t0 = time.perf_counter()
     base = model_paths.get(exp.model) or base_model_fn(exp, cache_dir)
@@ -126,6 +132,8 @@ def run_experiment(
                 str(ckpt.resolve().relative_to(root.resolve())) if inside else str(ckpt.resolve())
             )
         model_dir = str(ckpt)
+        if given:
+            _check_given_format(exp, Path(given), info)
         metrics_path = _find_metrics(Path(model_dir), cache_dir / "checkpoints" / info["train_key"])
 
     t2 = time.perf_counter()
@@ -192,6 +200,24 @@ def curve_points(exp: Experiment, ckpt_root: Path, metrics_path: Path | None, ev
                           n_tasks=int(r["n_tasks"]) if "n_tasks" in df.columns else None)
                      for _, r in df.iterrows()]  # fmt: skip
     return pd.DataFrame(rows, columns=["step", "benchmark", "k", "pass@1", "runs", "n_tasks"])
+
+
+def _check_given_format(exp: Experiment, ckpt: Path, info: dict) -> None:
+    """A checkpoint trained elsewhere whose run folder records another prompt format or token budget than the
+    table's evaluation uses: warned about and written into done.json (`generation_differs`); it is evaluated at
+    the table's settings, as every other model of the table."""
+    for run in (ckpt, ckpt.parent):
+        cfg = recorded_config(run) if (run / "config.yaml").is_file() else None
+        if cfg is None:
+            continue
+        trained, used = trained_format(cfg), info["generation"]
+        differs = {k: {"recorded": trained[k], "used": used[k]} for k in used if trained[k] != used[k]}
+        if differs:
+            info["generation_differs"] = differs
+            log.warning("%s: the checkpoint %s was trained with %s; it is evaluated at the table's %s",
+                        run_label(exp), ckpt, {k: v["recorded"] for k, v in differs.items()},
+                        {k: v["used"] for k, v in differs.items()})  # fmt: skip
+        return
 
 
 def _slug(name: str) -> str:
