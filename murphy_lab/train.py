@@ -44,6 +44,8 @@ from murphy_lab.config import MurphyConfig
 from murphy_lab.profiles import PROFILES
 from murphy_lab.runfolder import last_checkpoint, recorded_config
 from murphy_lab.suggest import did_you_mean
+from murphy_lab.trainer.core import MurphyTrainer
+from murphy_lab.trainer.eval_callback import IterKEval, evaluating
 from murphy_lab.trainer.run import RESUME_SAFE, train  # the library (re-exported here)
 
 __all__ = ["apply_nested", "check", "config_from_args", "data_problem", "gpus_needed", "hub_offline", "last_checkpoint",
@@ -310,7 +312,10 @@ def main(argv: list[str] | None = None) -> Path | None:
     recorded = recorded_config(output_dir) if a.resume else None
     if recorded is not None and not (a.config or a.profile):  # a bare resume: the run's own config, then --set
         config = with_sets(recorded, a.set)
-    final = train(config, output_dir, resume=a.resume, allow_changes=a.allow_change)
+    trainer_cls = MurphyTrainer
+    if config.eval_every and config.validate():  # Iter-k on held-out tasks every eval_every steps, metrics.jsonl
+        trainer_cls = evaluating(MurphyTrainer, IterKEval(config))
+    final = train(config, output_dir, resume=a.resume, allow_changes=a.allow_change, trainer_cls=trainer_cls)
     print(f"final model: {final}")
     return final
 
