@@ -49,7 +49,7 @@ from murphy_lab.trainer.eval_callback import IterKEval, evaluating
 from murphy_lab.trainer.run import RESUME_SAFE, train  # the library (re-exported here)
 
 __all__ = ["apply_nested", "check", "config_from_args", "data_problem", "gpus_needed", "hub_offline", "last_checkpoint",
-           "main", "model_problem", "parse_sets", "train", "with_sets"]  # fmt: skip
+           "main", "model_problem", "parse_sets", "parser", "train", "with_sets"]  # fmt: skip
 
 DATA_STEP = "python -m murphy_lab.experiments.data"  # writes every dataset a plan needs to local files
 
@@ -272,7 +272,7 @@ def check(config: Any, gpus: int | None = None) -> list[str]:
     return problems
 
 
-def main(argv: list[str] | None = None) -> Path | None:
+def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m murphy_lab.train", description=__doc__.split("\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--config", help="YAML file of MurphyConfig fields (reproduce/configs/...)")
@@ -289,7 +289,11 @@ def main(argv: list[str] | None = None) -> Path | None:
                    help="validate the config, data, model, GPUs and packages without loading anything; one line per "
                         "problem, exit status 2 on any")  # fmt: skip
     p.add_argument("--gpus", type=int, help="with --check: the GPUs of the machine the run will start on")
-    a = p.parse_args(argv)
+    return p
+
+
+def main(argv: list[str] | None = None) -> Path | None:
+    a = parser().parse_args(argv)
     if a.allow_change and not a.resume:
         raise ValueError("--allow-change only goes with --resume (a new run takes any --set)")
     if a.threads:

@@ -163,7 +163,7 @@ def write_data(
     return manifest
 
 
-def main(argv: list[str] | None = None) -> dict:
+def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m murphy_lab.experiments.data", description=__doc__.split("\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     p.add_argument("--profile", default="paper", help="the plan whose datasets are written (default: paper)")
@@ -173,7 +173,11 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--source", nargs="*", default=[], metavar="NAME=PATH",
                    help="read a dataset from a local copy instead of the hub (e.g. MBPP=/data/mbpp)")  # fmt: skip
     p.add_argument("--only", nargs="*", help="write only these datasets of the plan (e.g. HumanEval MBPP)")
-    a = p.parse_args(argv)
+    return p
+
+
+def main(argv: list[str] | None = None) -> dict:
+    a = parser().parse_args(argv)
     datasets = plan_datasets(a.profile)
     if a.only:
         missing = sorted(set(a.only) - set(datasets))
