@@ -316,6 +316,9 @@ def main(argv: list[str] | None = None) -> Path | None:
     recorded = recorded_config(output_dir) if a.resume else None
     if recorded is not None and not (a.config or a.profile):  # a bare resume: the run's own config, then --set
         config = with_sets(recorded, a.set)
+    reach = [p for p in (model_problem(config.model), data_problem(config.tasks, config.task_args)) if p]
+    if reach:  # an offline node: one line now, not a download's retries or a ConnectionError traceback later
+        raise ValueError("; ".join(reach))
     trainer_cls = MurphyTrainer
     if config.eval_every and config.validate():  # Iter-k on held-out tasks every eval_every steps, metrics.jsonl
         trainer_cls = evaluating(MurphyTrainer, IterKEval(config))

@@ -115,3 +115,12 @@ def test_help_lists_every_profile(capsys):
     with pytest.raises(SystemExit):
         T.main(["--help"])
     assert "smoke | toy | toy-full | paper" in capsys.readouterr().out
+
+
+def test_training_on_an_offline_node_fails_at_once_in_one_line(offline, tmp_path):
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match="^model: 'Qwen/Qwen3-1.7B' is a hub id that is not cached") as err:
+        T.main(["--profile", "smoke", "--output-dir", str(tmp_path / "r"), "--set", "model=Qwen/Qwen3-1.7B",
+                "tasks=kodcode"])  # fmt: skip
+    assert "\n" not in str(err.value) and "; tasks: 'kodcode' reads the hub dataset" in str(err.value)
+    assert time.perf_counter() - t0 < 5 and not (tmp_path / "r").exists()  # nothing started
