@@ -231,7 +231,7 @@ def gpus_needed(config: Any) -> int:
     """GPUs the config's layout needs: 3 for vLLM in server mode (2 serve, at least 1 trains; the paper's 8×H100
     recipe uses 2 + 6), 1 for colocated vLLM or bf16, 0 for a CPU run."""
     if getattr(config, "use_vllm", False):
-        return 3 if getattr(config, "vllm_mode", "server") == "server" else 1
+        return 3 if getattr(config, "vllm_mode", None) == "server" else 1  # µCode's vLLM: one GPU
     return 1 if getattr(config, "bf16", False) else 0
 
 
@@ -243,7 +243,8 @@ def check(config: Any, gpus: int | None = None) -> list[str]:
     problems = []
     if hasattr(config, "validate"):
         # the GPU-bound fields are checked below against the target machine's GPUs, not this one's CUDA
-        here = dataclasses.replace(config, use_vllm=False, bf16=False) if dataclasses.is_dataclass(config) else config
+        names = {f.name for f in dataclasses.fields(config)} if dataclasses.is_dataclass(config) else set()
+        here = dataclasses.replace(config, **{k: False for k in ("use_vllm", "bf16") if k in names}) if names else config
         try:
             here.validate()
         except (ValueError, FileNotFoundError, ImportError) as err:
@@ -260,7 +261,7 @@ def check(config: Any, gpus: int | None = None) -> list[str]:
     have = torch.cuda.device_count() if gpus is None else gpus
     need = gpus_needed(config)
     if have < need:
-        layout = "vLLM server mode (2 GPUs serve, the rest train)" if need == 3 else "bf16 / colocated vLLM"
+        layout = "vLLM server mode: 2 serve, the rest train" if need == 3 else "bf16 or vLLM in the training process"
         problems.append(f"GPUs: the config needs at least {need} ({layout}) and this machine has {have}; "
                         "on fewer GPUs set vllm_mode=colocate (1 GPU), on a CPU use_vllm=false bf16=false")
     wants = {"vllm": getattr(config, "use_vllm", False),
