@@ -147,7 +147,6 @@ def write_data(
             raise ValueError(
                 f"dataset {name!r}: no data step for loader {loader!r} (known: {sorted(WRITERS)})"
             )
-        before = {p for p in out.rglob("*") if p.is_file()}
         folder, local = WRITERS[loader](out, args, sources.get(name))
         files = sorted(p for p in (out / folder).rglob("*") if p.is_file())
         resolved = {k: str(out / v) for k, v in local.items()}
@@ -156,7 +155,6 @@ def write_data(
             "loader": loader, "args": args, "local": local, "read_from": str(sources.get(name, "default")),
             "tasks": len(tasks),
             "files": {str(p.relative_to(out)): {"rows": _count_rows(p), "sha256": sha256(p)} for p in files},
-            "new_files": len(set(files) - before),
         }  # fmt: skip
         print(f"{name}: {len(tasks)} tasks in {', '.join(str(p.relative_to(out)) for p in files)}")
     (out / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
