@@ -140,3 +140,10 @@ def test_check_of_a_cpu_plan_passes_and_refuses_an_ambiguous_model_path(offline,
             ["check", "--profile", "smoke", "--notebook", "ablation_credit", "--model-path", "tiny/murphy=/x"]
         )
     assert "would serve 3 runs" in capsys.readouterr().out
+
+
+def test_make_reproduce_checks_the_plan_before_the_notebook():
+    make = (Path(__file__).resolve().parents[1] / "Makefile").read_text()
+    recipe = make.split("\nreproduce:")[1].split("\n\n")[0].splitlines()[1:]
+    assert "murphy_lab.experiments.jobs check --profile paper --notebook main_table" in recipe[0]
+    assert any("papermill reproduce/main_table.ipynb" in line for line in recipe[1:])
