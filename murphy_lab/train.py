@@ -28,19 +28,16 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import functools
 import importlib.util
-import os
-import socket
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
 
 import torch
 import yaml
 
 from murphy_lab import cli
 from murphy_lab.config import MurphyConfig
+from murphy_lab.eval_cli import LOCAL_PREFIXES, cached, hub_offline, model_problem
 from murphy_lab.profiles import PROFILES
 from murphy_lab.runfolder import last_checkpoint, recorded_config
 from murphy_lab.suggest import did_you_mean
@@ -129,73 +126,6 @@ def with_sets(config: MurphyConfig, sets: list[str]) -> MurphyConfig:
 # --- check before the GPUs spin -----------------------------------------------------------------------------------
 HUB_DATASETS = {"kodcode": "KodCode/KodCode-V1", "mbpp": "google-research-datasets/mbpp",
                 "livecodebench": "livecodebench/code_generation_lite"}  # loader -> its default hub id (tasks/)
-LOCAL_PREFIXES = (".", "/", "~")
-
-
-def _truthy(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
-
-
-@functools.lru_cache(maxsize=1)
-def _hub_reachable() -> bool:
-    """One TCP connection to the hub's host, 3 s at most (HF_ENDPOINT's host when set); no retries."""
-    host = urlparse(os.environ.get("HF_ENDPOINT") or "https://huggingface.co").hostname or "huggingface.co"
-    try:
-        socket.create_connection((host, 443), timeout=3).close()
-        return True
-    except OSError:
-        return False
-
-
-def hub_offline() -> str | None:
-    """Why the hub cannot be used from here ("HF_HUB_OFFLINE=1", "no route to huggingface.co"), or None."""
-    for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
-        if _truthy(name):
-            return f"{name}=1"
-    if not _hub_reachable():
-        return "no route to the hub within 3 s"
-    return None
-
-
-def _hub_cache() -> Path:
-    from huggingface_hub import constants  # light: only paths and settings
-
-    return Path(constants.HF_HUB_CACHE)
-
-
-def _cached(repo_id: str, kind: str) -> bool:
-    """Whether the hub cache holds a snapshot of `repo_id` (kind "model" or "dataset"); reads folders only."""
-    folder = _hub_cache() / f"{kind}s--{repo_id.replace('/', '--')}" / "snapshots"
-    if folder.is_dir() and any(folder.iterdir()):
-        return True
-    if kind == "dataset":  # datasets' own cache: <owner>___<name>
-        root = Path(os.environ.get("HF_DATASETS_CACHE") or Path(_hub_cache()).parent / "datasets")
-        return (root / repo_id.replace("/", "___")).is_dir()
-    return False
-
-
-def model_problem(model: str) -> str | None:
-    """One line when `model` cannot be resolved without loading it: a local folder without config.json, or a hub
-    id that is neither cached here nor reachable."""
-    if not model:
-        return None
-    path = Path(model).expanduser()
-    if path.exists() or model.startswith(LOCAL_PREFIXES) or model.count("/") > 1:
-        if not path.is_dir():
-            return f"model: {model!r} is a local path that does not exist"
-        if not (path / "config.json").is_file():
-            return f"model: {model!r} holds no config.json (a model folder from save_pretrained / a hub snapshot)"
-        return None
-    if _cached(model, "model"):
-        return None
-    why = hub_offline()
-    if why:
-        return (f"model: {model!r} is a hub id that is not cached here and the hub is unreachable ({why}); "
-                f"download it where the hub is reachable (huggingface-cli download {model} --local-dir "
-                f"models/{model.split('/')[-1]}) and set model=models/{model.split('/')[-1]}")
-    return None
-
-
 def data_problem(tasks: str, task_args: dict) -> str | None:
     """One line when the training tasks cannot be read from here: a local source that is missing, a hub dataset
     that is neither cached nor reachable, a loader that does not exist."""
@@ -217,7 +147,7 @@ def data_problem(tasks: str, task_args: dict) -> str | None:
     path = Path(source).expanduser()
     if path.exists() or source.startswith(LOCAL_PREFIXES) or source.count("/") != 1 or Path(source).suffix:
         return None if path.exists() else f"tasks: {tasks!r} source {source!r} is a local path that does not exist"
-    if _cached(source, "dataset"):
+    if cached(source, "dataset"):
         return None
     why = hub_offline()
     if why:

@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from murphy_lab import eval_cli
 from murphy_lab import train as T
 from murphy_lab.config import MurphyConfig
 
@@ -20,7 +21,7 @@ def offline(monkeypatch, tmp_path):
     """An offline node with empty caches."""
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "datasets"))
-    monkeypatch.setattr(T, "_hub_cache", lambda: tmp_path / "hub")
+    monkeypatch.setattr(eval_cli, "_hub_cache", lambda: tmp_path / "hub")
 
 
 def smoke(**kw):
@@ -124,3 +125,11 @@ def test_training_on_an_offline_node_fails_at_once_in_one_line(offline, tmp_path
                 "tasks=kodcode"])  # fmt: skip
     assert "\n" not in str(err.value) and "; tasks: 'kodcode' reads the hub dataset" in str(err.value)
     assert time.perf_counter() - t0 < 5 and not (tmp_path / "r").exists()  # nothing started
+
+
+def test_evaluating_a_hub_id_on_an_offline_node_is_one_fast_line(offline):
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match="^--model: 'Qwen/Qwen3-1.7B' is a hub id that is not cached") as err:
+        eval_cli.load_policy("Qwen/Qwen3-1.7B")
+    assert "\n" not in str(err.value) and time.perf_counter() - t0 < 5
+    assert eval_cli.model_problem(eval_cli.REAL_MODEL) is None  # the PyPI package's model is local

@@ -109,12 +109,12 @@ def test_the_array_script_trains_one_smoke_run_by_key_on_cpu_and_the_notebook_co
 
 @pytest.fixture
 def offline(monkeypatch, tmp_path):
-    from murphy_lab import train as T
+    from murphy_lab import eval_cli
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.delenv("MURPHY_LAB_DATA", raising=False)
     monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "datasets"))
-    monkeypatch.setattr(T, "_hub_cache", lambda: tmp_path / "hub")
+    monkeypatch.setattr(eval_cli, "_hub_cache", lambda: tmp_path / "hub")
 
 
 def test_check_of_the_paper_plan_prints_one_line_per_problem_and_exits_2(offline, capsys):
