@@ -15,7 +15,8 @@ Generation settings are the same for a base model and a trained one unless told 
 into), else a training run's defaults (`GENERATION_DEFAULTS`: MurphyConfig's max_completion_length and
 temperature, so an untrained model meets the same token budget as a default run). A flag that differs from the
 recorded setting wins, is warned about, and is written into eval.json (`differs_from_recorded`). A run that never finished has no `final/`: the error names its last checkpoint. A path that
-does not exist is an error, never a hub lookup.
+does not exist is an error, never a hub lookup; a hub id that is neither cached nor reachable (HF_HUB_OFFLINE=1, or
+no route to the hub within 3 s) is one line naming how to get a local folder, before any download is tried.
 `--tasks` names a loader of `murphy_lab.tasks.load_tasks` (default `jsonl`, your own task file: docs/own_tasks.md)
 and `--task-args` its keyword arguments. The tasks are loaded and validated before the model is. The table is
 `murphy_lab.evaluate.evaluate`'s (definitions: docs/evaluation.md); the progress bar counts tasks, `--task-batch`
