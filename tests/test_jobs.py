@@ -147,3 +147,11 @@ def test_make_reproduce_checks_the_plan_before_the_notebook():
     recipe = make.split("\nreproduce:")[1].split("\n\n")[0].splitlines()[1:]
     assert "murphy_lab.experiments.jobs check --profile paper --notebook main_table" in recipe[0]
     assert any("papermill reproduce/main_table.ipynb" in line for line in recipe[1:])
+
+
+def test_a_notebook_session_checks_its_plan(offline, capsys):
+    S = X.setup("paper", from_cache_only=True, torch_threads=None,
+                model_paths={"Qwen3-1.7B": "/no/such/folder"})  # fmt: skip
+    problems = S.check(S.plan(models=["Qwen3-1.7B"], methods=["murphy"], seeds=[0]), gpus=8)
+    assert "model: '/no/such/folder' is a local path that does not exist" in problems
+    assert capsys.readouterr().out.count("\n") >= len(problems)
