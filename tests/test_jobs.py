@@ -56,7 +56,7 @@ def test_a_key_naming_several_runs_or_none_is_refused_in_one_line():
 def test_the_script_is_a_slurm_array_that_activates_the_venv(tmp_path):
     J.main(["script", "--profile", "smoke", "--out", str(tmp_path / "jobs.sh"), "--venv", str(VENV)])
     text = (tmp_path / "jobs.sh").read_text()
-    n = len(J.notebook_plan("main_table", "smoke"))
+    n = len(J.notebook_plan("main_table", "smoke"))  # every run its own checkpoint: one task each
     assert f"#SBATCH --array=0-{n - 1}" in text and f"source {VENV}/bin/activate" in text
     assert text.count("  # ") >= n and "SLURM_ARRAY_TASK_ID" in text
     paper = J.main(["script", "--profile", "paper", "--out", str(tmp_path / "paper.sh")])
@@ -65,12 +65,24 @@ def test_the_script_is_a_slurm_array_that_activates_the_venv(tmp_path):
     )
 
 
+def test_runs_of_one_checkpoint_share_an_array_task():
+    """Two nodes never train the same checkpoint folder: the cross-scaffold runs of one training share its task."""
+    every = J.notebook_plan("all", "smoke")
+    groups = J.job_groups(every)
+    assert sorted(X.run_key(e) for g in groups for e in g) == sorted(X.run_key(e) for e in every)
+    assert all(len({X.train_key(e) for e in g}) == 1 for g in groups)
+    keys = [X.train_key(g[0]) for g in groups if X.train_key(g[0])]
+    assert len(keys) == len(set(keys))  # one task per checkpoint
+    murphy = next(g for g in groups if X.run_label(g[0]) == "tiny/murphy/mars/seed0")
+    assert {e.scaffold for e in murphy} == {"reflexion", "lats", "dot"}
+
+
 def _script_and_index(tmp_path, label, *extra):
     out = ["--output-dir", str(tmp_path / "results"), "--cache-dir", str(tmp_path / "cache")]
     script = J.main(["script", "--profile", "smoke", *out, "--out", str(tmp_path / "jobs.sh"), "--venv", str(VENV),
                      "--logs", str(tmp_path / "logs"), *extra])  # fmt: skip
     exps = J.notebook_plan("main_table", "smoke", backend="stand-in" if "stand-in" in extra else "real")
-    return script, [X.run_label(e) for e in exps].index(label)
+    return script, [X.run_label(g[0]) for g in J.job_groups(exps)].index(label)
 
 
 def _bash(script, index):

@@ -189,44 +189,56 @@ def _config(exp: Experiment, base: str):
     return MurphyConfig.from_dict({**known, "profile": exp.profile})
 
 
+def job_groups(experiments: Sequence[Experiment]) -> list[list[Experiment]]:
+    """The array's tasks: the runs that share a checkpoint (one train_key: the same training evaluated under other
+    scaffolds or benchmarks, the ablations' MaRS rows) go in one task, in plan order, so two nodes never train the
+    same checkpoint folder at once; every other run (the base model's evaluations) is a task of its own."""
+    groups: dict[object, list[Experiment]] = {}
+    for i, exp in enumerate(experiments):
+        groups.setdefault(train_key(exp) or i, []).append(exp)
+    return list(groups.values())
+
+
 def write_script(path: str | Path, experiments: Sequence[Experiment], a: argparse.Namespace) -> Path:
-    """A bash script that is a SLURM array (one task per run, `#SBATCH --array=0-(N-1)`) and a plain loop: `bash
-    it N` runs index N, `bash it` every run in turn. It activates the venv and `cd`s into the checkout."""
+    """A bash script that is a SLURM array (one task per checkpoint, `job_groups`; `#SBATCH --array=0-(N-1)`) and a
+    plain loop: `bash it N` runs task N, `bash it` every task in turn. It activates the venv and `cd`s into the
+    checkout."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    keys = [_unique_key(e, experiments) for e in experiments]
+    groups = job_groups(experiments)
+    tasks = [" ".join(_unique_key(e, experiments) for e in group) for group in groups]
     gpus = 8 if get_profile(a.profile).needs_gpu else 0
     logs = Path(a.logs)
+    written_by = shlex.join(["python", "-m", "murphy_lab.experiments.jobs", "script", *_plan_args(a), "--out",
+                             str(path)])  # fmt: skip
+    node = [f"#SBATCH --gpus-per-node={gpus}", "#SBATCH --exclusive"] if gpus else ["#SBATCH --cpus-per-task=2"]
     lines = [
         "#!/usr/bin/env bash",
         f"#SBATCH --job-name=murphy-{a.profile}-{a.notebook}",
-        f"#SBATCH --array=0-{len(keys) - 1}",
+        f"#SBATCH --array=0-{len(tasks) - 1}",
         "#SBATCH --nodes=1",
-        *(
-            [f"#SBATCH --gpus-per-node={gpus}", "#SBATCH --exclusive"]
-            if gpus
-            else ["#SBATCH --cpus-per-task=2"]
-        ),
+        *node,
         f"#SBATCH --output={logs}/%x-%A_%a.out",
-        f"# {len(keys)} runs of reproduce/{a.notebook} on the {a.profile} profile, one per array task (one node",
-        "# each); written by: "
-        + shlex.join(
-            ["python", "-m", "murphy_lab.experiments.jobs", "script", *_plan_args(a), "--out", str(path)]
-        ),  # fmt: skip
-        "# bash this-script N: run index N here; bash this-script: every run in turn.",
+        f"# {len(experiments)} runs of reproduce/{a.notebook} on the {a.profile} profile in {len(tasks)} array tasks,",
+        "# one node each; the runs of one checkpoint (train_key) share a task. Written by:",
+        f"# {written_by}",
+        "# bash this-script N: run task N here; bash this-script: every task in turn.",
         "set -euo pipefail",
         f"cd {shlex.quote(str(Path(a.repo).resolve()))}",
         f"source {shlex.quote(a.venv)}/bin/activate  # the project's venv: python, accelerate, trl",
         f"mkdir -p {shlex.quote(str(logs))}",
-        "KEYS=(",
-        *[f"  {shlex.quote(k)}  # {i}: {run_label(e)}" for i, (k, e) in enumerate(zip(keys, experiments))],
+        "TASKS=(",
+        *[f"  {shlex.quote(t)}  # {i}: {', '.join(run_label(e) for e in g)}"
+          for i, (t, g) in enumerate(zip(tasks, groups))],  # fmt: skip
         ")",
         "run() {",
-        "  python -m murphy_lab.experiments.jobs run " + shlex.join(_plan_args(a)) + ' --key "${KEYS[$1]}"',
+        "  for key in ${TASKS[$1]}; do",
+        "    python -m murphy_lab.experiments.jobs run " + shlex.join(_plan_args(a)) + ' --key "$key"',
+        "  done",
         "}",
         'if [[ -n "${SLURM_ARRAY_TASK_ID:-}" ]]; then run "$SLURM_ARRAY_TASK_ID"',
         'elif [[ $# -ge 1 ]]; then run "$1"',
-        'else for i in "${!KEYS[@]}"; do run "$i"; done',
+        'else for i in "${!TASKS[@]}"; do run "$i"; done',
         "fi",
     ]
     path.write_text("\n".join(lines) + "\n")
@@ -304,7 +316,8 @@ def main(argv: list[str] | None = None) -> list[Experiment] | RunResult | Path:
         if not a.out:
             raise ValueError("script needs --out FILE")
         path = write_script(a.out, experiments, a)
-        print(f"wrote {path}: {len(experiments)} runs (sbatch {path}, or bash {path} [INDEX])")
+        print(f"wrote {path}: {len(experiments)} runs in {len(job_groups(experiments))} array tasks (sbatch {path}, "
+              f"or bash {path} [INDEX])")  # fmt: skip
         return path
     if not a.key:
         raise ValueError("run needs --key (a label from `jobs list`, a run_key or a train_key)")
