@@ -3,8 +3,8 @@
     python -m murphy_lab.experiments.jobs list   --profile paper --notebook main_table        # labels, keys, commands
     python -m murphy_lab.experiments.jobs check  --profile paper --notebook main_table        # before any node starts
     python -m murphy_lab.experiments.jobs script --profile paper --notebook main_table --out jobs/main_table.sh
-    sbatch jobs/main_table.sh                    # one array task per run, one node each (SLURM)
-    bash jobs/main_table.sh 3                    # the run at index 3 on this machine; no index: every run in turn
+    sbatch jobs/main_table.sh                    # one array task per checkpoint, one node each (SLURM)
+    bash jobs/main_table.sh 3                    # task 3 on this machine; no index: every task in turn
     python -m murphy_lab.experiments.jobs run    --profile paper --notebook main_table --key Qwen3-1.7B/murphy/mars/seed0
 
 A plan is the notebook's (`notebook_plan`: the same `plan(...)` calls as reproduce/<notebook>.py at its default
