@@ -268,8 +268,9 @@ class MurphyConfig:
             need(name in known, "report_to", f"{name!r} is not a logger transformers knows{did_you_mean(name, known)}; "
                  f"known: {sorted(known)}")
             hint = "; the gpu and dev extras have it" if name == "tensorboard" else ""
+            extra = ", or the project's wandb extra: pip install -e '.[wandb]'" if name == "wandb" else ""
             need(name in installed, "report_to", f"includes {name!r}, which is not installed "
-                 f"(pip install {PIP_NAMES.get(name, name)}{hint})")
+                 f"(pip install {PIP_NAMES.get(name, name)}{hint}){extra}")
         unknown_trl = sorted(set(self.trl) - _grpo_fields())
         need(not unknown_trl, "trl", f"holds fields GRPOConfig does not have: {unknown_trl}")
         return self

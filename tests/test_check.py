@@ -133,3 +133,9 @@ def test_evaluating_a_hub_id_on_an_offline_node_is_one_fast_line(offline):
         eval_cli.load_policy("Qwen/Qwen3-1.7B")
     assert "\n" not in str(err.value) and time.perf_counter() - t0 < 5
     assert eval_cli.model_problem(eval_cli.REAL_MODEL) is None  # the PyPI package's model is local
+
+
+@pytest.mark.skipif(importlib.util.find_spec("wandb") is not None, reason="wandb is installed here")
+def test_report_to_wandb_without_the_extra_names_it(offline):
+    line = one_line(T.check(smoke(report_to="wandb")), "report_to:")
+    assert "pip install -e '.[wandb]'" in line
