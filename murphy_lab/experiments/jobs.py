@@ -211,7 +211,9 @@ def write_script(path: str | Path, experiments: Sequence[Experiment], a: argpars
     logs = Path(a.logs)
     written_by = shlex.join(["python", "-m", "murphy_lab.experiments.jobs", "script", *_plan_args(a), "--out",
                              str(path)])  # fmt: skip
-    node = [f"#SBATCH --gpus-per-node={gpus}", "#SBATCH --exclusive"] if gpus else ["#SBATCH --cpus-per-task=2"]
+    node = (
+        [f"#SBATCH --gpus-per-node={gpus}", "#SBATCH --exclusive"] if gpus else ["#SBATCH --cpus-per-task=2"]
+    )
     lines = [
         "#!/usr/bin/env bash",
         f"#SBATCH --job-name=murphy-{a.profile}-{a.notebook}",
@@ -228,8 +230,10 @@ def write_script(path: str | Path, experiments: Sequence[Experiment], a: argpars
         f"source {shlex.quote(a.venv)}/bin/activate  # the project's venv: python, accelerate, trl",
         f"mkdir -p {shlex.quote(str(logs))}",
         "TASKS=(",
-        *[f"  {shlex.quote(t)}  # {i}: {', '.join(run_label(e) for e in g)}"
-          for i, (t, g) in enumerate(zip(tasks, groups))],  # fmt: skip
+        *[
+            f"  {shlex.quote(t)}  # {i}: {', '.join(run_label(e) for e in g)}"
+            for i, (t, g) in enumerate(zip(tasks, groups))
+        ],  # fmt: skip
         ")",
         "run() {",
         "  for key in ${TASKS[$1]}; do",
