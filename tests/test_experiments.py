@@ -95,6 +95,53 @@ def test_model_paths_replace_training(tmp_path, fakes):
     assert fakes.trained == [] and fakes.evaluated[0][1] == "/some/ckpt"
 
 
+def _seeds_by_variants():
+    return X.plan("smoke", methods=("murphy",), seeds=(0, 1), variants=({}, {"credit": "mers", "gamma": 0.9}),
+                  backend="real")  # fmt: skip
+
+
+def test_model_paths_give_each_run_of_seeds_and_variants_its_own_checkpoint(tmp_path, fakes):
+    plan = _seeds_by_variants()
+    paths = {X.run_label(e): f"/ckpt/{e.variant}/{e.seed}" for e in plan}
+    assert len(plan) == 4 and len(set(paths)) == 4  # 2 seeds x 2 variants, 4 labels
+    runs = X.run_all(plan, tmp_path, train=False, model_paths=paths, **fakes.kw())
+    evaluated = [model_dir for _, model_dir, _ in fakes.evaluated]
+    assert fakes.trained == [] and sorted(evaluated) == sorted(paths.values())  # 4 distinct checkpoints
+    df = X.results_frame(runs)
+    assert set(df["trained"]) == {"given"}
+    assert set(df["model_source"]) == {f"model_paths[{k!r}]" for k in paths}
+
+
+def test_model_paths_key_serving_several_runs_is_refused_in_one_line(tmp_path, fakes):
+    for key in ("tiny/murphy", "tiny/murphy/seed0", "tiny/murphy/mars"):  # 4, 2 (two variants), 2 (two seeds)
+        with pytest.raises(ValueError, match="would serve [24] runs") as err:
+            X.run_all(_seeds_by_variants(), tmp_path, train=False, model_paths={key: "/one"}, **fakes.kw())
+        assert "\n" not in str(err.value) and "<model>/<method>/<variant>/seed<N>" in str(err.value)
+    assert fakes.evaluated == []  # refused before anything ran
+
+
+def test_model_paths_key_naming_no_run_is_refused(tmp_path, fakes):
+    with pytest.raises(ValueError, match="names no run of this plan .*did you mean 'tiny/murphy/mars/seed0'"):
+        X.run_all(_seeds_by_variants(), tmp_path, train=False, model_paths={"tiny/murphy/marz/seed0": "/x"},
+                  **fakes.kw())  # fmt: skip
+
+
+def test_model_paths_train_key_and_short_key_for_a_single_run(tmp_path, fakes):
+    one = exp(seed=3)
+    X.run_experiment(one, tmp_path, train=False, model_paths={X.train_key(one): "/by/key"}, **fakes.kw())
+    X.run_all([exp(seed=4)], tmp_path, train=False, model_paths={"tiny/murphy": "/short"}, **fakes.kw())
+    assert [d for _, d, _ in fakes.evaluated] == ["/by/key", "/short"]
+
+
+def test_table_says_where_each_checkpoint_came_from(tmp_path, fakes):
+    runs = [X.run_experiment(exp(), tmp_path, **fakes.kw()), X.run_experiment(exp(method="base"), tmp_path,
+            **fakes.kw()), X.run_experiment(exp(scaffold="lats"), tmp_path, **fakes.kw())]  # fmt: skip
+    df = X.results_frame(runs).drop_duplicates("run_key")
+    assert list(df["trained"]) == ["now", "base", "reused"]
+    assert list(df["model_source"])[:2] == ["trained here", "profile base model"]
+    assert list(df["model_source"])[2].startswith("cache ")
+
+
 def test_base_method_is_evaluated_without_training(tmp_path, fakes):
     X.run_experiment(exp(method="base"), tmp_path, **fakes.kw())
     assert fakes.trained == [] and fakes.evaluated[0][1] == "base-model"
@@ -352,7 +399,7 @@ def test_parallel_run_all_gives_the_sequential_results_in_plan_order(tmp_path):
 
 def test_a_failed_parallel_run_names_its_experiment(tmp_path):
     exps = X.plan("smoke", methods=["grpo", "murphy"], seeds=[0], backend="stand-in")
-    with pytest.raises(RuntimeError, match="experiment tiny/grpo/seed0 failed"):
+    with pytest.raises(RuntimeError, match="experiment tiny/grpo/-/seed0 failed"):
         X.run_all(exps, tmp_path, jobs=2, **{**X.STAND_INS, "evaluate_fn": _fails_for_grpo})
 
 

@@ -113,7 +113,7 @@ def stub_bin(tmp_path: Path, curl_ok: bool = True) -> Path:
 
 
 def run_script(name: str, args: list[str], bin_dir: Path, timeout: float = 60, **env) -> subprocess.CompletedProcess:
-    full_env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", **env}
+    full_env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "VIRTUAL_ENV": str(bin_dir.parent), **env}
     return subprocess.run(["bash", str(LAUNCH / name), *args], env=full_env, capture_output=True, text=True,
                           timeout=timeout)  # fmt: skip
 
@@ -167,6 +167,37 @@ def test_train_8xh100_gives_up_when_vllm_never_becomes_healthy(tmp_path):
                    timeout=30, VLLM_STARTUP_TIMEOUT="1")  # fmt: skip
     assert r.returncode != 0 and "VLLM_STARTUP_TIMEOUT" in r.stderr
     assert not (bin_dir.parent / "calls" / "accelerate.json").exists()  # training never started
+
+
+def test_train_on_four_gpus_serves_on_one_and_trains_on_three(tmp_path):
+    bin_dir = stub_bin(tmp_path)
+    r = run_script("train_8xh100.sh", [str(CONFIGS / "qwen3-1.7b" / "murphy_mars.yaml"), str(tmp_path / "out"),
+                                       "--set", "gradient_accumulation_steps=32", "steps_per_generation=32"],
+                   bin_dir, VLLM_GPUS="0", TRAIN_GPUS="1,2,3")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    serve, train = calls(bin_dir, "trl"), calls(bin_dir, "accelerate")
+    assert serve[serve.index("--tensor_parallel_size") + 1] == "1"
+    assert train[train.index("--num_processes") + 1] == "3"
+    assert train[-2:] == ["gradient_accumulation_steps=32", "steps_per_generation=32"]
+    r = run_script("train_8xh100.sh", [str(CONFIGS / "qwen3-1.7b" / "grpo.yaml"), str(tmp_path / "o2")], bin_dir)
+    assert calls(bin_dir, "accelerate")[calls(bin_dir, "accelerate").index("--num_processes") + 1] == "6"
+
+
+def test_launch_scripts_activate_the_venv_or_say_there_is_none(tmp_path):
+    bin_dir = stub_bin(tmp_path)
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "activate").write_text(f"export VIRTUAL_ENV={venv}\ntouch {tmp_path / 'activated'}\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "CONDA_PREFIX")}
+    args = ["bash", str(LAUNCH / "colocate_1gpu.sh"), str(CONFIGS / "qwen3-1.7b" / "grpo.yaml"), str(tmp_path / "o")]
+    r = subprocess.run(args, env={**env, "PATH": f"{bin_dir}:{env['PATH']}", "VENV": str(venv)}, capture_output=True,
+                       text=True, timeout=60)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "activated").exists()
+    r = subprocess.run(args, env={**env, "PATH": f"{bin_dir}:{env['PATH']}", "VENV": str(tmp_path / "none")},
+                       capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert r.returncode == 1 and r.stderr.strip().splitlines() == [
+        f"no venv at {tmp_path / 'none'}: create it (docs/gpu.md, Install), activate one, or set VENV=/path/to/venv"]
 
 
 # --- the dry run: one optimizer step of every recipe on CPU, tiny model of the same family, vLLM off --------------

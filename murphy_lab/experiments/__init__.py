@@ -11,6 +11,8 @@ experiments, run them, and hand the results to `tables`:
 
 Modules:
     plan       Experiment, run_key / train_key / code_version, plan, pruning_variants
+    checkpoints  run_label ("<model>/<method>/<variant>/seed<N>"), model_paths keys: one checkpoint per run
+    jobs       `python -m murphy_lab.experiments.jobs list|script|run`: one job per run (cluster arrays)
     store      RunResult, run_experiment, run_all / run_or_collect / collect, load_run, results_frame, metrics_frame
     dispatch   default_base_model / default_train / default_evaluate: the profile's base model, the method's entry
                (murphy_lab.methods: how it trains, how it is evaluated), the profile's benchmark tasks
@@ -25,6 +27,7 @@ Profiles (the defaults of every field) are `murphy_lab.profiles` (`get_profile`,
 training configs, recipes and prompt format are `murphy_lab.methods`. This package imports no baseline.
 """
 
+from murphy_lab.experiments.checkpoints import check_model_paths, given_checkpoint, run_label
 from murphy_lab.experiments.dispatch import default_base_model, default_evaluate, default_train
 from murphy_lab.experiments.plan import (
     PRUNINGS,
@@ -64,7 +67,8 @@ from murphy_lab.experiments.verdicts import budget_curves, budget_table, paired_
 
 __all__ = [
     "EVAL_COLUMNS", "PRUNINGS", "STAND_INS", "BaseModelFn", "EvaluateFn", "Experiment", "RunResult", "Session",
-    "TrainFn", "backend_functions", "budget_curves", "budget_table", "code_version", "collect", "default_base_model",
+    "TrainFn", "backend_functions", "budget_curves", "budget_table", "check_model_paths", "code_version", "collect",
+    "default_base_model", "given_checkpoint", "run_label",
     "default_cache_dir", "default_evaluate", "default_train", "load_run", "metrics_frame", "paired_verdicts", "plan",
     "pruning_label", "pruning_variants", "require_resources", "results_frame", "run_all", "run_experiment", "run_key",
     "run_or_collect", "setup", "stand_in_base_model", "stand_in_evaluate", "stand_in_train", "train_key",

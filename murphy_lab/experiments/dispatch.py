@@ -7,8 +7,9 @@ other functions (`base_model_fn`, `train_fn`, `evaluate_fn`; the tests and the s
   toy world's policy), `murphy_lab.profiles`;
 - training: the method's entry, `murphy_lab.methods.get_method(exp.method).train` — the trainer's methods (GRPO,
   GRPO-MT, MURPHY), µCode's and ReVeal's pipelines, each on the tasks `profiles.training_set` gives every method;
-- evaluation: Iter-k pass@1 (`murphy_lab.evaluate`) on the profile's benchmark tasks, in the experiment's prompt
-  format, under the scaffold the method's entry builds (its own by default: ReVeal's rounds for ReVeal).
+- evaluation: Iter-k pass@1 (`murphy_lab.evaluate`) on the profile's benchmark tasks (read from the data step's
+  local files when MURPHY_LAB_DATA is set: `benchmark_tasks_for`), in the experiment's prompt format, under the
+  scaffold the method's entry builds (its own by default: ReVeal's rounds for ReVeal).
 """
 
 from __future__ import annotations
@@ -22,7 +23,19 @@ from murphy_lab.executor import Executor
 from murphy_lab.experiments.plan import Experiment
 from murphy_lab.methods import get_method
 from murphy_lab.methods.formats import make_policy
-from murphy_lab.profiles import benchmark_tasks, get_profile
+from murphy_lab.methods.recipes import local_args
+from murphy_lab.profiles import BENCHMARK_LOADERS, benchmark_tasks, get_profile, load_tasks
+
+
+def benchmark_tasks_for(exp: Experiment, benchmark: str) -> list:
+    """The experiment's evaluation tasks of `benchmark`: `profiles.benchmark_tasks`, or, when the data step wrote
+    the benchmark under MURPHY_LAB_DATA, the same loader with the same arguments reading those local files."""
+    local = local_args(benchmark)
+    if not local:
+        return benchmark_tasks(exp.profile, benchmark, exp.n_eval_tasks)
+    args = {**dict(dict(get_profile(exp.profile).benchmark_args).get(benchmark, ())), **local}
+    tasks = load_tasks(BENCHMARK_LOADERS.get(benchmark, benchmark), **args)
+    return tasks[: exp.n_eval_tasks] if exp.n_eval_tasks else tasks
 
 
 def default_base_model(exp: Experiment, cache_dir: Path) -> str:
@@ -45,7 +58,7 @@ def default_evaluate(
     exp: Experiment, model_dir: str, benchmark: str, transcripts_path: str | None = None
 ) -> pd.DataFrame:
     """Iter-k pass@1 of `model_dir` on `benchmark` under the method's scaffold for this experiment."""
-    tasks = benchmark_tasks(exp.profile, benchmark, exp.n_eval_tasks)
+    tasks = benchmark_tasks_for(exp, benchmark)
     policy = make_policy(model_dir, exp)
     scaffold = get_method(exp.method).evaluation(exp)
     with Executor(**get_profile(exp.profile).executor) as executor:

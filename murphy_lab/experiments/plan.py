@@ -242,7 +242,7 @@ def require_resources(profile_name: str) -> None:
     if not torch.cuda.is_available():
         raise RuntimeError(
             f"profile={profile_name!r} trains 1.7B–7B models and needs CUDA GPUs (the paper used 8×H100: 2 for vLLM "
-            "rollouts, 6 for training; see docs/reproduce.md). This machine has none. Use profile='toy' on a CPU, "
+            "rollouts, 6 for training; see docs/gpu.md). This machine has none. Use profile='toy' on a CPU, "
             "or pass train=False with checkpoints trained elsewhere (evaluation still needs a GPU)."
         )
     refuse_overlap(profile_name)  # a training set that repeats a benchmark task (experiments.contamination)

@@ -3,6 +3,7 @@
     S = X.setup(profile, output_dir, cache_dir, train=train, from_cache_only=from_cache_only, backend=backend,
                 model_paths=model_paths, train_overrides=train_overrides, torch_threads=torch_threads)
     runs = S.run(S.plan(methods=methods, models=models, seeds=seeds, benchmarks=benchmarks))
+    S.check(S.plan(...))   # optional: one line per problem (data, models, GPUs, packages) before anything spins
 """
 
 from __future__ import annotations
@@ -39,6 +40,15 @@ class Session:
     def plan(self, **kw) -> list[Experiment]:
         """`plan(profile, ...)` with this session's backend and overrides."""
         return plan(self.profile, backend=self.backend, overrides=self.overrides, **kw)
+
+    def check(self, experiments: Iterable[Experiment], gpus: int | None = None) -> list[str]:
+        """The plan's problems before anything loads, one line each (`jobs.plan_problems`: training configs, data,
+        models, GPUs — `gpus` for another machine's —, vLLM / DeepSpeed, model_paths keys); printed and returned."""
+        from murphy_lab.experiments.jobs import plan_problems  # heavy (TRL, through the trainer's --check)
+
+        problems = plan_problems(list(experiments), gpus, self.run_kw.get("model_paths"), self.run_kw.get("cache_dir"))
+        print("\n".join(problems) if problems else "ok: no problem found before the runs start")
+        return problems
 
     def run(self, experiments: Iterable[Experiment]) -> list[RunResult]:
         """Train and evaluate what is not cached yet (or, with `from_cache_only`, only collect finished runs)."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import json
+import logging
 import shutil
 import time
 from collections.abc import Callable, Iterable
@@ -27,9 +28,14 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from murphy_lab.experiments import dispatch
+from murphy_lab.experiments.checkpoints import check_model_paths, given_checkpoint, run_label
 from murphy_lab.experiments.plan import Experiment, code_version, run_key, train_key
 from murphy_lab.experiments.standins import STAND_IN_FNS
 from murphy_lab.methods import get_method
+from murphy_lab.methods.formats import prompt_format, trained_format
+from murphy_lab.runfolder import recorded_config
+
+log = logging.getLogger(__name__)
 
 EVAL_COLUMNS = ("difficulty", "k", "pass@1", "std", "n_tasks")  # what `murphy_lab.evaluate.evaluate` returns
 
@@ -72,8 +78,9 @@ def run_experiment(
 
     `results_dir` is `results/<profile>`, `cache_dir` holds checkpoints (default: `<results_dir>/../../cache/<profile>`
     when `results_dir` sits under a `results/` folder, else `<results_dir>/cache`). With `train=False` a missing
-    checkpoint is an error naming where it was looked for. `model_paths` maps a model key (or "<model>/<method>") to an
-    existing base model or checkpoint, which then replaces building/training it.
+    checkpoint is an error naming where it was looked for. `model_paths` maps a model key to its base model and a
+    run label "<model>/<method>/<variant>/seed<N>" (or a train_key) to that run's checkpoint, which then replaces
+    building / training it (`murphy_lab.experiments.checkpoints`; `run_all` refuses a key serving several runs).
     """
     stand_in = any(fn in STAND_IN_FNS for fn in (train_fn, evaluate_fn, base_model_fn))
     if stand_in != (exp.backend == "stand-in"):
@@ -87,26 +94,29 @@ def run_experiment(
     base_model_fn = base_model_fn or dispatch.default_base_model
     model_paths = model_paths or {}
     info: dict = dict(code_version=code_version(), run_key=key, train_key=train_key(exp))
+    info["generation"] = prompt_format(exp)  # the same for the base and every trained model of the table
 
     t0 = time.perf_counter()
     base = model_paths.get(exp.model) or base_model_fn(exp, cache_dir)
+    if exp.model in model_paths:
+        info["base_source"] = f"model_paths[{exp.model!r}]"
     model_dir, metrics_path = str(base), None
     trains = get_method(exp.method).trains
     if trains:
-        given = model_paths.get(f"{exp.model}/{exp.method}")
+        given_key, given = given_checkpoint(exp, model_paths) or (None, None)
         ckpt = Path(given) if given else cache_dir / "checkpoints" / info["train_key"]
         if given:
-            info["trained"] = "given"
+            info.update(trained="given", model_source=f"model_paths[{given_key!r}]")
         elif (ckpt / "DONE").exists():
-            info["trained"] = "reused"
+            info.update(trained="reused", model_source=f"cache {ckpt}")
             done = Path((ckpt / "DONE").read_text().strip())  # the model folder the trainer returned
             ckpt = (
                 ckpt / done if (ckpt / done).exists() else done
             )  # relative to the checkpoint, or as written
         elif not train:
             raise FileNotFoundError(
-                f"train=False but no checkpoint for {exp.model}/{exp.method} (seed {exp.seed}, variant {exp.variant}) "
-                f"at {ckpt}; run with train=True or pass model_paths={{'{exp.model}/{exp.method}': '<dir>'}}"
+                f"train=False but no checkpoint for {run_label(exp)} at {ckpt}; run with train=True or pass "
+                f"model_paths={{'{run_label(exp)}': '<dir>'}}"
             )
         else:
             if ckpt.exists():  # an interrupted run: start clean
@@ -114,7 +124,7 @@ def run_experiment(
             ckpt.mkdir(parents=True)
             t1 = time.perf_counter()
             ckpt = Path(train_fn(exp, str(base), ckpt))
-            info.update(trained="now", train_s=round(time.perf_counter() - t1, 2))
+            info.update(trained="now", train_s=round(time.perf_counter() - t1, 2), model_source="trained here")
             root = cache_dir / "checkpoints" / info["train_key"]
             # relative to the checkpoint folder when inside it, so the cache can move (an absolute path stays one)
             inside = ckpt.resolve().is_relative_to(root.resolve())
@@ -122,6 +132,8 @@ def run_experiment(
                 str(ckpt.resolve().relative_to(root.resolve())) if inside else str(ckpt.resolve())
             )
         model_dir = str(ckpt)
+        if given:
+            _check_given_format(exp, Path(given), info)
         metrics_path = _find_metrics(Path(model_dir), cache_dir / "checkpoints" / info["train_key"])
 
     t2 = time.perf_counter()
@@ -190,6 +202,24 @@ def curve_points(exp: Experiment, ckpt_root: Path, metrics_path: Path | None, ev
     return pd.DataFrame(rows, columns=["step", "benchmark", "k", "pass@1", "runs", "n_tasks"])
 
 
+def _check_given_format(exp: Experiment, ckpt: Path, info: dict) -> None:
+    """A checkpoint trained elsewhere whose run folder records another prompt format or token budget than the
+    table's evaluation uses: warned about and written into done.json (`generation_differs`); it is evaluated at
+    the table's settings, as every other model of the table."""
+    for run in (ckpt, ckpt.parent):
+        cfg = recorded_config(run) if (run / "config.yaml").is_file() else None
+        if cfg is None:
+            continue
+        trained, used = trained_format(cfg), info["generation"]
+        differs = {k: {"recorded": trained[k], "used": used[k]} for k in used if trained[k] != used[k]}
+        if differs:
+            info["generation_differs"] = differs
+            log.warning("%s: the checkpoint %s was trained with %s; it is evaluated at the table's %s",
+                        run_label(exp), ckpt, {k: v["recorded"] for k, v in differs.items()},
+                        {k: v["used"] for k, v in differs.items()})  # fmt: skip
+        return
+
+
 def _slug(name: str) -> str:
     return "".join(c if c.isalnum() else "_" for c in name.lower())
 
@@ -243,6 +273,7 @@ def run_all(experiments: Iterable[Experiment], results_dir: str | Path, jobs: in
     checkpoint and run folder — and the base models are built once, here, before any run starts.
     """
     experiments = list(experiments)
+    check_model_paths(experiments, kwargs.get("model_paths"))  # one checkpoint per run, before anything runs
     todo = [e for e in experiments if not (Path(results_dir) / "runs" / run_key(e) / "done.json").exists()]
     if jobs <= 1 or len(todo) <= 1:
         done = []
@@ -256,7 +287,7 @@ def run_all(experiments: Iterable[Experiment], results_dir: str | Path, jobs: in
 
 
 def _label(exp: Experiment) -> str:
-    return f"{exp.model}/{exp.method}" + (f"/{exp.variant}" if exp.variant != "-" else "") + f"/seed{exp.seed}"
+    return run_label(exp)
 
 
 def _build_bases(todo: list[Experiment], results_dir, kwargs: dict) -> None:
@@ -353,7 +384,8 @@ def results_frame(runs: Iterable[RunResult]) -> pd.DataFrame:
         e = run.experiment
         cfg = dict(profile=e.profile, model=e.model, method=e.method, variant=e.variant, credit=e.credit,
                    gamma=e.gamma, pruning=e.pruning, backup_on=e.backup_on, scaffold=e.scaffold, seed=e.seed,
-                   backend=e.backend,
+                   backend=e.backend, run_label=run_label(e), trained=run.info.get("trained", "base"),
+                   model_source=run.info.get("model_source", run.info.get("base_source", "profile base model")),
                    run_key=run.key, code_version=run.info.get("code_version", ""))  # fmt: skip
         frames.append(run.results.assign(**cfg))
     if not frames:

@@ -7,6 +7,8 @@ which applies, in this order (later wins):
     2. the training set           profiles.training_set(exp.train_data): the same tasks for every method and seed
     3. the profile's executor     Profile.executor (local runs: one worker a run; runs go side by side)
     4. the paper recipe           reproduce/configs/<model>/<recipe>.yaml, for a profile with `recipes` (paper)
+       + local data               where the training set lives on this node: `task_args.source` from the data step's
+                                  manifest when MURPHY_LAB_DATA is set (`local_args`; where, never which tasks)
     5. the base model and seed    the experiment's
     6. the experiment's overrides the profile's `train_overrides` and the notebook's (only fields the config has)
 
@@ -21,6 +23,7 @@ experiment's `train_data` says (a recipe or an override that disagrees: the erro
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from collections.abc import Collection
@@ -37,6 +40,23 @@ from murphy_lab.profiles import get_profile, training_set
 REPO = Path(__file__).resolve().parents[2]
 RECIPE_DIRS = {"Qwen3-1.7B": "qwen3-1.7b", "Qwen3-4B": "qwen3-4b", "OLMo-2-7B": "olmo2-7b"}
 LAUNCH = REPO / "reproduce" / "configs" / "launch"
+DATA_ENV = "MURPHY_LAB_DATA"  # the folder `python -m murphy_lab.experiments.data` wrote (its manifest.json)
+MANIFEST = "manifest.json"
+WHERE_KEYS = ("source", "path")  # loader arguments that say where the rows are, never which tasks
+
+
+def local_args(dataset: str) -> dict:
+    """The loader arguments that read `dataset` (a `TRAIN_DATA` or benchmark name) from the local files of the data
+    step, as absolute paths, when MURPHY_LAB_DATA names a folder whose manifest holds it; else {}."""
+    root = os.environ.get(DATA_ENV)
+    if not root:
+        return {}
+    path = Path(root).expanduser() / MANIFEST
+    if not path.is_file():
+        raise FileNotFoundError(f"{DATA_ENV}={root!r} holds no {MANIFEST}; write it with "
+                                f"python -m murphy_lab.experiments.data --out {root}")  # fmt: skip
+    entry = json.loads(path.read_text())["datasets"].get(dataset)
+    return {k: str(Path(root).expanduser().resolve() / v) for k, v in entry["local"].items()} if entry else {}
 
 
 def recipe_path(exp: Any) -> Path:
@@ -69,6 +89,9 @@ def experiment_fields(exp: Any, base_model: str, *, length: str, accepts: Collec
         for name in ("method", "profile"):  # µCode's name its entry point; the experiment's profile is the one
             recipe.pop(name, None)
         fields.update(recipe)
+    local = local_args(exp.train_data)
+    if local:
+        fields["task_args"] = {**fields.get("task_args", {}), **local}
     fields.update(model=base_model, seed=exp.seed)
     fields.update({k: v for k, v in exp.overrides if accepts is None or k in accepts})
     return fields
@@ -80,7 +103,10 @@ def check_config(exp: Any, cfg: Any) -> None:
     check_prompt_format(exp, trained_format(cfg))
     want = training_set(exp.train_data)
     for name in ("tasks", "task_args"):
-        if getattr(cfg, name) != want[name]:
+        given = getattr(cfg, name)
+        if name == "task_args":  # where the rows are read from (the data step's files) is not which tasks
+            given = {k: v for k, v in given.items() if k not in WHERE_KEYS or k in want[name]}
+        if given != want[name]:
             raise ValueError(
                 f"{exp.model}/{exp.method}: training field {name}={getattr(cfg, name)!r} differs from the "
                 f"experiment's train_data={exp.train_data!r} ({want[name]!r}): every method trains on the tasks "

@@ -12,6 +12,7 @@
 # Usage: reproduce/configs/launch/colocate_1gpu.sh CONFIG.yaml OUTPUT_DIR [--resume] [--set FIELD=VALUE ...]
 # Your --set values win over this script's (they are appended after them in one --set list).
 set -euo pipefail
+source "$(dirname "$0")/venv.sh"  # the project's venv: .venv unless one is active (VENV=...)
 CONFIG=${1:?usage: colocate_1gpu.sh CONFIG.yaml OUTPUT_DIR [--resume] [--set FIELD=VALUE ...]}
 OUT=${2:?usage: colocate_1gpu.sh CONFIG.yaml OUTPUT_DIR [--resume] [--set FIELD=VALUE ...]}
 shift 2

@@ -7,12 +7,15 @@
 # `trl.vllm_max_model_length` (8192 for Qwen3, 4096 for OLMo-2-7B, whose config has 4,096 positions).
 # Usage: reproduce/configs/launch/vllm_serve_2gpu.sh MODEL [PORT] [MAX_MODEL_LEN]
 set -euo pipefail
+source "$(dirname "$0")/venv.sh"  # the project's venv: .venv unless one is active (VENV=...)
 MODEL=${1:?usage: vllm_serve_2gpu.sh MODEL [PORT] [MAX_MODEL_LEN]}
 PORT=${2:-8000}
 MAX_MODEL_LEN=${3:-4096}
-CUDA_VISIBLE_DEVICES=${VLLM_GPUS:-0,1} exec trl vllm-serve \
+VLLM_GPUS=${VLLM_GPUS:-0,1}
+TP=$(( $(tr -cd , <<< "$VLLM_GPUS" | wc -c) + 1 ))  # tensor parallel over every GPU of VLLM_GPUS (1 or 2)
+CUDA_VISIBLE_DEVICES=$VLLM_GPUS exec trl vllm-serve \
   --model "$MODEL" \
-  --tensor_parallel_size 2 \
+  --tensor_parallel_size "$TP" \
   --enable_prefix_caching true \
   --max_model_len "$MAX_MODEL_LEN" \
   --gpu_memory_utilization 0.9 \

@@ -1,0 +1,340 @@
+"""One job per run: list a reproduce notebook's runs, write a cluster array script for them, run one by its label.
+
+    python -m murphy_lab.experiments.jobs list   --profile paper --notebook main_table        # labels, keys, commands
+    python -m murphy_lab.experiments.jobs check  --profile paper --notebook main_table        # before any node starts
+    python -m murphy_lab.experiments.jobs script --profile paper --notebook main_table --out jobs/main_table.sh
+    sbatch jobs/main_table.sh                    # one array task per checkpoint, one node each (SLURM)
+    bash jobs/main_table.sh 3                    # task 3 on this machine; no index: every task in turn
+    python -m murphy_lab.experiments.jobs run    --profile paper --notebook main_table --key Qwen3-1.7B/murphy/mars/seed0
+
+A plan is the notebook's (`notebook_plan`: the same `plan(...)` calls as reproduce/<notebook>.py at its default
+parameters, with `--methods / --models / --seeds / --set` standing for the notebook's `methods`, `models`, `seeds`
+and `train_overrides`), so a job writes the run folder the notebook looks for: `<output-dir>/<profile>/runs/<run_key>`
+(default `reproduce/results`, the notebooks' `results` under `make`'s `--cwd reproduce`) and its checkpoint under
+`<cache-dir>/<profile>/checkpoints/<train_key>`. The notebook then tabulates what the jobs wrote: run it as usual
+(finished runs are never recomputed) or with `-p from_cache_only True`. Run keys hold the code version (the git
+commit): the jobs and the notebook must run the same checkout (or pin MURPHY_LAB_CODE_VERSION).
+
+A run is addressed by its label `<model>/<method>/<variant>/seed<N>` (`checkpoints.run_label`), its run_key or its
+train_key. The array script activates the venv (`<venv>/bin/activate`, default `.venv`) and starts the runs in
+plan order; on a GPU node a paper run launches its recipe on the node's GPUs (`methods.recipes.launch`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import shlex
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import torch
+import yaml
+
+from murphy_lab import cli
+from murphy_lab.config import MurphyConfig
+from murphy_lab.credit import credit_rule
+from murphy_lab.experiments.checkpoints import check_model_paths, run_label
+from murphy_lab.experiments.dispatch import default_base_model
+from murphy_lab.experiments.plan import Experiment, plan, pruning_variants, run_key, train_key
+from murphy_lab.experiments.standins import backend_functions
+from murphy_lab.experiments.store import RunResult, run_experiment
+from murphy_lab.methods import get_method
+from murphy_lab.methods.recipes import REPO, experiment_fields, local_args
+from murphy_lab.profiles import BENCHMARK_LOADERS, get_profile
+from murphy_lab.suggest import did_you_mean
+from murphy_lab.train import check, data_problem
+
+NOTEBOOKS = ("main_table", "ablation_credit", "ablation_pruning", "cross_scaffold", "lcb_difficulty")
+
+
+def notebook_plan(notebook: str, profile: str, *, backend: str = "real", methods: Sequence[str] | None = None,
+                  models: Sequence[str] | None = None, seeds: Sequence[int] | None = None,
+                  train_overrides: dict | None = None) -> list[Experiment]:  # fmt: skip
+    """The experiments reproduce/<notebook>.py plans at its default parameters ("all": every notebook's, once).
+    `methods` / `models` / `seeds` / `train_overrides` are the notebook's parameters of those names."""
+    if notebook == "all":
+        out = [e for nb in NOTEBOOKS for e in notebook_plan(nb, profile, backend=backend, methods=methods,
+                                                            models=models, seeds=seeds,
+                                                            train_overrides=train_overrides)]  # fmt: skip
+        return list(dict.fromkeys(out))
+    if notebook not in NOTEBOOKS:
+        raise ValueError(f"--notebook must be one of {[*NOTEBOOKS, 'all']}, got {notebook!r}")
+    prof = get_profile(profile)
+    overrides = prof.train_overrides + tuple(
+        sorted((train_overrides or {}).items())
+    )  # as `setup` orders them
+    kw = dict(backend=backend, overrides=overrides, seeds=seeds)
+    paper = profile == "paper"
+    if notebook == "main_table":
+        return plan(profile, methods=methods, models=models, **kw)
+    if notebook == "ablation_credit":
+        variants = [{"credit": c, "gamma": float(g)} for c in ("mars", "mers")
+                    for g in ((0.9, 1.0) if credit_rule(c).discounted else (1.0,))]  # fmt: skip
+        return plan(profile, methods=methods or ["murphy"], models=models or (["Qwen3-1.7B"] if paper else None),
+                    variants=variants, **kw)  # fmt: skip
+    if notebook == "ablation_pruning":
+        return plan(profile, methods=methods or ["murphy"], models=models or (["Qwen3-1.7B"] if paper else None),
+                    variants=pruning_variants(("none", "intrap", "interp"), ("full", "pruned")), **kw)  # fmt: skip
+    three = methods or ["base", "grpo_mt", "murphy"]
+    if notebook == "cross_scaffold":
+        return [
+            e for sc in prof.scaffolds for e in plan(profile, methods=three, models=models, scaffold=sc, **kw)
+        ]
+    bench = "LCB-v6" if paper else prof.benchmarks[0]  # lcb_difficulty
+    return plan(
+        profile, methods=three, models=models or (["Qwen3-4B"] if paper else None), benchmarks=[bench], **kw
+    )
+
+
+def find_run(experiments: Sequence[Experiment], key: str) -> Experiment:
+    """The experiment a label, run_key or train_key names (a train_key shared by several scaffolds' runs, or a
+    label shared by several runs of a cross-scaffold plan, is refused: give the run_key)."""
+    hits = [e for e in experiments if key in (run_label(e), run_key(e), train_key(e))]
+    if len(hits) == 1:
+        return hits[0]
+    if not hits:
+        raise ValueError(f"--key {key!r} names no run of this plan{did_you_mean(key, [run_label(e) for e in experiments])}"
+                         "; `jobs list` prints them")  # fmt: skip
+    raise ValueError(f"--key {key!r} names {len(hits)} runs of this plan (other scaffolds or benchmarks); give "
+                     f"one of their run keys: {', '.join(run_key(e) for e in hits)}")  # fmt: skip
+
+
+def _unique_key(exp: Experiment, experiments: Sequence[Experiment]) -> str:
+    """The run's label when it names only this run in the plan, else its run_key."""
+    label = run_label(exp)
+    return label if sum(run_label(e) == label for e in experiments) == 1 else run_key(exp)
+
+
+def _plan_args(a: argparse.Namespace) -> list[str]:
+    """The options that define the plan, as a `run` command repeats them."""
+    args = ["--profile", a.profile, "--notebook", a.notebook, "--backend", a.backend,
+            "--output-dir", a.output_dir, "--cache-dir", a.cache_dir]  # fmt: skip
+    for name in ("methods", "models", "seeds"):
+        if getattr(a, name):
+            args += [f"--{name}", *map(str, getattr(a, name))]
+    if a.set:
+        args += ["--set", *a.set]
+    if not a.train:
+        args += ["--no-train"]
+    for item in a.model_path:
+        args += ["--model-path", item]
+    return args
+
+
+def run_command(a: argparse.Namespace, key: str) -> str:
+    return shlex.join(["python", "-m", "murphy_lab.experiments.jobs", "run", *_plan_args(a), "--key", key])
+
+
+def plan_problems(experiments: Sequence[Experiment], gpus: int | None = None, model_paths: dict | None = None,
+                  cache_dir: Path | None = None) -> list[str]:  # fmt: skip
+    """Every problem of a plan found before a node starts, one line each, deduplicated: each trained run's
+    training config (`murphy_lab.train.check`: fields, data, model, GPUs, vLLM / DeepSpeed), each benchmark's data,
+    and a `model_paths` key that would serve several runs. Nothing is loaded or built (a profile that builds its
+    base model, smoke or toy, is checked with the profile's own)."""
+    problems: list[str] = []
+    try:
+        check_model_paths(experiments, model_paths)
+    except ValueError as err:
+        problems.append(str(err))
+    model_paths = model_paths or {}
+    for name in sorted({e.profile for e in experiments}):
+        prof = get_profile(name)
+        have = torch.cuda.device_count() if gpus is None else gpus
+        if prof.needs_gpu and have < 1:
+            problems.append(f"GPUs: the {name} profile trains and evaluates on CUDA GPUs and this machine has none "
+                            "(use --gpus N to check for a GPU node; docs/gpu.md)")  # fmt: skip
+        if prof.use_vllm and importlib.util.find_spec("vllm") is None:
+            problems.append(f"vllm: the {name} profile evaluates with vLLM and it is not installed; install the gpu "
+                            "extra: .venv/bin/pip install -e '.[gpu]'")  # fmt: skip
+    for exp in experiments:
+        prof = get_profile(exp.profile)
+        if get_method(exp.method).trains:
+            base = model_paths.get(exp.model) or (
+                "" if prof.build else default_base_model(exp, cache_dir or Path())
+            )
+            try:
+                cfg = _config(exp, base)
+            except (ValueError, FileNotFoundError) as err:
+                problems.append(f"{run_label(exp)}: {str(err).splitlines()[0]}")
+                continue
+            local = f"models/{base.split('/')[-1]}"  # a plan takes a downloaded model through model_paths
+            problems += [line.replace(f"set model={local}", f"pass --model-path {exp.model}={local} (model_paths)")
+                         for line in check(cfg, gpus)]  # fmt: skip
+        for bench in exp.benchmarks:
+            loader = BENCHMARK_LOADERS.get(bench, bench)
+            if loader in ("toy", "smoke"):
+                continue
+            args = {**dict(dict(prof.benchmark_args).get(bench, ())), **local_args(bench)}
+            line = data_problem(loader, args)
+            if line:
+                problems.append(line.replace("tasks:", f"benchmark {bench}:", 1))
+    return list(dict.fromkeys(problems))
+
+
+def _config(exp: Experiment, base: str):
+    """The method's training config, built without its final `validate()` (check() validates and reports)."""
+    method = get_method(exp.method)
+    try:
+        return method.config(exp, base)
+    except ValueError as err:
+        text = str(err)
+        if not text.startswith(
+            ("use_vllm:", "bf16:", "model:")
+        ):  # GPU fields: check() counts the target's GPUs
+            raise
+    fields = experiment_fields(exp, base, length="max_completion_length")
+    known = {k: v for k, v in fields.items() if k in MurphyConfig.__dataclass_fields__}
+    return MurphyConfig.from_dict({**known, "profile": exp.profile})
+
+
+def job_groups(experiments: Sequence[Experiment]) -> list[list[Experiment]]:
+    """The array's tasks: the runs that share a checkpoint (one train_key: the same training evaluated under other
+    scaffolds or benchmarks, the ablations' MaRS rows) go in one task, in plan order, so two nodes never train the
+    same checkpoint folder at once; every other run (the base model's evaluations) is a task of its own."""
+    groups: dict[object, list[Experiment]] = {}
+    for i, exp in enumerate(experiments):
+        groups.setdefault(train_key(exp) or i, []).append(exp)
+    return list(groups.values())
+
+
+def write_script(path: str | Path, experiments: Sequence[Experiment], a: argparse.Namespace) -> Path:
+    """A bash script that is a SLURM array (one task per checkpoint, `job_groups`; `#SBATCH --array=0-(N-1)`) and a
+    plain loop: `bash it N` runs task N, `bash it` every task in turn. It activates the venv and `cd`s into the
+    checkout."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    groups = job_groups(experiments)
+    tasks = [" ".join(_unique_key(e, experiments) for e in group) for group in groups]
+    gpus = 8 if get_profile(a.profile).needs_gpu else 0
+    logs = Path(a.logs)
+    written_by = shlex.join(["python", "-m", "murphy_lab.experiments.jobs", "script", *_plan_args(a), "--out",
+                             str(path)])  # fmt: skip
+    node = (
+        [f"#SBATCH --gpus-per-node={gpus}", "#SBATCH --exclusive"] if gpus else ["#SBATCH --cpus-per-task=2"]
+    )
+    lines = [
+        "#!/usr/bin/env bash",
+        f"#SBATCH --job-name=murphy-{a.profile}-{a.notebook}",
+        f"#SBATCH --array=0-{len(tasks) - 1}",
+        "#SBATCH --nodes=1",
+        *node,
+        f"#SBATCH --output={logs}/%x-%A_%a.out",
+        f"# {len(experiments)} runs of reproduce/{a.notebook} on the {a.profile} profile in {len(tasks)} array tasks,",
+        "# one node each; the runs of one checkpoint (train_key) share a task. Written by:",
+        f"# {written_by}",
+        "# bash this-script N: run task N here; bash this-script: every task in turn.",
+        "set -euo pipefail",
+        f"cd {shlex.quote(str(Path(a.repo).resolve()))}",
+        f"source {shlex.quote(a.venv)}/bin/activate  # the project's venv: python, accelerate, trl",
+        f"mkdir -p {shlex.quote(str(logs))}",
+        "TASKS=(",
+        *[
+            f"  {shlex.quote(t)}  # {i}: {', '.join(run_label(e) for e in g)}"
+            for i, (t, g) in enumerate(zip(tasks, groups))
+        ],  # fmt: skip
+        ")",
+        "run() {",
+        "  for key in ${TASKS[$1]}; do",
+        "    python -m murphy_lab.experiments.jobs run " + shlex.join(_plan_args(a)) + ' --key "$key"',
+        "  done",
+        "}",
+        'if [[ -n "${SLURM_ARRAY_TASK_ID:-}" ]]; then run "$SLURM_ARRAY_TASK_ID"',
+        'elif [[ $# -ge 1 ]]; then run "$1"',
+        'else for i in "${!TASKS[@]}"; do run "$i"; done',
+        "fi",
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    path.chmod(0o755)
+    return path
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m murphy_lab.experiments.jobs", description=__doc__.split("\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    p.add_argument("action", choices=("list", "check", "script", "run"))
+    p.add_argument("--profile", default="paper", help="smoke | toy | toy-full | paper (default: paper)")
+    p.add_argument(
+        "--notebook", default="main_table", help=f"{' | '.join(NOTEBOOKS)} | all (default: main_table)"
+    )
+    p.add_argument("--methods", nargs="*", help="the notebook's `methods` (default: its own)")
+    p.add_argument("--models", nargs="*", help="the notebook's `models`")
+    p.add_argument("--seeds", nargs="*", type=int, help="the notebook's `seeds`")
+    p.add_argument(
+        "--set", nargs="*", default=[], metavar="FIELD=VALUE", help="the notebook's `train_overrides`"
+    )
+    p.add_argument("--backend", default="real", help="real | stand-in (fake numbers: pipeline tests only)")
+    p.add_argument("--output-dir", default="reproduce/results", help="run records go to <it>/<profile>/runs/")
+    p.add_argument(
+        "--cache-dir", default="reproduce/cache", help="checkpoints go to <it>/<profile>/checkpoints/"
+    )
+    p.add_argument(
+        "--no-train", dest="train", action="store_false", help="evaluate existing checkpoints only"
+    )
+    p.add_argument("--model-path", nargs="*", default=[], metavar="KEY=PATH",
+                   help="a checkpoint trained elsewhere, keyed by model or run label (model_paths)")  # fmt: skip
+    p.add_argument("--key", help="run: the run's label, run_key or train_key")
+    p.add_argument("--out", help="script: the script's path")
+    p.add_argument("--venv", default=".venv", help="script: the venv to activate (default: .venv)")
+    p.add_argument(
+        "--repo", default=str(REPO), help="script: the checkout the jobs run in (default: this one)"
+    )
+    p.add_argument("--logs", default="jobs/logs", help="script: SLURM log folder (relative to --repo)")
+    p.add_argument("--gpus", type=int, help="check: the GPUs of a node (default: this machine's)")
+    return p
+
+
+def _key_values(items: Sequence[str], what: str) -> dict:
+    out = {}
+    for item in items:
+        if "=" not in item:
+            raise ValueError(f"{what} expects NAME=VALUE, got {item!r}")
+        k, v = item.split("=", 1)
+        out[k.strip()] = yaml.safe_load(v) if what == "--set" else v
+    return out
+
+
+def main(argv: list[str] | None = None) -> list[Experiment] | RunResult | Path:
+    a = parser().parse_args(argv)
+    overrides, model_paths = _key_values(a.set, "--set"), _key_values(a.model_path, "--model-path")
+    experiments = notebook_plan(a.notebook, a.profile, backend=a.backend, methods=a.methods, models=a.models,
+                                seeds=a.seeds, train_overrides=overrides)  # fmt: skip
+    if a.action == "list":
+        for i, e in enumerate(experiments):
+            key = _unique_key(e, experiments)
+            print(f"{i:3d}  {run_label(e):42s}  run_key {run_key(e)}  train_key {train_key(e) or '-':16s}  "
+                  f"scaffold {e.scaffold}  benchmarks {','.join(e.benchmarks)}")  # fmt: skip
+            print(f"     {run_command(a, key)}")
+        print(f"{len(experiments)} runs; write them as an array script with `jobs script --out FILE`")
+        return experiments
+    if a.action == "check":
+        problems = plan_problems(experiments, a.gpus, model_paths, Path(a.cache_dir) / a.profile)
+        for line in problems:
+            print(line)
+        if problems:
+            raise SystemExit(2)
+        print(f"ok: the {len(experiments)} runs of {a.notebook} on {a.profile} pass the checks")
+        return experiments
+    if a.action == "script":
+        if not a.out:
+            raise ValueError("script needs --out FILE")
+        path = write_script(a.out, experiments, a)
+        print(f"wrote {path}: {len(experiments)} runs in {len(job_groups(experiments))} array tasks (sbatch {path}, "
+              f"or bash {path} [INDEX])")  # fmt: skip
+        return path
+    if not a.key:
+        raise ValueError("run needs --key (a label from `jobs list`, a run_key or a train_key)")
+    exp = find_run(experiments, a.key)
+    check_model_paths(experiments, model_paths)
+    _, fns = backend_functions(a.backend)
+    result = run_experiment(exp, Path(a.output_dir) / a.profile, Path(a.cache_dir) / a.profile, train=a.train,
+                            model_paths=model_paths, **fns)  # fmt: skip
+    state = "already finished" if result.cached else "finished"
+    print(f"{run_label(exp)}: {state} -> {result.path}")
+    sys.stdout.flush()
+    return result
+
+
+if __name__ == "__main__":
+    cli.run(main)
