@@ -31,7 +31,8 @@ GPU_TRANSFORMERS := $(shell grep -o '"transformers==[0-9.]*"' pyproject.toml | t
 GPU_STAMP := $(GPU_VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 GPU_TESTS := tests/test_trainer.py tests/test_trainer_padding.py tests/test_prefix.py tests/test_recipes.py \
 	tests/test_train_cli.py tests/test_config.py tests/test_own_tasks_cli.py tests/test_policy.py \
-	tests/test_gpu_check.py tests/test_mucode.py tests/test_reveal.py tests/test_evaluate.py tests/test_runfolder.py
+	tests/test_gpu_check.py tests/test_mucode.py tests/test_reveal.py tests/test_evaluate.py tests/test_runfolder.py \
+	tests/test_check.py tests/test_eval_callback.py tests/test_eval_settings.py
 
 $(GPU_STAMP): pyproject.toml
 	test -n "$(GPU_TRANSFORMERS)" || { echo "no transformers==X pin in pyproject.toml's gpu extra"; exit 1; }

@@ -47,7 +47,7 @@ cache_dir = "cache"  # checkpoints (large, git-ignored) go to <cache_dir>/<profi
 train = True  # False: evaluate existing checkpoints only (missing ones are an error that says where it looked)
 from_cache_only = False  # True: build the tables from finished runs alone; nothing is trained or evaluated
 backend = "real"  # "stand-in": fake train/evaluate that only exercise the pipeline (numbers are NOT measurements)
-model_paths = {}  # {"Qwen3-1.7B": "/ckpt/base", "Qwen3-1.7B/murphy": "/ckpt/murphy"}: use these models as they are
+model_paths = {}  # {"Qwen3-1.7B": "/ckpt/base", "Qwen3-1.7B/murphy/mars/seed0": "/ckpt/murphy-s0"}: a base model per model key, one checkpoint per run label (`python -m murphy_lab.experiments.jobs list` prints them); used as they are
 train_overrides = {}  # trainer-config fields on top of the profile's, e.g. {"max_steps": 20} (part of the run keys)
 torch_threads = 1
 
@@ -143,6 +143,7 @@ print(tables[0].to_markdown())
 # - `results/<profile>/main_table.md` holds our table, the paper's, and the matching cells with their difference.
 # - µCode and ReVeal train with their own pipelines (`murphy_lab.baselines.mucode`, `.reveal`: each method is one
 #   entry of `murphy_lab.methods`) on the same training tasks as every column; µCode is evaluated with the Reflexion
-#   scaffold, ReVeal in its own rounds. The toy demo leaves them out by default (the table's notes say why).
+#   scaffold, ReVeal in its tagged rounds with the same public-test feedback (its own loop: scaffold "reveal-own"). The toy demo leaves them out by default (the table's notes say why).
 # - Rebuild from the cache alone with `-p from_cache_only True`; evaluate checkpoints trained elsewhere with
-#   `-p train False -p model_paths '{"Qwen3-1.7B/murphy": "/path"}'`.
+#   `-p train False -p model_paths '{"Qwen3-1.7B/murphy/mars/seed0": "/path", ...}'` (one checkpoint per run label:
+#   `python -m murphy_lab.experiments.jobs list` prints them).

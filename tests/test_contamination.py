@@ -105,3 +105,12 @@ def test_a_kodcode_row_that_copies_a_humaneval_docstring_is_caught_and_the_sampl
     assert [(p["train_id"], p["eval_id"], p["kind"]) for p in report.pairs] == [
         ("kodcode/Copy_1_C", "HumanEval/7", "statement-contained")
     ]
+
+
+def test_setup_writes_the_overlap_report_beside_the_tables(tmp_path):
+    from murphy_lab import experiments as X
+
+    s = X.setup("toy", tmp_path / "results", tmp_path / "cache", train=False, torch_threads=None)
+    assert (s.out / "contamination.md").exists() and (s.out / "contamination.json").exists()
+    collected = X.setup("smoke", tmp_path / "r2", tmp_path / "c2", from_cache_only=True, torch_threads=None)
+    assert not (collected.out / "contamination.md").exists()  # only collecting: nothing is checked or written

@@ -117,6 +117,15 @@ def test_main_table_notes_label_what_the_paper_does_not_state():
     assert any("full MBPP's test split (500 tasks)" in n and "release v6" in n for n in comp.notes)
 
 
+def test_main_table_notes_say_how_reveal_and_livecodebench_were_scored():
+    agg = T.aggregate(results([("Qwen3-4B", m, "LCB-v6", "hard", 1, 0, 12.0) for m in ("reveal", "murphy")]))
+    notes = T.main_tables(agg)[0].notes
+    assert any(n.startswith("ReVeal: evaluated in its tagged rounds with the same public-test feedback") for n in notes)
+    assert any(n.startswith("LiveCodeBench runs as lcb_runner runs it") and "1 GB" in n for n in notes)
+    toy = T.main_tables(T.aggregate(results([("toy", "murphy", "toy", "all", 1, 0, 10.0)])))[0].notes
+    assert not any("lcb_runner" in n or n.startswith("ReVeal: evaluated") for n in toy)
+
+
 def test_main_table_says_when_nothing_matches_the_paper():
     agg = T.aggregate(results([("toy", "murphy", "toy", "all", 1, 0, 10.0)]))
     comp = T.main_tables(agg)[2]

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import murphy_lab
 from murphy_lab.credit import CREDIT_RULES, credit_rule
-from murphy_lab.experiments.contamination import refuse_overlap
+from murphy_lab.experiments.contamination import ContaminationReport, refuse_overlap
 from murphy_lab.methods import METHODS, SAMPLE_REFERENCE, get_method
 from murphy_lab.profiles import TRAIN_DATA, get_profile
 
@@ -233,10 +233,11 @@ def plan(
     return list(dict.fromkeys(out))  # drop duplicates, keep order
 
 
-def require_resources(profile_name: str) -> None:
-    """Fail early, with the reason, when the machine cannot run this profile (the paper profile needs CUDA)."""
+def require_resources(profile_name: str) -> ContaminationReport | None:
+    """Fail early, with the reason, when the machine cannot run this profile (the paper profile needs CUDA, and
+    refuses a training set that overlaps its benchmarks); returns the overlap report where one was made."""
     if not get_profile(profile_name).needs_gpu:
-        return
+        return None
     import torch  # heavy: only the GPU profile asks
 
     if not torch.cuda.is_available():
@@ -245,4 +246,4 @@ def require_resources(profile_name: str) -> None:
             "rollouts, 6 for training; see docs/gpu.md). This machine has none. Use profile='toy' on a CPU, "
             "or pass train=False with checkpoints trained elsewhere (evaluation still needs a GPU)."
         )
-    refuse_overlap(profile_name)  # a training set that repeats a benchmark task (experiments.contamination)
+    return refuse_overlap(profile_name)  # a training set that repeats a benchmark task (experiments.contamination)

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from murphy_lab.experiments.contamination import check_profile, write_report
 from murphy_lab.experiments.plan import Experiment, code_version, plan, require_resources
 from murphy_lab.experiments.standins import backend_functions
 from murphy_lab.experiments.store import RunResult, run_or_collect
@@ -69,12 +70,13 @@ def setup(
     torch_threads: int | None = 1,
     jobs: int | None = None,
 ) -> Session:
-    """Check the machine (the paper profile stops here, with the reason, without CUDA; not when only collecting),
+    """Check the machine (the paper profile stops here, with the reason, without CUDA or on a training set that
+    overlaps its benchmarks; not when only collecting), write the training/evaluation overlap report
+    (`contamination.md` / `.json`) into the results folder,
     set torch's CPU threads, and resolve the notebook's parameters into a `Session`; prints one summary line.
     `jobs`: runs side by side (None: the profile's `jobs`, at most one per CPU core)."""
     get_profile(profile)  # an unknown profile is an error naming the known ones
-    if not from_cache_only:
-        require_resources(profile)
+    report = None if from_cache_only else require_resources(profile)
     if torch_threads:
         import torch  # heavy: imported only to set its threads
 
@@ -85,6 +87,8 @@ def setup(
     jobs = max(1, min(jobs or get_profile(profile).jobs, os.cpu_count() or 1))
     session = Session(profile, backend, Path(output_dir) / profile, overrides, from_cache_only, run_kw, jobs,
                       torch_threads or 1)
+    if not from_cache_only and backend == "real":  # the overlap report beside the tables (experiments.contamination)
+        write_report(report or check_profile(profile), session.out)
     print(f"profile={profile}  backend={backend}  jobs={jobs}  results -> {session.out}  "
           f"code version {code_version()}")
     return session

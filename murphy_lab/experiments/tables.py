@@ -162,6 +162,14 @@ def main_tables(
     if "mucode" in ran:
         notes.append("µCode: the plain Iter-k pass@1 of its trained generator under the same scaffold, without its "
                      "verifier's best-of-N (the paper does not say which it reports; docs/evaluation.md).")
+    if "reveal" in ran:
+        notes.append("ReVeal: evaluated in its tagged rounds with the same public-test feedback as every other column "
+                     "(scaffold 'reveal'); its own loop, with feedback on its own tests only, is scaffold "
+                     "'reveal-own' (docs/reveal.md), not a column of this table.")
+    if not agg.empty and agg["benchmark"].astype(str).str.startswith("LCB").any():
+        notes.append("LiveCodeBench runs as lcb_runner runs it (docs/evaluation.md's rule table); stated differences: "
+                     "1 GB of memory per program, module loading inside the first test's 6 s, a fresh process per "
+                     "test, and our prompt is not lcb_runner's.")
     if any(c.endswith("@samples") for c in cols):
         notes.append("(sample-matched): the baseline trained with as many sampled sequences per task as MURPHY's run "
                      "(more chains per task, same steps and tasks); the budget table gives each row's spend.")
