@@ -24,6 +24,7 @@ import fcntl
 import gc
 import importlib
 import importlib.util
+import itertools
 import json
 import linecache
 import os
@@ -95,19 +96,12 @@ _OPS = {
     "getattr": getattr,
     "setattr": setattr,
     "delattr": delattr,
-    "getitem": lambda o, k: o[k],
-    "setitem": lambda o, k, v: o.__setitem__(k, v),
-    "delitem": lambda o, k: o.__delitem__(k),
-    "len": len,
-    "iter": iter,
-    "next": next,
-    "contains": lambda o, x: x in o,
-    "bool": bool,
-    "str": str,
-    "repr": repr,
-}
+}  # all a test may do to a reference but call it
 
 
+_ITERATOR_MODULES = frozenset(
+    {"builtins", "itertools"}
+)  # whose iterator types cross drained (map, zip, chain...)
 _REFERENCED = frozenset({types.FunctionType, types.MethodType})  # the common references, encoded straight
 
 
@@ -121,8 +115,8 @@ class _Stays:
 
 
 def reference(objects: dict, x, note: str = "") -> tuple:
-    """(id, type name, repr text, note, whether its class is a C type) of `x`, kept alive in `objects` so that its
-    id stays its own."""
+    """(id, type name, repr text, note, whether it is callable) of `x`, kept alive in `objects` so that its id stays
+    its own."""
     objects[id(x)] = x
     t = type(x)
     if t is int:  # only an int too large to cross comes here
@@ -132,22 +126,7 @@ def reference(objects: dict, x, note: str = "") -> tuple:
             text = repr(x)[:REPR_CHARS]
         except Exception:  # noqa: BLE001 - a broken __repr__ is the program's
             text = f"<{t.__name__} object>"
-    return (id(x), str(t.__name__)[:100], text if type(text) is str else "", note, _c_type(t))
-
-
-def _c_type(t: type) -> bool:
-    """A class with no Python-level methods anywhere in its MRO (e.g. `re.Match`)."""
-    known = _C_TYPES.get(id(t))
-    if known is None:
-        try:
-            known = not any(type(v) is types.FunctionType for c in t.__mro__ for v in vars(c).values())
-        except Exception:  # noqa: BLE001
-            known = False
-        _C_TYPES[id(t)] = known  # the program process keeps its types alive (its references hold them)
-    return known
-
-
-_C_TYPES: dict[int, bool] = {}
+    return (id(x), str(t.__name__)[:100], text if type(text) is str else "", note, callable(x))
 
 
 class ProgramSide:
@@ -156,8 +135,8 @@ class ProgramSide:
     Requests (`wire` messages): ``N`` (names) -> the values of those of the program's globals it defines; ``C``
     (reference, args, kwargs) -> (the call's result, the new state of list/dict/set arguments it changed); ``O``
     (reference, operation, args) -> (the result, None). The reply ``V`` carries a value, ``E`` an exception (the
-    load's, to every ``N`` request, when loading the program raised). This side sends nothing else, ever: how it
-    ended, the kernel tells the server."""
+    load's, to every ``N`` request, when loading the program raised; a call's `SystemExit` too, as a test in the
+    same process would see it). This side sends nothing else, ever: how it ended, the kernel tells the server."""
 
     def __init__(self, fd: int, namespace: dict, load_error: BaseException | None):
         self.fd, self.namespace, self.load_error = fd, namespace, load_error
@@ -173,9 +152,7 @@ class ProgramSide:
                 _exit(0)
             try:
                 reply = b"V", self.reply(self.perform(kind, self.decoder.decode(payload)))
-            except SystemExit as e:
-                _exit(exit_status(e))
-            except BaseException as e:  # noqa: BLE001 - the program's exception is the reply
+            except BaseException as e:  # noqa: BLE001 - the program's exception (SystemExit too) is the reply
                 if _isinstance(e, MemoryError):
                     _room()
                 reply = b"E", self.error(e)
@@ -200,9 +177,18 @@ class ProgramSide:
         return wire.encode(value, self._reference, _REFERENCED)
 
     def _reference(self, encoder, x, depth: int) -> None:
-        """What is not plain data stays here and crosses as a reference (``R``: id, type name, repr text)."""
+        """What is not plain data stays here and crosses as a reference (``R``: id, type name, repr text); a
+        generator or an iterator of the builtins or itertools crosses as the iterator of its items (``j``), drained
+        here (the test side iterates nothing of the program's), as many as a list may have."""
+        t = type(x)
+        if t is types.GeneratorType or (t.__module__ in _ITERATOR_MODULES and hasattr(t, "__next__")):
+            items = list(itertools.islice(x, wire.MAX_ITEMS + 1))
+            if len(items) <= wire.MAX_ITEMS:
+                encoder.out += b"j"
+                return encoder.value(items, depth + 1)
+            raise wire.Refused(f"an iterator of more than {wire.MAX_ITEMS:,} items")
         encoder.out += b"R"
-        if type(x) is _Stays:
+        if t is _Stays:
             return encoder.value(reference(self.objects, x.obj, x.note), depth + 1)
         encoder.value(reference(self.objects, x), depth + 1)
 
@@ -253,7 +239,9 @@ def warm_up(rounds: int = 200) -> None:
         side.reply(side.perform(b"N", side.decoder.decode(wire.encode(("f", "v", "g")))))
         call = wire.encode((target, ([3, 1, 2], 2), {"c": 0}), home)
         side.reply(side.perform(b"C", side.decoder.decode(call)))
-        side.reply(side.perform(b"O", side.decoder.decode(wire.encode((target, "getattr", ("__name__",)), home))))
+        side.reply(
+            side.perform(b"O", side.decoder.decode(wire.encode((target, "getattr", ("__name__",)), home)))
+        )
         side.error(ValueError("warm"))
     sys.modules.pop("_murphy_warm", None)
     linecache.cache.pop(PROGRAM_FILE, None)
@@ -331,7 +319,9 @@ def run_script(prelude, code, program: str) -> None:
         e = e.with_traceback(e.__traceback__.tb_next)  # from the program's own frame on
         try:  # the default hook, in Python (it reads the program's lines from linecache, as python would from disk)
             hook = sys.excepthook
-            hook(type(e), e, e.__traceback__) if hook is not sys.__excepthook__ else traceback.print_exception(e)
+            hook(
+                type(e), e, e.__traceback__
+            ) if hook is not sys.__excepthook__ else traceback.print_exception(e)
         except BaseException:  # noqa: BLE001
             pass
     _exit(_shut_down(module, status))
@@ -438,7 +428,9 @@ class Server:
             except (EOFError, ConnectionError, OSError):
                 return
             op = body[:1]
-            if op == b"A" and len(fds) == 2:  # the channel, the program (a memfd the worker wrote; never read here)
+            if (
+                op == b"A" and len(fds) == 2
+            ):  # the channel, the program (a memfd the worker wrote; never read here)
                 self.start(ASSERT.unpack(body)[1], {3: fds[0], 4: fds[1]})
                 for fd in fds:
                     os.close(fd)
@@ -538,8 +530,6 @@ def _wait_pid(pid: int, timeout: float) -> bool:
         return not ready
     finally:
         os.close(pidfd)
-
-
 
 
 _STATM = _above(os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC))  # ours, for `sandbox.rss_mb`

@@ -1,0 +1,301 @@
+"""Issue 37: the boundary keeps its promise. One test per attack or behaviour class of the issue.
+
+Values are rebuilt only by our own constructors from a closed set; the program's reply to the names request
+carries exactly the names asked for; nothing on the test side answers for the program; every parse of program
+bytes is total; a correct program scores as one `python` process scores it.
+"""
+
+from __future__ import annotations
+
+import textwrap
+import time
+
+import pytest
+
+from murphy_lab.executor import Executor, TestSuite, wire
+
+
+@pytest.fixture(scope="module")
+def ex():
+    with Executor(workers=2, timeout=2.0) as e:
+        yield e
+
+
+def prog(src: str) -> str:
+    return textwrap.dedent(src).lstrip()
+
+
+# A program that writes its own reply frames on the channel (fd 3): a tiny encoder of the wire format.
+FORGER = prog("""
+    import os, struct
+    def _v(x):
+        if x is None:
+            return b"N"
+        if isinstance(x, bool):
+            return b"T" if x else b"F"
+        if isinstance(x, int):
+            n = (x.bit_length() + 8) // 8
+            return b"I" + struct.pack("<I", n) + x.to_bytes(n, "little", signed=True)
+        if isinstance(x, str):
+            d = x.encode()
+            return b"s" + struct.pack("<I", len(d)) + d
+        if isinstance(x, tuple):
+            return b"t" + struct.pack("<I", len(x)) + b"".join(_v(i) for i in x)
+        if isinstance(x, dict):
+            return b"d" + struct.pack("<I", len(x)) + b"".join(_v(k) + _v(v) for k, v in x.items())
+        if isinstance(x, Raw):
+            return x.data
+        raise TypeError(x)
+    class Raw:
+        def __init__(self, data):
+            self.data = data
+    def ref(obj):  # a reference to one of our objects, as the program side writes it
+        return Raw(b"R" + _v((id(obj), type(obj).__name__, "f", "", True)))
+    def send(kind, value):
+        payload = kind + _v(value)
+        data = memoryview(struct.pack("<I", len(payload)) + payload)
+        while data:
+            data = data[os.write(3, data):]
+""")
+
+
+# --- 1. a closed value set, rebuilt by us ----------------------------------------------------------------------------
+def test_a_forged_enum_with_dunder_members_forges_nothing(ex):
+    # the old decoder made an Enum class from the program's member names: a member `__eq__` made every == true
+    p = FORGER + prog("""
+        import time
+        def f():
+            always = ref(lambda *a: True)
+            member = Raw(b"U" + _v(("E", False, (("__eq__", always), ("__lt__", always)), 1)))
+            send(b"V", (member, None))
+            time.sleep(5)
+        def g():
+            send(b"V", (Raw(b"U" + _v(("E", False, "__eq__", always_ref))), None))
+            time.sleep(5)
+        always_ref = ref(lambda *a: True)
+    """)
+    res = ex.run(p, ["assert f() == 5", "assert g() == 5", "assert abs(g() - 0.5) < 1e-6"])
+    assert res.passed == 0, res.feedback
+    assert "refused the program's reply" in res.outcomes[0].detail
+
+
+def test_enums_and_namedtuples_cross_as_frozen_values_of_our_types(ex):
+    p = prog("""
+        import enum, collections
+        class Color(enum.Enum):
+            RED = 1
+            GREEN = 2
+        class Perm(enum.IntFlag):
+            R = 4
+        P = collections.namedtuple("P", "x y")
+        def color():
+            return Color.RED
+        def point():
+            return P(1, 2)
+        def perm():
+            return Perm.R
+    """)
+    tests = [
+        "assert color() == Color.RED and color() != Color.GREEN and color().name == 'RED' and color().value == 1",
+        "assert {color(): 1}[Color.RED] == 1 and repr(color()) == '<Color.RED: 1>'",
+        "assert point() == (1, 2) and point().y == 2 and point() == P(1, 2) and point()._fields == ('x', 'y')",
+        "assert perm() == 4 and perm() | 1 == 5",
+        "x = color()\ntry:\n    x.name = 'GREEN'\nexcept AttributeError:\n    pass\nassert x.name == 'RED'",
+    ]
+    res = ex.run(p, tests)
+    assert res.solved, res.feedback
+    decoded = wire.Decoder().decode(wire.encode(wire.NamedTupleValue("P", ("x",), (1,))))
+    assert type(decoded) is wire.NamedTupleValue and decoded.x == 1
+
+
+def test_ordered_dict_counter_defaultdict_and_deque_cross_as_themselves(ex):
+    p = prog("""
+        import collections
+        def od(reverse=False):
+            items = [("a", 1), ("b", 2)]
+            return collections.OrderedDict(items[::-1] if reverse else items)
+        def counts():
+            return collections.Counter("abca")
+        def groups():
+            d = collections.defaultdict(list)
+            d["x"].append(1)
+            return d
+        def dq():
+            return collections.deque([1, 2, 3], maxlen=3)
+    """)
+    setup = "from collections import OrderedDict, Counter, defaultdict, deque\n"
+    tests = [
+        "assert type(od()) is OrderedDict and od() == OrderedDict([('a', 1), ('b', 2)])",
+        "assert od(True) != OrderedDict([('a', 1), ('b', 2)])",  # the order counts, as OrderedDict compares
+        "assert type(counts()) is Counter and counts().most_common(1) == [('a', 2)] and counts()['z'] == 0",
+        "g = groups()\nassert type(g) is defaultdict and g['new'] == [] and g['x'] == [1]",
+        "assert type(dq()) is deque and dq().maxlen == 3 and dq() == deque([1, 2, 3])",
+    ]
+    res = ex.run(p, TestSuite(cases=tuple(tests), setup=setup))
+    assert res.solved, res.feedback
+    wrong = prog("""
+        import collections
+        def od():
+            return collections.OrderedDict([("b", 2), ("a", 1)])
+    """)
+    assert not ex.run(wrong, TestSuite(cases=(tests[0],), setup=setup)).solved
+
+
+# --- 2. exactly the names asked for -------------------------------------------------------------------------------
+def test_a_names_reply_with_extra_names_fails_the_job_closed(ex):
+    # the program answers the names request itself, adding `sorted` (a builtin crossing by name: `list`)
+    p = FORGER + prog("""
+        def f():
+            return [3, 2, 1]
+        request = os.read(3, 1 << 16)
+        send(b"V", ({"f": ref(f), "sorted": Raw(b"B" + struct.pack("<I", 4) + b"list")}, None))
+    """)
+    res = ex.run(p, ["assert sorted(f()) == [3, 2, 1]", "assert f() == [3, 2, 1]"])
+    assert res.passed == 0, res.feedback
+    assert "protocol violation" in res.outcomes[0].detail and "'sorted'" in res.outcomes[0].detail
+
+
+def test_the_reply_rule_is_one_function_for_every_pair():
+    from murphy_lab.executor import harness
+
+    fits = harness.reply_fits
+    assert fits(b"N", ("f",), b"V", ({"f": 1}, None)) == ""
+    assert "not asked for" in fits(b"N", ("f",), b"V", ({"f": 1, "abs": 2}, None))
+    assert fits(b"C", (None, ([1],), {}), b"V", (None, [(0, [2])])) == ""
+    assert "not sent" in fits(b"C", (None, ([1],), {}), b"V", (None, [(1, [2])]))
+    assert "more than the result" in fits(b"O", (None, "getattr", ("x",)), b"V", (1, [1]))
+    assert "StopIteration" in fits(b"C", (None, (), {}), b"E", StopIteration())
+
+
+# --- 3. nothing answers for the program on the test side ----------------------------------------------------------
+ANSWERS = prog("""
+    class Box:
+        def __call__(self):
+            return 1
+        def __iter__(self):
+            return iter([5])
+        def __contains__(self, x):
+            return True
+        def __len__(self):
+            return 3
+        def __bool__(self):
+            return True
+    class Plain:
+        pass
+    def box():
+        return Box()
+    def plain():
+        return Plain()
+    def stop(x):
+        raise StopIteration
+""")
+
+
+@pytest.mark.parametrize(
+    "test",
+    [
+        "assert not callable(plain())",
+        "import collections.abc as abc\nassert not isinstance(plain(), (abc.Iterable, abc.Sized, abc.Container))",
+        "assert 5 in box()",
+        "assert list(box()) == [5]",
+        "assert len(box()) == 3",
+        "assert box()",
+        "assert str(box()) != ''",
+        "assert list(map(stop, [1, 2])) == []",
+        "assert all(map(stop, [1, 2]))",
+        "import weakref\nassert bool(weakref.proxy(box()))",
+    ],
+    ids=["callable", "abc", "contains", "iter", "len", "bool", "str", "StopIteration", "all(map)", "weakref"],
+)
+def test_a_program_value_that_cannot_cross_answers_nothing(ex, test):
+    res = ex.run(ANSWERS, [test])
+    out = res.outcomes[0]
+    if "assert not" in test:  # a plain object is what it is: not callable, not a container
+        assert out.status == "passed", res.feedback
+        return
+    assert out.status == "error", res.feedback
+    # fails closed naming the type (len(): Python's own TypeError, since a `__len__` would make it Sized)
+    named = ("Box object of the program", "StopIteration", "weak", "has no len()")
+    assert any(n in out.detail for n in named), out.detail
+
+
+def test_calls_attributes_and_identity_of_references_still_work(ex):
+    p = prog("""
+        class Solution:
+            def twoSum(self, nums, target):
+                seen = {}
+                for i, x in enumerate(nums):
+                    if target - x in seen:
+                        return [seen[target - x], i]
+                    seen[x] = i
+        class Node:
+            def __init__(self, v):
+                self.v, self.next = v, None
+        def gen(n):
+            yield from range(n)
+    """)
+    tests = [
+        "assert Solution().twoSum([2, 7, 11], 9) == [0, 1]",
+        "a = Node(1)\na.next = Node(2)\nassert a.next.v == 2 and a.next is a.next and callable(Node)",
+        "assert list(gen(3)) == [0, 1, 2] and sum(gen(4)) == 6",
+    ]
+    res = ex.run(p, tests)
+    assert res.solved, res.feedback
+
+
+# --- 4. every parse of program bytes is total -------------------------------------------------------------------
+def test_a_malformed_exception_frame_fails_its_case_not_the_worker(ex):
+    p = FORGER + prog("""
+        import time
+        def good():
+            return 1
+        def bad():
+            frames = (("solution.py", "not a line number", "f", "x"),)
+            send(b"E", Raw(b"X" + _v(("ValueError", "ValueError", ("x",), "x", "ValueError: x", frames, {}))))
+            time.sleep(5)
+    """)
+    with Executor(workers=1, timeout=2.0) as one:
+        res = one.run(p, ["assert good() == 1", "bad()", "assert good() == 1"])
+        assert [o.status for o in res.outcomes] == ["passed", "error", "passed"], res.feedback
+        assert "refused the program's reply" in res.outcomes[1].detail
+        assert one.run("def f():\n    return 1\n", ["assert f() == 1"]).solved
+
+
+def test_a_range_longer_than_the_element_cap_does_not_cross(ex):
+    p = "def f():\n    return range(10 ** 18)\ndef g():\n    return range(5)\n"
+    t0 = time.monotonic()
+    res = ex.run(p, ["assert sum(f()) == 5", "assert sum(g()) == 10 and g() == range(5)"])
+    assert time.monotonic() - t0 < 5
+    assert [o.status for o in res.outcomes] == ["error", "passed"], res.feedback
+    with pytest.raises(wire.Refused):
+        wire.Decoder().decode(b"r" + b"".join(wire.encode(v) for v in (0, 10**18, 1)))
+
+
+# --- 6. a correct program scores as `python program.py` scores it ------------------------------------------------
+def test_system_exit_from_a_call_reaches_the_test(ex):
+    p = "import sys\ndef f(x):\n    if x < 0:\n        sys.exit(2)\n    return x\n"
+    tests = [
+        "import pytest\nwith pytest.raises(SystemExit):\n    f(-1)\nassert f(3) == 3",
+        "assert f(-1) == 0",
+    ]
+    res = ex.run(p, tests)
+    assert [o.status for o in res.outcomes] == ["passed", "error"], res.feedback
+
+
+def test_exception_args_and_plain_attributes_cross(ex):
+    p = prog("""
+        class Bad(ValueError):
+            def __init__(self, code, items):
+                super().__init__(code, items)
+                self.code, self.items = code, items
+        def f():
+            raise Bad(7, [1, 2])
+        def g():
+            raise KeyError((1, 2))
+    """)
+    tests = [
+        "try:\n    f()\nexcept ValueError as e:\n    assert e.args == (7, [1, 2]) and e.code == 7 and e.items == [1, 2]",
+        "try:\n    g()\nexcept KeyError as e:\n    assert e.args == ((1, 2),)",
+    ]
+    res = ex.run(p, tests)
+    assert res.solved, res.feedback
