@@ -95,12 +95,15 @@ def test_enums_and_namedtuples_cross_as_frozen_values_of_our_types(ex):
             return P(1, 2)
         def perm():
             return Perm.R
+        def is_red(c):
+            return c is Color.RED
     """)
     tests = [
         "assert color() == Color.RED and color() != Color.GREEN and color().name == 'RED' and color().value == 1",
         "assert {color(): 1}[Color.RED] == 1 and repr(color()) == '<Color.RED: 1>'",
         "assert point() == (1, 2) and point().y == 2 and point() == P(1, 2) and point()._fields == ('x', 'y')",
         "assert perm() == 4 and perm() | 1 == 5",
+        "assert is_red(Color.RED) and is_red(color()) and not is_red(Color.GREEN)",  # a member goes home as itself
         "x = color()\ntry:\n    x.name = 'GREEN'\nexcept AttributeError:\n    pass\nassert x.name == 'RED'",
     ]
     res = ex.run(p, tests)

@@ -178,6 +178,9 @@ class Channel:
 
     def _home(self, encoder, x, depth: int) -> None:
         """The test side sends nothing but plain data and the program's own references (going home)."""
+        if type(x) is wire.EnumValue and x._home is not None:  # a member of the program's, going home
+            encoder.out += b"h"
+            return encoder.int(x._home)
         if type(x) not in _REFS or x._murphy_channel is not self:
             raise wire.NotPlain(describe(x))
         encoder.out += b"h"
@@ -205,7 +208,7 @@ class Channel:
         if self.fault is not None:
             raise self.fault
         try:
-            payload = wire.encode(value, self._home, _REFS)
+            payload = wire.encode(value, self._home, _HOMES)
         except (wire.NotPlain, wire.Refused) as e:
             self.fail(
                 f"the test passed {e} to the program, which cannot cross: only plain data does (the tests serve nothing)"
@@ -444,7 +447,8 @@ def compile_test(source: str, filename: str):
 
 
 # --- reporting --------------------------------------------------------------------------------------------------
-_REFS = frozenset({Ref, CallableRef})  # encoded straight by `Channel._home`
+_REFS = frozenset({Ref, CallableRef})
+_HOMES = _REFS | ({wire.EnumValue} if wire is not None else set())  # encoded straight by `Channel._home`
 
 
 class _Repr(reprlib.Repr):

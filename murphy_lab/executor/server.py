@@ -174,7 +174,11 @@ class ProgramSide:
         raise TypeError(f"not a request: {kind!r}")
 
     def encode(self, value) -> bytes:
-        return wire.encode(value, self._reference, _REFERENCED)
+        return wire.encode(value, self._reference, _REFERENCED, self._keep)
+
+    def _keep(self, x) -> int:
+        self.objects[id(x)] = x
+        return id(x)
 
     def _reference(self, encoder, x, depth: int) -> None:
         """What is not plain data stays here and crosses as a reference (``R``: id, type name, repr text); a

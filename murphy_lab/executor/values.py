@@ -6,7 +6,8 @@ the program sends are data held in slots, never attributes, class-body entries o
 equality is defined here.
 
 - `EnumValue`: an `enum.Enum`/`Flag` member that is not an int or str (IntEnum, StrEnum cross as their value).
-  Equal to an `EnumValue` of the same class name, member name and value; ``.name``, ``.value``; hashable.
+  Equal to an `EnumValue` of the same class name, member name and value; ``.name``, ``.value``; hashable. Passed
+  back to the program process it made, it is that process's own member again (by the id it came with).
 - `NamedTupleValue`: a tuple (equal to a tuple of the same items, as a namedtuple is) whose fields are readable by
   name (``p.x``), with ``_fields``, ``_asdict()`` and ``_replace()``; its class name shows in ``repr``.
 - `ProgramModule`: a module of the program, by name only (the test side never imports it).
@@ -18,10 +19,10 @@ from __future__ import annotations
 class EnumValue:
     """An enum member of the program: (class name, member name, value, whether a Flag)."""
 
-    __slots__ = ("_class", "name", "value", "_flag")
+    __slots__ = ("_class", "name", "value", "_flag", "_home")
 
-    def __init__(self, class_name: str, name, value, flag: bool = False):
-        for slot, v in zip(EnumValue.__slots__, (class_name, name, value, flag)):
+    def __init__(self, class_name: str, name, value, flag: bool = False, home: int | None = None):
+        for slot, v in zip(EnumValue.__slots__, (class_name, name, value, flag, home)):
             object.__setattr__(self, slot, v)
 
     def __setattr__(self, attr: str, value) -> None:
@@ -50,7 +51,7 @@ class EnumValue:
         return f"{self._class}.{self.name}"
 
     def __reduce__(self):
-        return (EnumValue, (self._class, self.name, self.value, self._flag))
+        return (EnumValue, (self._class, self.name, self.value, self._flag, self._home))
 
 
 def _same(a, b) -> bool:

@@ -119,8 +119,11 @@ class Encoder:
     side makes it a reference (``R``), the test side sends one of the program's references home (``h``) and refuses
     anything else."""
 
-    def __init__(self, other=not_plain, direct: frozenset = frozenset()) -> None:
+    def __init__(self, other=not_plain, direct: frozenset = frozenset(), keep=None) -> None:
         self.out = bytearray()
+        self.keep = (
+            keep  # the program side's: keeps an object alive and returns its id (an enum member's home)
+        )
         self.items = 0
         self.other = other
         self.direct = (
@@ -258,8 +261,12 @@ class Encoder:
             out += b"K"
             self.value((x.__name__, _builtin_base(x).__name__), d)
         elif _isinstance(t, enum.EnumMeta) and not _isinstance(x, (int, str)):
+            out += b"U"  # with its id, so that the member goes home as itself (`keep`: the program side's)
+            home = self.keep(x) if self.keep is not None else None
+            self.value((str(t.__name__), _isinstance(x, enum.Flag), x.name, x.value, home), d)
+        elif t is EnumValue:
             out += b"U"
-            self.value((str(t.__name__), _isinstance(x, enum.Flag), x.name, x.value), d)
+            self.value((x._class, x._flag, x.name, x.value, None), d)
         elif t is NamedTupleValue:
             out += b"P"
             self.value((*tuple.__getattribute__(x, "_murphy_meta"), tuple(tuple.__iter__(x))), d)
@@ -467,10 +474,14 @@ class Decoder:
                 raise Refused(f"not a namedtuple (or one of more than {MAX_FIELDS} fields)")
             return NamedTupleValue(name, names, items)
         if tag == b"U":
-            name, flag, member, value = fields
+            name, flag, member, value, home = fields
             if _type(name) is not str or _type(flag) is not bool or _type(member) not in (str, type(None)):
                 raise Refused("not an enum member")
-            return EnumValue(name, member, value, flag)
+            if home is not None and _type(home) is not int:
+                raise Refused("not an enum member")
+            if self.home is not None and home is not None:
+                return self.home(home)  # the program side: its own member, going home
+            return EnumValue(name, member, value, flag, home)
         if tag == b"A":
             return _ndarray(*fields)
         raise Refused(f"not a value (tag {tag!r})")
@@ -530,8 +541,8 @@ class Reader:
         return kind, payload
 
 
-def encode(value, other=not_plain, direct: frozenset = frozenset()) -> bytes:
-    enc = Encoder(other, direct)
+def encode(value, other=not_plain, direct: frozenset = frozenset(), keep=None) -> bytes:
+    enc = Encoder(other, direct, keep)
     enc.value(value)
     enc.check()
     return bytes(enc.out)
