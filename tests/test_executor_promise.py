@@ -304,3 +304,27 @@ def test_exception_args_and_plain_attributes_cross(ex):
     ]
     res = ex.run(p, tests)
     assert res.solved, res.feedback
+
+
+# --- 5. deadlines from outside ---------------------------------------------------------------------------------
+def test_a_program_that_is_slow_to_compile_costs_its_case_limits_only():
+    # ~520 KB of int constants that share one hash: CPython's compile is quadratic in them (7.5 s on a loaded
+    # 2-core machine), and it used to run in the test worker before any timer started
+    modulus = (1 << 61) - 1
+    p = "x = [" + ", ".join(str(modulus * k + 1) for k in range(1, 21_000)) + "]\ndef f():\n    return 1\n"
+    with Executor(workers=1, timeout=1.0, max_program_kb=520) as one:
+        one.run("def f():\n    return 1\n", ["assert f() == 1"])  # warm
+        t0 = time.monotonic()
+        res = one.run(p, ["assert f() == 1", "assert f() == 1"])
+        took = time.monotonic() - t0
+        assert [o.status for o in res.outcomes] == ["timeout", "timeout"], res.feedback
+        assert took < 2 * (1.0 + 0.5) + 1.0, took  # each case: its limit and the margin (and a fork)
+        assert one.run("def f():\n    return 1\n", ["assert f() == 1"]).solved
+
+
+def test_a_program_that_does_not_compile_is_syntax_in_both_modes(ex):
+    from murphy_lab.executor import IOTest
+
+    res = ex.run_many([("def f(:\n    pass\n", ["assert f() == 1", "assert f() == 2"]), ("print(1\n", [IOTest("", "1")])])
+    assert [r.status for r in res] == ["syntax", "syntax"]
+    assert all("SyntaxError" in r.feedback for r in res), [r.feedback for r in res]

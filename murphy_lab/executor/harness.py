@@ -229,6 +229,8 @@ class Channel:
             self.fail(f"protocol violation: the program process's reply {violation}; the case fails closed")
         if reply == b"V":
             return got
+        if reply == b"S":
+            self.fail(got, "syntax")
         if isinstance(got, MemoryError):
             self.fail("", "memory")
         raise got
@@ -240,6 +242,8 @@ def reply_fits(kind: bytes, request, reply: bytes, got) -> str:
     loop of the test's own: ``map(candidate, ...)``); ``V`` to ``N`` (names): those of the names asked for that the
     program defines, nothing else; to ``C`` (a call): (its result, the changed arguments: positions or keywords of
     the arguments sent, each once, or None); to ``O``: (its result, None)."""
+    if reply == b"S":  # the program does not compile: its SyntaxError, to the first request (names)
+        return "" if kind == b"N" and type(got) is str else "is a compile error out of turn"
     if reply == b"E":
         if not isinstance(got, BaseException):
             return "to an error is not an exception"

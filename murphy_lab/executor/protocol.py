@@ -15,11 +15,16 @@ fork still shares, each one a copy: no JSON on that path). File descriptors trav
 Every status in these replies is the kernel's (a wait status, a cgroup counter) or the server's own timer: nothing
 a program writes is a status. stdout is what an IO test compares; stderr is feedback only.
 
-The program file (a memfd) is what a program process reads: the compiled prelude and program, and the program's
-text (for its tracebacks). The worker compiles both (compiling executes nothing); the server passes the file on
-unread, so nothing of one job's program is in the memory the next job's program process is forked from:
+The program file (a memfd) is what a program process reads: the compiled prelude (a benchmark's header, trusted
+text: the worker compiles it, cached) and the program's text, which the program process compiles itself, on the
+clock of its first test (compiling a hostile program costs what the case limit allows: 21k int constants of one
+hash make CPython's compile quadratic, out of reach of a timer in the process that compiles). A program that does
+not compile: the program process answers the first request with ``S`` (its SyntaxError text; assert tests) or
+exits with `SYNTAX_EXIT` after writing it to stderr (IO tests), before running anything of the program. The server
+passes the file on unread, so nothing of one job's program is in the memory the next job's program process is
+forked from:
 
-    b"M" + len (4 bytes) + marshal(prelude code or None) + len + marshal(program code) + the program's text
+    b"M" + len (4 bytes) + marshal(prelude code or None) + the program's text
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ RAN = struct.Struct("<c?i?dII")  # b"R", timed out, wait status, memory refused,
 FILENAME = "solution.py"  # the program's name in tracebacks and feedback
 PRELUDE = "<prelude>"  # a benchmark's header, run in the program's module before the program
 MAX_DETAIL = 2000  # characters of an error text kept (feedback.py cuts further)
+SYNTAX_EXIT = 0x5E  # an IO program process's exit status when the program does not compile (stderr: the error)
 
 
 def compile_program(program: str, filename: str = FILENAME):
@@ -51,18 +57,17 @@ def compile_program(program: str, filename: str = FILENAME):
         return None, f"{type(e).__name__}: the program is too large or too deeply nested to compile"
 
 
-def pack(prelude_code, code, program: str) -> bytes:
-    """The program file (the worker's side): both compiled, and the program's text."""
-    parts = [marshal.dumps(prelude_code), marshal.dumps(code)]
-    head = b"".join(len(p).to_bytes(4, "little") + p for p in parts)
-    return b"M" + head + program.encode("utf-8", "surrogatepass")
+def pack(prelude_code, program: str) -> bytes:
+    """The program file (the worker's side): the compiled prelude and the program's text."""
+    prelude = marshal.dumps(prelude_code)
+    return b"M" + len(prelude).to_bytes(4, "little") + prelude + program.encode("utf-8", "surrogatepass")
 
 
 def unpack(data: bytes):
-    """(prelude code or None, program code, the program's text) (the program process's side)."""
-    at, parts = 1, []
-    for _ in range(2):
-        n = int.from_bytes(data[at : at + 4], "little")
-        parts.append(marshal.loads(data[at + 4 : at + 4 + n]))
-        at += 4 + n
-    return parts[0], parts[1], data[at:].decode("utf-8", "surrogatepass")
+    """(prelude code or None, program code or None, the program's text, the compile error or None): the program
+    process's side, which compiles the program."""
+    n = int.from_bytes(data[1:5], "little")
+    prelude = marshal.loads(data[5 : 5 + n])
+    source = data[5 + n :].decode("utf-8", "surrogatepass")
+    code, error = compile_program(source)
+    return prelude, code, source, error

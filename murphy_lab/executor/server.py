@@ -235,7 +235,7 @@ def warm_up(rounds: int = 200) -> None:
     def target(xs, k=1, **kwargs):
         return sorted(xs)[:k], {"n": len(xs), "s": str(k)}, (None, True, 2.5, -3)
 
-    program = protocol.pack(None, compile("x = 1", PROGRAM_FILE, "exec"), "x = 1")
+    program = protocol.pack(None, "x = 1")
     for _ in range(rounds):
         protocol.unpack(program)
         _module("_murphy_warm", "x = 1")
@@ -303,6 +303,20 @@ def serve_program(prelude, code, program: str, fd: int) -> None:
             _room()
         load_error = e
     ProgramSide(fd, module.__dict__, load_error).serve()
+
+
+def did_not_compile(error: str, script: bool) -> None:
+    """The program does not compile (nothing of it ran): as a script, the error on stderr and `SYNTAX_EXIT`; else
+    ``S`` with the error as the reply to the first request."""
+    if script:
+        os.write(2, error.encode("utf-8", "replace") + b"\n")
+        _exit(protocol.SYNTAX_EXIT)
+    try:
+        wire.Reader(3).message()
+        wire.send(3, b"S", wire.encode(error))
+    except BaseException:  # noqa: BLE001 - the worker hung up
+        pass
+    _exit(0)
 
 
 def run_script(prelude, code, program: str) -> None:
@@ -473,8 +487,10 @@ class Server:
             try:
                 self.sandbox.enter(int(cpu) + 2)
                 sys.stderr = _CHILD_STDIO[2]
-                prelude, code, source = protocol.unpack(os.pread(4, os.fstat(4).st_size, 0))
+                prelude, code, source, error = protocol.unpack(os.pread(4, os.fstat(4).st_size, 0))
                 os.close(4)
+                if error is not None:
+                    did_not_compile(error, script)
                 if script:
                     run_script(prelude, code, source)
                 else:

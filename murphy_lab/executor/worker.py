@@ -6,8 +6,8 @@ code meets /dev/null there) and drives its program server (`server.py`) over the
 executes program code: the program runs in a program process of the server, which never receives a test or an
 expected value.
 
-A job: the worker checks sizes, compiles the program (a syntax error is its own finding: no program process
-starts) and the tests (cached: they repeat across samples), and computes which names the tests take from the
+A job: the worker checks sizes, compiles the prelude and the tests (cached: they repeat across samples; the
+program is compiled by its program process, on the clock of the first test: `protocol.py`), and computes which names the tests take from the
 program (`harness.program_names`, cached). Its assert tests: a socketpair is the channel; one end goes to the
 server, which forks a program process that loads the program and serves it there; the test code runs here, in a
 harness made fresh for the job, against the other end (`harness.run_cases`), each case within the wall-clock
@@ -61,6 +61,7 @@ _DEVNULL = os.open(os.devnull, os.O_RDWR)
 compile_test = functools.lru_cache(maxsize=512)(harness.compile_test)  # test code repeats across samples
 _scope = functools.lru_cache(maxsize=2048)(harness.scope)
 _called = functools.lru_cache(maxsize=256)(harness.called)
+_compile_prelude = functools.lru_cache(maxsize=64)(protocol.compile_program)  # a benchmark's header (trusted)
 
 
 def fresh_harness():
@@ -134,12 +135,9 @@ class Worker:
             return [{"status": "too_large", "detail": problem}] * n
         prelude, error = (None, None)
         if job["prelude"]:
-            prelude, error = protocol.compile_program(job["prelude"], protocol.PRELUDE)
+            prelude, error = _compile_prelude(job["prelude"], protocol.PRELUDE)
             if error:
                 return [{"status": "error", "detail": f"the task's prelude does not compile: {error}"}] * n
-        code, error = protocol.compile_program(job["program"])  # compiling executes nothing
-        if error:
-            return [{"status": "syntax", "detail": error}] * n
         setup = job["setup"]
         try:
             setup_code = compile_test(setup, harness.SETUP_FILE) if setup.strip() else None
@@ -151,7 +149,7 @@ class Worker:
                 cases.append(compile_test(case[1], harness.TEST_FILE) if case[0] == "assert" else None)
             except (SyntaxError, ValueError, UnicodeError, RecursionError, MemoryError) as e:
                 cases.append({"status": "error", "detail": f"the test does not compile: {e}"})
-        return setup_code, cases, protocol.pack(prelude, code, job["program"])
+        return setup_code, cases, protocol.pack(prelude, job["program"])
 
     def run_job(self, job: dict) -> list[dict]:
         """All tests of one job. The program is sent to the server once; its assert tests share one program
@@ -277,6 +275,9 @@ class Worker:
         self._watch({"rss_mb": rss})
         if timed_out:
             return {"status": "timeout", "detail": f"{timeout:g}"}
+        if os.WIFEXITED(status) and os.waitstatus_to_exitcode(status) == protocol.SYNTAX_EXIT:
+            detail = err.decode("utf-8", "replace").strip()  # the compile error, written before the program ran
+            return {"status": "syntax", "detail": detail[-protocol.MAX_DETAIL :]}
         if not os.WIFEXITED(status) or os.waitstatus_to_exitcode(status) != 0:
             ended = _ended(status, oom, timeout, self.cfg)
             if ended["status"] == "exit":  # a traceback on stderr, or a nonzero exit status
