@@ -325,6 +325,18 @@ def test_a_program_that_is_slow_to_compile_costs_its_case_limits_only():
 def test_a_program_that_does_not_compile_is_syntax_in_both_modes(ex):
     from murphy_lab.executor import IOTest
 
-    res = ex.run_many([("def f(:\n    pass\n", ["assert f() == 1", "assert f() == 2"]), ("print(1\n", [IOTest("", "1")])])
+    res = ex.run_many(
+        [("def f(:\n    pass\n", ["assert f() == 1", "assert f() == 2"]), ("print(1\n", [IOTest("", "1")])]
+    )
     assert [r.status for r in res] == ["syntax", "syntax"]
     assert all("SyntaxError" in r.feedback for r in res), [r.feedback for r in res]
+
+
+# --- 6. (continued) output, threads --------------------------------------------------------------------------------
+def test_stdout_and_stderr_are_limited_separately_and_stdout_as_lcb_allows(ex):
+    from murphy_lab.executor import IOTest
+
+    big = "import sys\nsys.stdout.write('7' * 1_600_000 + '\\n')\n"
+    noisy = "import sys\nfor i in range(40_000):\n    print('debug line', i, 'x' * 40, file=sys.stderr)\nprint(3)\n"
+    res = ex.run_many([(big, [IOTest("", "7" * 1_600_000 + "\n")]), (noisy, [IOTest("", "3\n")])])
+    assert [r.status for r in res] == ["passed", "passed"], [r.feedback[:200] for r in res]

@@ -29,7 +29,15 @@ from murphy_lab.executor.types import ExecutionResult, IOTest, Program, TestOutc
 WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "worker.py")
 SERVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "server.py")
 PIPELINE = 2  # jobs queued at each worker, so it never waits for the parent between jobs
-JOB_FIELDS = ("program", "prelude", "setup", "cases", "timeout", "entry_points", "compare")  # what a worker gets
+JOB_FIELDS = (
+    "program",
+    "prelude",
+    "setup",
+    "cases",
+    "timeout",
+    "entry_points",
+    "compare",
+)  # what a worker gets
 SEVERITY = (
     "syntax",
     "too_large",
@@ -62,7 +70,8 @@ class Executor:
         timeout: wall-clock seconds per test (the program is loaded once per job, inside its first test's budget).
         memory_mb: address-space limit of each program process (RLIMIT_AS), in MB (+ tmp_mb: its memory cgroup).
         workers: parallel slots (one test at a time each).
-        output_kb: largest file (and IO-test stdout) a test may write, in KB.
+        output_kb: largest file (and IO-test stdout) a program may write, in KB (64 MB: LiveCodeBench's harness
+            captures stdout uncapped; stderr is never capped, only its end kept for feedback).
         max_processes: processes a test may have at once (as root, counted on its private uid).
         isolate: enter network and mount namespaces (no network; private /tmp) where the kernel allows it.
         drop_user: run tests as a private unprivileged uid; None = yes when running as root.
@@ -82,7 +91,7 @@ class Executor:
         timeout: float = 2.0,
         memory_mb: int = 1024,
         workers: int = 2,
-        output_kb: int = 1024,
+        output_kb: int = 65536,
         max_processes: int = 64,
         isolate: bool = True,
         drop_user: bool | None = None,

@@ -37,12 +37,16 @@ ASSERT = struct.Struct("<cd")  # b"A", CPU seconds
 FINISH = b"F"
 FINISHED = struct.Struct("<ci?d")  # b"F", wait status, memory refused, RSS MB
 IO = struct.Struct("<cd")  # b"I", timeout; the input follows
-RAN = struct.Struct("<c?i?dII")  # b"R", timed out, wait status, memory refused, RSS MB, len(stdout), len(stderr)
+RAN = struct.Struct(
+    "<c?i?dII"
+)  # b"R", timed out, wait status, memory refused, RSS MB, len(stdout), len(stderr)
 
 FILENAME = "solution.py"  # the program's name in tracebacks and feedback
 PRELUDE = "<prelude>"  # a benchmark's header, run in the program's module before the program
 MAX_DETAIL = 2000  # characters of an error text kept (feedback.py cuts further)
-SYNTAX_EXIT = 0x5E  # an IO program process's exit status when the program does not compile (stderr: the error)
+SYNTAX_EXIT = (
+    0x5E  # an IO program process's exit status when the program does not compile (stderr: the error)
+)
 
 
 def compile_program(program: str, filename: str = FILENAME):

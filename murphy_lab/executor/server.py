@@ -34,6 +34,7 @@ import signal
 import socket
 import struct
 import sys
+import time
 import traceback
 import types
 
@@ -517,39 +518,66 @@ class Server:
 
     def run_io(self, stdin: bytes, timeout: float, program: int) -> bytes:
         """Run the program as a script on `stdin` (the expected output never comes here) -> RAN."""
-        paths = [os.path.join(self.base, f"{self.n + 1}.{ext}") for ext in ("in", "out", "err")]
+        paths = [os.path.join(self.base, f"{self.n + 1}.{ext}") for ext in ("in", "out")]
         with open(paths[0], "wb") as f:
             f.write(stdin)
         os.chmod(paths[0], 0o644)
         fin = os.open(paths[0], os.O_RDONLY)
-        outs = [os.open(p, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600) for p in paths[1:]]
+        out_fd = os.open(paths[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         if self.active["user"]:
-            for fd in outs:
-                os.fchown(fd, self.uid, self.uid)
-        pid = self.start(timeout, {0: fin, 1: outs[0], 2: outs[1], 4: program}, script=True)
-        for fd in (fin, *outs):
+            os.fchown(out_fd, self.uid, self.uid)
+        # stderr is a pipe this server drains, keeping its end: feedback only, never limited (as under `python`),
+        # while stdout, the answer, is a file capped at `output_kb` (RLIMIT_FSIZE)
+        err_read, err_write = os.pipe2(os.O_CLOEXEC)
+        err_read = _above(err_read)
+        pid = self.start(timeout, {0: fin, 1: out_fd, 2: err_write, 4: program}, script=True)
+        for fd in (fin, out_fd, err_write):
             os.close(fd)
-        timed_out = _wait_pid(pid, timeout)
-        status = self.finish()
+        tail = bytearray()
+        timed_out = _wait_pid(pid, timeout, err_read, tail)
+        status = self.finish()  # every writer is gone: the pipe reads to its end
+        _drain(err_read, tail, 0)
+        os.close(err_read)
+        err = bytes(tail[-STDERR_KEPT:])
         with open(paths[1], "rb") as f:
             out = f.read(self.cfg["output_kb"] * 1024 + 1)
-        with open(paths[2], "rb") as f:
-            f.seek(max(0, os.fstat(f.fileno()).st_size - STDERR_KEPT))
-            err = f.read(STDERR_KEPT)
         for p in paths:
             os.unlink(p)
         head = RAN.pack(b"R", timed_out, status, self.oom(), sandbox.rss_mb(_STATM), len(out), len(err))
         return head + out + err
 
 
-def _wait_pid(pid: int, timeout: float) -> bool:
-    """Wait until `pid` exits or `timeout` s pass; whether it timed out."""
+def _wait_pid(pid: int, timeout: float, err: int, tail: bytearray) -> bool:
+    """Wait until `pid` exits or `timeout` s pass, keeping the end of what it writes to the pipe `err`; whether it
+    timed out."""
     pidfd = os.pidfd_open(pid)
+    deadline, watched = time.monotonic() + timeout, [pidfd, err]
     try:
-        ready, _, _ = select.select([pidfd], [], [], timeout)
-        return not ready
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return True
+            ready, _, _ = select.select(watched, [], [], left)
+            if pidfd in ready:
+                return False
+            if err in ready and not _drain(err, tail, 1):
+                watched = [pidfd]  # its writers closed it
     finally:
         os.close(pidfd)
+
+
+def _drain(fd: int, tail: bytearray, reads: int) -> bool:
+    """Read `reads` chunks (0: to the end) from `fd` into `tail`, keeping its last STDERR_KEPT bytes; False at EOF."""
+    n = 0
+    while reads == 0 or n < reads:
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            return False
+        tail += chunk
+        if len(tail) > 2 * STDERR_KEPT:
+            del tail[:-STDERR_KEPT]
+        n += 1
+    return True
 
 
 _STATM = _above(os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC))  # ours, for `sandbox.rss_mb`

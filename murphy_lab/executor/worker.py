@@ -55,7 +55,13 @@ protocol = _load("_murphy_protocol", "protocol.py")
 with open(os.path.join(_HERE, "harness.py"), encoding="utf-8") as _f:
     HARNESS = compile(_f.read(), os.path.join(_HERE, "harness.py"), "exec", dont_inherit=True)
 harness = _load("_murphy_harness", "harness.py", wire=wire)  # compiles tests and reads their names (pure)
-ASSERT, FINISH, FINISHED, IO, RAN = protocol.ASSERT, protocol.FINISH, protocol.FINISHED, protocol.IO, protocol.RAN
+ASSERT, FINISH, FINISHED, IO, RAN = (
+    protocol.ASSERT,
+    protocol.FINISH,
+    protocol.FINISHED,
+    protocol.IO,
+    protocol.RAN,
+)
 MB = 1 << 20
 _DEVNULL = os.open(os.devnull, os.O_RDWR)
 compile_test = functools.lru_cache(maxsize=512)(harness.compile_test)  # test code repeats across samples
@@ -157,11 +163,15 @@ class Worker:
         try:
             prepared = self.prepare(job)
         except Exception as e:  # noqa: BLE001 - a bad job fails alone
-            prepared = [{"status": "error", "detail": f"the job could not be prepared: {e!r}"[:2000]}] * len(job["cases"])
+            prepared = [{"status": "error", "detail": f"the job could not be prepared: {e!r}"[:2000]}] * len(
+                job["cases"]
+            )
         if isinstance(prepared, list):
             return prepared
         setup_code, codes, program_file = prepared
-        decided = [c if isinstance(c, dict) else None for c in codes]  # cases judged without running (bad text)
+        decided = [
+            c if isinstance(c, dict) else None for c in codes
+        ]  # cases judged without running (bad text)
         outcomes: list[dict | None] = list(decided)
         self.program = os.memfd_create("program", os.MFD_CLOEXEC)  # read only by the program processes
         try:
@@ -171,7 +181,9 @@ class Worker:
             pending = [i for i, c in enumerate(job["cases"]) if outcomes[i] is None and c[0] == "assert"]
             runner = fresh_harness()
             while pending and not self.retire:
-                got = self.run_asserts(job, runner, setup_code, [(codes[i], job["cases"][i][1]) for i in pending])
+                got = self.run_asserts(
+                    job, runner, setup_code, [(codes[i], job["cases"][i][1]) for i in pending]
+                )
                 for i, out in zip(pending, got):
                     outcomes[i] = out
                 if got and got[-1].get("assertion") == harness.LOADING:  # the same for every test
@@ -243,7 +255,10 @@ class Worker:
             out.append({"status": "crashed", "detail": "the test ended without a verdict", "assertion": ""})
         if out and out[-1]["status"] == "lost":  # the program process ended: how it ended is the outcome
             done = self._finished()
-            out[-1] = dict(_ended(done["status"], done.get("oom", False), timeout, self.cfg), assertion=out[-1]["assertion"])
+            out[-1] = dict(
+                _ended(done["status"], done.get("oom", False), timeout, self.cfg),
+                assertion=out[-1]["assertion"],
+            )
         return out
 
     def _finished(self) -> dict:
@@ -276,7 +291,9 @@ class Worker:
         if timed_out:
             return {"status": "timeout", "detail": f"{timeout:g}"}
         if os.WIFEXITED(status) and os.waitstatus_to_exitcode(status) == protocol.SYNTAX_EXIT:
-            detail = err.decode("utf-8", "replace").strip()  # the compile error, written before the program ran
+            detail = err.decode(
+                "utf-8", "replace"
+            ).strip()  # the compile error, written before the program ran
             return {"status": "syntax", "detail": detail[-protocol.MAX_DETAIL :]}
         if not os.WIFEXITED(status) or os.waitstatus_to_exitcode(status) != 0:
             ended = _ended(status, oom, timeout, self.cfg)
