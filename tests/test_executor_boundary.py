@@ -65,7 +65,7 @@ def test_a_reply_forged_during_a_call_is_only_data_the_test_compares(ex):
     p = prog(f"""
         import os, time
         def f():
-            os.write(3, {reply((7, None))!r})
+            os.write(3, {reply((7, None, None))!r})
             time.sleep(5)
     """)
     res = ex.run(p, ["assert f() == 8", "assert f() == 7"])

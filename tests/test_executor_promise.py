@@ -165,8 +165,10 @@ def test_the_reply_rule_is_one_function_for_every_pair():
     fits = harness.reply_fits
     assert fits(b"N", ("f",), b"V", ({"f": 1}, None)) == ""
     assert "not asked for" in fits(b"N", ("f",), b"V", ({"f": 1, "abs": 2}, None))
-    assert fits(b"C", (None, ([1],), {}), b"V", (None, [(0, [2])])) == ""
-    assert "not sent" in fits(b"C", (None, ([1],), {}), b"V", (None, [(1, [2])]))
+    call = (None, ([1],), {}, (11,))
+    assert fits(b"C", call, b"V", (None, [(11, [2])], 11), {11: [1]}) == ""
+    assert "not sent" in fits(b"C", call, b"V", (None, [(12, [2])], None), {11: [1]})
+    assert "never sent" in fits(b"C", call, b"V", (None, None, 12), {11: [1]})
     assert "more than the result" in fits(b"O", (None, "getattr", ("x",)), b"V", (1, [1]))
     assert "StopIteration" in fits(b"C", (None, (), {}), b"E", StopIteration())
 
@@ -340,3 +342,31 @@ def test_stdout_and_stderr_are_limited_separately_and_stdout_as_lcb_allows(ex):
     noisy = "import sys\nfor i in range(40_000):\n    print('debug line', i, 'x' * 40, file=sys.stderr)\nprint(3)\n"
     res = ex.run_many([(big, [IOTest("", "7" * 1_600_000 + "\n")]), (noisy, [IOTest("", "3\n")])])
     assert [r.status for r in res] == ["passed", "passed"], [r.feedback[:200] for r in res]
+
+
+def test_in_place_changes_at_any_depth_and_argument_identity_reach_the_test(ex):
+    p = prog("""
+        KEPT = []
+        def grow(a):
+            a.append(len(a))
+            return a
+        def keep(a):
+            KEPT.append(a)
+        def later():
+            KEPT[-1].append("later")
+        def inner(t):
+            t[0].append(9)
+        def raw(b):
+            b[0] = 65
+        def deep(grid):
+            grid[1][0] = 7
+    """)
+    tests = [
+        "a = [1]\nassert grow(a) is a and a == [1, 1]",
+        "a = []\nkeep(a)\nlater()\nassert a == ['later']",
+        "t = ([1], 2)\ninner(t)\nassert t == ([1, 9], 2)",
+        "b = bytearray(b'xy')\nraw(b)\nassert b == bytearray(b'Ay')",
+        "g = [[0, 0], [0, 0]]\nrow = g[1]\ndeep(g)\nassert row == [7, 0] and g == [[0, 0], [7, 0]]",
+    ]
+    res = ex.run(p, tests)
+    assert res.solved, res.feedback

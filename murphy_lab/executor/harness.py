@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import collections
 import importlib
 import linecache
 import operator
@@ -163,6 +164,7 @@ class Channel:
     def __init__(self, fd: int):
         self.fd, self.reader, self.fault = fd, wire.Reader(fd), None
         self.refs: dict[int, Ref] = {}  # program object id -> its one Ref
+        self.kept: dict[int, object] = {}  # token (its id) -> a mutable argument the test passed to a call
         self.decoder = wire.Decoder(ref=self._ref)
 
     def _ref(self, pid, type_name, text, note, is_callable) -> Ref:
@@ -191,10 +193,21 @@ class Channel:
         return self.request(b"N", names)[0]
 
     def call(self, ref: Ref, args: tuple, kwargs: dict):
-        result, changes = self.request(b"C", (ref, args, kwargs))
-        if changes is not None:
-            _apply_changes(args, kwargs, changes)
-        return result
+        """A call of the program's: the test's mutable arguments go with a token each (their `id` here, kept alive
+        for the program process's life), so that their in-place changes, at any depth and in any later call while
+        the program keeps them, come back into the test's own objects, and a result that *is* one of them is."""
+        kept = self.kept
+        tokens = []
+        for v in (*args, *kwargs.values()):
+            if type(v) in _FOLLOWED:
+                kept[id(v)] = v
+                tokens.append(id(v))
+            else:
+                tokens.append(None)
+        result, changes, same = self.request(b"C", (ref, args, kwargs, tuple(tokens)))
+        for token, new in changes or ():
+            _sync(kept[token], new)
+        return result if same is None else kept[same]
 
     def op(self, ref: Ref, op: str, args: tuple):
         return self.request(b"O", (ref, op, args))[0]
@@ -224,7 +237,7 @@ class Channel:
             self.fail(f"refused the program's reply: {e}")
         except OSError as e:
             self.fail(f"the program process is gone ({e.strerror})", "lost")
-        violation = reply_fits(kind, value, reply, got)
+        violation = reply_fits(kind, value, reply, got, self.kept)
         if violation:
             self.fail(f"protocol violation: the program process's reply {violation}; the case fails closed")
         if reply == b"V":
@@ -236,12 +249,26 @@ class Channel:
         raise got
 
 
-def reply_fits(kind: bytes, request, reply: bytes, got) -> str:
+def reply_fits(kind: bytes, request, reply: bytes, got, kept=()) -> str:
     """The one rule of every request/reply pair: the reply carries exactly what its request asked for. '' when it
     does, else what it carries beyond that. ``E``: the program's exception (but a StopIteration, which would end a
     loop of the test's own: ``map(candidate, ...)``); ``V`` to ``N`` (names): those of the names asked for that the
     program defines, nothing else; to ``C`` (a call): (its result, the changed arguments: positions or keywords of
     the arguments sent, each once, or None); to ``O``: (its result, None)."""
+    if kind == b"C" and reply == b"V":  # (result, changes, the token of the argument the result is, or None)
+        if type(got) is not tuple or len(got) != 3:
+            return "to a call is not (result, changes, same)"
+        result, changes, same = got
+        if same is not None and same not in kept:
+            return "to a call names an argument that was never sent"
+        if changes is None:
+            return ""
+        if type(changes) is not list:
+            return "to a call carries changes that are not a list"
+        tokens = [item[0] if type(item) is tuple and len(item) == 2 else None for item in changes]
+        if all(t in kept for t in tokens) and len(set(tokens)) == len(tokens):
+            return ""
+        return "to a call changes arguments that were not sent"
     if reply == b"S":  # the program does not compile: its SyntaxError, to the first request (names)
         return "" if kind == b"N" and type(got) is str else "is a compile error out of turn"
     if reply == b"E":
@@ -260,53 +287,58 @@ def reply_fits(kind: bytes, request, reply: bytes, got) -> str:
         return (
             f"carries names it was not asked for: {', '.join(map(repr, beyond[:5]))[:300]}" if beyond else ""
         )
-    if kind == b"C":
-        if extra is None:
-            return ""
-        _, args, kwargs = request
-        if type(extra) is not list:
-            return "to a call carries changes that are not a list"
-        keys = [item[0] if type(item) is tuple and len(item) == 2 else None for item in extra]
-        sent = all((type(k) is int and 0 <= k < len(args)) or (type(k) is str and k in kwargs) for k in keys)
-        return (
-            "" if sent and len(set(keys)) == len(keys) else "to a call changes arguments that were not sent"
-        )
     return "" if extra is None else "carries more than the result"
 
 
-def _apply_changes(args: tuple, kwargs: dict, changes) -> None:
-    """Write the program's in-place changes of list/dict/set arguments into the test's own objects."""
-    if type(changes) is not list:
-        return
-    for item in changes:
-        if type(item) is tuple and len(item) == 2:
-            key, new = item
-            old = args[key] if type(key) is int and 0 <= key < len(args) else kwargs.get(key)
-            _sync(old, new)
-
-
 def _sync(old, new) -> None:
-    if type(old) is list and type(new) is list:
+    """Write the program's in-place changes into the test's own object `old`, at any depth: nested mutable objects
+    stay the test's own (a test may hold a row of a grid), the rest is replaced."""
+    t = type(old)
+    if t is list and type(new) is list:
         if len(old) == len(new):
             for i, (a, b) in enumerate(zip(old, new)):
-                if type(a) in (list, dict) and type(a) is type(b):
-                    _sync(a, b)  # nested objects stay the test's own (a test may hold a row of a grid)
+                if type(a) in _FOLLOWED and type(a) is type(b):
+                    _sync(a, b)
                 elif not (type(a) is type(b) and a == b):
                     old[i] = b
         else:
             old[:] = new
-    elif type(old) is dict and type(new) is dict:
+    elif isinstance(old, dict) and type(new) is t:
         for k in [k for k in old if k not in new]:
             del old[k]
         for k, b in new.items():
             a = old.get(k)
-            if type(a) in (list, dict) and type(a) is type(b):
+            if type(a) in _FOLLOWED and type(a) is type(b):
                 _sync(a, b)
             else:
                 old[k] = b
-    elif type(old) is set and type(new) is set:
+        if t is collections.OrderedDict:  # the order too
+            for k in new:
+                old.move_to_end(k)
+    elif t is tuple and type(new) is tuple and len(old) == len(new):
+        for a, b in zip(old, new):
+            if type(a) in _FOLLOWED and type(a) is type(b):
+                _sync(a, b)
+    elif t is set and type(new) is set or t is collections.deque and type(new) is t:
         old.clear()
-        old.update(new)
+        old.extend(new) if t is collections.deque else old.update(new)
+    elif t is bytearray and type(new) is bytearray:
+        old[:] = new
+
+
+_FOLLOWED = frozenset(
+    {
+        list,
+        dict,
+        set,
+        bytearray,
+        tuple,
+        collections.deque,
+        collections.OrderedDict,
+        collections.Counter,
+        collections.defaultdict,
+    }
+)  # fmt: skip  (the mutable types whose in-place changes a call sends back; a tuple may hold them)
 
 
 class SolutionModule(types.ModuleType):

@@ -100,6 +100,8 @@ _OPS = {
 }  # all a test may do to a reference but call it
 
 
+_UNHELD = 2  # sys.getrefcount of a followed argument that only `ProgramSide.kept` holds (its entry and
+# getrefcount's argument)
 _ITERATOR_MODULES = frozenset(
     {"builtins", "itertools"}
 )  # whose iterator types cross drained (map, zip, chain...)
@@ -142,6 +144,9 @@ class ProgramSide:
     def __init__(self, fd: int, namespace: dict, load_error: BaseException | None):
         self.fd, self.namespace, self.load_error = fd, namespace, load_error
         self.objects: dict[int, object] = {}  # what crossed as a reference: id -> object (kept alive)
+        self.kept: dict[
+            int, list
+        ] = {}  # the test's token -> [a mutable argument, its encoding when last synced]
         self.reader = wire.Reader(fd)
         self.decoder = wire.Decoder(home=self.objects.__getitem__, untrusted=False)
 
@@ -165,10 +170,14 @@ class ProgramSide:
                 raise self.load_error
             return {n: self.namespace[n] for n in req if _isinstance(n, str) and n in self.namespace}, None
         if kind == b"C":
-            target, args, kwargs = req
-            before = self._mutable(args, kwargs)
+            target, args, kwargs, tokens = req
+            self._forget()
+            for token, v in zip(tokens, (*args, *kwargs.values())):
+                if token is not None:
+                    self.kept[token] = [v, self.encode(v)]
             result = target(*args, **kwargs)
-            return result, self._changes(args, kwargs, before)
+            same = next((token for token, (v, _) in self.kept.items() if v is result), None)
+            return result, self._changes(), same
         if kind == b"O":
             target, op, args = req
             return _OPS[op](target, *args), None
@@ -202,7 +211,7 @@ class ProgramSide:
         try:
             return self.encode(value)
         except wire.Refused as e:
-            return self.encode((_Stays(value[0], f"it cannot cross: {e}"), None))
+            return self.encode((_Stays(value[0], f"it cannot cross: {e}"), *(None,) * (len(value) - 1)))
 
     def error(self, e: BaseException) -> bytes:
         try:
@@ -210,18 +219,26 @@ class ProgramSide:
         except wire.Refused as too_large:
             return self.encode(RuntimeError(f"the program raised {type(e).__name__}, which is {too_large}"))
 
-    def _mutable(self, args: tuple, kwargs: dict) -> dict:
-        """The encoded state of every list/dict/set argument before a call (tests inspect in-place changes)."""
-        return {key: self.encode(v) for key, v in _arguments(args, kwargs) if type(v) in (list, dict, set)}
-
-    def _changes(self, args: tuple, kwargs: dict, before: dict) -> list | None:
-        """The arguments whose state the call changed, as (position or name, new value)."""
+    def _changes(self, force: bool = False) -> list | None:
+        """The test's mutable arguments (of this call, and of earlier ones the program kept) whose state changed,
+        at any depth, as (the test's token, new value); each encoded before and after (tests inspect in-place
+        changes, as in one process)."""
         out = []
-        for key, old in before.items():
-            new = args[key] if type(key) is int else kwargs[key]
-            if self.encode(new) != old:
-                out.append((key, new))
+        for token, entry in list(self.kept.items()):
+            try:
+                now = self.encode(entry[0])
+            except wire.Refused:  # grown past the bounds: no longer followed
+                del self.kept[token]
+                continue
+            if now != entry[1]:
+                entry[1] = now
+                out.append((token, entry[0]))
         return out or None
+
+    def _forget(self) -> None:
+        """Stop following the arguments nothing of the program holds any more (only `kept` and this loop do)."""
+        for token in [t for t, entry in self.kept.items() if sys.getrefcount(entry[0]) <= _UNHELD]:
+            del self.kept[token]
 
 
 def warm_up(rounds: int = 200) -> None:
@@ -242,7 +259,7 @@ def warm_up(rounds: int = 200) -> None:
         _module("_murphy_warm", "x = 1")
         side = ProgramSide(-1, {"f": target, "v": [1, "a"]}, None)
         side.reply(side.perform(b"N", side.decoder.decode(wire.encode(("f", "v", "g")))))
-        call = wire.encode((target, ([3, 1, 2], 2), {"c": 0}), home)
+        call = wire.encode((target, ([3, 1, 2], 2), {"c": 0}, (1, None, None)), home)
         side.reply(side.perform(b"C", side.decoder.decode(call)))
         side.reply(
             side.perform(b"O", side.decoder.decode(wire.encode((target, "getattr", ("__name__",)), home)))
