@@ -370,3 +370,23 @@ def test_in_place_changes_at_any_depth_and_argument_identity_reach_the_test(ex):
     ]
     res = ex.run(p, tests)
     assert res.solved, res.feedback
+
+
+def test_a_match_crosses_as_a_true_value_and_a_list_sorted_in_place_and_returned_is_the_tests(ex):
+    # MBPP/737, /787, /794 return re.Match objects their tests assert; MBPP/64 sorts its argument and returns it
+    p = prog("""
+        import re
+        def find(s):
+            return re.search(r"(?P<word>a+)(b)?", s)
+        def marks(xs):
+            xs.sort(key=lambda x: x[1])
+            return xs
+    """)
+    tests = [
+        "assert find('xaab')",
+        "m = find('xaa')\nassert m.group() == 'aa' and m.span() == (1, 3) and m.group('word') == 'aa' and m.groups() == ('aa', None)",
+        "assert not find('xyz')",
+        "xs = [('a', 3), ('b', 1)]\nassert marks(xs) == [('b', 1), ('a', 3)] and xs == [('b', 1), ('a', 3)]",
+    ]
+    res = ex.run(p, tests)
+    assert res.solved, res.feedback

@@ -297,10 +297,10 @@ def _sync(old, new) -> None:
     if t is list and type(new) is list:
         if len(old) == len(new):
             for i, (a, b) in enumerate(zip(old, new)):
-                if type(a) in _FOLLOWED and type(a) is type(b):
+                if type(a) in _MUTABLE and type(a) is type(b):
                     _sync(a, b)
                 elif not (type(a) is type(b) and a == b):
-                    old[i] = b
+                    old[i] = b  # immutable (a tuple too: replaced when it differs)
         else:
             old[:] = new
     elif isinstance(old, dict) and type(new) is t:
@@ -308,7 +308,7 @@ def _sync(old, new) -> None:
             del old[k]
         for k, b in new.items():
             a = old.get(k)
-            if type(a) in _FOLLOWED and type(a) is type(b):
+            if type(a) in _MUTABLE and type(a) is type(b):
                 _sync(a, b)
             else:
                 old[k] = b
@@ -326,19 +326,11 @@ def _sync(old, new) -> None:
         old[:] = new
 
 
-_FOLLOWED = frozenset(
-    {
-        list,
-        dict,
-        set,
-        bytearray,
-        tuple,
-        collections.deque,
-        collections.OrderedDict,
-        collections.Counter,
-        collections.defaultdict,
-    }
-)  # fmt: skip  (the mutable types whose in-place changes a call sends back; a tuple may hold them)
+_MUTABLE = frozenset(
+    {list, dict, set, bytearray, collections.deque, collections.OrderedDict, collections.Counter,
+     collections.defaultdict}
+)  # fmt: skip
+_FOLLOWED = _MUTABLE | {tuple}  # whose in-place changes a call sends back (a tuple may hold mutable values)
 
 
 class SolutionModule(types.ModuleType):

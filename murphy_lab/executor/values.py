@@ -10,6 +10,7 @@ equality is defined here.
   back to the program process it made, it is that process's own member again (by the id it came with).
 - `NamedTupleValue`: a tuple (equal to a tuple of the same items, as a namedtuple is) whose fields are readable by
   name (``p.x``), with ``_fields``, ``_asdict()`` and ``_replace()``; its class name shows in ``repr``.
+- `MatchValue`: a `re.Match` (true; ``group``, ``groups``, ``groupdict``, ``span``, ``start``, ``end``).
 - `ProgramModule`: a module of the program, by name only (the test side never imports it).
 """
 
@@ -98,6 +99,55 @@ class NamedTupleValue(tuple):
 
     def __reduce__(self):
         return (NamedTupleValue, (*self._murphy_meta, tuple(self)))
+
+
+class MatchValue:
+    """A `re.Match` of the program (a final C type: no program code in it): its string, the span of each group
+    (0 first; (-1, -1) for a group that did not take part) and the group names. Always true, as a match is."""
+
+    __slots__ = ("string", "_spans", "_names")
+
+    def __init__(self, string, spans: tuple, names: dict):
+        for slot, v in zip(MatchValue.__slots__, (string, spans, names)):
+            object.__setattr__(self, slot, v)
+
+    def __setattr__(self, attr: str, value) -> None:
+        raise AttributeError("a match of the program is frozen")
+
+    def _index(self, g) -> int:
+        i = self._names.get(g, g) if type(g) is str else g
+        if type(i) is not int or not 0 <= i < len(self._spans):
+            raise IndexError("no such group")
+        return i
+
+    def group(self, *groups):
+        found = [self[g] for g in groups or (0,)]
+        return found[0] if len(found) == 1 else tuple(found)
+
+    def __getitem__(self, g):
+        start, end = self._spans[self._index(g)]
+        return None if start < 0 else self.string[start:end]
+
+    def groups(self, default=None) -> tuple:
+        return tuple(default if s < 0 else self.string[s:e] for s, e in self._spans[1:])
+
+    def groupdict(self, default=None) -> dict:
+        return {n: (self[i] if self._spans[i][0] >= 0 else default) for n, i in self._names.items()}
+
+    def span(self, g=0) -> tuple:
+        return self._spans[self._index(g)]
+
+    def start(self, g=0) -> int:
+        return self.span(g)[0]
+
+    def end(self, g=0) -> int:
+        return self.span(g)[1]
+
+    def __bool__(self) -> bool:
+        return True
+
+    def __repr__(self) -> str:
+        return f"<re.Match object; span={self.span()!r}, match={self.group()!r}>"
 
 
 class ProgramModule:

@@ -13,6 +13,7 @@ kind byte and one value. A value is a one-byte tag and its payload:
     q  maxlen items        deque             r  int int int    range (at most MAX_ITEMS long)
     o  pairs   k  pairs    OrderedDict, Counter        e  factory pairs   defaultdict (a builtin factory or None)
     Y H W G Z  fields      date, time, datetime, timedelta, fixed-offset timezone (constructor arguments)
+    m  string spans names  re.Match (a final C type)
     P  name fields values  namedtuple        U  class name flag value   enum member (Enum, Flag)
     X  name base args text head frames attrs   exception   K  name base   exception class
     B  name                a builtin class or function, by name (the receiver's own)
@@ -78,6 +79,7 @@ def _sibling(name: str):
 
 values = _sibling("values")
 EnumValue, NamedTupleValue, ProgramModule = values.EnumValue, values.NamedTupleValue, values.ProgramModule
+MatchValue = values.MatchValue
 _F64, _C128, _U32 = struct.Struct("<d"), struct.Struct("<dd"), struct.Struct("<I")
 _SMALL = 1 << 60  # ints this small hash to themselves: distinct ones never collide (but -1 and -2)
 _BUILTIN_CLASSES = {n: v for n, v in vars(builtins).items() if _isinstance(v, type)}
@@ -267,6 +269,13 @@ class Encoder:
         elif t is EnumValue:
             out += b"U"
             self.value((x._class, x._flag, x.name, x.value, None), d)
+        elif t is _loaded("re", "Match") or t is MatchValue:
+            out += b"m"
+            if t is MatchValue:
+                spans, names = x._spans, x._names
+            else:
+                spans, names = tuple(x.span(i) for i in range(x.re.groups + 1)), dict(x.re.groupindex)
+            self.value((x.string, spans, names), d)
         elif t is NamedTupleValue:
             out += b"P"
             self.value((*tuple.__getattribute__(x, "_murphy_meta"), tuple(tuple.__iter__(x))), d)
@@ -473,6 +482,20 @@ class Decoder:
             ):
                 raise Refused(f"not a namedtuple (or one of more than {MAX_FIELDS} fields)")
             return NamedTupleValue(name, names, items)
+        if tag == b"m":
+            string, spans, names = fields
+            if (
+                _type(string) not in (str, bytes)
+                or _type(spans) is not tuple
+                or _type(names) is not dict
+                or not spans
+            ):
+                raise Refused("not a match")
+            if not all(_type(s) is tuple and _len(s) == 2 and all(_type(i) is int for i in s) for s in spans):
+                raise Refused("not a match")
+            if not all(_type(k) is str and _type(v) is int and 0 < v < _len(spans) for k, v in names.items()):
+                raise Refused("not a match")
+            return MatchValue(string, spans, names)
         if tag == b"U":
             name, flag, member, value, home = fields
             if _type(name) is not str or _type(flag) is not bool or _type(member) not in (str, type(None)):

@@ -144,6 +144,13 @@ class Worker:
             prelude, error = _compile_prelude(job["prelude"], protocol.PRELUDE)
             if error:
                 return [{"status": "error", "detail": f"the task's prelude does not compile: {error}"}] * n
+        code = None
+        if (
+            len(job["program"]) <= protocol.WORKER_COMPILES
+        ):  # bounded cost (protocol.py); larger: on the clock
+            code, error = protocol.compile_program(job["program"])
+            if error:
+                return [{"status": "syntax", "detail": error}] * n
         setup = job["setup"]
         try:
             setup_code = compile_test(setup, harness.SETUP_FILE) if setup.strip() else None
@@ -155,7 +162,7 @@ class Worker:
                 cases.append(compile_test(case[1], harness.TEST_FILE) if case[0] == "assert" else None)
             except (SyntaxError, ValueError, UnicodeError, RecursionError, MemoryError) as e:
                 cases.append({"status": "error", "detail": f"the test does not compile: {e}"})
-        return setup_code, cases, protocol.pack(prelude, job["program"])
+        return setup_code, cases, protocol.pack(prelude, job["program"], code)
 
     def run_job(self, job: dict) -> list[dict]:
         """All tests of one job. The program is sent to the server once; its assert tests share one program
