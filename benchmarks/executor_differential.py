@@ -47,7 +47,9 @@ def humaneval_problems() -> list[dict]:
             "task_id": r["task_id"],
             "program": r["prompt"] + r["canonical_solution"],
             "test": r["test"] + f"\ncheck({r['entry_point']})\n",
-            "suite": TestSuite(cases=(f"check({r['entry_point']})",), setup=r["test"], entry_points=(r["entry_point"],)),
+            "suite": TestSuite(
+                cases=(f"check({r['entry_point']})",), setup=r["test"], entry_points=(r["entry_point"],)
+            ),
         }
         for r in rows
     ]
@@ -138,7 +140,9 @@ def ours(programs: list[dict], timeout: float, workers: int) -> tuple[list[bool]
     import dataclasses
 
     with Executor(workers=workers, timeout=timeout) as ex:
-        results = ex.run_many([(p["program"], dataclasses.replace(p["suite"], timeout=timeout)) for p in programs])
+        results = ex.run_many(
+            [(p["program"], dataclasses.replace(p["suite"], timeout=timeout)) for p in programs]
+        )
     return [r.solved for r in results], [r.feedback for r in results]
 
 
@@ -159,7 +163,9 @@ def main() -> None:
     refs = humaneval_problems() + mbpp_problems()
     programs = refs + mutants(refs, args.mutants)
     same, diff = compare(programs, args.timeout, args.workers)
-    print(f"{len(refs)} references + {len(programs) - len(refs)} mutants: {same}/{len(programs)} same verdict")
+    print(
+        f"{len(refs)} references + {len(programs) - len(refs)} mutants: {same}/{len(programs)} same verdict"
+    )
     for task, a, b, fb in diff:
         print(f"  {task}: ours {'pass' if a else 'fail'}, official {'pass' if b else 'fail'} | {fb!r}")
 
