@@ -390,3 +390,15 @@ def test_a_match_crosses_as_a_true_value_and_a_list_sorted_in_place_and_returned
     ]
     res = ex.run(p, tests)
     assert res.solved, res.feedback
+
+
+def test_a_stdlib_function_passed_as_an_argument_is_the_programs_own(ex):
+    p = "def apply(f, x):\n    return f(x)\n"
+    tests = [
+        "import math\nassert apply(math.sqrt, 16) == 4.0",
+        "assert apply(str.lower, 'AB') == 'ab'",
+        "import operator\nassert apply(operator.neg, 3) == -3",
+        "import string\nassert apply(string.capwords, 'a b') == 'A B'",
+    ]
+    res = ex.run(p, tests)
+    assert res.solved, res.feedback

@@ -183,6 +183,10 @@ class Channel:
         if type(x) is wire.EnumValue and x._home is not None:  # a member of the program's, going home
             encoder.out += b"h"
             return encoder.int(x._home)
+        library = _library_name(x)
+        if library is not None:  # a standard-library function: the program side's own, by name
+            encoder.out += b"L"
+            return encoder.value(library, depth + 1)
         if type(x) not in _REFS or x._murphy_channel is not self:
             raise wire.NotPlain(describe(x))
         encoder.out += b"h"
@@ -288,6 +292,23 @@ def reply_fits(kind: bytes, request, reply: bytes, got, kept=()) -> str:
             f"carries names it was not asked for: {', '.join(map(repr, beyond[:5]))[:300]}" if beyond else ""
         )
     return "" if extra is None else "carries more than the result"
+
+
+def _library_name(x):
+    """(module, qualified name) of a standard-library function or method descriptor (`math.sqrt`, `str.lower`,
+    `operator.add`, `string.capwords`), which crosses to the program by name; else None."""
+    if type(x) not in _LIBRARY_TYPES:
+        return None
+    module = getattr(x, "__module__", None) or "builtins"  # a method descriptor: its class's (str, list, ...)
+    qualname = getattr(x, "__qualname__", None)
+    if type(module) is not str or type(qualname) is not str or "<" in qualname:
+        return None
+    return (module, qualname) if module.split(".")[0] in sys.stdlib_module_names else None
+
+
+_LIBRARY_TYPES = frozenset(
+    {types.BuiltinFunctionType, types.FunctionType, types.MethodDescriptorType, types.WrapperDescriptorType}
+)
 
 
 def _sync(old, new) -> None:

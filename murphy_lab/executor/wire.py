@@ -17,6 +17,7 @@ kind byte and one value. A value is a one-byte tag and its payload:
     P  name fields values  namedtuple        U  class name flag value   enum member (Enum, Flag)
     X  name base args text head frames attrs   exception   K  name base   exception class
     B  name                a builtin class or function, by name (the receiver's own)
+    L  module qualname     a standard-library function (test -> program only: the program side's own)
     A  dtype shape bytes   numeric numpy array (numpy scalars cross as their Python value)
     M  name                a module, by name (the test side never imports it because of this)
     R  id type text        a reference to an object that stays in the program process (program -> test)
@@ -401,6 +402,14 @@ class Decoder:
         d = depth + 1
         if tag == b"h" and self.home is not None:
             return self.home(self.int())
+        if (
+            tag == b"L" and self.home is not None
+        ):  # the program side: a stdlib function the test passed, by name
+            module, qualname = self.value(d)
+            x = importlib.import_module(module)
+            for part in qualname.split("."):
+                x = getattr(x, part)
+            return x
         if tag == b"R" and self.ref is not None:
             fields = self.value(d)
             if _type(fields) is not tuple:
