@@ -146,12 +146,12 @@ def ours(programs: list[dict], timeout: float, workers: int) -> tuple[list[bool]
     return [r.solved for r in results], [r.feedback for r in results]
 
 
-def compare(programs: list[dict], timeout: float = 3.0, workers: int = 2) -> tuple[int, list[tuple]]:
-    """(agreements, disagreements as (task, ours, official, our feedback))."""
+def compare(programs: list[dict], timeout: float = 3.0, workers: int = 2) -> tuple[int, list[tuple], int]:
+    """(agreements, disagreements as (task, ours, official, our feedback), programs the official logic passes)."""
     mine, feedback = ours(programs, timeout, workers)
     theirs = official(programs, timeout, workers)
     diff = [(p["task_id"], a, b, f[:300]) for p, a, b, f in zip(programs, mine, theirs, feedback) if a != b]
-    return len(programs) - len(diff), diff
+    return len(programs) - len(diff), diff, sum(theirs)
 
 
 def main() -> None:
@@ -162,9 +162,10 @@ def main() -> None:
     args = ap.parse_args()
     refs = humaneval_problems() + mbpp_problems()
     programs = refs + mutants(refs, args.mutants)
-    same, diff = compare(programs, args.timeout, args.workers)
+    same, diff, passed = compare(programs, args.timeout, args.workers)
     print(
-        f"{len(refs)} references + {len(programs) - len(refs)} mutants: {same}/{len(programs)} same verdict"
+        f"{len(refs)} references + {len(programs) - len(refs)} mutants: {same}/{len(programs)} same verdict "
+        f"({passed} pass under the official logic)"
     )
     for task, a, b, fb in diff:
         print(f"  {task}: ours {'pass' if a else 'fail'}, official {'pass' if b else 'fail'} | {fb!r}")
