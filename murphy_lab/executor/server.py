@@ -136,17 +136,17 @@ class ProgramSide:
     """Serves the test worker's requests on the program's own objects; the reply is plain data or a reference.
 
     Requests (`wire` messages): ``N`` (names) -> the values of those of the program's globals it defines; ``C``
-    (reference, args, kwargs) -> (the call's result, the new state of list/dict/set arguments it changed); ``O``
-    (reference, operation, args) -> (the result, None). The reply ``V`` carries a value, ``E`` an exception (the
-    load's, to every ``N`` request, when loading the program raised; a call's `SystemExit` too, as a test in the
-    same process would see it). This side sends nothing else, ever: how it ended, the kernel tells the server."""
+    (reference, args, kwargs, a token per argument: the test's, for a mutable one) -> (the call's result, the
+    followed arguments whose state changed, as (token, new value), the token of the argument the result is);
+    ``O`` (reference, getattr/setattr/delattr, args) -> (the result, None). The reply ``V`` carries a value, ``E``
+    an exception (the load's, to every ``N`` request, when loading the program raised; a call's `SystemExit` too,
+    as a test in the same process would see it); ``S`` a compile error (`did_not_compile`). This side sends nothing
+    else, ever: how it ended, the kernel tells the server."""
 
     def __init__(self, fd: int, namespace: dict, load_error: BaseException | None):
         self.fd, self.namespace, self.load_error = fd, namespace, load_error
         self.objects: dict[int, object] = {}  # what crossed as a reference: id -> object (kept alive)
-        self.kept: dict[
-            int, list
-        ] = {}  # the test's token -> [a mutable argument, its encoding when last synced]
+        self.kept: dict[int, list] = {}  # the test's token -> [a mutable argument, its last encoding]
         self.reader = wire.Reader(fd)
         self.decoder = wire.Decoder(home=self.objects.__getitem__, untrusted=False)
 
