@@ -402,3 +402,16 @@ def test_a_stdlib_function_passed_as_an_argument_is_the_programs_own(ex):
     ]
     res = ex.run(p, tests)
     assert res.solved, res.feedback
+
+
+def test_values_past_the_old_caps_cross():
+    # a list over 1M items, a str over 8 MB, an int over 64 KB (factorial(50_000): 213,237 digits)
+    p = "import math\ndef big_list():\n    return list(range(1_200_000))\ndef big_str():\n    return 'ab' * 4_500_000\ndef big_int():\n    return math.factorial(50_000)\n"
+    tests = [
+        "assert len(big_list()) == 1_200_000 and big_list()[-1] == 1_199_999",
+        "assert len(big_str()) == 9_000_000",
+        "import math\nassert big_int() == math.factorial(50_000)",
+    ]
+    with Executor(workers=1, timeout=20.0) as one:
+        res = one.run(p, tests)
+    assert res.solved, res.feedback

@@ -171,12 +171,16 @@ class ProgramSide:
             return {n: self.namespace[n] for n in req if _isinstance(n, str) and n in self.namespace}, None
         if kind == b"C":
             target, args, kwargs, tokens = req
-            self._forget()
+            kept = self.kept
+            if kept:
+                self._forget()
             for token, v in zip(tokens, (*args, *kwargs.values())):
                 if token is not None:
-                    self.kept[token] = [v, self.encode(v)]
+                    kept[token] = [v, self.encode(v)]
             result = target(*args, **kwargs)
-            same = next((token for token, (v, _) in self.kept.items() if v is result), None)
+            if not kept:
+                return result, None, None
+            same = next((token for token, (v, _) in kept.items() if v is result), None)
             return result, self._changes(), same
         if kind == b"O":
             target, op, args = req
