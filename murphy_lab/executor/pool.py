@@ -28,6 +28,9 @@ from murphy_lab.executor.types import ExecutionResult, IOTest, Program, TestOutc
 
 WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "worker.py")
 SERVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "server.py")
+WATCHDOG_EXIT = (
+    1  # a worker's exit status when its watchdog ended it (faulthandler's `_exit(1)`; worker.WATCHDOG_S)
+)
 PIPELINE = 2  # jobs queued at each worker, so it never waits for the parent between jobs
 JOB_FIELDS = (
     "program",
@@ -306,7 +309,10 @@ class Executor:
                             if dead
                             else "the sandbox worker stopped answering"
                         )
-                        results[i] = self._lost(prepared[i], why)
+                        if dead and _exit_status(slot.proc) == WATCHDOG_EXIT:
+                            results[i] = self._lost(prepared[i], "", "timeout")
+                        else:
+                            results[i] = self._lost(prepared[i], why)
                         if bar is not None:
                             bar.update(1)
                         todo.extendleft(reversed(slot.jobs))  # queued behind it, never started
@@ -381,7 +387,12 @@ class Executor:
         ]
         return self._summarize(outcomes, msg.get("runtime_s", 0.0), job["timeout"])
 
-    def _lost(self, job: dict, why: str) -> ExecutionResult:
+    def _lost(self, job: dict, why: str, status: str = "crashed") -> ExecutionResult:
+        """Every test of a job whose worker was lost: `crashed`, or `timeout` when the worker's watchdog ended it
+        (a case ran past its limit in C, where the timer cannot reach; the verdicts it held are lost with it)."""
+        if status == "timeout":
+            outcomes = [TestOutcome(t, "timeout", f"{job['timeout']:g}") for t in job["tests"]]
+            return self._summarize(outcomes, 0.0, job["timeout"])
         outcomes = [TestOutcome(t, "crashed", why) for t in job["tests"]]
         res = self._summarize(outcomes, 0.0, job["timeout"])
         res.feedback = f"{feedback.HEADER}\n{why}"
@@ -474,3 +485,11 @@ _live: weakref.WeakSet = weakref.WeakSet()
 def _close_all() -> None:
     for ex in list(_live):
         ex.close()
+
+
+def _exit_status(proc) -> int | None:
+    """The exit status of a worker whose pipe closed (it has exited or is about to)."""
+    try:
+        return proc.wait(timeout=2)
+    except Exception:  # noqa: BLE001 - still running: not the watchdog
+        return None

@@ -22,6 +22,7 @@ worker past ``max_worker_mb`` (or whose server died) answers its job, then asks 
 from __future__ import annotations
 
 import builtins
+import faulthandler
 import fcntl
 import functools
 import gc
@@ -397,9 +398,14 @@ class _Timer:
     def start(self, ep, timeout: float) -> None:
         self.ep, self.detail = ep, f"{timeout:g}"
         signal.setitimer(signal.ITIMER_REAL, max(timeout, 1e-3), 0.05)
+        # the deadline from outside: a C thread that needs no GIL ends this process if the case is still running
+        # WATCHDOG_S after its limit (test code stuck in C, out of the timer's reach); the pool reads its exit
+        # status as the job's timeout (`pool.WATCHDOG_EXIT`)
+        faulthandler.dump_traceback_later(timeout + WATCHDOG_S, exit=True, file=_DEVNULL)
 
     def stop(self) -> None:
         signal.setitimer(signal.ITIMER_REAL, 0)
+        faulthandler.cancel_dump_traceback_later()
         self.ep = None
 
     def _strike(self, *_) -> None:
@@ -411,6 +417,9 @@ class _Timer:
         raise ep.fault
 
 
+WATCHDOG_S = (
+    0.5  # a case still running this long after its limit ends the worker (faulthandler's exit status 1)
+)
 _STATM = os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC)  # ours, for `sandbox.rss_mb`
 _TIMER = _Timer()
 _QUIET = open(_DEVNULL, "w", closefd=False)  # sys.stdout and sys.stderr while test code runs
