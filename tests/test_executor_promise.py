@@ -415,3 +415,13 @@ def test_values_past_the_old_caps_cross():
     with Executor(workers=1, timeout=20.0) as one:
         res = one.run(p, tests)
     assert res.solved, res.feedback
+
+
+def test_a_suites_load_timeout_times_loading_on_its_own(ex):
+    # fidelity request 3: lcb_runner loads a program under its own alarm, then times each test
+    p = "import time\ntime.sleep(1.2)\ndef f(x):\n    time.sleep(1.2)\n    return x\n"
+    own = TestSuite(cases=("assert f(1) == 1",), timeout=2.0, load_timeout=2.0)
+    shared = TestSuite(cases=("assert f(1) == 1",), timeout=2.0)
+    slow_load = TestSuite(cases=("assert f(1) == 1",), timeout=5.0, load_timeout=0.5)
+    res = ex.run_many([(p, own), (p, shared), (p, slow_load)])
+    assert [r.status for r in res] == ["passed", "timeout", "timeout"], [r.feedback for r in res]

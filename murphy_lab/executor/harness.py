@@ -576,6 +576,8 @@ def run_cases(channel: Channel, report, job) -> None:
         return say(f.status, f.detail, LOADING)
     except BaseException as e:  # noqa: BLE001 - loading the program raised
         return say("error", format_exception(e), LOADING)
+    if getattr(job, "loaded", None) is not None:
+        job.loaded()  # a suite's `load_timeout`: the first case's limit starts after loading
     base = {name: importlib.import_module(name) for name in job.modules}
     base.update(values)
     sys.modules[PROGRAM_MODULE] = SolutionModule(channel)

@@ -40,6 +40,7 @@ JOB_FIELDS = (
     "timeout",
     "entry_points",
     "compare",
+    "load_timeout",
 )  # what a worker gets
 SEVERITY = (
     "syntax",
@@ -435,6 +436,7 @@ def _prepare(i: int, job, timeout: float) -> dict:
         "timeout": float(suite.timeout or timeout),
         "entry_points": list(suite.entry_points),
         "compare": suite.compare,
+        "load_timeout": suite.load_timeout,
     }
 
 

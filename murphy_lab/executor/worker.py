@@ -219,7 +219,10 @@ class Worker:
         timeout = job["timeout"]
         mine, theirs = socket.socketpair()
         try:
-            self._ps_send(ASSERT.pack(b"A", timeout * len(cases)), (theirs.fileno(), self.program))
+            self._ps_send(
+                ASSERT.pack(b"A", timeout * len(cases) + (job.get("load_timeout") or 0)),
+                (theirs.fileno(), self.program),
+            )
         finally:
             theirs.close()
         verdicts: list[dict] = []
@@ -227,9 +230,15 @@ class Worker:
         wanted, modules = harness.program_names(
             (job["setup"], *(src for _, src in cases)), tuple(job["entry_points"]), _scope, _called
         )
+        load = job.get("load_timeout")
+
+        def loaded() -> None:  # the program is loaded: the first case's own limit starts now
+            _TIMER.stop()
+            _TIMER.start(channel, timeout)
+
         plan = types.SimpleNamespace(
             setup=job["setup"], setup_code=setup_code, cases=cases, wanted=wanted, modules=modules,
-            compare=job["compare"],
+            compare=job["compare"], loaded=loaded if load else None,
         )  # fmt: skip
 
         def report(status: str, detail: str, assertion: str) -> None:
@@ -244,7 +253,7 @@ class Worker:
         quiet = sys.stdout, sys.stderr
         sys.stdout = sys.stderr = _QUIET  # what the test code prints goes nowhere
         try:
-            _TIMER.start(channel, timeout)  # the first case's limit includes loading the program
+            _TIMER.start(channel, load or timeout)  # loading: its own limit, or the first case's
             runner.run_cases(channel, report, plan)
         except wire.Fault:  # the limit struck between cases
             pass
