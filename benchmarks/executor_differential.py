@@ -25,6 +25,7 @@ import gzip
 import json
 import os
 import random
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 
 from murphy_lab.executor import Executor, TestSuite
@@ -111,7 +112,9 @@ def mutants(problems: list[dict], count: int, seed: int = 37) -> list[dict]:
     pool = []
     for p in problems:
         try:
-            tree = ast.parse(p["program"])
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # a reference's invalid escape sequences ("\.")
+                tree = ast.parse(p["program"])
         except SyntaxError:
             continue
         pool.extend((p, tree, kind, i) for kind, i in _sites(tree))
