@@ -194,6 +194,12 @@ ANSWERS = prog("""
         return Plain()
     def stop(x):
         raise StopIteration
+    import types, weakref
+    _box = Box()
+    def proxy():  # a C type: its truth, length and items were forwarded to the program's Box
+        return weakref.proxy(_box)
+    def mapping():
+        return types.MappingProxyType({"k": Box()})
 """)
 
 
@@ -209,9 +215,24 @@ ANSWERS = prog("""
         "assert str(box()) != ''",
         "assert list(map(stop, [1, 2])) == []",
         "assert all(map(stop, [1, 2]))",
-        "import weakref\nassert bool(weakref.proxy(box()))",
+        "assert proxy()",
+        "assert 5 in proxy()",
+        "assert 'k' in mapping()",
     ],
-    ids=["callable", "abc", "contains", "iter", "len", "bool", "str", "StopIteration", "all(map)", "weakref"],
+    ids=[
+        "callable",
+        "abc",
+        "contains",
+        "iter",
+        "len",
+        "bool",
+        "str",
+        "StopIteration",
+        "all(map)",
+        "weakref.proxy truth",
+        "weakref.proxy containment",
+        "MappingProxyType",
+    ],  # fmt: skip
 )
 def test_a_program_value_that_cannot_cross_answers_nothing(ex, test):
     res = ex.run(ANSWERS, [test])
@@ -221,7 +242,13 @@ def test_a_program_value_that_cannot_cross_answers_nothing(ex, test):
         return
     assert out.status == "error", res.feedback
     # fails closed naming the type (len(): Python's own TypeError, since a `__len__` would make it Sized)
-    named = ("Box object of the program", "StopIteration", "weak", "has no len()")
+    named = (
+        "Box object of the program",
+        "StopIteration",
+        "ProxyType object",
+        "mappingproxy object",
+        "has no len()",
+    )
     assert any(n in out.detail for n in named), out.detail
 
 
