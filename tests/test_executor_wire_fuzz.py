@@ -120,7 +120,9 @@ def _decode_total(data: bytes) -> None:
 
 
 @seed(37)
-@settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@settings(
+    max_examples=300, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck)
+)
 @given(value=_VALUES, salt=st.integers(0, 1 << 30))
 def test_decoding_any_corruption_of_a_frame_is_a_value_of_the_closed_set_or_refused(value, salt):
     frame = wire.encode(value)
@@ -135,7 +137,13 @@ def test_a_hundred_thousand_corrupted_frames_decode_totally():
     count = {"frames": 0}
 
     @seed(3737)
-    @settings(max_examples=5_000, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=5_000,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
     @given(value=_VALUES, salt=st.integers(0, 1 << 30))
     def check(value, salt):
         frame = wire.encode(value)
