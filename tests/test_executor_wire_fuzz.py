@@ -57,13 +57,15 @@ _EXTRA = [
     wire.encode(collections.defaultdict(list, {"a": [1]})),
     wire.encode(len),
     wire.encode(KeyError),
+    wire.encode(wire.MatchValue("ab", ((0, 2), (0, 1)), {"x": 1})),
+    b"j" + wire.encode([1, 2]),
 ]
-_TAGS = b"NTFiIfcsbaltSzdQDqrjokeYHWGZPUXKBAMRh\x00\xff"
+_TAGS = b"NTFiIfcsbaltSzdQDqrjokemYHWGZPUXKBAMRhL\x00\xff"
 _CLOSED = (
     type(None), bool, int, float, complex, str, bytes, bytearray, list, tuple, dict, set, frozenset,
     fractions.Fraction, decimal.Decimal, collections.deque, collections.OrderedDict, collections.Counter,
     collections.defaultdict, range, datetime.date, datetime.time, datetime.timedelta, datetime.timezone,
-    wire.EnumValue, wire.NamedTupleValue, wire.ProgramModule, BaseException, type(iter([])), type,
+    wire.EnumValue, wire.NamedTupleValue, wire.ProgramModule, wire.MatchValue, BaseException, type(iter([])), type,
 )  # fmt: skip
 
 
