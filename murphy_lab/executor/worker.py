@@ -410,7 +410,10 @@ class _Timer:
         # the deadline from outside: a C thread that needs no GIL ends this process if the case is still running
         # WATCHDOG_S after its limit (test code stuck in C, out of the timer's reach); the pool reads its exit
         # status as the job's timeout (`pool.WATCHDOG_EXIT`)
-        faulthandler.dump_traceback_later(timeout + WATCHDOG_S, exit=True, file=_DEVNULL)
+        try:
+            faulthandler.dump_traceback_later(timeout + WATCHDOG_S, exit=True, file=_DEVNULL)
+        except RuntimeError:  # no thread to be had: the pool's own deadline remains
+            pass
 
     def stop(self) -> None:
         signal.setitimer(signal.ITIMER_REAL, 0)
