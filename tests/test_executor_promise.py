@@ -452,3 +452,28 @@ def test_a_suites_load_timeout_times_loading_on_its_own(ex):
     slow_load = TestSuite(cases=("assert f(1) == 1",), timeout=5.0, load_timeout=0.5)
     res = ex.run_many([(p, own), (p, shared), (p, slow_load)])
     assert [r.status for r in res] == ["passed", "timeout", "timeout"], [r.feedback for r in res]
+
+
+def test_arguments_the_test_no_longer_holds_are_forgotten_on_both_sides(ex):
+    # neither side's memory grows with every list a test passes (the program's side is found through gc, as a
+    # program could; the test's, the same way, by this trusted test code)
+    p = prog("""
+        import gc
+        KEPT = []
+        def f(xs, keep=False):
+            if keep:
+                KEPT.append(xs)
+            return len(xs)
+        def followed():
+            side = next(o for o in gc.get_objects() if type(o).__name__ == "ProgramSide")
+            return len(side.kept)
+    """)
+    test = (
+        "import gc\n"
+        "for i in range(200):\n    f(list(range(100)))\n"
+        "mine = [1]\nf(mine, keep=True)\nf([2])\n"
+        "channel = next(o for o in gc.get_objects() if type(o).__name__ == 'Channel' and id(mine) in o.kept)\n"
+        "assert followed() <= 2 and len(channel.kept) <= 3, (followed(), len(channel.kept))"
+    )
+    res = ex.run(p, [test])
+    assert res.solved, res.feedback

@@ -201,6 +201,11 @@ class Channel:
         for the program process's life), so that their in-place changes, at any depth and in any later call while
         the program keeps them, come back into the test's own objects, and a result that *is* one of them is."""
         kept = self.kept
+        # the arguments the test no longer holds (only `kept` does): forgotten on both sides, so that neither
+        # side's memory grows with every list a test passes, and an id is never reused while followed
+        gone = tuple(t for t in kept if sys.getrefcount(kept[t]) <= _UNHELD) if kept else ()
+        for t in gone:
+            del kept[t]
         tokens = []
         for v in (*args, *kwargs.values()):
             if type(v) in _FOLLOWED:
@@ -208,7 +213,7 @@ class Channel:
                 tokens.append(id(v))
             else:
                 tokens.append(None)
-        result, changes, same = self.request(b"C", (ref, args, kwargs, tuple(tokens)))
+        result, changes, same = self.request(b"C", (ref, args, kwargs, tuple(tokens), gone))
         for token, new in changes or ():
             _sync(kept[token], new)
         return result if same is None else kept[same]
@@ -351,6 +356,9 @@ _MUTABLE = frozenset(
     {list, dict, set, bytearray, collections.deque, collections.OrderedDict, collections.Counter,
      collections.defaultdict}
 )  # fmt: skip
+_UNHELD = (
+    2  # sys.getrefcount of a followed argument only `Channel.kept` holds (the dict, getrefcount's argument)
+)
 _FOLLOWED = _MUTABLE | {tuple}  # whose in-place changes a call sends back (a tuple may hold mutable values)
 
 

@@ -170,8 +170,10 @@ class ProgramSide:
                 raise self.load_error
             return {n: self.namespace[n] for n in req if _isinstance(n, str) and n in self.namespace}, None
         if kind == b"C":
-            target, args, kwargs, tokens = req
+            target, args, kwargs, tokens, gone = req
             kept = self.kept
+            for token in gone:  # the test no longer holds them
+                kept.pop(token, None)
             if kept:
                 self._forget()
             for token, v in zip(tokens, (*args, *kwargs.values())):
@@ -263,7 +265,7 @@ def warm_up(rounds: int = 200) -> None:
         _module("_murphy_warm", "x = 1")
         side = ProgramSide(-1, {"f": target, "v": [1, "a"]}, None)
         side.reply(side.perform(b"N", side.decoder.decode(wire.encode(("f", "v", "g")))))
-        call = wire.encode((target, ([3, 1, 2], 2), {"c": 0}, (1, None, None)), home)
+        call = wire.encode((target, ([3, 1, 2], 2), {"c": 0}, (1, None, None), ()), home)
         side.reply(side.perform(b"C", side.decoder.decode(call)))
         side.reply(
             side.perform(b"O", side.decoder.decode(wire.encode((target, "getattr", ("__name__",)), home)))
