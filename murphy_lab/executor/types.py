@@ -35,7 +35,9 @@ class TestSuite:
     entry_points: tuple[str, ...] = ()  # the program names the tests call (they reach the program even when
     # they are a builtin's name, e.g. MBPP's `sum`); other names the test text reads but does not define too
     timeout: float | None = None  # wall-clock seconds per test; None: the Executor's own
-    compare: str = "default"  # "default" or "livecodebench" (stdout and functional results as lcb_runner compares)
+    compare: str = (
+        "default"  # "default" or "livecodebench" (stdout and functional results as lcb_runner compares)
+    )
     load_timeout: float | None = None  # seconds for loading the program, timed on their own before the first
     # test's limit starts (lcb_runner's `compile_code` alarm); None: loading counts towards the first test
 
@@ -53,7 +55,9 @@ class TestSuite:
         if self.load_timeout is not None and not (
             isinstance(self.load_timeout, (int, float)) and self.load_timeout > 0
         ):
-            raise ValueError(f"load_timeout must be a positive number of seconds or None, got {self.load_timeout!r}")
+            raise ValueError(
+                f"load_timeout must be a positive number of seconds or None, got {self.load_timeout!r}"
+            )
         if self.compare not in COMPARE_MODES:
             raise ValueError(f"compare must be one of {COMPARE_MODES}, got {self.compare!r}")
 
