@@ -28,8 +28,20 @@ from murphy_lab.executor.types import ExecutionResult, IOTest, Program, TestOutc
 
 WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "worker.py")
 SERVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "server.py")
+WATCHDOG_EXIT = (
+    1  # a worker's exit status when its watchdog ended it (faulthandler's `_exit(1)`; worker.WATCHDOG_S)
+)
 PIPELINE = 2  # jobs queued at each worker, so it never waits for the parent between jobs
-JOB_FIELDS = ("program", "prelude", "setup", "cases", "timeout", "entry_points", "compare")  # what a worker gets
+JOB_FIELDS = (
+    "program",
+    "prelude",
+    "setup",
+    "cases",
+    "timeout",
+    "entry_points",
+    "compare",
+    "load_timeout",
+)  # what a worker gets
 SEVERITY = (
     "syntax",
     "too_large",
@@ -62,7 +74,8 @@ class Executor:
         timeout: wall-clock seconds per test (the program is loaded once per job, inside its first test's budget).
         memory_mb: address-space limit of each program process (RLIMIT_AS), in MB (+ tmp_mb: its memory cgroup).
         workers: parallel slots (one test at a time each).
-        output_kb: largest file (and IO-test stdout) a test may write, in KB.
+        output_kb: largest file (and IO-test stdout) a program may write, in KB (64 MB: LiveCodeBench's harness
+            captures stdout uncapped; stderr is never capped, only its end kept for feedback).
         max_processes: processes a test may have at once (as root, counted on its private uid).
         isolate: enter network and mount namespaces (no network; private /tmp) where the kernel allows it.
         drop_user: run tests as a private unprivileged uid; None = yes when running as root.
@@ -82,7 +95,7 @@ class Executor:
         timeout: float = 2.0,
         memory_mb: int = 1024,
         workers: int = 2,
-        output_kb: int = 1024,
+        output_kb: int = 65536,
         max_processes: int = 64,
         isolate: bool = True,
         drop_user: bool | None = None,
@@ -297,7 +310,10 @@ class Executor:
                             if dead
                             else "the sandbox worker stopped answering"
                         )
-                        results[i] = self._lost(prepared[i], why)
+                        if dead and _exit_status(slot.proc) == WATCHDOG_EXIT:
+                            results[i] = self._lost(prepared[i], "", "timeout")
+                        else:
+                            results[i] = self._lost(prepared[i], why)
                         if bar is not None:
                             bar.update(1)
                         todo.extendleft(reversed(slot.jobs))  # queued behind it, never started
@@ -372,7 +388,12 @@ class Executor:
         ]
         return self._summarize(outcomes, msg.get("runtime_s", 0.0), job["timeout"])
 
-    def _lost(self, job: dict, why: str) -> ExecutionResult:
+    def _lost(self, job: dict, why: str, status: str = "crashed") -> ExecutionResult:
+        """Every test of a job whose worker was lost: `crashed`, or `timeout` when the worker's watchdog ended it
+        (a case ran past its limit in C, where the timer cannot reach; the verdicts it held are lost with it)."""
+        if status == "timeout":
+            outcomes = [TestOutcome(t, "timeout", f"{job['timeout']:g}") for t in job["tests"]]
+            return self._summarize(outcomes, 0.0, job["timeout"])
         outcomes = [TestOutcome(t, "crashed", why) for t in job["tests"]]
         res = self._summarize(outcomes, 0.0, job["timeout"])
         res.feedback = f"{feedback.HEADER}\n{why}"
@@ -415,6 +436,7 @@ def _prepare(i: int, job, timeout: float) -> dict:
         "timeout": float(suite.timeout or timeout),
         "entry_points": list(suite.entry_points),
         "compare": suite.compare,
+        "load_timeout": suite.load_timeout,
     }
 
 
@@ -465,3 +487,11 @@ _live: weakref.WeakSet = weakref.WeakSet()
 def _close_all() -> None:
     for ex in list(_live):
         ex.close()
+
+
+def _exit_status(proc) -> int | None:
+    """The exit status of a worker whose pipe closed (it has exited or is about to)."""
+    try:
+        return proc.wait(timeout=2)
+    except Exception:  # noqa: BLE001 - still running: not the watchdog
+        return None

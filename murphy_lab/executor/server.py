@@ -24,6 +24,7 @@ import fcntl
 import gc
 import importlib
 import importlib.util
+import itertools
 import json
 import linecache
 import os
@@ -33,6 +34,7 @@ import signal
 import socket
 import struct
 import sys
+import time
 import traceback
 import types
 
@@ -95,19 +97,14 @@ _OPS = {
     "getattr": getattr,
     "setattr": setattr,
     "delattr": delattr,
-    "getitem": lambda o, k: o[k],
-    "setitem": lambda o, k, v: o.__setitem__(k, v),
-    "delitem": lambda o, k: o.__delitem__(k),
-    "len": len,
-    "iter": iter,
-    "next": next,
-    "contains": lambda o, x: x in o,
-    "bool": bool,
-    "str": str,
-    "repr": repr,
-}
+}  # all a test may do to a reference but call it
 
 
+_UNHELD = 2  # sys.getrefcount of a followed argument that only `ProgramSide.kept` holds (its entry and
+# getrefcount's argument)
+_ITERATOR_MODULES = frozenset(
+    {"builtins", "itertools"}
+)  # whose iterator types cross drained (map, zip, chain...)
 _REFERENCED = frozenset({types.FunctionType, types.MethodType})  # the common references, encoded straight
 
 
@@ -121,8 +118,8 @@ class _Stays:
 
 
 def reference(objects: dict, x, note: str = "") -> tuple:
-    """(id, type name, repr text, note, whether its class is a C type) of `x`, kept alive in `objects` so that its
-    id stays its own."""
+    """(id, type name, repr text, note, whether it is callable) of `x`, kept alive in `objects` so that its id stays
+    its own."""
     objects[id(x)] = x
     t = type(x)
     if t is int:  # only an int too large to cross comes here
@@ -132,36 +129,24 @@ def reference(objects: dict, x, note: str = "") -> tuple:
             text = repr(x)[:REPR_CHARS]
         except Exception:  # noqa: BLE001 - a broken __repr__ is the program's
             text = f"<{t.__name__} object>"
-    return (id(x), str(t.__name__)[:100], text if type(text) is str else "", note, _c_type(t))
-
-
-def _c_type(t: type) -> bool:
-    """A class with no Python-level methods anywhere in its MRO (e.g. `re.Match`)."""
-    known = _C_TYPES.get(id(t))
-    if known is None:
-        try:
-            known = not any(type(v) is types.FunctionType for c in t.__mro__ for v in vars(c).values())
-        except Exception:  # noqa: BLE001
-            known = False
-        _C_TYPES[id(t)] = known  # the program process keeps its types alive (its references hold them)
-    return known
-
-
-_C_TYPES: dict[int, bool] = {}
+    return (id(x), str(t.__name__)[:100], text if type(text) is str else "", note, callable(x))
 
 
 class ProgramSide:
     """Serves the test worker's requests on the program's own objects; the reply is plain data or a reference.
 
     Requests (`wire` messages): ``N`` (names) -> the values of those of the program's globals it defines; ``C``
-    (reference, args, kwargs) -> (the call's result, the new state of list/dict/set arguments it changed); ``O``
-    (reference, operation, args) -> (the result, None). The reply ``V`` carries a value, ``E`` an exception (the
-    load's, to every ``N`` request, when loading the program raised). This side sends nothing else, ever: how it
-    ended, the kernel tells the server."""
+    (reference, args, kwargs, a token per argument: the test's, for a mutable one) -> (the call's result, the
+    followed arguments whose state changed, as (token, new value), the token of the argument the result is);
+    ``O`` (reference, getattr/setattr/delattr, args) -> (the result, None). The reply ``V`` carries a value, ``E``
+    an exception (the load's, to every ``N`` request, when loading the program raised; a call's `SystemExit` too,
+    as a test in the same process would see it); ``S`` a compile error (`did_not_compile`). This side sends nothing
+    else, ever: how it ended, the kernel tells the server."""
 
     def __init__(self, fd: int, namespace: dict, load_error: BaseException | None):
         self.fd, self.namespace, self.load_error = fd, namespace, load_error
         self.objects: dict[int, object] = {}  # what crossed as a reference: id -> object (kept alive)
+        self.kept: dict[int, list] = {}  # the test's token -> [a mutable argument, its last encoding]
         self.reader = wire.Reader(fd)
         self.decoder = wire.Decoder(home=self.objects.__getitem__, untrusted=False)
 
@@ -173,9 +158,7 @@ class ProgramSide:
                 _exit(0)
             try:
                 reply = b"V", self.reply(self.perform(kind, self.decoder.decode(payload)))
-            except SystemExit as e:
-                _exit(exit_status(e))
-            except BaseException as e:  # noqa: BLE001 - the program's exception is the reply
+            except BaseException as e:  # noqa: BLE001 - the program's exception (SystemExit too) is the reply
                 if _isinstance(e, MemoryError):
                     _room()
                 reply = b"E", self.error(e)
@@ -187,22 +170,45 @@ class ProgramSide:
                 raise self.load_error
             return {n: self.namespace[n] for n in req if _isinstance(n, str) and n in self.namespace}, None
         if kind == b"C":
-            target, args, kwargs = req
-            before = self._mutable(args, kwargs)
+            target, args, kwargs, tokens, gone = req
+            kept = self.kept
+            for token in gone:  # the test no longer holds them
+                kept.pop(token, None)
+            if kept:
+                self._forget()
+            for token, v in zip(tokens, (*args, *kwargs.values())):
+                if token is not None:
+                    kept[token] = [v, self.encode(v)]
             result = target(*args, **kwargs)
-            return result, self._changes(args, kwargs, before)
+            if not kept:
+                return result, None, None
+            same = next((token for token, (v, _) in kept.items() if v is result), None)
+            return result, self._changes(), same
         if kind == b"O":
             target, op, args = req
             return _OPS[op](target, *args), None
         raise TypeError(f"not a request: {kind!r}")
 
     def encode(self, value) -> bytes:
-        return wire.encode(value, self._reference, _REFERENCED)
+        return wire.encode(value, self._reference, _REFERENCED, self._keep)
+
+    def _keep(self, x) -> int:
+        self.objects[id(x)] = x
+        return id(x)
 
     def _reference(self, encoder, x, depth: int) -> None:
-        """What is not plain data stays here and crosses as a reference (``R``: id, type name, repr text)."""
+        """What is not plain data stays here and crosses as a reference (``R``: id, type name, repr text); a
+        generator or an iterator of the builtins or itertools crosses as the iterator of its items (``j``), drained
+        here (the test side iterates nothing of the program's), as many as a list may have."""
+        t = type(x)
+        if t is types.GeneratorType or (t.__module__ in _ITERATOR_MODULES and hasattr(t, "__next__")):
+            items = list(itertools.islice(x, wire.MAX_ITEMS + 1))
+            if len(items) <= wire.MAX_ITEMS:
+                encoder.out += b"j"
+                return encoder.value(items, depth + 1)
+            raise wire.Refused(f"an iterator of more than {wire.MAX_ITEMS:,} items")
         encoder.out += b"R"
-        if type(x) is _Stays:
+        if t is _Stays:
             return encoder.value(reference(self.objects, x.obj, x.note), depth + 1)
         encoder.value(reference(self.objects, x), depth + 1)
 
@@ -211,7 +217,7 @@ class ProgramSide:
         try:
             return self.encode(value)
         except wire.Refused as e:
-            return self.encode((_Stays(value[0], f"it cannot cross: {e}"), None))
+            return self.encode((_Stays(value[0], f"it cannot cross: {e}"), *(None,) * (len(value) - 1)))
 
     def error(self, e: BaseException) -> bytes:
         try:
@@ -219,18 +225,26 @@ class ProgramSide:
         except wire.Refused as too_large:
             return self.encode(RuntimeError(f"the program raised {type(e).__name__}, which is {too_large}"))
 
-    def _mutable(self, args: tuple, kwargs: dict) -> dict:
-        """The encoded state of every list/dict/set argument before a call (tests inspect in-place changes)."""
-        return {key: self.encode(v) for key, v in _arguments(args, kwargs) if type(v) in (list, dict, set)}
-
-    def _changes(self, args: tuple, kwargs: dict, before: dict) -> list | None:
-        """The arguments whose state the call changed, as (position or name, new value)."""
+    def _changes(self, force: bool = False) -> list | None:
+        """The test's mutable arguments (of this call, and of earlier ones the program kept) whose state changed,
+        at any depth, as (the test's token, new value); each encoded before and after (tests inspect in-place
+        changes, as in one process)."""
         out = []
-        for key, old in before.items():
-            new = args[key] if type(key) is int else kwargs[key]
-            if self.encode(new) != old:
-                out.append((key, new))
+        for token, entry in list(self.kept.items()):
+            try:
+                now = self.encode(entry[0])
+            except wire.Refused:  # grown past the bounds: no longer followed
+                del self.kept[token]
+                continue
+            if now != entry[1]:
+                entry[1] = now
+                out.append((token, entry[0]))
         return out or None
+
+    def _forget(self) -> None:
+        """Stop following the arguments nothing of the program holds any more (only `kept` and this loop do)."""
+        for token in [t for t, entry in self.kept.items() if sys.getrefcount(entry[0]) <= _UNHELD]:
+            del self.kept[token]
 
 
 def warm_up(rounds: int = 200) -> None:
@@ -245,15 +259,17 @@ def warm_up(rounds: int = 200) -> None:
     def target(xs, k=1, **kwargs):
         return sorted(xs)[:k], {"n": len(xs), "s": str(k)}, (None, True, 2.5, -3)
 
-    program = protocol.pack(None, compile("x = 1", PROGRAM_FILE, "exec"), "x = 1")
+    program = protocol.pack(None, "x = 1")
     for _ in range(rounds):
         protocol.unpack(program)
         _module("_murphy_warm", "x = 1")
         side = ProgramSide(-1, {"f": target, "v": [1, "a"]}, None)
         side.reply(side.perform(b"N", side.decoder.decode(wire.encode(("f", "v", "g")))))
-        call = wire.encode((target, ([3, 1, 2], 2), {"c": 0}), home)
+        call = wire.encode((target, ([3, 1, 2], 2), {"c": 0}, (1, None, None), ()), home)
         side.reply(side.perform(b"C", side.decoder.decode(call)))
-        side.reply(side.perform(b"O", side.decoder.decode(wire.encode((target, "getattr", ("__name__",)), home))))
+        side.reply(
+            side.perform(b"O", side.decoder.decode(wire.encode((target, "getattr", ("__name__",)), home)))
+        )
         side.error(ValueError("warm"))
     sys.modules.pop("_murphy_warm", None)
     linecache.cache.pop(PROGRAM_FILE, None)
@@ -313,6 +329,20 @@ def serve_program(prelude, code, program: str, fd: int) -> None:
     ProgramSide(fd, module.__dict__, load_error).serve()
 
 
+def did_not_compile(error: str, script: bool) -> None:
+    """The program does not compile (nothing of it ran): as a script, the error on stderr and `SYNTAX_EXIT`; else
+    ``S`` with the error as the reply to the first request."""
+    if script:
+        os.write(2, error.encode("utf-8", "replace") + b"\n")
+        _exit(protocol.SYNTAX_EXIT)
+    try:
+        wire.Reader(3).message()
+        wire.send(3, b"S", wire.encode(error))
+    except BaseException:  # noqa: BLE001 - the worker hung up
+        pass
+    _exit(0)
+
+
 def run_script(prelude, code, program: str) -> None:
     """An IO test: run the program as ``__main__`` on the stdin in place and end the way ``python program.py`` ends:
     its exit status (0, SystemExit's code, 1 after an uncaught exception, whose traceback goes to stderr), after
@@ -331,7 +361,9 @@ def run_script(prelude, code, program: str) -> None:
         e = e.with_traceback(e.__traceback__.tb_next)  # from the program's own frame on
         try:  # the default hook, in Python (it reads the program's lines from linecache, as python would from disk)
             hook = sys.excepthook
-            hook(type(e), e, e.__traceback__) if hook is not sys.__excepthook__ else traceback.print_exception(e)
+            hook(
+                type(e), e, e.__traceback__
+            ) if hook is not sys.__excepthook__ else traceback.print_exception(e)
         except BaseException:  # noqa: BLE001
             pass
     _exit(_shut_down(module, status))
@@ -438,7 +470,9 @@ class Server:
             except (EOFError, ConnectionError, OSError):
                 return
             op = body[:1]
-            if op == b"A" and len(fds) == 2:  # the channel, the program (a memfd the worker wrote; never read here)
+            if (
+                op == b"A" and len(fds) == 2
+            ):  # the channel, the program (a memfd the worker wrote; never read here)
                 self.start(ASSERT.unpack(body)[1], {3: fds[0], 4: fds[1]})
                 for fd in fds:
                     os.close(fd)
@@ -477,8 +511,10 @@ class Server:
             try:
                 self.sandbox.enter(int(cpu) + 2)
                 sys.stderr = _CHILD_STDIO[2]
-                prelude, code, source = protocol.unpack(os.pread(4, os.fstat(4).st_size, 0))
+                prelude, code, source, error = protocol.unpack(os.pread(4, os.fstat(4).st_size, 0))
                 os.close(4)
+                if error is not None:
+                    did_not_compile(error, script)
                 if script:
                     run_script(prelude, code, source)
                 else:
@@ -505,41 +541,66 @@ class Server:
 
     def run_io(self, stdin: bytes, timeout: float, program: int) -> bytes:
         """Run the program as a script on `stdin` (the expected output never comes here) -> RAN."""
-        paths = [os.path.join(self.base, f"{self.n + 1}.{ext}") for ext in ("in", "out", "err")]
+        paths = [os.path.join(self.base, f"{self.n + 1}.{ext}") for ext in ("in", "out")]
         with open(paths[0], "wb") as f:
             f.write(stdin)
         os.chmod(paths[0], 0o644)
         fin = os.open(paths[0], os.O_RDONLY)
-        outs = [os.open(p, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600) for p in paths[1:]]
+        out_fd = os.open(paths[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         if self.active["user"]:
-            for fd in outs:
-                os.fchown(fd, self.uid, self.uid)
-        pid = self.start(timeout, {0: fin, 1: outs[0], 2: outs[1], 4: program}, script=True)
-        for fd in (fin, *outs):
+            os.fchown(out_fd, self.uid, self.uid)
+        # stderr is a pipe this server drains, keeping its end: feedback only, never limited (as under `python`),
+        # while stdout, the answer, is a file capped at `output_kb` (RLIMIT_FSIZE)
+        err_read, err_write = os.pipe2(os.O_CLOEXEC)
+        err_read = _above(err_read)
+        pid = self.start(timeout, {0: fin, 1: out_fd, 2: err_write, 4: program}, script=True)
+        for fd in (fin, out_fd, err_write):
             os.close(fd)
-        timed_out = _wait_pid(pid, timeout)
-        status = self.finish()
+        tail = bytearray()
+        timed_out = _wait_pid(pid, timeout, err_read, tail)
+        status = self.finish()  # every writer is gone: the pipe reads to its end
+        _drain(err_read, tail, 0)
+        os.close(err_read)
+        err = bytes(tail[-STDERR_KEPT:])
         with open(paths[1], "rb") as f:
             out = f.read(self.cfg["output_kb"] * 1024 + 1)
-        with open(paths[2], "rb") as f:
-            f.seek(max(0, os.fstat(f.fileno()).st_size - STDERR_KEPT))
-            err = f.read(STDERR_KEPT)
         for p in paths:
             os.unlink(p)
         head = RAN.pack(b"R", timed_out, status, self.oom(), sandbox.rss_mb(_STATM), len(out), len(err))
         return head + out + err
 
 
-def _wait_pid(pid: int, timeout: float) -> bool:
-    """Wait until `pid` exits or `timeout` s pass; whether it timed out."""
+def _wait_pid(pid: int, timeout: float, err: int, tail: bytearray) -> bool:
+    """Wait until `pid` exits or `timeout` s pass, keeping the end of what it writes to the pipe `err`; whether it
+    timed out."""
     pidfd = os.pidfd_open(pid)
+    deadline, watched = time.monotonic() + timeout, [pidfd, err]
     try:
-        ready, _, _ = select.select([pidfd], [], [], timeout)
-        return not ready
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return True
+            ready, _, _ = select.select(watched, [], [], left)
+            if pidfd in ready:
+                return False
+            if err in ready and not _drain(err, tail, 1):
+                watched = [pidfd]  # its writers closed it
     finally:
         os.close(pidfd)
 
 
+def _drain(fd: int, tail: bytearray, reads: int) -> bool:
+    """Read `reads` chunks (0: to the end) from `fd` into `tail`, keeping its last STDERR_KEPT bytes; False at EOF."""
+    n = 0
+    while reads == 0 or n < reads:
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            return False
+        tail += chunk
+        if len(tail) > 2 * STDERR_KEPT:
+            del tail[:-STDERR_KEPT]
+        n += 1
+    return True
 
 
 _STATM = _above(os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC))  # ours, for `sandbox.rss_mb`

@@ -35,7 +35,11 @@ class TestSuite:
     entry_points: tuple[str, ...] = ()  # the program names the tests call (they reach the program even when
     # they are a builtin's name, e.g. MBPP's `sum`); other names the test text reads but does not define too
     timeout: float | None = None  # wall-clock seconds per test; None: the Executor's own
-    compare: str = "default"  # "default" or "livecodebench" (stdout and functional results as lcb_runner compares)
+    compare: str = (
+        "default"  # "default" or "livecodebench" (stdout and functional results as lcb_runner compares)
+    )
+    load_timeout: float | None = None  # seconds for loading the program, timed on their own before the first
+    # test's limit starts (lcb_runner's `compile_code` alarm); None: loading counts towards the first test
 
     def __post_init__(self) -> None:
         for k, case in enumerate(self.cases):
@@ -48,6 +52,12 @@ class TestSuite:
                 raise ValueError(f"entry point {name!r} is not a Python name")
         if self.timeout is not None and not (isinstance(self.timeout, (int, float)) and self.timeout > 0):
             raise ValueError(f"timeout must be a positive number of seconds or None, got {self.timeout!r}")
+        if self.load_timeout is not None and not (
+            isinstance(self.load_timeout, (int, float)) and self.load_timeout > 0
+        ):
+            raise ValueError(
+                f"load_timeout must be a positive number of seconds or None, got {self.load_timeout!r}"
+            )
         if self.compare not in COMPARE_MODES:
             raise ValueError(f"compare must be one of {COMPARE_MODES}, got {self.compare!r}")
 

@@ -9,25 +9,34 @@ kind byte and one value. A value is a one-byte tag and its payload:
     s b a  len(4) bytes    str (UTF-8, lone surrogates kept), bytes, bytearray
     l t S z  n(4) items    list, tuple, set, frozenset;   d  n(4) key value ...   dict
     Q  int int             Fraction          D  str            Decimal
-    q  maxlen items        deque             r  int int int    range
+    j  list                an iterator (program -> test: a generator or builtin iterator, drained)
+    q  maxlen items        deque             r  int int int    range (at most MAX_ITEMS long)
+    o  pairs   k  pairs    OrderedDict, Counter        e  factory pairs   defaultdict (a builtin factory or None)
     Y H W G Z  fields      date, time, datetime, timedelta, fixed-offset timezone (constructor arguments)
-    P  name fields values  namedtuple        U  name flag members value   enum member (Enum, Flag)
-    X  name base args text head frames       exception     K  name base   exception class
+    m  string spans names  re.Match (a final C type)
+    P  name fields values  namedtuple        U  class name flag value   enum member (Enum, Flag)
+    X  name base args text head frames attrs   exception   K  name base   exception class
     B  name                a builtin class or function, by name (the receiver's own)
+    L  module qualname     a standard-library function (test -> program only: the program side's own)
     A  dtype shape bytes   numeric numpy array (numpy scalars cross as their Python value)
     M  name                a module, by name (the test side never imports it because of this)
     R  id type text        a reference to an object that stays in the program process (program -> test)
     h  id                  one of those objects going home as an argument (test -> program)
 
-The receiver rebuilds every value with its own constructors (a namedtuple or enum class of the same name and
-members, cached per channel; an exception as its first builtin class, or a subclass of it named like the
-program's), so a test compares only values of our own types. Builtin subclasses cross as their base, read with the
-base's own methods (IntEnum and IntFlag members as int, StrEnum as str). Decoding is linear in the message size
-and bounded: `MAX_MESSAGE` bytes, `MAX_ITEMS` values, `MAX_DEPTH` levels, ints of at most `MAX_INT_BYTES`, Decimals of exponent at most `MAX_DECIMAL_EXPONENT`,
-Fractions' parts together at most `MAX_FRACTION_BYTES` (their normalizing gcd is quadratic), at most
-`MAX_CLASSES` rebuilt classes (of at most `MAX_FIELDS` fields or members) per channel, and no container of untrusted data with more than `MAX_PER_HASH`
-distinct values of one hash (a set of equal-hash keys is quadratic to build; str and bytes hashes are randomized
-per process, so only the hashes a sender can predict are counted). A message over a bound is `Refused`.
+The receiver rebuilds every value with its own constructors from a closed set of types: the builtin ones, the
+standard library's above, and `values.py`'s (an enum member or namedtuple is a frozen value of ours holding its
+class name, member or field names and items as data; no string a sender chose becomes an attribute, a class body
+entry, a namespace key, a module name or a callable). An exception is its first builtin class, or our subclass of
+it named like the program's (its name is only the class's ``__name__``; its plain attributes are data read through
+``__getattr__``). Builtin subclasses cross as their base, read with the base's own methods (IntEnum and IntFlag
+members as int, StrEnum as str). Decoding is total (any bytes: a value or `Refused`), linear in the message size
+and bounded: `MAX_MESSAGE` bytes, `MAX_ITEMS` values (a range counts as its length), `MAX_DEPTH` levels, ints of
+at most `MAX_INT_BYTES`, Decimals of exponent at most `MAX_DECIMAL_EXPONENT`, Fractions' parts together at most
+`MAX_FRACTION_BYTES` (their normalizing gcd is quadratic), at most `MAX_CLASSES` rebuilt exception classes per
+channel, at most `MAX_FIELDS` fields or attributes of one value, and no container of untrusted data with more than
+`MAX_PER_HASH` distinct values of one hash (a set of equal-hash keys is quadratic to build; str and bytes hashes
+are randomized per process, so only the hashes a sender can predict are counted). A message over a bound is
+`Refused`.
 """
 
 from __future__ import annotations
@@ -36,24 +45,42 @@ import builtins
 import collections
 import enum
 import importlib
+import importlib.util
 import os
 import struct
 import sys
 import traceback
 
-MAX_MESSAGE = 8 << 20  # bytes in one message
-MAX_ITEMS = 1 << 20  # values in one message
+MAX_MESSAGE = 64 << 20  # bytes in one message (a 32 MB string crosses)
+MAX_ITEMS = 1 << 22  # values in one message (a list of 4 million items crosses)
 MAX_DEPTH = 200  # nesting of a value
-MAX_INT_BYTES = 1 << 16  # bytes of one int (about 158,000 decimal digits)
+MAX_INT_BYTES = 1 << 18  # bytes of one int (about 631,000 decimal digits: factorial(100_000) crosses)
 MAX_FRACTION_BYTES = 1 << 16  # bytes of all Fraction numerators and denominators of one message
-MAX_DECIMAL_EXPONENT = 158_000  # |adjusted exponent| of a Decimal: about MAX_INT_BYTES' digits (int(), round()
+MAX_DECIMAL_EXPONENT = (
+    158_000  # |adjusted exponent| of a Decimal: about MAX_INT_BYTES' digits (int(), round()
+)
 # of Decimal('1e999999999') would build a billion-digit int in C, out of the timer's reach)
-MAX_CLASSES = 256  # namedtuple, enum and exception classes one channel rebuilds
-MAX_FIELDS = 256  # fields of one namedtuple class, members of one enum class
+MAX_CLASSES = 256  # exception classes one channel rebuilds
+MAX_FIELDS = 256  # fields of one namedtuple, plain attributes of one exception
 MAX_PER_HASH = 8  # distinct values of one hash in one container of untrusted data
 NUMERIC_KINDS = "biufc"  # numpy arrays of these dtype kinds cross as their bytes
 
 _type, _len, _isinstance, _issubclass = type, len, isinstance, issubclass
+
+
+def _sibling(name: str):
+    """A module of ours next to this file, loaded by path (this file is loaded by path too)."""
+    spec = importlib.util.spec_from_file_location(
+        f"_murphy_{name}", os.path.join(os.path.dirname(__file__), f"{name}.py")
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+values = _sibling("values")
+EnumValue, NamedTupleValue, ProgramModule = values.EnumValue, values.NamedTupleValue, values.ProgramModule
+MatchValue = values.MatchValue
 _F64, _C128, _U32 = struct.Struct("<d"), struct.Struct("<dd"), struct.Struct("<I")
 _SMALL = 1 << 60  # ints this small hash to themselves: distinct ones never collide (but -1 and -2)
 _BUILTIN_CLASSES = {n: v for n, v in vars(builtins).items() if _isinstance(v, type)}
@@ -65,7 +92,9 @@ BUILTINS = dict(_BUILTIN_CLASSES, **{n: getattr(builtins, n) for n in _PURE})
 _BUILTIN_NAMES = {id(v): n for n, v in BUILTINS.items()}
 _EXC_BASES = {n: c for n, c in _BUILTIN_CLASSES.items() if _issubclass(c, BaseException)}
 _SMALL_INTS = [b"i\x01" + i.to_bytes(1, "little", signed=True) for i in range(-128, 128)]
-_UNCHECKED = frozenset({str, bytes, bool, type(None), list, dict, set, bytearray})  # unhashable or unpredictable
+_UNCHECKED = frozenset(
+    {str, bytes, bool, type(None), list, dict, set, bytearray}
+)  # unhashable or unpredictable
 
 
 class Fault(BaseException):
@@ -93,11 +122,16 @@ class Encoder:
     side makes it a reference (``R``), the test side sends one of the program's references home (``h``) and refuses
     anything else."""
 
-    def __init__(self, other=not_plain, direct: frozenset = frozenset()) -> None:
+    def __init__(self, other=not_plain, direct: frozenset = frozenset(), keep=None) -> None:
         self.out = bytearray()
+        self.keep = (
+            keep  # the program side's: keeps an object alive and returns its id (an enum member's home)
+        )
         self.items = 0
         self.other = other
-        self.direct = direct  # types that go straight to `other` (the common references: no plain-type checks)
+        self.direct = (
+            direct  # types that go straight to `other` (the common references: no plain-type checks)
+        )
 
     def value(self, x, depth: int = 0) -> None:
         t = _type(x)
@@ -158,6 +192,14 @@ class Encoder:
     def blob(self, tag: bytes, data: bytes) -> None:
         self.out += tag + _U32.pack(_len(data)) + data
 
+    def pairs(self, tag: bytes, mapping, depth: int) -> None:
+        """A mapping's items, in its own order, read with dict's methods (never the program's)."""
+        self.container(tag, dict.__len__(mapping), depth)
+        value, d = self.value, depth + 1
+        for k, v in dict.items(mapping):
+            value(k, d)
+            value(v, d)
+
     def seq(self, tag: bytes, items, n: int, depth: int) -> None:
         self.container(tag, n, depth)
         value, d = self.value, depth + 1
@@ -179,11 +221,33 @@ class Encoder:
             out += b"q"
             self.value(x.maxlen, d)
             self.seq(b"l", collections.deque.__iter__(x), collections.deque.__len__(x), d)
+        elif t is collections.OrderedDict or t is collections.Counter:
+            self.pairs(b"o" if t is collections.OrderedDict else b"k", x, depth)
+        elif t is collections.defaultdict:
+            out += b"e"
+            factory = x.default_factory
+            self.value(
+                factory
+                if _type(factory) is type and _BUILTIN_CLASSES.get(factory.__name__) is factory
+                else None,
+                d,
+            )
+            self.pairs(b"d", x, d)
         elif t is range:
+            n = range_length(x.start, x.stop, x.step)
+            if n > MAX_ITEMS:
+                raise Refused(f"a range of {n:,} items (the limit is {MAX_ITEMS:,} values)")
+            self.items += n
             out += b"r"
             for v in (x.start, x.stop, x.step):
                 self.int(v)
-        elif dates is not None and t in (dates.date, dates.time, dates.datetime, dates.timedelta, dates.timezone):
+        elif dates is not None and t in (
+            dates.date,
+            dates.time,
+            dates.datetime,
+            dates.timedelta,
+            dates.timezone,
+        ):
             if t is dates.timezone:
                 out += b"Z"
                 return self.value((x.utcoffset(None), x.tzname(None)), d)
@@ -199,13 +263,26 @@ class Encoder:
         elif t is type and _issubclass(x, BaseException):
             out += b"K"
             self.value((x.__name__, _builtin_base(x).__name__), d)
-        elif _isinstance(x, enum.Enum) and not _isinstance(x, (int, str)):
-            members = tuple((name, m.value) for name, m in t.__members__.items())
+        elif _isinstance(t, enum.EnumMeta) and not _isinstance(x, (int, str)):
+            out += b"U"  # with its id, so that the member goes home as itself (`keep`: the program side's)
+            home = self.keep(x) if self.keep is not None else None
+            self.value((str(t.__name__), _isinstance(x, enum.Flag), x.name, x.value, home), d)
+        elif t is EnumValue:
             out += b"U"
-            self.value((t.__name__, _isinstance(x, enum.Flag), members, x.value), d)
+            self.value((x._class, x._flag, x.name, x.value, None), d)
+        elif t is _loaded("re", "Match") or t is MatchValue:
+            out += b"m"
+            if t is MatchValue:
+                spans, names = x._spans, x._names
+            else:
+                spans, names = tuple(x.span(i) for i in range(x.re.groups + 1)), dict(x.re.groupindex)
+            self.value((x.string, spans, names), d)
+        elif t is NamedTupleValue:
+            out += b"P"
+            self.value((*tuple.__getattribute__(x, "_murphy_meta"), tuple(tuple.__iter__(x))), d)
         elif _issubclass(t, tuple) and _type(getattr(t, "_fields", None)) is tuple:
             out += b"P"
-            self.value((t.__name__, tuple(str(f) for f in t._fields), tuple(tuple.__iter__(x))), d)
+            self.value((str(t.__name__), tuple(str(f) for f in t._fields), tuple(tuple.__iter__(x))), d)
         elif t is _ModuleType:
             self.blob(b"M", str(x.__name__).encode("utf-8", "surrogatepass"))
         else:
@@ -227,7 +304,7 @@ class Decoder:
 
     def __init__(self, ref=None, home=None, untrusted: bool = True):
         self.ref, self.home, self.untrusted = ref, home, untrusted
-        self.classes: dict[bytes, type] = {}  # rebuilt namedtuple / enum / exception classes of this channel
+        self.classes: dict[bytes, type] = {}  # rebuilt exception classes of this channel
 
     def decode(self, data: bytes):
         self.buf, self.pos, self.end, self.items, self.fraction_bytes = data, 0, _len(data), 0, 0
@@ -235,9 +312,8 @@ class Decoder:
             x = self.value(0)
         except Refused:
             raise
-        except (ValueError, TypeError, KeyError, IndexError, ArithmeticError, struct.error, UnicodeError,
-                RecursionError, MemoryError) as e:  # fmt: skip  (ArithmeticError: Decimal's InvalidOperation)
-            raise Refused(f"not plain data ({_type(e).__name__}: {e})"[:300]) from None
+        except Exception as e:  # noqa: BLE001 - total: any bytes are a value or Refused (a fault of the channel)
+            raise Refused(f"not plain data ({_type(e).__name__})") from None
         if self.pos != _len(data):
             raise Refused("extra bytes after the value")
         return x
@@ -286,13 +362,16 @@ class Decoder:
                 _bounded_hashes(items)
             return items if tag == b"l" else _SEQ_BUILDERS[tag](items)
         if tag == b"d":
-            n = self.container(depth)
-            value, d = self.value, depth + 1
-            pairs = [(value(d), value(d)) for _ in range(n)]
-            if n > MAX_PER_HASH and self.untrusted:
-                _bounded_hashes([k for k, _ in pairs])
-            return dict(pairs)
+            return dict(self.pairs(depth))
         return self.rich(tag, depth)
+
+    def pairs(self, depth: int) -> list:
+        n = self.container(depth)
+        value, d = self.value, depth + 1
+        pairs = [(value(d), value(d)) for _ in range(n)]
+        if n > MAX_PER_HASH and self.untrusted:
+            _bounded_hashes([k for k, _ in pairs])
+        return pairs
 
     def container(self, depth: int) -> int:
         """A container's length, counted against the bounds before any of its items is read."""
@@ -323,6 +402,14 @@ class Decoder:
         d = depth + 1
         if tag == b"h" and self.home is not None:
             return self.home(self.int())
+        if (
+            tag == b"L" and self.home is not None
+        ):  # the program side: a stdlib function the test passed, by name
+            module, qualname = self.value(d)
+            x = importlib.import_module(module)
+            for part in qualname.split("."):
+                x = getattr(x, part)
+            return x
         if tag == b"R" and self.ref is not None:
             fields = self.value(d)
             if _type(fields) is not tuple:
@@ -358,9 +445,30 @@ class Decoder:
             if maxlen is not None and _type(maxlen) is not int or _type(items) is not list:
                 raise Refused("not a deque")
             return collections.deque(items, maxlen)
+        if tag == b"j":
+            items = self.value(d)
+            if _type(items) is not list:
+                raise Refused("not an iterator")
+            return iter(items)
         if tag == b"r":
-            return range(self.int(), self.int(), self.int())
-        start = self.pos
+            start, stop, step = self.int(), self.int(), self.int()
+            self.items += range_length(start, stop, step)  # as long as the list it stands for
+            if self.items > MAX_ITEMS:
+                raise Refused(f"a message over {MAX_ITEMS:,} values (a range counts as its length)")
+            return range(start, stop, step)
+        if tag == b"o" or tag == b"k":
+            pairs = self.pairs(depth)
+            return collections.OrderedDict(pairs) if tag == b"o" else collections.Counter(dict(pairs))
+        if tag == b"e":
+            factory = self.value(d)
+            if factory is not None and (
+                _type(factory) is not type or _BUILTIN_CLASSES.get(factory.__name__) is not factory
+            ):
+                raise Refused("not a defaultdict")
+            if self.buf[self.pos] != 0x64:
+                raise Refused("not a defaultdict")
+            self.pos += 1
+            return collections.defaultdict(factory, self.pairs(d))
         fields = self.value(d)
         if _type(fields) is not tuple:
             raise Refused(f"a malformed {tag!r} value")
@@ -373,11 +481,39 @@ class Decoder:
         if tag == b"K":
             return self.exception_class(*fields)
         if tag == b"P":
-            name, names, values = fields
-            return self.rebuilt(b"P" + self.buf[start : self.pos], _namedtuple, name, names)._make(values)
+            name, names, items = fields
+            if _type(name) is not str or _type(names) is not tuple or _type(items) is not tuple:
+                raise Refused("not a namedtuple")
+            if (
+                _len(names) > MAX_FIELDS
+                or _len(names) != _len(items)
+                or not all(_type(f) is str for f in names)
+            ):
+                raise Refused(f"not a namedtuple (or one of more than {MAX_FIELDS} fields)")
+            return NamedTupleValue(name, names, items)
+        if tag == b"m":
+            string, spans, names = fields
+            if (
+                _type(string) not in (str, bytes)
+                or _type(spans) is not tuple
+                or _type(names) is not dict
+                or not spans
+            ):
+                raise Refused("not a match")
+            if not all(_type(s) is tuple and _len(s) == 2 and all(_type(i) is int for i in s) for s in spans):
+                raise Refused("not a match")
+            if not all(_type(k) is str and _type(v) is int and 0 < v < _len(spans) for k, v in names.items()):
+                raise Refused("not a match")
+            return MatchValue(string, spans, names)
         if tag == b"U":
-            name, flag, members, value = fields
-            return self.rebuilt(b"U" + self.buf[start : self.pos], _enum, name, flag, members)(value)
+            name, flag, member, value, home = fields
+            if _type(name) is not str or _type(flag) is not bool or _type(member) not in (str, type(None)):
+                raise Refused("not an enum member")
+            if home is not None and _type(home) is not int:
+                raise Refused("not an enum member")
+            if self.home is not None and home is not None:
+                return self.home(home)  # the program side: its own member, going home
+            return EnumValue(name, member, value, flag, home)
         if tag == b"A":
             return _ndarray(*fields)
         raise Refused(f"not a value (tag {tag!r})")
@@ -397,25 +533,8 @@ class Decoder:
         if name == base:
             return _EXC_BASES[base]
         key = b"K" + f"{name}\0{base}".encode("utf-8", "surrogatepass")
-        return self.rebuilt(key, lambda: type(name, (_EXC_BASES[base],), {"__str__": _program_str}))
-
-
-class ProgramModule:
-    """A module of the program process, by name only (a test never uses it: it imports what it needs)."""
-
-    __slots__ = ("name",)
-
-    def __init__(self, name: str):
-        self.name = name
-
-    def __getattr__(self, attr: str):
-        raise NameError(
-            f"the test uses the program's module {self.name!r}, which it does not import itself: tests use only the "
-            "modules they import (or, by the name in the test's own text, one of the standard library)"
-        )
-
-    def __repr__(self) -> str:
-        return f"<module {self.name!r} of the program>"
+        body = {"__str__": _program_str, "__getattr__": _program_attr}
+        return self.rebuilt(key, lambda: type(name, (_EXC_BASES[base],), body))
 
 
 # --- messages -----------------------------------------------------------------------------------------------------
@@ -454,8 +573,8 @@ class Reader:
         return kind, payload
 
 
-def encode(value, other=not_plain, direct: frozenset = frozenset()) -> bytes:
-    enc = Encoder(other, direct)
+def encode(value, other=not_plain, direct: frozenset = frozenset(), keep=None) -> bytes:
+    enc = Encoder(other, direct, keep)
     enc.value(value)
     enc.check()
     return bytes(enc.out)
@@ -467,9 +586,15 @@ def _builtin_base(cls: type) -> type:
 
 
 def exception_fields(e: BaseException, trace_file: str = "solution.py") -> tuple:
-    """(class name, first builtin class, args if plain else None, str(e), the one-line summary, program frames)."""
+    """(class name, first builtin class, args, str(e), the one-line summary, program frames, plain attributes)."""
     base = _builtin_base(_type(e)).__name__
-    args = tuple(e.args) if all(_type(a) in (str, int, float, bool, type(None)) for a in e.args) else None
+    args = BaseException.args.__get__(e)
+    try:
+        attrs = {k: v for k, v in vars(e).items() if _type(k) is str and k.isidentifier() and k[:1] != "_"}
+    except TypeError:  # no __dict__
+        attrs = {}
+    if _len(attrs) > MAX_FIELDS:
+        attrs = {}
     try:
         text = str(e)[:2000]
         head = "".join(traceback.format_exception_only(_type(e), e)).strip()[-2000:]
@@ -480,21 +605,41 @@ def exception_fields(e: BaseException, trace_file: str = "solution.py") -> tuple
         for f in traceback.extract_tb(e.__traceback__)
         if f.filename == trace_file
     )[-5:]
-    return (_type(e).__name__, base, args, text, head, frames)
+    return (str(_type(e).__name__), base, args, text, head, frames, attrs)
 
 
-def rebuild_exception(decoder: Decoder, name, base, args, text, head, frames) -> BaseException:
-    """The exception as ours: its builtin class (or our subclass of it named like the program's), its args."""
+def rebuild_exception(decoder: Decoder, name, base, args, text, head, frames, attrs) -> BaseException:
+    """The exception as ours: its builtin class (or our subclass of it named like the program's), its args, its
+    plain attributes (data of ours, read through our subclass's ``__getattr__``), the program's frames as data."""
     cls = decoder.exception_class(name, base)
-    if _type(text) is not str or _type(head) is not str or _type(frames) is not tuple:
+    if (
+        _type(text) is not str
+        or _type(head) is not str
+        or _type(args) is not tuple
+        or _type(attrs) is not dict
+    ):
         raise Refused("not an exception")
+    if _type(frames) is not tuple or not all(_frame(f) for f in frames):
+        raise Refused("not an exception (malformed frames)")
+    if not all(_type(k) is str and k.isidentifier() and k[:1] != "_" for k in attrs):
+        raise Refused("not an exception (attribute names)")
     try:
-        exc = cls(*args) if _type(args) is tuple else cls(text)
+        exc = cls(*args)
     except Exception:  # noqa: BLE001 - e.g. UnicodeDecodeError needs five arguments
         exc = cls.__new__(cls)
-        exc.args = (text,)
-    exc.__murphy_remote__ = (frames, head, text)
+        exc.args = args
+    exc.__murphy_remote__ = (frames, head[-2000:], text[:2000], attrs)
     return exc
+
+
+def _frame(f) -> bool:
+    """(file, line number, function, line text), of plain types (the test side formats it)."""
+    return (
+        _type(f) is tuple
+        and _len(f) == 4
+        and _type(f[1]) is int
+        and all(_type(f[i]) is str for i in (0, 2, 3))
+    )
 
 
 def _program_str(self) -> str:
@@ -502,21 +647,15 @@ def _program_str(self) -> str:
     return remote[2] if remote else BaseException.__str__(self)
 
 
+def _program_attr(self, attr: str):
+    """A plain attribute the program's exception had (data, looked up only when nothing of ours has the name)."""
+    remote = self.__dict__.get("__murphy_remote__")
+    if remote is not None and attr[:1] != "_" and attr in remote[3]:
+        return remote[3][attr]
+    raise AttributeError(attr)
+
+
 # --- rebuilding ---------------------------------------------------------------------------------------------------
-def _namedtuple(name, fields) -> type:
-    if _type(name) is not str or _len(fields) > MAX_FIELDS or not all(_type(f) is str for f in fields):
-        raise Refused(f"not a namedtuple (or one of more than {MAX_FIELDS} fields)")
-    return collections.namedtuple(name, fields)
-
-
-def _enum(name, flag, members) -> type:
-    if _type(name) is not str or _len(members) > MAX_FIELDS:
-        raise Refused(f"not an enum (or one of more than {MAX_FIELDS} members)")
-    if not all(_type(m) is tuple and _len(m) == 2 and _type(m[0]) is str for m in members):
-        raise Refused("not an enum")
-    return (enum.Flag if flag is True else enum.Enum)(name, list(members))
-
-
 def _ndarray(dtype, shape, data):
     """A numeric numpy array built here, with our own numpy, from its bytes (never an object array)."""
     import numpy as np
@@ -558,6 +697,14 @@ def _date_fields(x) -> tuple:
         return (x.year, x.month, x.day)
     clock = (x.hour, x.minute, x.second, x.microsecond, x.tzinfo)
     return (x.year, x.month, x.day) + clock if t.__name__ == "datetime" else clock
+
+
+def range_length(start: int, stop: int, step: int) -> int:
+    """len(range(start, stop, step)), for any size (len() of a range past sys.maxsize raises)."""
+    if step == 0:
+        raise Refused("a range of step 0")
+    n = (stop - start + step - (1 if step > 0 else -1)) // step
+    return n if n > 0 else 0
 
 
 def decimal_in_bounds(x):

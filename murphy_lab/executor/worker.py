@@ -6,8 +6,8 @@ code meets /dev/null there) and drives its program server (`server.py`) over the
 executes program code: the program runs in a program process of the server, which never receives a test or an
 expected value.
 
-A job: the worker checks sizes, compiles the program (a syntax error is its own finding: no program process
-starts) and the tests (cached: they repeat across samples), and computes which names the tests take from the
+A job: the worker checks sizes, compiles the prelude and the tests (cached: they repeat across samples; the
+program is compiled by its program process, on the clock of the first test: `protocol.py`), and computes which names the tests take from the
 program (`harness.program_names`, cached). Its assert tests: a socketpair is the channel; one end goes to the
 server, which forks a program process that loads the program and serves it there; the test code runs here, in a
 harness made fresh for the job, against the other end (`harness.run_cases`), each case within the wall-clock
@@ -22,6 +22,7 @@ worker past ``max_worker_mb`` (or whose server died) answers its job, then asks 
 from __future__ import annotations
 
 import builtins
+import faulthandler
 import fcntl
 import functools
 import gc
@@ -55,12 +56,19 @@ protocol = _load("_murphy_protocol", "protocol.py")
 with open(os.path.join(_HERE, "harness.py"), encoding="utf-8") as _f:
     HARNESS = compile(_f.read(), os.path.join(_HERE, "harness.py"), "exec", dont_inherit=True)
 harness = _load("_murphy_harness", "harness.py", wire=wire)  # compiles tests and reads their names (pure)
-ASSERT, FINISH, FINISHED, IO, RAN = protocol.ASSERT, protocol.FINISH, protocol.FINISHED, protocol.IO, protocol.RAN
+ASSERT, FINISH, FINISHED, IO, RAN = (
+    protocol.ASSERT,
+    protocol.FINISH,
+    protocol.FINISHED,
+    protocol.IO,
+    protocol.RAN,
+)
 MB = 1 << 20
 _DEVNULL = os.open(os.devnull, os.O_RDWR)
 compile_test = functools.lru_cache(maxsize=512)(harness.compile_test)  # test code repeats across samples
 _scope = functools.lru_cache(maxsize=2048)(harness.scope)
 _called = functools.lru_cache(maxsize=256)(harness.called)
+_compile_prelude = functools.lru_cache(maxsize=64)(protocol.compile_program)  # a benchmark's header (trusted)
 
 
 def fresh_harness():
@@ -134,12 +142,16 @@ class Worker:
             return [{"status": "too_large", "detail": problem}] * n
         prelude, error = (None, None)
         if job["prelude"]:
-            prelude, error = protocol.compile_program(job["prelude"], protocol.PRELUDE)
+            prelude, error = _compile_prelude(job["prelude"], protocol.PRELUDE)
             if error:
                 return [{"status": "error", "detail": f"the task's prelude does not compile: {error}"}] * n
-        code, error = protocol.compile_program(job["program"])  # compiling executes nothing
-        if error:
-            return [{"status": "syntax", "detail": error}] * n
+        code = None
+        if (
+            len(job["program"]) <= protocol.WORKER_COMPILES
+        ):  # bounded cost (protocol.py); larger: on the clock
+            code, error = protocol.compile_program(job["program"])
+            if error:
+                return [{"status": "syntax", "detail": error}] * n
         setup = job["setup"]
         try:
             setup_code = compile_test(setup, harness.SETUP_FILE) if setup.strip() else None
@@ -151,7 +163,7 @@ class Worker:
                 cases.append(compile_test(case[1], harness.TEST_FILE) if case[0] == "assert" else None)
             except (SyntaxError, ValueError, UnicodeError, RecursionError, MemoryError) as e:
                 cases.append({"status": "error", "detail": f"the test does not compile: {e}"})
-        return setup_code, cases, protocol.pack(prelude, code, job["program"])
+        return setup_code, cases, protocol.pack(prelude, job["program"], code)
 
     def run_job(self, job: dict) -> list[dict]:
         """All tests of one job. The program is sent to the server once; its assert tests share one program
@@ -159,11 +171,15 @@ class Worker:
         try:
             prepared = self.prepare(job)
         except Exception as e:  # noqa: BLE001 - a bad job fails alone
-            prepared = [{"status": "error", "detail": f"the job could not be prepared: {e!r}"[:2000]}] * len(job["cases"])
+            prepared = [{"status": "error", "detail": f"the job could not be prepared: {e!r}"[:2000]}] * len(
+                job["cases"]
+            )
         if isinstance(prepared, list):
             return prepared
         setup_code, codes, program_file = prepared
-        decided = [c if isinstance(c, dict) else None for c in codes]  # cases judged without running (bad text)
+        decided = [
+            c if isinstance(c, dict) else None for c in codes
+        ]  # cases judged without running (bad text)
         outcomes: list[dict | None] = list(decided)
         self.program = os.memfd_create("program", os.MFD_CLOEXEC)  # read only by the program processes
         try:
@@ -173,7 +189,9 @@ class Worker:
             pending = [i for i, c in enumerate(job["cases"]) if outcomes[i] is None and c[0] == "assert"]
             runner = fresh_harness()
             while pending and not self.retire:
-                got = self.run_asserts(job, runner, setup_code, [(codes[i], job["cases"][i][1]) for i in pending])
+                got = self.run_asserts(
+                    job, runner, setup_code, [(codes[i], job["cases"][i][1]) for i in pending]
+                )
                 for i, out in zip(pending, got):
                     outcomes[i] = out
                 if got and got[-1].get("assertion") == harness.LOADING:  # the same for every test
@@ -201,7 +219,10 @@ class Worker:
         timeout = job["timeout"]
         mine, theirs = socket.socketpair()
         try:
-            self._ps_send(ASSERT.pack(b"A", timeout * len(cases)), (theirs.fileno(), self.program))
+            self._ps_send(
+                ASSERT.pack(b"A", timeout * len(cases) + (job.get("load_timeout") or 0)),
+                (theirs.fileno(), self.program),
+            )
         finally:
             theirs.close()
         verdicts: list[dict] = []
@@ -209,9 +230,15 @@ class Worker:
         wanted, modules = harness.program_names(
             (job["setup"], *(src for _, src in cases)), tuple(job["entry_points"]), _scope, _called
         )
+        load = job.get("load_timeout")
+
+        def loaded() -> None:  # the program is loaded: the first case's own limit starts now
+            _TIMER.stop()
+            _TIMER.start(channel, timeout)
+
         plan = types.SimpleNamespace(
             setup=job["setup"], setup_code=setup_code, cases=cases, wanted=wanted, modules=modules,
-            compare=job["compare"],
+            compare=job["compare"], loaded=loaded if load else None,
         )  # fmt: skip
 
         def report(status: str, detail: str, assertion: str) -> None:
@@ -226,7 +253,7 @@ class Worker:
         quiet = sys.stdout, sys.stderr
         sys.stdout = sys.stderr = _QUIET  # what the test code prints goes nowhere
         try:
-            _TIMER.start(channel, timeout)  # the first case's limit includes loading the program
+            _TIMER.start(channel, load or timeout)  # loading: its own limit, or the first case's
             runner.run_cases(channel, report, plan)
         except wire.Fault:  # the limit struck between cases
             pass
@@ -245,7 +272,10 @@ class Worker:
             out.append({"status": "crashed", "detail": "the test ended without a verdict", "assertion": ""})
         if out and out[-1]["status"] == "lost":  # the program process ended: how it ended is the outcome
             done = self._finished()
-            out[-1] = dict(_ended(done["status"], done.get("oom", False), timeout, self.cfg), assertion=out[-1]["assertion"])
+            out[-1] = dict(
+                _ended(done["status"], done.get("oom", False), timeout, self.cfg),
+                assertion=out[-1]["assertion"],
+            )
         return out
 
     def _finished(self) -> dict:
@@ -277,6 +307,11 @@ class Worker:
         self._watch({"rss_mb": rss})
         if timed_out:
             return {"status": "timeout", "detail": f"{timeout:g}"}
+        if os.WIFEXITED(status) and os.waitstatus_to_exitcode(status) == protocol.SYNTAX_EXIT:
+            detail = err.decode(
+                "utf-8", "replace"
+            ).strip()  # the compile error, written before the program ran
+            return {"status": "syntax", "detail": detail[-protocol.MAX_DETAIL :]}
         if not os.WIFEXITED(status) or os.waitstatus_to_exitcode(status) != 0:
             ended = _ended(status, oom, timeout, self.cfg)
             if ended["status"] == "exit":  # a traceback on stderr, or a nonzero exit status
@@ -372,9 +407,17 @@ class _Timer:
     def start(self, ep, timeout: float) -> None:
         self.ep, self.detail = ep, f"{timeout:g}"
         signal.setitimer(signal.ITIMER_REAL, max(timeout, 1e-3), 0.05)
+        # the deadline from outside: a C thread that needs no GIL ends this process if the case is still running
+        # WATCHDOG_S after its limit (test code stuck in C, out of the timer's reach); the pool reads its exit
+        # status as the job's timeout (`pool.WATCHDOG_EXIT`)
+        try:
+            faulthandler.dump_traceback_later(timeout + WATCHDOG_S, exit=True, file=_DEVNULL)
+        except RuntimeError:  # no thread to be had: the pool's own deadline remains
+            pass
 
     def stop(self) -> None:
         signal.setitimer(signal.ITIMER_REAL, 0)
+        faulthandler.cancel_dump_traceback_later()
         self.ep = None
 
     def _strike(self, *_) -> None:
@@ -386,6 +429,9 @@ class _Timer:
         raise ep.fault
 
 
+WATCHDOG_S = (
+    0.5  # a case still running this long after its limit ends the worker (faulthandler's exit status 1)
+)
 _STATM = os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC)  # ours, for `sandbox.rss_mb`
 _TIMER = _Timer()
 _QUIET = open(_DEVNULL, "w", closefd=False)  # sys.stdout and sys.stderr while test code runs

