@@ -114,6 +114,14 @@ def test_one_solution_instance_serves_all_of_a_problems_tests(executor):
     assert executor.run(task.program(counter), task.hidden_tests).solved  # fresh instances would give 1, 1, 1
 
 
+@pytest.mark.slow
+def test_loading_has_its_own_limit_as_in_lcb_runner(executor):
+    task = functional_task([("1", "1")])
+    code = "import time\ntime.sleep(4)\nclass Solution:\n    def f(self, x):\n        time.sleep(3)\n        return x\n"
+    assert task.hidden_tests.load_timeout == 6.0
+    assert executor.run(task.program(code), task.hidden_tests).solved  # 4 s load + 3 s test, each under 6 s
+
+
 def test_a_top_level_function_serves_when_there_is_no_solution_class(executor):
     task = functional_task([("1", "2"), ("2", "3")])
     assert executor.run(task.program("def f(x):\n    return x + 1\n"), task.hidden_tests).solved

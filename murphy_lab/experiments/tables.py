@@ -168,7 +168,7 @@ def main_tables(
                      "'reveal-own' (docs/reveal.md), not a column of this table.")
     if not agg.empty and agg["benchmark"].astype(str).str.startswith("LCB").any():
         notes.append("LiveCodeBench runs as lcb_runner runs it (docs/evaluation.md's rule table); stated differences: "
-                     "1 GB of memory per program, module loading inside the first test's 6 s, a fresh process per "
+                     "1 GB of memory per program, a fresh process per "
                      "test, and our prompt is not lcb_runner's.")
     if any(c.endswith("@samples") for c in cols):
         notes.append("(sample-matched): the baseline trained with as many sampled sequences per task as MURPHY's run "
