@@ -113,7 +113,7 @@ def test_playground_builds_one_slider_per_knob_of_the_rule_table_and_disables_th
 
     knobs, out = playground({"ex": informative_failure_tree()}).children
     controls = _controls(knobs)
-    for name, k in knobs_of_all_rules().items():
+    for k in knobs_of_all_rules().values():
         slider = controls[k.doc.partition(",")[0]]
         assert (slider.min, slider.max) == (k.low, k.high)
         assert slider.disabled  # MaRS, the default rule, reads no knob
