@@ -158,3 +158,52 @@ def playground(trees: RolloutTree | Sequence[RolloutTree] | Mapping[str, Rollout
     redraw()
     knobs = w.VBox([w.HBox([which, color]), credit, w.HBox([*sliders.values(), backup_on]), w.HBox([b_grp, b_traj])])
     return w.VBox([knobs, out])
+
+
+def compare_rules(tree: RolloutTree, rules: Sequence[str] | None = None, **knobs) -> dict[str, RolloutTree]:
+    """`compute(tree, credit=rule, **knobs)` for every rule of the table (or `rules`): one scored copy each."""
+    return {name: compute(tree, credit=name, **knobs) for name in (rules or list(CREDIT_RULES))}
+
+
+def draw_rule_comparison(tree: RolloutTree, rules: Sequence[str] | None = None, gamma: float | None = None,
+                         **knobs) -> Figure:  # fmt: skip
+    """How each credit rule distributes advantage over one tree: a row per rule, a column per node (the turn-1
+    group, then each failure's refinements beside it), colored by Â (red < 0 < blue); the top row is r(v).
+
+    `gamma=None` gives every rule that reads γ its own ablation value (`CreditRule.ablation_gammas()[0]`).
+    """
+    scored = {}
+    for name in rules or list(CREDIT_RULES):
+        rule = credit_rule(name)
+        g = rule.ablation_gammas()[0] if gamma is None else gamma
+        scored[rule.table_label(g)] = compute(tree, credit=name, gamma=g, **knobs)
+    first = next(iter(scored.values()))
+    order = [v for v in first.root.children] + [u for v in first.root.children for u in v.children]
+    index = {id(n): i for i, n in enumerate(first.nodes())}
+    columns = [index[id(n)] for n in order]
+    rows = [[t.nodes()[i].advantage for i in columns] for t in scored.values()]
+    values = [[float("nan") if a is None else a for a in row] for row in rows]
+    rewards = [[first.nodes()[i].reward for i in columns]]
+    fig, (ax_r, ax) = plt.subplots(2, 1, figsize=(min(22, 2 + 0.28 * len(columns)), 1.2 + 0.42 * len(rows)),
+                                   height_ratios=[1, len(rows)], sharex=True)  # fmt: skip
+    ax_r.imshow(rewards, cmap="Greens", vmin=0, vmax=1, aspect="auto")
+    ax_r.set_yticks([0], ["r(v)"])
+    lim = max(1e-6, max(abs(a) for row in values for a in row if a == a))
+    im = ax.imshow(values, cmap="RdBu", vmin=-lim, vmax=lim, aspect="auto")
+    ax.set_yticks(range(len(scored)), list(scored))
+    n1 = len(first.root.children)
+    ax.set_xticks([(n1 - 1) / 2], ["turn-1 group"])
+    edge = n1 - 0.5
+    for a in (ax_r, ax):
+        a.axvline(edge, color="black", lw=1.5)
+    for v in first.root.children:
+        if v.children:
+            a_start = edge
+            edge += len(v.children)
+            for a in (ax_r, ax):
+                a.axvline(edge, color="grey", lw=0.5)
+            ax.text((a_start + edge) / 2, len(scored) - 0.4, f"C({first.root.children.index(v) + 1})",
+                    ha="center", va="top", fontsize=7)  # fmt: skip
+    fig.colorbar(im, ax=[ax_r, ax], label="advantage Â", shrink=0.8)
+    ax_r.set_title(f"{tree.task_id or 'tree'}: advantage per node under each credit rule (blank: pruned)", fontsize=10)
+    return fig
