@@ -122,3 +122,15 @@ def test_playground_builds_one_slider_per_knob_of_the_rule_table_and_disables_th
     before = out.outputs[0]["data"]["image/png"]
     controls["ω"].value = 0.0
     assert out.outputs[0]["data"]["image/png"] != before
+
+
+def test_rule_comparison_scores_every_rule_and_draws_one_row_each():
+    from murphy_lab.viz.widgets import compare_rules, draw_rule_comparison
+
+    scored = compare_rules(informative_failure_tree())
+    assert list(scored) == list(CREDIT_RULES)
+    assert scored["mars"].root.children[0].credit == 1.0 and scored["treerpo"].root.children[0].credit == 0.75
+    fig = draw_rule_comparison(paper_tree(0), b_grp=4)
+    labels = [t.get_text() for t in fig.axes[1].get_yticklabels()]
+    assert labels == [r.table_label(r.ablation_gammas()[0]) for r in CREDIT_RULES.values()]
+    assert len(fig.axes[1].images[0].get_array()[0]) == 72  # every node, pruned ones blank
