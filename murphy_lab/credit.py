@@ -154,7 +154,7 @@ def turn_credit(tree: RolloutTree, gamma: float = 0.9, backup_on: str = "full") 
     """prime-rl's `turn_credit`: a turn earns its progress δ(v) = r(v) - r(parent), smeared back over its past.
 
     prime-rl (PrimeIntellect-ai/prime-rl pull request 3282, "turn-credit shaping") scores the state after each turn,
-    credits a turn with the change it made (deltas telescope: a path's credits sum to its final score), and spreads
+    credits a turn with the change it made (deltas telescope: on a chain the credits sum to its final score), spreads
     the progress of turn t over turns t, t-1, ..., 1 with weights γ^d normalised to sum to 1. It is well-defined
     here because a pass fraction scores the state: each refinement replaces the program, so r(v) is the state
     after turn v; the task prompt (the root) passes nothing, r(root) = 0. In a tree, the share a node receives from
@@ -187,20 +187,10 @@ def turn_credit(tree: RolloutTree, gamma: float = 0.9, backup_on: str = "full") 
     return tree
 
 
-def _outcome(tree: RolloutTree, backup_on: str) -> None:
-    for node in tree.root.walk():
-        leaves = _leaves(node, backup_on)
-        node.credit = sum(u.reward for u in leaves) / len(leaves)  # o(v): the mean final reward reached through v
-
-
 def mt_grpo(tree: RolloutTree, backup_on: str = "full") -> RolloutTree:
-    """MT-GRPO's credit, shown in figures: the outcome o(v), the mean final reward reached through v.
-
-    MT-GRPO is an advantage rule (`mt_grpo_advantages`); its credit field only records the outcome term it uses.
-    """
-    tree.validate()
-    _outcome(tree, backup_on)
-    return tree
+    """MT-GRPO's credit, shown in figures: the outcome o(v), the mean final reward reached through v (TreeRPO's
+    r~). MT-GRPO is an advantage rule (`mt_grpo_advantages`); its credit field records the outcome term it uses."""
+    return treerpo(tree, backup_on)  # o(v) = mean_{l in L(v)} r(l)
 
 
 # --- rules whose baseline is not the sibling group: they fill the advantages themselves ---------------------------

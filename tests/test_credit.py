@@ -198,8 +198,8 @@ def test_turn_credit_by_hand():
 @pytest.mark.parametrize("gamma", [0.0, 0.5, 0.9, 1.0])
 def test_turn_credit_on_a_chain_telescopes_to_the_final_score(gamma):
     t = turn_credit(_chain(0.2, 0.5, 0.25, 1.0), gamma=gamma)
-    chain = [n for n in t.nodes() if n.turn and n.reward != 0.0 or n.turn > 1]
-    assert sum(n.credit for n in chain) == pytest.approx(1.0)  # progress deltas: final - r(root) = 1.0
+    chain = list(t.root.children[0].walk())  # 0.2 -> 0.5 -> 0.25 -> 1.0
+    assert len(chain) == 4 and sum(n.credit for n in chain) == pytest.approx(1.0)  # progress deltas: final - r(root) = 1.0
 
 
 def test_mt_grpo_normalises_turn_reward_and_outcome_per_turn_index_by_hand():
