@@ -96,7 +96,7 @@ def render(tree: RolloutTree, color_by: str = "credit", advantages: bool = True,
              f"{s['groups_kept']} groups, {s['nonzero_advantage']} non-zero advantages")
     draw_tree(t, color_by=color_by, ax=ax_tree, title=title, legend=False)
     plot_group_advantages(t, ax=ax_adv)
-    ax_adv.set_title("advantages per kept group", fontsize=9)
+    ax_adv.set_title("advantages per kept group", fontsize=9 * max(1.0, fig.get_size_inches()[0] / 9))
     return fig
 
 
