@@ -4,6 +4,12 @@ A tree is scored as its mode says (`murphy_lab.modes`): the trainer scores every
 config)`, and the widgets and notebooks call the same function with their own knobs, so the three cannot drift
 apart. Pruning budgets are off when None (the widgets' sliders map their 0 to None).
 
+In MURPHY's mode the credit rule is looked up in `credit.CREDIT_RULES`: its knobs are checked and filled from the
+config's γ and `credit_args`, its backup fills the credit, and its advantages are GRPO inside every kept sibling
+group — or, for a rule that brings its own baseline (MT-GRPO per turn index, GiGPO's anchor states, Kevin's
+reward-to-go over the whole tree), the rule's `advantages` function, given `grpo.normalize` and the trees of one
+task at once (`score_trees`).
+
 GRPO-MT (the paper's natural multi-turn baseline; the paper does not define it exactly, so we do, here): G
 independent chains per task, each up to S turns, one refinement per failure — a tree grown with `g1=G, g2=1`. The
 chain's *final* reward R_i (reward of its last attempt) is broadcast to every turn of the chain:
