@@ -60,7 +60,9 @@ class TrainingRow:
         import numpy as np
 
         if self.advantage is None:
-            raise ValueError(f"node {self.node_id} has no advantage (pruned or unscored): it trains on nothing")
+            raise ValueError(
+                f"node {self.node_id} has no advantage (pruned or unscored): it trains on nothing"
+            )
         n_p, n_c = len(self.prompt_ids), len(self.completion_ids)
         logps = np.zeros(n_p + n_c, dtype=np.float32)
         if old_log_probs is not None:
@@ -105,8 +107,10 @@ def tree_rows(trees: Sequence[RolloutTree], tokenize: Tokenize | None = None,
                 if node.pruned and not include_pruned:
                     continue
                 if not node.pruned and node.advantage is None:
-                    raise ValueError(f"node {node_id} is kept but has no advantage: score the tree first "
-                                     "(scoring.score_tree)")
+                    raise ValueError(
+                        f"node {node_id} is kept but has no advantage: score the tree first "
+                        "(scoring.score_tree)"
+                    )
                 rows.append(TrainingRow(
                     prompt_ids=_ids(node, "prompt_ids", node.prompt, tokenize, node_id),
                     completion_ids=_ids(node, "completion_ids", node.completion, tokenize, node_id),

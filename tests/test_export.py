@@ -34,7 +34,8 @@ def test_rows_are_the_kept_nodes_with_their_advantages_and_one_group_id_per_prom
     by_group = defaultdict(set)
     for r in rows:
         by_group[r.group_id].add(r.node_id.rpartition(".")[0] if "." in r.node_id else "root")
-    assert all(len(parents) == 1 for parents in by_group.values())  # siblings share a group, groups one parent
+    # siblings share a group id, and a group id has one parent
+    assert all(len(parents) == 1 for parents in by_group.values())
     assert len({r.node_id for r in rows}) == len(rows)
     assert {r.turn for r in rows} == {1, 2} and all(r.kept for r in rows)
     with_pruned = tree_rows([t], tokenize=char_ids, include_pruned=True)
@@ -65,7 +66,8 @@ def test_rows_feed_trl_async_grpo_packer_with_one_advantage_per_completion_token
     for r in rows:
         row.add(r.rollout_sample())
     packed = row.pack()
-    expected = [r.advantage for r in rows for _ in r.completion_ids[1:]]  # the first token is scored off the prompt
+    # every completion token after the first, plus the first (scored off the prompt's last token)
+    expected = [r.advantage for r in rows for _ in r.completion_ids[1:]]
     expected_first = [r.advantage for r in rows]
     assert sorted(packed["advantages"].tolist()) == pytest.approx(sorted(expected + expected_first))
     assert len(packed["advantages"]) == sum(len(r.completion_ids) for r in rows)
@@ -91,11 +93,14 @@ def test_rows_feed_trls_grpo_loss_on_the_tiny_model(tmp_path, tiny_model_path):
     trainer.model.train()
     trainer.current_gradient_accumulation_steps = 1
     n_tokens = int(batch["completion_mask"].sum())
-    inputs = {k: v for k, v in batch.items() if k != "group_ids"} | {"num_items_in_batch": torch.tensor(n_tokens)}
+    inputs = {k: v for k, v in batch.items() if k != "group_ids"}
+    inputs["num_items_in_batch"] = torch.tensor(n_tokens)
     trl_loss = trainer._compute_loss(trainer.model, inputs)
     ids = torch.cat([batch["prompt_ids"], batch["completion_ids"]], 1)
     attn = torch.cat([batch["prompt_mask"], batch["completion_mask"]], 1)
-    logps = trainer._get_per_token_logps_and_entropies(trainer.model, ids, attn, batch["completion_ids"].size(1))[0]
+    logps = trainer._get_per_token_logps_and_entropies(
+        trainer.model, ids, attn, batch["completion_ids"].size(1)
+    )[0]
     ours = grpo_loss(logps, batch["advantages"], batch["completion_mask"], beta=0.0, loss_type="dapo",
                      num_items_in_batch=n_tokens)  # fmt: skip
     torch.testing.assert_close(trl_loss, ours, rtol=1e-5, atol=1e-6)
@@ -140,9 +145,12 @@ def grpo_outcome(token_level_rewards, response_mask, index, epsilon=1e-6, norm_a
 def _verl_inputs(rows: list[TrainingRow], value: str):
     batch = rows_to_batch(rows, pad_token_id=0)
     mask = batch["completion_mask"].float()
-    last = mask.sum(-1).long() - 1  # the reward sits on the last response token, as verl's reward managers put it
+    # the reward sits on the last response token, where verl's reward managers put it
+    last = mask.sum(-1).long() - 1
     rewards = torch.zeros_like(mask)
-    rewards[torch.arange(len(rows)), last] = torch.tensor([getattr(r, value) for r in rows], dtype=torch.float32)
+    rewards[torch.arange(len(rows)), last] = torch.tensor(
+        [getattr(r, value) for r in rows], dtype=torch.float32
+    )
     return rewards, mask, batch["group_ids"].tolist()
 
 
@@ -160,4 +168,6 @@ def test_rules_with_their_own_baseline_reach_verl_through_a_passthrough_estimato
     rows = tree_rows([score_tree(_named(paper_tree(0)), credit=credit)], tokenize=char_ids)
     rewards, mask, index = _verl_inputs(rows, "advantage")
     adv, _ = ADV_ESTIMATORS["murphy"](rewards, mask, index)
-    assert adv.sum(-1).tolist() == pytest.approx([r.advantage * len(r.completion_ids) for r in rows], rel=1e-5)
+    assert adv.sum(-1).tolist() == pytest.approx(
+        [r.advantage * len(r.completion_ids) for r in rows], rel=1e-5
+    )
