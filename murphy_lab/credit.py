@@ -16,7 +16,7 @@ flowchart (prune, then back up); a node all of whose children were pruned is the
 credit of a failure whose refinements all pass (docs/notation.md, "Backup order", has the example).
 
 Beside them, the multi-turn rules other trainers use, each written for our trees (docs/credit_rules.md compares
-them on one example and in the toy ablation): TreeRPO's mean over a node's leaves, Kevin's discounted reward-to-go
+them on one example and in the toy ablation): TreeRPO's recursive mean over a node's refinements, Kevin's discounted reward-to-go
 with every turn one sample, prime-rl's `turn_credit` (progress deltas smeared back), MT-GRPO's per-turn-index
 advantages and GiGPO's anchor-state groups.
 
@@ -101,30 +101,22 @@ def no_backup(tree: RolloutTree, gamma: float = 1.0, backup_on: str = "full") ->
 
 
 # --- the multi-turn rules beside MaRS / MeRS -------------------------------------------------------------------------
-def _leaves(node: Node, backup_on: str) -> list[Node]:
-    stack, out = [node], []
-    while stack:
-        n = stack.pop()
-        kids = _children(n, backup_on)
-        if kids:
-            stack.extend(kids)
-        else:
-            out.append(n)
-    return out
-
-
 def treerpo(tree: RolloutTree, backup_on: str = "full") -> RolloutTree:
-    """TreeRPO's backup: a node is worth the mean reward of the final attempts (leaves) below it.
+    """TreeRPO's backup: a node is worth the expected reward of the final attempts below it.
 
-    TreeRPO (Yang et al., "TreeRPO: Tree Relative Policy Optimization", arXiv 2506.05183) estimates the reward of
-    an intermediate step by the leaves sampled below it and compares siblings (GRPO inside each sibling group, as
-    MaRS / MeRS). Unlike MeRS, a node's own reward r(v) does not enter once it has refinements; unlike a mean over
-    children, an unbalanced subtree weighs every leaf equally.
+    TreeRPO (Yang et al., "TreeRPO: Tree Relative Policy Optimization", arXiv 2506.05183) scores the leaves with the
+    verifiable reward and backs them up by a bottom-up recursive expectation, each node the mean of its children,
+    then compares siblings (GRPO inside each sibling group, as MaRS / MeRS). Our intermediate nodes are complete
+    programs with a reward of their own, which TreeRPO's steps are not: r(v) does not enter once v has refinements
+    (MeRS with γ = 1, Z = 1 and without r(v)).
     """
     tree.validate()
-    for node in tree.root.walk():
-        leaves = _leaves(node, backup_on)
-        node.credit = sum(u.reward for u in leaves) / len(leaves)  # TreeRPO: r~(v) = mean_{l in L(v)} r(l)
+    for node in _post_order(tree.root):
+        kids = _children(node, backup_on)
+        if not kids:
+            node.credit = node.reward  # leaf: r~(v) = r(v)
+            continue
+        node.credit = sum(c.credit for c in kids) / len(kids)  # TreeRPO: r~(v) = mean_{u in C(v)} r~(u)
     return tree
 
 
@@ -188,9 +180,9 @@ def turn_credit(tree: RolloutTree, gamma: float = 0.9, backup_on: str = "full") 
 
 
 def mt_grpo(tree: RolloutTree, backup_on: str = "full") -> RolloutTree:
-    """MT-GRPO's credit, shown in figures: the outcome o(v), the mean final reward reached through v (TreeRPO's
+    """MT-GRPO's credit, shown in figures: the outcome o(v), the expected final reward reached through v (TreeRPO's
     r~). MT-GRPO is an advantage rule (`mt_grpo_advantages`); its credit field records the outcome term it uses."""
-    return treerpo(tree, backup_on)  # o(v) = mean_{l in L(v)} r(l)
+    return treerpo(tree, backup_on)  # o(v): the recursive mean of the final rewards below v
 
 
 # --- rules whose baseline is not the sibling group: they fill the advantages themselves ---------------------------
@@ -223,7 +215,7 @@ def mt_grpo_advantages(trees: list[RolloutTree], normalize: Normalize, lam: floa
                        per_turn: bool = True) -> None:
     """MT-GRPO's turn-level advantage, normalised per turn index s (the kept nodes of the tree at turn s):
 
-        Â(v) = Â^T_s(v) + λ·Â^O_s(v),   Â^T: the turn's own reward r(v), Â^O: the outcome o(v) (mean final reward)
+        Â(v) = Â^T_s(v) + λ·Â^O_s(v),   Â^T: the turn's own reward r(v), Â^O: the outcome o(v) (expected final reward)
 
     after MT-GRPO ("Reinforcing Multi-Turn Reasoning in LLM Agents via Turn-Level Credit Assignment", arXiv
     2505.11821: turn reward plus λ times outcome, each normalised over its group). For a chain, o(v) is the chain's

@@ -133,7 +133,7 @@ check_answer("1", answer_1, turn_credit(informative_failure_tree(), gamma=1.0).r
 # %%
 answer_2 = None  # a number
 if solve_exercises:
-    answer_2 = 0.25  # the mean reward of the leaves below D
+    answer_2 = 0.25  # the mean credit of its four refinements (leaves: their rewards)
 
 # %%
 check_answer("2", answer_2, treerpo(informative_failure_tree()).root.children[3].credit)

@@ -160,12 +160,12 @@ def _chain(*rewards):
     return RolloutTree(Node(children=[node, Node(reward=0.0)]), task_id="chain")
 
 
-def test_treerpo_is_the_mean_over_the_leaves_below_by_hand():
+def test_treerpo_is_the_recursive_mean_over_the_refinements_by_hand():
     a, b, c = treerpo(informative_tree()).root.children
     assert (a.credit, b.credit, c.credit) == (0.5, 0.0, 1.0)
-    # three turns: a1 = mean(1.0, 0.5) = 0.75; a = mean of its three leaves (1.0, 0.5, 0.0) = 0.5, not the mean of
-    # its children's credits (0.75 + 0.0) / 2 = 0.375; its own reward 0.2 does not enter
-    assert credits(treerpo(three_turn_tree())) == pytest.approx([0.5, 0.75, 1.0, 0.5, 0.0, 0.6])
+    # three turns: a1 = mean(1.0, 0.5) = 0.75; a = mean(a1, a2) = (0.75 + 0.0) / 2 = 0.375, not the mean of its
+    # three leaves (0.5): each refinement weighs as much as its siblings; its own reward 0.2 does not enter
+    assert credits(treerpo(three_turn_tree())) == pytest.approx([0.375, 0.75, 1.0, 0.5, 0.0, 0.6])
 
 
 def test_reward_to_go_by_hand():
