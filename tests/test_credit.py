@@ -297,3 +297,18 @@ def test_the_config_checks_a_rules_own_knobs():
     MurphyConfig.for_profile("smoke", credit="gigpo", credit_args={"omega": 0.5}).validate()
     with pytest.raises(ValueError, match=r"^credit_args: credit rule 'gigpo': omega must lie in"):
         MurphyConfig.for_profile("smoke", credit="gigpo", credit_args={"omega": 5.0}).validate()
+
+
+@pytest.mark.slow  # imports the experiments layer (pandas, the methods registry): ~15 s on a loaded machine
+def test_the_ablation_pairs_name_the_variants_experiments_are_labelled_with():
+    """CREDIT_PAIRS and the table labels are built from `CreditRule.variant`; an Experiment labels its runs with
+    `Experiment.variant`: they must agree for every rule at every γ the ablation trains, or a verdict line is lost."""
+    from murphy_lab.experiments.paper import CREDIT_NAMES
+    from murphy_lab.experiments.plan import Experiment
+    from murphy_lab.experiments.verdicts import CREDIT_PAIRS
+
+    for rule in CREDIT_RULES.values():
+        for g in rule.ablation_gammas():
+            e = Experiment(profile="smoke", model="tiny", method="murphy", credit=rule.name, gamma=g)
+            assert e.variant == rule.variant(g) and CREDIT_NAMES[e.variant] == rule.table_label(g)
+            assert rule.name == "mars" or ("murphy:mars", f"murphy:{e.variant}") in CREDIT_PAIRS
