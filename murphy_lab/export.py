@@ -16,7 +16,7 @@ That is the contract two trainers consume (docs/credit_rules.md, "Plugging MURPH
 - TRL's experimental async GRPO worker (`trl.experimental.async_grpo`, TRL 1.16) queues one `RolloutSample` per
   completion: `input_ids` (prompt + completion), `completion_mask`, `old_log_probs`, `advantage`, `group_id`;
   `TrainingRow.rollout_sample()` builds that mapping. `rows_to_batch` builds the generation batch TRL's
-  `GRPOTrainer._compute_loss` reads (prompt_ids / prompt_mask left-padded, completion_ids / completion_mask,
+  `GRPOTrainer`'s loss reads (prompt_ids / prompt_mask left-padded, completion_ids / completion_mask,
   advantages).
 - verl's registered advantage estimators (`register_adv_est`) take `token_level_rewards` (B, T), `response_mask`
   (B, T) and `index` (the group of each row) and return (advantages, returns): pass the rows' advantages as the
