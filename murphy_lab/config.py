@@ -54,10 +54,14 @@ class MurphyConfig:
     mode: str = "murphy"
     """'murphy' (tree + retrospective credit), 'grpo_mt' (G chains, final reward broadcast), 'grpo' (single turn)."""
     credit: str = "mars"
-    """Retrospective credit (murphy_lab.credit.CREDIT_RULES): 'mars' (max over refinements, the paper's main rule),
-    'mers' (discounted mean) or 'none' (credit = reward, no backup)."""
+    """Credit rule, a name of murphy_lab.credit.CREDIT_RULES: 'mars' (max over refinements, the paper's main rule),
+    'mers' (discounted mean), 'none' (credit = reward, no backup), or a multi-turn rule beside them ('treerpo',
+    'reward_to_go', 'turn_credit', 'mt_grpo', 'gigpo'; docs/credit_rules.md)."""
     gamma: float = 1.0
-    """MeRS discount γ; the paper ablates γ ∈ {0.9, 1.0}."""
+    """γ of every rule that reads one (MeRS: the paper ablates γ ∈ {0.9, 1.0}; reward-to-go, turn credit, GiGPO)."""
+    credit_args: dict = field(default_factory=dict)
+    """The credit rule's other knobs by name, e.g. {omega: 0.5} for 'gigpo' (CREDIT_RULES lists each rule's knobs,
+    defaults and ranges). Empty: the rule's defaults."""
     g1: int = 8
     """G1: candidates per task at turn 1 (TRL's num_generations). Inferred from the paper's 72 = 8 + 8·8."""
     g2: int = 8
@@ -196,6 +200,11 @@ class MurphyConfig:
 
         need(self.mode in modes.MODES, "mode", f"must be one of {tuple(modes.MODES)}")
         need(self.credit in CREDIT_RULES, "credit", f"must be one of {tuple(CREDIT_RULES)}")
+        need(isinstance(self.credit_args, dict), "credit_args", "must be a mapping of knob names to numbers")
+        try:
+            CREDIT_RULES[self.credit].knob_values(**self.credit_args)  # the rule's own knobs, in their ranges
+        except ValueError as e:
+            raise ValueError(f"credit_args: {e}") from None
         need(self.backup_on in ("pruned", "full"), "backup_on", "must be 'pruned' or 'full'")
         need(self.prune_method in ("loo", "exact"), "prune_method", "must be 'loo' or 'exact'")
         need(self.reward_tests in ("hidden", "visible"), "reward_tests", "must be 'hidden' or 'visible'")

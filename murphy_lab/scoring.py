@@ -4,6 +4,12 @@ A tree is scored as its mode says (`murphy_lab.modes`): the trainer scores every
 config)`, and the widgets and notebooks call the same function with their own knobs, so the three cannot drift
 apart. Pruning budgets are off when None (the widgets' sliders map their 0 to None).
 
+In MURPHY's mode the credit rule is looked up in `credit.CREDIT_RULES`: its knobs are checked and filled from the
+config's γ and `credit_args`, its backup fills the credit, and its advantages are GRPO inside every kept sibling
+group — or, for a rule that brings its own baseline (MT-GRPO per turn index, GiGPO's anchor states, Kevin's
+reward-to-go over the whole tree), the rule's `advantages` function, given `grpo.normalize` and the trees of one
+task at once (`score_trees`).
+
 GRPO-MT (the paper's natural multi-turn baseline; the paper does not define it exactly, so we do, here): G
 independent chains per task, each up to S turns, one refinement per failure — a tree grown with `g1=G, g2=1`. The
 chain's *final* reward R_i (reward of its last attempt) is broadcast to every turn of the chain:
@@ -16,11 +22,11 @@ the coarse credit assignment MURPHY's retrospective backup replaces.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
 from typing import Any
 
-from murphy_lab.credit import assign_credit
+from murphy_lab.credit import credit_rule
 from murphy_lab.grpo import EPS, group_advantages, normalize
 from murphy_lab.modes import mode
 from murphy_lab.prune import interp, intrap, unprune
@@ -70,8 +76,9 @@ class Knobs:
     """What `score_tree` reads; MurphyConfig has every one of these fields under the same name."""
 
     mode: str = "murphy"
-    credit: str = "mars"  # a name of credit.CREDIT_RULES: 'mars', 'mers' or 'none' (credit = reward, no backup)
-    gamma: float = 1.0  # γ, MeRS discount
+    credit: str = "mars"  # a name of credit.CREDIT_RULES ('mars', 'mers', 'none' = credit is the reward, ...)
+    gamma: float = 1.0  # γ, the discount of every rule that reads one (MeRS, reward-to-go, turn credit, GiGPO)
+    credit_args: Mapping = field(default_factory=dict)  # the rule's other knobs (credit.CREDIT_RULES), e.g. {omega: 0.5}
     b_grp: int | None = None  # InterP budget; None = off
     b_traj: int | None = None  # IntraP budget; None = off
     backup_on: str = "full"  # back credit up over all children ('full') or the kept ones ('pruned')
@@ -99,25 +106,44 @@ def score_tree(tree: RolloutTree, knobs: Any = None, **overrides: Any) -> Rollou
 
     `knobs` is a MurphyConfig, a `Knobs`, a mapping of Knobs fields, or None (MURPHY with MaRS, no pruning);
     `overrides` replace single knobs. Earlier pruning, credit and advantages on the tree are cleared first, so
-    scoring a tree again with other knobs gives exactly what scoring it fresh gives.
+    scoring a tree again with other knobs gives exactly what scoring it fresh gives. A rule that groups across the
+    trees of one task (GiGPO) sees this tree alone; `score_trees` gives it all of them.
     """
+    return score_trees([tree], knobs, **overrides)[0]
+
+
+def score_trees(trees: Sequence[RolloutTree], knobs: Any = None, **overrides: Any) -> list[RolloutTree]:
+    """`score_tree` over a batch: the same pipeline, with the trees of one task (same `task_id`) handed together to
+    a rule whose advantages compare them (GiGPO's anchor states); every other rule scores each tree alone."""
     k = Knobs.of(knobs, **overrides)
     m = mode(k.mode)
     if not m.prunes and (k.b_grp is not None or k.b_traj is not None):
         raise ValueError(f"b_grp / b_traj: pruning only applies to mode='murphy' (mode is {k.mode!r}); use None")
-    unprune(tree)
-    for n in tree.root.walk():
-        n.credit = n.advantage = None
-    if m.name == "grpo":
-        return grpo_single(tree)  # one group, credit = reward
-    if m.name == "grpo_mt":
-        return grpo_mt(tree)  # chain's final reward broadcast, normalised across the G chains
-    if k.b_grp is not None:
-        interp(tree, k.b_grp)  # InterP: keep the b_grp highest-variance groups per turn s >= 2
-    if k.b_traj is not None:
-        intrap(tree, k.b_traj, method=k.prune_method)  # IntraP: b_traj members per group
-    assign_credit(tree, credit=k.credit, gamma=k.gamma, backup_on=k.backup_on)  # MaRS / MeRS backup
-    return group_advantages(tree)  # Â = (r~ - mean_g) / (std_g + 1e-4) inside every kept group
+    rule = credit_rule(k.credit)
+    values = rule.knob_values(gamma=k.gamma if rule.discounted else None, **k.credit_args)  # one-line errors
+    for tree in trees:
+        unprune(tree)
+        for n in tree.root.walk():
+            n.credit = n.advantage = None
+        if m.name == "grpo":
+            grpo_single(tree)  # one group, credit = reward
+        elif m.name == "grpo_mt":
+            grpo_mt(tree)  # chain's final reward broadcast, normalised across the G chains
+        else:
+            if k.b_grp is not None:
+                interp(tree, k.b_grp)  # InterP: keep the b_grp highest-variance groups per turn s >= 2
+            if k.b_traj is not None:
+                intrap(tree, k.b_traj, method=k.prune_method)  # IntraP: b_traj members per group
+            rule.backup(tree, backup_on=k.backup_on, **rule.stage_values("backup", values))  # r~: MaRS, MeRS, ...
+            if rule.advantages is None:
+                group_advantages(tree)  # Â = (r~ - mean_g) / (std_g + 1e-4) inside every kept group
+    if m.name == "murphy" and rule.advantages is not None:
+        by_task: dict[str, list[RolloutTree]] = {}
+        for tree in trees:
+            by_task.setdefault(tree.task_id or str(id(tree)), []).append(tree)  # no task id: alone
+        for task_trees in by_task.values():  # the rule's own baseline (MT-GRPO per turn, GiGPO anchors, Kevin)
+            rule.advantages(task_trees, normalize, **rule.stage_values("advantages", values))
+    return list(trees)
 
 
-__all__ = ["Knobs", "chains", "grpo_mt", "grpo_single", "score_tree"]
+__all__ = ["Knobs", "chains", "grpo_mt", "grpo_single", "score_tree", "score_trees"]

@@ -15,12 +15,16 @@
 # ---
 
 # %% [markdown]
-# # Credit ablation: MaRS against MeRS (γ = 0.9, 1.0)
+# # Credit ablation: MaRS against MeRS (γ = 0.9, 1.0) and the multi-turn rules beside them
 #
 # MURPHY backs the success of a refinement up to the failed attempt that prompted it. MaRS takes the max over the
 # refinements, r̃(v) = max(r(v), max_{u∈C(v)} r̃(u)); MeRS a discounted mean, r̃(v) = (r(v) + γ·mean r̃(u)) / Z(v).
-# The paper (Qwen3-1.7B) finds MaRS best. This notebook trains MURPHY once per credit rule and seed and
-# writes `ablation_credit.{csv,md,tex,png}`. The MaRS run is the main table's MURPHY run (same config: cached).
+# The paper (Qwen3-1.7B) finds MaRS best. Beside them, every other rule of `murphy_lab.credit.CREDIT_RULES`
+# (TreeRPO, Kevin's reward-to-go, prime-rl's turn credit, MT-GRPO, GiGPO; docs/credit_rules.md) trains on the same
+# trees: the same tasks, seeds, G1/G2/S and steps, so every rule sees equally many sampled sequences; only the
+# credit and the advantages differ. This notebook trains MURPHY once per rule (at each γ its table entry ablates)
+# and seed, and writes `ablation_credit.{csv,md,tex,png}` with one paired verdict line per rule against MaRS. The
+# MaRS run is the main table's MURPHY run (same config: cached).
 
 # %% [markdown]
 # **Parameters** (papermill: `-p name value`). `profile`: `smoke` (CI, seconds), `toy` (a laptop CPU, minutes;
@@ -40,14 +44,14 @@ backend = "real"  # "stand-in": fake train/evaluate that only exercise the pipel
 model_paths = {}  # {"Qwen3-1.7B": "/ckpt/base", "Qwen3-1.7B/murphy": "/ckpt/murphy"}: use these models as they are
 train_overrides = {}  # trainer-config fields on top of the profile's, e.g. {"max_steps": 20} (part of the run keys)
 torch_threads = 1
-credits = ["mars", "mers"]  # credit rules to compare, names of murphy_lab.credit.CREDIT_RULES (the paper: MaRS, MeRS)
-gammas = [0.9, 1.0]  # discounts γ of the rules that read one (MeRS; the paper: 0.9 and 1.0)
+credits = None  # rules to compare (names of murphy_lab.credit.CREDIT_RULES); None: every rule but "none" (the paper: MaRS, MeRS)
+gammas = None  # γ of the rules that read one; None: each rule's own (CREDIT_RULES: MeRS 0.9 and 1.0, as the paper)
 
 # %%
 from IPython.display import Image, Markdown, display
 
 from murphy_lab import experiments as X
-from murphy_lab.credit import credit_rule
+from murphy_lab.credit import CREDIT_RULES, credit_rule
 from murphy_lab.experiments import tables as T
 from murphy_lab.experiments.verdicts import CREDIT_PAIRS
 
@@ -57,7 +61,10 @@ S = X.setup(profile, output_dir, cache_dir, train=train, from_cache_only=from_ca
 out = S.out  # results/<profile>: run records, tables, figures
 
 # %%
-variants = [{"credit": c, "gamma": float(g)} for c in credits for g in (gammas if credit_rule(c).discounted else [1.0])]
+# "none" (no backup) is left out by default: its row label would clash with the pruning table's "none (MaRS)" row
+credits = [c for c in CREDIT_RULES if c != "none"] if credits is None else credits
+variants = [{"credit": c, "gamma": float(g)} for c in credits
+            for g in (gammas if gammas is not None and credit_rule(c).discounted else credit_rule(c).ablation_gammas())]
 if models is None and profile == "paper":
     models = ["Qwen3-1.7B"]  # the paper's ablations are on Qwen3-1.7B
 exps = S.plan(methods=methods, models=models, seeds=seeds, benchmarks=benchmarks, variants=variants)
@@ -68,7 +75,8 @@ runs = S.run(exps)
 results = X.results_frame(runs)
 agg = T.aggregate(results)
 tables = T.ablation_credit_tables(T.main_rows(agg))
-# MaRS − MeRS per cell (model, benchmark, Iter-k), paired by training seed: one verdict line each.
+# MaRS − each other rule per cell (model, benchmark, Iter-k), paired by training seed: one verdict line each
+# (CREDIT_PAIRS is built from the rule table).
 verdict_lines = X.paired_verdicts(results, k=None, pairs=CREDIT_PAIRS)
 tables[0].notes += verdict_lines
 paths = T.write_tables(tables, out, "ablation_credit")
@@ -87,3 +95,4 @@ assert agg["mean"].between(0, 100).all()
 # ## Summary
 # MaRS credits a failed attempt with its *best* refinement, MeRS with their (discounted) average. Where refinements
 # succeed only sometimes, MaRS keeps the signal of the one that worked; compare the rows above, and the paper's.
+# docs/credit_rules.md sets each rule's equation beside its measured row.

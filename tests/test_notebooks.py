@@ -19,6 +19,7 @@ SMALL = {
     "06_training_toy_world": dict(policy_size="smoke", max_steps=2, tasks_per_step=2, eval_tasks=2, eval_every=1),
     "07_ablation_playground": dict(n_trees=3),
     "08_real_model": dict(max_new_tokens=48),
+    "09_credit_rules": dict(g1=4, g2=2),
 }
 
 

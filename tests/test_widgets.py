@@ -7,7 +7,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
-from murphy_lab.credit import mers  # noqa: E402
+from murphy_lab.credit import CREDIT_RULES, credit_rule, mers  # noqa: E402
 from murphy_lab.examples import informative_failure_tree, paper_tree  # noqa: E402
 from murphy_lab.grpo import group_advantages  # noqa: E402
 from murphy_lab.prune import intrap  # noqa: E402
@@ -91,3 +91,46 @@ def test_viz_and_widgets_import_without_loading_ipywidgets():
 
     code = "import sys, murphy_lab.viz, murphy_lab.viz.widgets; sys.exit('ipywidgets' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], env={"MPLBACKEND": "Agg"}).returncode == 0
+
+
+def test_compute_passes_a_rules_own_knobs():
+    t0 = compute(informative_failure_tree(), credit="mt_grpo", lam=0.0)
+    t1 = compute(informative_failure_tree(), credit="mt_grpo", lam=1.0)
+    assert [n.advantage for n in t0.nodes()] != [n.advantage for n in t1.nodes()]
+    with pytest.raises(ValueError, match="has no knob 'omega'"):
+        compute(informative_failure_tree(), credit="mars", omega=0.5)
+
+
+@pytest.mark.parametrize("credit", list(CREDIT_RULES))
+def test_render_draws_every_rule_of_the_table(credit):
+    fig = render(paper_tree(0), credit=credit, b_grp=4)
+    assert credit_rule(credit).label in fig.axes[0].get_title()
+
+
+def test_playground_builds_one_slider_per_knob_of_the_rule_table_and_disables_the_unread_ones():
+    pytest.importorskip("ipywidgets")
+    from murphy_lab.viz.widgets import knobs_of_all_rules, playground
+
+    knobs, out = playground({"ex": informative_failure_tree()}).children
+    controls = _controls(knobs)
+    for k in knobs_of_all_rules().values():
+        slider = controls[k.doc.partition(",")[0]]
+        assert (slider.min, slider.max) == (k.low, k.high)
+        assert slider.disabled  # MaRS, the default rule, reads no knob
+    controls["credit"].value = "gigpo"
+    assert not controls["ω"].disabled and not controls["γ"].disabled and controls["λ"].disabled
+    before = out.outputs[0]["data"]["image/png"]
+    controls["ω"].value = 0.0
+    assert out.outputs[0]["data"]["image/png"] != before
+
+
+def test_rule_comparison_scores_every_rule_and_draws_one_row_each():
+    from murphy_lab.viz.widgets import compare_rules, draw_rule_comparison
+
+    scored = compare_rules(informative_failure_tree())
+    assert list(scored) == list(CREDIT_RULES)
+    assert scored["mars"].root.children[0].credit == 1.0 and scored["treerpo"].root.children[0].credit == 0.75
+    fig = draw_rule_comparison(paper_tree(0), b_grp=4)
+    labels = [t.get_text() for t in fig.axes[1].get_yticklabels()]
+    assert labels == [r.table_label(r.ablation_gammas()[0]) for r in CREDIT_RULES.values()]
+    assert len(fig.axes[1].images[0].get_array()[0]) == 72  # every node, pruned ones blank

@@ -20,6 +20,7 @@ import itertools
 
 import pandas as pd
 
+from murphy_lab.credit import CREDIT_RULES
 from murphy_lab.methods import METHODS  # the paper's main-table columns, plus single-turn GRPO (it has none)
 
 METHOD_NAMES = {
@@ -58,10 +59,10 @@ _ABLATIONS = {
     ("pruning", "intrap"): (36, ((82.34, 1.03), (84.28, 2.01), (59.87, 1.70))),
     ("pruning", "interp"): (40, ((77.43, 2.20), (86.17, 0.70), (61.20, 1.39))),
 }
+# the credit rules' row labels come from the rule table ("mers_0.9" -> "MeRS γ=0.9"); "none" is the pruning axis's
+CREDIT_NAMES = {rule.variant(g): rule.table_label(g) for rule in CREDIT_RULES.values() for g in rule.ablation_gammas()}
 VARIANT_NAMES = {
-    "mars": "MaRS",
-    "mers_0.9": "MeRS γ=0.9",
-    "mers_1.0": "MeRS γ=1.0",
+    **CREDIT_NAMES,
     "none": "none (MaRS)",
     "intrap": "IntraP",
     "interp": "InterP",

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from murphy_lab.credit import CREDIT_RULES
 from murphy_lab.experiments import paper
 from murphy_lab.experiments.table import DASH, Table
 from murphy_lab.experiments.tables import bench_label, column_key, column_name, main_rows, variant_name
@@ -30,7 +31,8 @@ PAIRS = (
     ("murphy", "mucode@samples"),
 )
 # the ablations' comparisons: "<method>:<variant>" is one configuration of a method (`Experiment.variant`)
-CREDIT_PAIRS = (("murphy:mars", "murphy:mers_0.9"), ("murphy:mars", "murphy:mers_1.0"))
+CREDIT_PAIRS = tuple(("murphy:mars", f"murphy:{rule.variant(g)}") for rule in CREDIT_RULES.values() if rule.name != "mars"
+                     for g in rule.ablation_gammas())  # every rule of the table against MaRS, at its ablation γ  # fmt: skip
 PRUNING_PAIRS = tuple((f"murphy:mars+{p}", "murphy:mars") for p in
                       ("intrap", "interp", "intrap+backup_pruned", "interp+backup_pruned"))  # fmt: skip
 BASE_PAIRS = (
