@@ -44,7 +44,7 @@ backend = "real"  # "stand-in": fake train/evaluate that only exercise the pipel
 model_paths = {}  # {"Qwen3-1.7B": "/ckpt/base", "Qwen3-1.7B/murphy": "/ckpt/murphy"}: use these models as they are
 train_overrides = {}  # trainer-config fields on top of the profile's, e.g. {"max_steps": 20} (part of the run keys)
 torch_threads = 1
-credits = None  # rules to compare (names of murphy_lab.credit.CREDIT_RULES); None: every rule but "none" (the paper: MaRS, MeRS)
+credits = None  # rules to compare (names of murphy_lab.credit.CREDIT_RULES); None: every rule (the paper: MaRS, MeRS)
 gammas = None  # γ of the rules that read one; None: each rule's own (CREDIT_RULES: MeRS 0.9 and 1.0, as the paper)
 
 # %%
@@ -61,8 +61,8 @@ S = X.setup(profile, output_dir, cache_dir, train=train, from_cache_only=from_ca
 out = S.out  # results/<profile>: run records, tables, figures
 
 # %%
-# "none" (no backup) is left out by default: its row label would clash with the pruning table's "none (MaRS)" row
-credits = [c for c in CREDIT_RULES if c != "none"] if credits is None else credits
+# every rule of the table, "none" (no backup: each attempt credited with its own reward) included
+credits = list(CREDIT_RULES) if credits is None else credits
 variants = [{"credit": c, "gamma": float(g)} for c in credits
             for g in (gammas if gammas is not None and credit_rule(c).discounted else credit_rule(c).ablation_gammas())]
 if models is None and profile == "paper":

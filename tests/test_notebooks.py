@@ -36,7 +36,7 @@ def _parameter_names(nb: dict) -> set[str]:
     return {line.split("=")[0].strip() for line in source.splitlines() if "=" in line and not line.startswith("#")}
 
 
-def test_the_eight_notebooks_of_the_course_are_present():
+def test_the_nine_notebooks_of_the_course_are_present():
     assert [p.stem for p in NOTEBOOKS] == list(SMALL)
 
 

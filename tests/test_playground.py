@@ -55,19 +55,21 @@ def _moves(c: dict) -> list:
         (c["tree"], c["tree"].options[1], {}),
         (c["color"], "reward", {}),
         (c["credit"], other_rule, {}),
-        (c["γ (MeRS)"], 0.5, {c["credit"]: discounted}),  # γ discounts MeRS's backup only
+        (c["γ"], 0.5, {c["credit"]: discounted}),  # γ discounts a discounted rule's backup only
+        (c["λ"], 0.5, {c["credit"]: "mt_grpo"}),  # MT-GRPO's weight of the outcome advantage
+        (c["ω"], 0.5, {c["credit"]: "gigpo"}),  # GiGPO's weight of the step-level advantage
         (c["b_grp"], 2, {c["tree"]: c["tree"].options[1]}),  # InterP on a tree with 8 groups
         (c["b_traj"], 2, {c["tree"]: c["tree"].options[1]}),
         (c["backup on"], "pruned", {c["tree"]: c["tree"].options[1], c["b_grp"]: 2}),  # matters once pruned
     ]
 
 
-def test_the_box_has_the_seven_controls(box):
-    assert set(_controls(box)) == {"tree", "credit", "γ (MeRS)", "b_grp", "b_traj", "backup on", "color"}
+def test_the_box_has_a_control_per_setting_and_per_knob_of_the_credit_rules(box):
+    assert set(_controls(box)) == {"tree", "credit", "γ", "λ", "ω", "b_grp", "b_traj", "backup on", "color"}
 
 
 @pytest.mark.parametrize(
-    "i", range(7), ids=["tree", "color", "credit", "gamma", "b_grp", "b_traj", "backup_on"]
+    "i", range(9), ids=["tree", "color", "credit", "gamma", "lambda", "omega", "b_grp", "b_traj", "backup_on"]
 )
 def test_moving_each_control_redraws_the_figure(box, i):
     c = _controls(box)

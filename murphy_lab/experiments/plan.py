@@ -94,9 +94,7 @@ class Experiment:
         "-" for a baseline at the profile's step budget."""
         if not get_method(self.method).variants:
             return "-" if self.budget == "steps" else "samples"
-        rule = CREDIT_RULES[self.credit]
-        gamma = f"{self.gamma:g}" if self.gamma % 1 else f"{self.gamma:.1f}"
-        label = f"{rule.name}_{gamma}" if rule.discounted else rule.name
+        label = CREDIT_RULES[self.credit].variant(self.gamma)  # the rule table's one definition ("mers_0.9")
         return label if self.pruning == "none" else f"{label}+{pruning_label(self.pruning, self.backup_on)}"
 
     def train_config(self) -> dict:

@@ -228,6 +228,11 @@ def column_name(col: str) -> str:
     return paper.METHOD_NAMES.get(method, method) + (" (sample-matched)" if budget == "samples" else "")
 
 
+def credit_name(v: str) -> str:
+    """A credit-ablation row's label from the rule table ("none" -> "no backup", not the pruning axis's "none")."""
+    return paper.CREDIT_NAMES.get(v) or variant_name(v)
+
+
 def variant_name(v: str) -> str:
     """"mars" -> "MaRS", "mars+interp" -> "MaRS + InterP", "interp+backup_pruned" -> "InterP, backup on pruned"."""
     v, backup = (v[: -len("+backup_pruned")], ", backup on pruned") if v.endswith("+backup_pruned") else (v, "")
@@ -240,7 +245,7 @@ def ablation_credit_tables(agg: pd.DataFrame) -> list[Table]:
     """MaRS vs MeRS (γ = 0.9 / 1.0): ours (rows variant, columns benchmark Iter-k), the paper's, and the difference."""
     ours = agg[agg["method"] == "murphy"]
     ours = ours.assign(col=[f"{bench_label(b, d)} Iter-{k}" for b, d, k in zip(ours["benchmark"], ours["difficulty"], ours["k"])])  # fmt: skip
-    frame = _pivot(ours, index=["model", "variant"], rename=variant_name)
+    frame = _pivot(ours, index=["model", "variant"], rename=credit_name)
     pa = paper.ablation_table("credit")
     pframe = _paper_ablation(pa)
     return [
@@ -453,8 +458,8 @@ def plot_pass_at_k(agg: pd.DataFrame, path: str | Path | None = None, title: str
         by_k = []
         one_method = sub["method"].nunique() == 1 and sub["variant"].nunique() > 1  # an ablation: name the variants
         for k, g in sub.groupby("k", sort=True):
-            points = [(variant_name(r.variant) if one_method else paper.METHOD_NAMES.get(r.method, r.method)
-                       + ("" if r.variant in ("-", "mars") else f" [{variant_name(r.variant)}]"),
+            points = [(credit_name(r.variant) if one_method else paper.METHOD_NAMES.get(r.method, r.method)
+                       + ("" if r.variant in ("-", "mars") else f" [{credit_name(r.variant)}]"),
                        float(r.mean), 0.0 if pd.isna(r.std) else float(r.std)) for r in g.itertuples()]  # fmt: skip
             by_k.append((int(k), points))
         rows.append((panel_title(model, bench), by_k))

@@ -19,7 +19,13 @@ import pandas as pd
 from murphy_lab.credit import CREDIT_RULES
 from murphy_lab.experiments import paper
 from murphy_lab.experiments.table import DASH, Table
-from murphy_lab.experiments.tables import bench_label, column_key, column_name, main_rows, variant_name
+from murphy_lab.experiments.tables import (
+    bench_label,
+    column_key,
+    column_name,
+    credit_name,
+    main_rows,
+)
 from murphy_lab.methods import get_method
 from murphy_lab.stats import paired_difference, verdict
 
@@ -60,7 +66,7 @@ def select(results: pd.DataFrame, key: str) -> pd.DataFrame:
 def key_name(key: str) -> str:
     """A compared column's name: "murphy" -> "Murphy (MaRS)", "murphy:mers_0.9" -> "MeRS γ=0.9"."""
     method, _, variant = key.partition(":")
-    return variant_name(variant) if variant else column_name(method)
+    return credit_name(variant) if variant else column_name(method)  # a pruned variant: variant_name's label
 
 
 def per_seed(results: pd.DataFrame, key: str) -> pd.DataFrame:

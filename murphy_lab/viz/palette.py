@@ -34,7 +34,7 @@ SAMPLE_MATCHED = (
     "sample-matched",
 )  # a baseline at MURPHY's sample budget: same colour, dashed line
 
-SERIES = ("#3182bd", "#e6550d", "#31a354", "#756bb1", "#636363", "#9ecae1", "#fdae6b")
+SERIES = ("#3182bd", "#e6550d", "#31a354", "#756bb1", "#636363", "#9ecae1", "#fdae6b", "#a1d99b", "#bcbddc", "#8c6d31")
 """Lines that are not methods, in order: metrics of one run, difficulties, Iter-k bars (light to dark pairs use
 `ITER_COLORS`)."""
 

@@ -85,7 +85,7 @@ def draw_by_k(rows: Sequence[tuple[str, Sequence[tuple[int, Sequence[Point]]]]],
         raise ValueError("nothing to plot: no rows")
     ncols = max(len(by_k) for _, by_k in rows)
     n_points = max(len(points) for _, by_k in rows for _, points in by_k)
-    fig, axes = plt.subplots(len(rows), ncols, figsize=(max(3.0, 0.55 * n_points + 1.4) * ncols, 3.3 * len(rows)),
+    fig, axes = plt.subplots(len(rows), ncols, figsize=(max(3.0, 0.75 * n_points + 1.4) * ncols, 3.3 * len(rows)),
                              squeeze=False)  # fmt: skip
     for r, (row_title, by_k) in enumerate(rows):
         for c in range(ncols):
@@ -104,7 +104,7 @@ def draw_by_k(rows: Sequence[tuple[str, Sequence[tuple[int, Sequence[Point]]]]],
             pad = max(1.0, 0.15 * (hi - lo))
             ax.set_ylim(max(0.0, lo - pad), min(100.0, hi + pad))  # a percentage: never below 0 or above 100
             ax.set_xlim(-0.6, len(points) - 0.4)
-            ax.set_xticks(range(len(points)), [textwrap.fill(p[0], 12, break_on_hyphens=False) for p in points], fontsize=7.5)
+            ax.set_xticks(range(len(points)), [textwrap.fill(p[0], 10, break_on_hyphens=False) for p in points], fontsize=7.5)
             ax.set_title(textwrap.fill(f"{row_title}: Iter-{k}", 44, break_on_hyphens=False), fontsize=8.5)
             ax.grid(axis="y", alpha=0.3)
             if c == 0:

@@ -25,6 +25,7 @@ from matplotlib.figure import Figure
 from murphy_lab.credit import CREDIT_RULES, Knob, credit_rule
 from murphy_lab.scoring import score_tree
 from murphy_lab.tree import RolloutTree
+from murphy_lab.viz import palette
 from murphy_lab.viz.curves import plot_group_advantages
 from murphy_lab.viz.trees import draw_tree
 
@@ -186,22 +187,22 @@ def draw_rule_comparison(tree: RolloutTree, rules: Sequence[str] | None = None, 
     rewards = [[first.nodes()[i].reward for i in columns]]
     fig, (ax_r, ax) = plt.subplots(2, 1, figsize=(min(22, 2 + 0.28 * len(columns)), 1.2 + 0.42 * len(rows)),
                                    height_ratios=[1, len(rows)], sharex=True)  # fmt: skip
-    ax_r.imshow(rewards, cmap="Greens", vmin=0, vmax=1, aspect="auto")
+    ax_r.imshow(rewards, cmap=palette.VALUE_CMAP, vmin=0, vmax=1, aspect="auto")
     ax_r.set_yticks([0], ["r(v)"])
     lim = max(1e-6, max(abs(a) for row in values for a in row if a == a))
-    im = ax.imshow(values, cmap="RdBu", vmin=-lim, vmax=lim, aspect="auto")
+    im = ax.imshow(values, cmap=palette.ADVANTAGE_CMAP, vmin=-lim, vmax=lim, aspect="auto")
     ax.set_yticks(range(len(scored)), list(scored))
     n1 = len(first.root.children)
     ax.set_xticks([(n1 - 1) / 2], ["turn-1 group"])
     edge = n1 - 0.5
     for a in (ax_r, ax):
-        a.axvline(edge, color="black", lw=1.5)
+        a.axvline(edge, color=palette.INK, lw=1.5)
     for v in first.root.children:
         if v.children:
             a_start = edge
             edge += len(v.children)
             for a in (ax_r, ax):
-                a.axvline(edge, color="grey", lw=0.5)
+                a.axvline(edge, color=palette.EDGE, lw=0.5)
             ax.text((a_start + edge) / 2, len(scored) - 0.4, f"C({first.root.children.index(v) + 1})",
                     ha="center", va="top", fontsize=7)  # fmt: skip
     fig.colorbar(im, ax=[ax_r, ax], label="advantage Â", shrink=0.8)
