@@ -14,13 +14,14 @@ What it measures (docs/real_model.md explains every number):
   2. iter-k     `murphy_lab.evaluate` (Reflexion scaffold, greedy, the model's chat template and generation
                 defaults: `policy.generation_defaults`) on the first N HumanEval tasks: Iter-1 / Iter-3 pass@1, and
                 the cut rate: the share of completions that ended at the new-token limit
-  3. trees      real MURPHY trees (G1 = 4 first attempts at T = 0.7, G2 = 2 refinements of every failure, hidden
+  3. trees      real MURPHY trees (G1 = 2 first attempts at T = 0.7, G2 = 2 refinements of every failure, hidden
                 tests' feedback) on the same tasks: informative failures (a failed first attempt with a refinement
                 that passes), split into semantic repairs (the failed program was complete) and completions of a
                 program cut at the limit; and the turn-1 advantages MaRS and GRPO-MT give on the same trees
-  4. step       one LoRA MURPHY step (G1 = 4, G2 = 2, 128 tokens) in a child process: wall seconds and peak RSS
+  4. step       one LoRA MURPHY step (G1 = 4, G2 = 2, 128 tokens): wall seconds and peak RSS
 
-Writes `real_model.json` (every number), the transcripts and the trees to $BENCH_OUT (default: the temporary
+The three measurements (iter-k, trees, step) run as three child processes at once (`--stage`), each with its own
+model and `--threads` torch threads, so each peak RSS is its own; `--quick` waits for all three. Writes `real_model.json` (every number), the transcripts and the trees to $BENCH_OUT (default: the temporary
 directory). The last line is
 
     real code model: <name> <params>M, humaneval <n> tasks Iter-1 <a> Iter-3 <b> (published <p>), cut <c>%,
@@ -80,12 +81,12 @@ class Recorded:
 
 def iter_k(model: str, tasks: list, iters: list[int], executor: Executor, out: Path, name: str) -> dict:
     """Greedy Iter-k of `model` (its generation defaults) on `tasks`, with the cut rate."""
-    policy = TransformersPolicy(model, temperature=0.0, dtype="bfloat16", **generation_defaults(model))
+    policy = TransformersPolicy(model, temperature=0.0, dtype="bfloat16", batch_size=8, **generation_defaults(model))
     t0 = time.perf_counter()
     df = evaluate(policy, tasks, executor, iters=iters, runs=1, seed=0, progress=False,
                   transcripts_path=str(out / f"real_model_{name}_transcripts.jsonl"))  # fmt: skip
     counts = df.attrs["completions"]
-    return {"benchmark": name, "n_tasks": len(tasks), "seconds": time.perf_counter() - t0,
+    return {"benchmark": name, "n_tasks": len(tasks), "seconds": time.perf_counter() - t0, "peak_gb": peak_gb(),
             "pass@1": {int(r.k): float(r["pass@1"]) for _, r in df[df.difficulty == "all"].iterrows()},
             "completions": counts, "max_new_tokens": policy.max_new_tokens,
             "cut_pct": 100.0 * counts.get("truncated", 0) / max(counts["completions"], 1)}  # fmt: skip
@@ -127,15 +128,15 @@ def informative_failures(trees: list, lengths: dict, limit: int) -> dict:
             "grpo_mt_advantage": {k: mean(v) for k, v in mt_adv.items()}}  # fmt: skip
 
 
-def grow_trees(model: str, tasks: list, executor: Executor, out: Path, g1: int = 4, g2: int = 2) -> dict:
-    policy = Recorded(TransformersPolicy(model, temperature=TREE_TEMPERATURE, dtype="bfloat16",
+def grow_trees(model: str, tasks: list, executor: Executor, out: Path, g1: int = 2, g2: int = 2) -> dict:
+    policy = Recorded(TransformersPolicy(model, temperature=TREE_TEMPERATURE, dtype="bfloat16", batch_size=8,
                                          **generation_defaults(model)))  # fmt: skip
     t0 = time.perf_counter()
     trees = build_task_trees(tasks, policy, executor, g1=g1, g2=g2, turns=2, progress=False, seed=0)
     seconds = time.perf_counter() - t0
     result = informative_failures(trees, policy.lengths, policy.max_new_tokens)
     save_trees(trees, out / "real_model_trees.jsonl")
-    return {"g1": g1, "g2": g2, "temperature": TREE_TEMPERATURE, "seconds": seconds, **result}
+    return {"g1": g1, "g2": g2, "temperature": TREE_TEMPERATURE, "seconds": seconds, "peak_gb": peak_gb(), **result}
 
 
 def one_step(model: str, executor_kw: dict, max_completion_length: int = 128) -> dict:
@@ -167,13 +168,39 @@ def one_step(model: str, executor_kw: dict, max_completion_length: int = 128) ->
             "max_completion_length": max_completion_length}  # fmt: skip
 
 
-def step_in_child(model: str) -> dict:
-    """`one_step` in a fresh process, so its peak RSS is the step's alone."""
-    cmd = [sys.executable, __file__, "--step-only", "--model", model]
-    done = subprocess.run(cmd, capture_output=True, text=True, env=os.environ)
-    if done.returncode != 0:
-        raise RuntimeError(f"the MURPHY step failed:\n{done.stderr[-3000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+def stage(name: str, model: str, n: int, iters: list[int], out: Path) -> dict:
+    """One measurement (`--stage`): "eval" (Iter-k, and MBPP unless `n` is the quick size), "trees" or "step"."""
+    if name == "step":
+        return one_step(str(real_model_path(model)), {"timeout": 3.0, "workers": 1})
+    tasks = load_tasks("humaneval")[:n]
+    with Executor(workers=1, timeout=3.0) as executor:
+        if name == "trees":
+            return grow_trees(model, tasks, executor, out)
+        results = [iter_k(model, tasks, iters, executor, out, "humaneval")]
+        if len(iters) > 2 and MBPP_FILES.is_dir():
+            mbpp = load_tasks("mbpp", split="test", variant="full", source=str(MBPP_FILES))[:20]
+            results.append(iter_k(model, mbpp, iters, executor, out, "mbpp"))
+        return {"iter_k": results}
+
+
+def run_stages(model: str, quick: bool, threads: int, out: Path) -> dict:
+    """The three stages as child processes at once; {stage: its result}. A failed stage raises with its stderr."""
+    children = {}
+    for name in ("eval", "trees", "step"):
+        cmd = [sys.executable, __file__, "--stage", name, "--model", model, "--threads", str(threads)]
+        log = open(out / f"real_model_{name}.log", "w")
+        children[name] = (subprocess.Popen(cmd + (["--quick"] if quick else []), stdout=subprocess.PIPE,
+                                           stderr=log, text=True, env=os.environ), log)  # fmt: skip
+    results = {}
+    for name, (child, log) in children.items():
+        stdout, _ = child.communicate()
+        log.close()
+        if child.returncode != 0:
+            raise RuntimeError(f"stage {name} failed; its log: {out / f'real_model_{name}.log'}")
+        results[name] = json.loads(stdout.strip().splitlines()[-1])
+    for r in results["eval"]["iter_k"]:
+        r["pass@1"] = {int(k): v for k, v in r["pass@1"].items()}  # JSON keys are strings
+    return results
 
 
 def full_benchmark(bench: str, out: Path, chunk: int = 8, limit: int | None = None) -> dict:
@@ -212,51 +239,44 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--full", choices=["humaneval", "mbpp"], help="greedy Iter-1 of the code model on a whole benchmark")
     p.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
     p.add_argument("--step-only", action="store_true", help=argparse.SUPPRESS)  # the child of `step_in_child`
+    p.add_argument("--stage", choices=["eval", "trees", "step"], help=argparse.SUPPRESS)  # a child of run_stages
     a = p.parse_args(argv)
     torch.set_num_threads(a.threads)
     out = Path(os.environ.get("BENCH_OUT", tempfile.gettempdir()))
-    if a.step_only:
-        print(json.dumps(one_step(str(real_model_path(a.model)), {"timeout": 3.0, "workers": 1})))
+    n, iters = (20, [1, 3]) if a.quick else (40, [1, 3, 5])
+    if a.stage:
+        print(json.dumps(stage(a.stage, a.model, n, iters, out), default=str))
         return
     if a.full:
         r = full_benchmark(a.full, out)
         print(f"full {r['benchmark']}: {r['n_tasks']} tasks, greedy Iter-1 {r['iter1']:.1f} ({r['transcripts']})")
         return
-    n, iters = (20, [1, 3]) if a.quick else (40, [1, 3, 5])
     t0 = time.perf_counter()
     folder = real_model_path(a.model)
     source = json.loads((folder / "source.json").read_text())
     print(f"load: {a.model} {source['parameters'] / 1e6:.1f}M parameters ({source['architecture']}, output head "
           f"{'tied' if source.get('head_tied') else 'untied'}), cached folder {time.perf_counter() - t0:.1f} s "
-          f"(conversion from GGUF, done once: {source['convert_s']} s)")
-    results = {"model": a.model, "source": source, "iter_k": [], "generation": generation_defaults(a.model)}
-    tasks = load_tasks("humaneval")[:n]
-    with Executor(workers=1, timeout=3.0) as executor:
-        benches = [("humaneval", tasks)]
-        if not a.quick and MBPP_FILES.is_dir():
-            benches.append(("mbpp", load_tasks("mbpp", split="test", variant="full", source=str(MBPP_FILES))[:20]))
-        for name, bench_tasks in benches:
-            r = iter_k(a.model, bench_tasks, iters, executor, out, name)
-            results["iter_k"].append(r)
-            table = ", ".join(f"Iter-{k} {v:.1f}" for k, v in r["pass@1"].items())
-            print(f"{name}: {r['n_tasks']} tasks, {table} (greedy, {r['seconds']:.0f} s); cut at {r['max_new_tokens']} "
-                  f"tokens: {r['cut_pct']:.1f}% of {r['completions']['completions']} completions; "
-                  f"{json.dumps(r['completions'])}", flush=True)  # fmt: skip
-        trees = grow_trees(a.model, tasks, executor, out)
-    results["trees"] = trees
-    print(f"trees: {len(tasks)} tasks, G1 {trees['g1']} G2 {trees['g2']}, T {trees['temperature']} "
-          f"({trees['seconds']:.0f} s): {trees['failed']} failed first attempts, {trees['informative']} informative "
-          f"({trees['semantic_repairs']} semantic repairs, {trees['cut_completions']} completions of a cut program); "
-          f"mean turn-1 advantage of informative / other failures: MaRS {_fmt(trees['mars_advantage'])}, GRPO-MT "
-          f"{_fmt(trees['grpo_mt_advantage'])}", flush=True)  # fmt: skip
-    step = step_in_child(a.model)
-    results["step"] = step
+          f"(conversion from GGUF, done once: {source['convert_s']} s)", flush=True)  # fmt: skip
+    staged = run_stages(a.model, a.quick, a.threads, out)
+    results = {"model": a.model, "source": source, "generation": generation_defaults(a.model), **staged}
+    for r in staged["eval"]["iter_k"]:
+        table = ", ".join(f"Iter-{k} {v:.1f}" for k, v in r["pass@1"].items())
+        print(f"{r['benchmark']}: {r['n_tasks']} tasks, {table} (greedy, {r['seconds']:.0f} s, peak RSS "
+              f"{r['peak_gb']:.1f} GB); cut at {r['max_new_tokens']} tokens: {r['cut_pct']:.1f}% of "
+              f"{r['completions']['completions']} completions; {json.dumps(r['completions'])}")  # fmt: skip
+    trees = staged["trees"]
+    print(f"trees: {n} tasks, G1 {trees['g1']} G2 {trees['g2']}, T {trees['temperature']} ({trees['seconds']:.0f} s): "
+          f"{trees['failed']} failed first attempts, {trees['informative']} informative ({trees['semantic_repairs']} "
+          f"semantic repairs, {trees['cut_completions']} completions of a cut program); mean turn-1 advantage of "
+          f"informative / other failures: MaRS {_fmt(trees['mars_advantage'])}, GRPO-MT "
+          f"{_fmt(trees['grpo_mt_advantage'])}")  # fmt: skip
+    step = staged["step"]
     print(f"murphy step (LoRA r 16, all linear layers, G1 4, G2 2, {step['max_completion_length']} tokens): "
           f"{step['seconds']:.1f} s ({step['generation_s']:.1f} s generating, {step['logps_s']:.1f} s log-probs and "
           f"scoring), peak RSS {step['peak_gb']:.1f} GB, {step['trajectories']} trajectories, prefix sharing "
           f"{'on' if step['prefix_shared'] else 'OFF'}")  # fmt: skip
     (out / "real_model.json").write_text(json.dumps(results, indent=2, default=str) + "\n")
-    he = results["iter_k"][0]
+    he = staged["eval"]["iter_k"][0]
     published = PUBLISHED.get(a.model, {}).get("humaneval")
     print(f"real code model: {a.model} {source['parameters'] / 1e6:.0f}M, humaneval {he['n_tasks']} tasks "
           f"Iter-1 {he['pass@1'][1]:.1f} Iter-3 {he['pass@1'][3]:.1f} (published "
