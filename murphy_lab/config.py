@@ -117,8 +117,10 @@ class MurphyConfig:
     """LoRA rank r (TRL's default)."""
     lora_alpha: int = 32
     """LoRA scaling α (the update is scaled by α / r; TRL's default)."""
-    lora_dropout: float = 0.05
-    """Dropout on the LoRA branch (TRL's default)."""
+    lora_dropout: float = 0.0
+    """Dropout on the LoRA branch. 0 here (TRL's ModelConfig says 0.05): dropout is on in every pass of a training
+    model, so π_old, the loss pass and the prefix check would each see other noise (two passes of one batch differed
+    by up to 0.12 in log-prob with 0.05 on the test model, and prefix sharing would be switched off)."""
     lora_target_modules: list | str | None = None
     """Modules that get adapters: names (e.g. [q_proj, v_proj]), 'all-linear', or None (peft's default per model
     type: the attention query and value projections for Llama / Qwen2)."""
