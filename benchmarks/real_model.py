@@ -18,10 +18,10 @@ What it measures (docs/real_model.md explains every number):
                 tests' feedback) on the same tasks: informative failures (a failed first attempt with a refinement
                 that passes), split into semantic repairs (the failed program was complete) and completions of a
                 program cut at the limit; and the turn-1 advantages MaRS and GRPO-MT give on the same trees
-  4. step       one LoRA MURPHY step (G1 = 4, G2 = 2, 128 tokens): wall seconds and peak RSS
+  4. step       one LoRA MURPHY step (G1 = G2 = 2, 64 tokens): wall seconds and peak RSS
 
-The three measurements (iter-k, trees, step) run as three child processes at once (`--stage`), each with its own
-model and `--threads` torch threads, so each peak RSS is its own; `--quick` waits for all three. Writes `real_model.json` (every number), the transcripts and the trees to $BENCH_OUT (default: the temporary
+The measurements run as child processes at once (`run_stages`), each with its own model and one torch thread (the
+evaluation and the trees split into `--shards` slices of their tasks), so each peak RSS is its own. Writes `real_model.json` (every number), the transcripts and the trees to $BENCH_OUT (default: the temporary
 directory). The last line is
 
     real code model: <name> <params>M, humaneval <n> tasks Iter-1 <a> Iter-3 <b> (published <p>), cut <c>%,
@@ -55,6 +55,7 @@ MBPP_FILES = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "m
 # HumanEval 61.6, HumanEval+ 57.3, MBPP 52.4 (greedy pass@1, EvalPlus's prompts and harness)
 PUBLISHED = {CODE_MODEL: {"humaneval": 61.6, "mbpp": 52.4}}
 TREE_TEMPERATURE = 0.7  # the trees need diverse first attempts (greedy would give G1 identical ones)
+TREE_TASKS, G1, G2 = 9, 2, 2  # the trees' tasks (HumanEval's first 9) and group sizes: what a loaded CPU grows in minutes
 
 
 def peak_gb() -> float:
@@ -79,17 +80,27 @@ class Recorded:
         return getattr(self.policy, name)
 
 
-def iter_k(model: str, tasks: list, iters: list[int], executor: Executor, out: Path, name: str) -> dict:
-    """Greedy Iter-k of `model` (its generation defaults) on `tasks`, with the cut rate."""
+def iter_k(model: str, tasks: list, iters: list[int], executor: Executor, path: Path) -> dict:
+    """Greedy Iter-k of `model` (its generation defaults) on `tasks`; transcripts to `path`."""
     policy = TransformersPolicy(model, temperature=0.0, dtype="bfloat16", batch_size=8, **generation_defaults(model))
     t0 = time.perf_counter()
-    df = evaluate(policy, tasks, executor, iters=iters, runs=1, seed=0, progress=False,
-                  transcripts_path=str(out / f"real_model_{name}_transcripts.jsonl"))  # fmt: skip
-    counts = df.attrs["completions"]
-    return {"benchmark": name, "n_tasks": len(tasks), "seconds": time.perf_counter() - t0, "peak_gb": peak_gb(),
+    df = evaluate(policy, tasks, executor, iters=iters, runs=1, seed=0, progress=False, transcripts_path=str(path))
+    return {"seconds": time.perf_counter() - t0, "peak_gb": peak_gb(), "completions": df.attrs["completions"],
+            "max_new_tokens": policy.max_new_tokens}  # fmt: skip
+
+
+def merge_iter_k(name: str, shards: list[dict], paths: list[Path], out: Path) -> dict:
+    """One benchmark's Iter-k from its shards: transcripts concatenated (the table re-derived from them, exact:
+    greedy episodes do not depend on the shard), completion counts summed, the cut rate over every completion."""
+    path = out / f"real_model_{name}_transcripts.jsonl"
+    path.write_text("".join(p.read_text() for p in paths))
+    df = table_from_transcripts(str(path))
+    counts = {k: sum(s["completions"].get(k, 0) for s in shards) for k in ("completions", "extractable", "truncated")}
+    return {"benchmark": name, "n_tasks": int(df.iloc[0]["n_tasks"]), "seconds": max(s["seconds"] for s in shards),
+            "peak_gb": max(s["peak_gb"] for s in shards), "max_new_tokens": shards[0]["max_new_tokens"],
             "pass@1": {int(r.k): float(r["pass@1"]) for _, r in df[df.difficulty == "all"].iterrows()},
-            "completions": counts, "max_new_tokens": policy.max_new_tokens,
-            "cut_pct": 100.0 * counts.get("truncated", 0) / max(counts["completions"], 1)}  # fmt: skip
+            "completions": counts, "cut_pct": 100.0 * counts["truncated"] / max(counts["completions"], 1),
+            "transcripts": str(path)}  # fmt: skip
 
 
 def informative_failures(trees: list, lengths: dict, limit: int) -> dict:
@@ -128,19 +139,31 @@ def informative_failures(trees: list, lengths: dict, limit: int) -> dict:
             "grpo_mt_advantage": {k: mean(v) for k, v in mt_adv.items()}}  # fmt: skip
 
 
-def grow_trees(model: str, tasks: list, executor: Executor, out: Path, g1: int = 2, g2: int = 2) -> dict:
+def grow_trees(model: str, tasks: list, executor: Executor, path: Path, seed: int, g1: int = G1, g2: int = G2) -> dict:
+    """Real MURPHY trees of `tasks` (saved to `path`) and each completion's generated-token count."""
     policy = Recorded(TransformersPolicy(model, temperature=TREE_TEMPERATURE, dtype="bfloat16", batch_size=8,
                                          **generation_defaults(model)))  # fmt: skip
     t0 = time.perf_counter()
-    trees = build_task_trees(tasks, policy, executor, g1=g1, g2=g2, turns=2, progress=False, seed=0)
-    seconds = time.perf_counter() - t0
-    result = informative_failures(trees, policy.lengths, policy.max_new_tokens)
+    trees = build_task_trees(tasks, policy, executor, g1=g1, g2=g2, turns=2, progress=False, seed=seed)
+    save_trees(trees, path)
+    return {"seconds": time.perf_counter() - t0, "peak_gb": peak_gb(), "lengths": list(policy.lengths.items()),
+            "max_new_tokens": policy.max_new_tokens}  # fmt: skip
+
+
+def merge_trees(shards: list[dict], paths: list[Path], out: Path) -> dict:
+    from murphy_lab.tree import load_trees
+
+    trees = [t for p in paths for t in load_trees(p)]
     save_trees(trees, out / "real_model_trees.jsonl")
-    return {"g1": g1, "g2": g2, "temperature": TREE_TEMPERATURE, "seconds": seconds, "peak_gb": peak_gb(), **result}
+    lengths = {text: n for s in shards for text, n in s["lengths"]}
+    return {"n_tasks": len(trees), "g1": G1, "g2": G2, "temperature": TREE_TEMPERATURE,
+            "seconds": max(s["seconds"] for s in shards), "peak_gb": max(s["peak_gb"] for s in shards),
+            **informative_failures(trees, lengths, shards[0]["max_new_tokens"])}  # fmt: skip
 
 
-def one_step(model: str, executor_kw: dict, max_completion_length: int = 128) -> dict:
-    """One LoRA MURPHY step (1 task, G1 = 4, G2 = 2) of `model` in this process; seconds and peak RSS."""
+def one_step(model: str, executor_kw: dict, max_completion_length: int = 64) -> dict:
+    """One LoRA MURPHY step (1 task, G1 = G2 = 2, two micro-batches) of `model` in this process; seconds and peak
+    RSS."""
     from transformers.trainer_callback import PrinterCallback
 
     from murphy_lab.config import MurphyConfig
@@ -148,8 +171,8 @@ def one_step(model: str, executor_kw: dict, max_completion_length: int = 128) ->
 
     task = load_tasks("humaneval")[:1]
     cfg = MurphyConfig(
-        model=model, tasks="humaneval", chat=True, mode="murphy", g1=4, g2=2, turns=2,
-        per_device_train_batch_size=2, steps_per_generation=2, gradient_accumulation_steps=2,
+        model=model, tasks="humaneval", chat=True, mode="murphy", g1=2, g2=2, turns=2,
+        per_device_train_batch_size=1, steps_per_generation=2, gradient_accumulation_steps=2,
         max_completion_length=max_completion_length, temperature=TREE_TEMPERATURE, max_steps=1, bf16=False,
         prefix_sharing=True, seed=0, use_peft=True, lora_r=16, lora_target_modules="all-linear", executor=executor_kw,
     )  # fmt: skip
@@ -168,49 +191,62 @@ def one_step(model: str, executor_kw: dict, max_completion_length: int = 128) ->
             "max_completion_length": max_completion_length}  # fmt: skip
 
 
-def stage(name: str, model: str, n: int, iters: list[int], out: Path) -> dict:
-    """One measurement (`--stage`): "eval" (Iter-k, and MBPP unless `n` is the quick size), "trees" or "step"."""
+def stage(name: str, model: str, tasks: list, iters: list[int], out: Path, shard: int) -> dict:
+    """One child's measurement (`--stage`): "eval" / "trees" on its shard of `tasks`, or "step"."""
     if name == "step":
         return one_step(str(real_model_path(model)), {"timeout": 3.0, "workers": 1})
-    tasks = load_tasks("humaneval")[:n]
     with Executor(workers=1, timeout=3.0) as executor:
         if name == "trees":
-            return grow_trees(model, tasks, executor, out)
-        results = [iter_k(model, tasks, iters, executor, out, "humaneval")]
-        if len(iters) > 2 and MBPP_FILES.is_dir():
-            mbpp = load_tasks("mbpp", split="test", variant="full", source=str(MBPP_FILES))[:20]
-            results.append(iter_k(model, mbpp, iters, executor, out, "mbpp"))
-        return {"iter_k": results}
+            return grow_trees(model, tasks, executor, out / f".trees_{shard}.jsonl", seed=shard)
+        return iter_k(model, tasks, iters, executor, out / f".{name}_{shard}.jsonl")
 
 
-def run_stages(model: str, quick: bool, threads: int, out: Path) -> dict:
-    """The three stages as child processes at once; {stage: its result}. A failed stage raises with its stderr."""
-    children = {}
-    for name in ("eval", "trees", "step"):
-        cmd = [sys.executable, __file__, "--stage", name, "--model", model, "--threads", str(threads)]
-        log = open(out / f"real_model_{name}.log", "w")
-        children[name] = (subprocess.Popen(cmd + (["--quick"] if quick else []), stdout=subprocess.PIPE,
-                                           stderr=log, text=True, env=os.environ), log)  # fmt: skip
-    results = {}
-    for name, (child, log) in children.items():
+def stage_tasks(name: str, quick: bool) -> list:
+    """The tasks a stage runs on: HumanEval's first 20 (40), the trees' first TREE_TASKS, MBPP's test split's first
+    20 (full run only)."""
+    if name == "trees":
+        return load_tasks("humaneval")[:TREE_TASKS]
+    if name == "mbpp":
+        return load_tasks("mbpp", split="test", variant="full", source=str(MBPP_FILES))[:20]
+    return load_tasks("humaneval")[: 20 if quick else 40]
+
+
+def run_stages(model: str, quick: bool, shards: int, out: Path) -> dict:
+    """Every measurement as child processes at once, each with one torch thread: the Iter-k evaluation and the trees
+    split into `shards` slices of their tasks each, and the step. On a loaded 2-core machine one-thread processes
+    got more done than two-thread ones (whose threads wait for each other whenever one is descheduled)."""
+    names = ["eval", "trees"] + ([] if quick or not MBPP_FILES.is_dir() else ["mbpp"])
+    jobs = [(n, i) for n in names for i in range(shards)] + [("step", 0)]
+    children = []
+    for name, i in jobs:
+        cmd = [sys.executable, __file__, "--stage", name, "--shard", f"{i}/{shards}", "--model", model,
+               "--threads", "1"] + (["--quick"] if quick else [])  # fmt: skip
+        log = open(out / f"real_model_{name}_{i}.log", "w")
+        children.append((name, i, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log, text=True), log))
+    done: dict[str, list] = {}
+    for name, i, child, log in children:
         stdout, _ = child.communicate()
         log.close()
         if child.returncode != 0:
-            raise RuntimeError(f"stage {name} failed; its log: {out / f'real_model_{name}.log'}")
-        results[name] = json.loads(stdout.strip().splitlines()[-1])
-    for r in results["eval"]["iter_k"]:
-        r["pass@1"] = {int(k): v for k, v in r["pass@1"].items()}  # JSON keys are strings
+            raise RuntimeError(f"stage {name} {i} failed; its log: {out / f'real_model_{name}_{i}.log'}")
+        done.setdefault(name, []).append(json.loads(stdout.strip().splitlines()[-1]))
+    results = {"step": done["step"][0], "trees": merge_trees(done["trees"], [out / f".trees_{i}.jsonl" for i in
+                                                                             range(shards)], out)}  # fmt: skip
+    results["iter_k"] = [merge_iter_k("humaneval" if n == "eval" else n, done[n],
+                                      [out / f".{n}_{i}.jsonl" for i in range(shards)], out)
+                         for n in names if n != "trees"]  # fmt: skip
     return results
 
 
-def full_benchmark(bench: str, out: Path, chunk: int = 8, limit: int | None = None) -> dict:
+def full_benchmark(bench: str, out: Path, chunk: int = 8, start: int = 0) -> dict:
     """Greedy Iter-1 of the code model on a whole benchmark (HumanEval: 164 tasks; MBPP: the full release's test
     split, tasks 11-510), `chunk` tasks per `evaluate` call, each chunk's transcripts appended to
     `out/full_<bench>_transcripts.jsonl` as it ends: a killed run keeps its finished tasks and is resumed by running
-    the same command again (tasks already in the file are skipped)."""
+    the same command again (tasks already in the file are skipped). `start`: begin at this task (a shard of the run;
+    `--start 20` leaves the first 20 to the quick run's greedy Iter-1, whose transcripts can be appended)."""
     tasks = load_tasks("humaneval") if bench == "humaneval" else load_tasks(
         "mbpp", split="test", variant="full", source=str(MBPP_FILES))  # fmt: skip
-    tasks = tasks[:limit] if limit else tasks
+    tasks = tasks[start:]
     path = out / f"full_{bench}_transcripts.jsonl"
     done = {json.loads(line)["task_id"] for line in path.read_text().splitlines()} if path.is_file() else set()
     todo = [t for t in tasks if t.task_id not in done]
@@ -219,8 +255,8 @@ def full_benchmark(bench: str, out: Path, chunk: int = 8, limit: int | None = No
     part = out / f".full_{bench}_chunk.jsonl"
     t0 = time.perf_counter()
     with Executor(workers=1, timeout=3.0) as executor:
-        for start in range(0, len(todo), chunk):
-            evaluate(policy, todo[start : start + chunk], executor, iters=[1], runs=1, seed=0, progress=False,
+        for i in range(0, len(todo), chunk):
+            evaluate(policy, todo[i : i + chunk], executor, iters=[1], runs=1, seed=0, progress=False,
                      transcripts_path=str(part))  # fmt: skip
             with open(path, "a") as f:
                 f.write(part.read_text())
@@ -238,17 +274,22 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--model", default=CODE_MODEL, choices=sorted(MODELS), help="a packaged model")
     p.add_argument("--full", choices=["humaneval", "mbpp"], help="greedy Iter-1 of the code model on a whole benchmark")
     p.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
+    p.add_argument("--start", type=int, default=0, help="with --full: begin at this task")
     p.add_argument("--step-only", action="store_true", help=argparse.SUPPRESS)  # the child of `step_in_child`
-    p.add_argument("--stage", choices=["eval", "trees", "step"], help=argparse.SUPPRESS)  # a child of run_stages
+    p.add_argument("--shards", type=int, default=3, help="child processes for the evaluation and for the trees")
+    p.add_argument("--stage", choices=["eval", "trees", "mbpp", "step"], help=argparse.SUPPRESS)  # run_stages' child
+    p.add_argument("--shard", default="0/1", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     torch.set_num_threads(a.threads)
     out = Path(os.environ.get("BENCH_OUT", tempfile.gettempdir()))
-    n, iters = (20, [1, 3]) if a.quick else (40, [1, 3, 5])
+    iters = [1, 3] if a.quick else [1, 3, 5]
     if a.stage:
-        print(json.dumps(stage(a.stage, a.model, n, iters, out), default=str))
+        i, k = (int(x) for x in a.shard.split("/"))
+        tasks = [] if a.stage == "step" else stage_tasks(a.stage, a.quick)[i::k]
+        print(json.dumps(stage(a.stage, a.model, tasks, iters, out, i), default=str))
         return
     if a.full:
-        r = full_benchmark(a.full, out)
+        r = full_benchmark(a.full, out, start=a.start)
         print(f"full {r['benchmark']}: {r['n_tasks']} tasks, greedy Iter-1 {r['iter1']:.1f} ({r['transcripts']})")
         return
     t0 = time.perf_counter()
@@ -257,26 +298,26 @@ def main(argv: list[str] | None = None) -> None:
     print(f"load: {a.model} {source['parameters'] / 1e6:.1f}M parameters ({source['architecture']}, output head "
           f"{'tied' if source.get('head_tied') else 'untied'}), cached folder {time.perf_counter() - t0:.1f} s "
           f"(conversion from GGUF, done once: {source['convert_s']} s)", flush=True)  # fmt: skip
-    staged = run_stages(a.model, a.quick, a.threads, out)
+    staged = run_stages(a.model, a.quick, a.shards, out)
     results = {"model": a.model, "source": source, "generation": generation_defaults(a.model), **staged}
-    for r in staged["eval"]["iter_k"]:
+    for r in staged["iter_k"]:
         table = ", ".join(f"Iter-{k} {v:.1f}" for k, v in r["pass@1"].items())
         print(f"{r['benchmark']}: {r['n_tasks']} tasks, {table} (greedy, {r['seconds']:.0f} s, peak RSS "
               f"{r['peak_gb']:.1f} GB); cut at {r['max_new_tokens']} tokens: {r['cut_pct']:.1f}% of "
               f"{r['completions']['completions']} completions; {json.dumps(r['completions'])}")  # fmt: skip
     trees = staged["trees"]
-    print(f"trees: {n} tasks, G1 {trees['g1']} G2 {trees['g2']}, T {trees['temperature']} ({trees['seconds']:.0f} s): "
+    print(f"trees: {trees['n_tasks']} tasks, G1 {trees['g1']} G2 {trees['g2']}, T {trees['temperature']} ({trees['seconds']:.0f} s): "
           f"{trees['failed']} failed first attempts, {trees['informative']} informative ({trees['semantic_repairs']} "
           f"semantic repairs, {trees['cut_completions']} completions of a cut program); mean turn-1 advantage of "
           f"informative / other failures: MaRS {_fmt(trees['mars_advantage'])}, GRPO-MT "
           f"{_fmt(trees['grpo_mt_advantage'])}")  # fmt: skip
     step = staged["step"]
-    print(f"murphy step (LoRA r 16, all linear layers, G1 4, G2 2, {step['max_completion_length']} tokens): "
+    print(f"murphy step (LoRA r 16, all linear layers, G1 2, G2 2, {step['max_completion_length']} tokens): "
           f"{step['seconds']:.1f} s ({step['generation_s']:.1f} s generating, {step['logps_s']:.1f} s log-probs and "
           f"scoring), peak RSS {step['peak_gb']:.1f} GB, {step['trajectories']} trajectories, prefix sharing "
           f"{'on' if step['prefix_shared'] else 'OFF'}")  # fmt: skip
     (out / "real_model.json").write_text(json.dumps(results, indent=2, default=str) + "\n")
-    he = staged["eval"]["iter_k"][0]
+    he = staged["iter_k"][0]
     published = PUBLISHED.get(a.model, {}).get("humaneval")
     print(f"real code model: {a.model} {source['parameters'] / 1e6:.0f}M, humaneval {he['n_tasks']} tasks "
           f"Iter-1 {he['pass@1'][1]:.1f} Iter-3 {he['pass@1'][3]:.1f} (published "
