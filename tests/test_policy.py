@@ -352,6 +352,8 @@ class CharTokens:
     ("Here is the function:\n\n```python\ndef f():\n    return 1\n```", True),  # closed: the prose after is unread
     ("```\nx = 1\n```", True),
     ("Use ``` fences, e.g. ```python", False),  # fences inside a line open nothing
+    ("Install it:\n```bash\npip install numpy\n```", False),  # a shell block is not the program
+    ("Install it:\n```bash\npip install numpy\n```\n\n```python\nimport numpy\n```", True),
 ])  # fmt: skip
 def test_a_row_stops_once_its_first_code_block_is_closed(text, done):
     from murphy_lab.policy.hf import CodeBlockClosed

@@ -35,8 +35,8 @@ class TransformersPolicy(TextPolicy):
         system_prompt: a system message put before plain prompts when the chat template is used
             (e.g. `prompts.SYSTEM_PROMPT`); ignored for plain-text models.
         stop: strings at which completions are cut after decoding (the model still stops only at EOS).
-        stop_after_code: end a completion as soon as its first fenced code block is closed (a ``` line after an
-            opening ``` line). Chat code models answer "prose, the program in a fence, prose"; the closing prose
+        stop_after_code: end a completion as soon as its first Python code block is closed (a ``` line after an
+            opening ```python or bare ``` line). Chat code models answer "prose, the program in a fence, prose"; the closing prose
             is never read (`prompts.extract_program` takes the fenced block) but costs most of the tokens and
             most cuts at the length limit (docs/real_model.md measures it). Off by default; on for the
             packaged code model (`generation_defaults`).
@@ -167,7 +167,8 @@ def _lengths(new, eos_ids) -> list[int]:
     return out
 
 
-CLOSED_BLOCK = re.compile(r"(?:^|\n)[ \t]*```[^\n`]*\n(?:.*?\n)?[ \t]*```", re.DOTALL)  # an opened, then closed fence
+# a Python (or bare) fence opened on its own line, then closed on its own line; a shell block does not count
+CLOSED_BLOCK = re.compile(r"(?:^|\n)[ \t]*```(?:[Pp]ython3?|py)?[ \t]*\n(?:.*?\n)?[ \t]*```", re.DOTALL)
 
 
 class CodeBlockClosed:
