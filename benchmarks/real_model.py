@@ -50,7 +50,10 @@ from murphy_lab.rollout import build_task_trees, save_trees
 from murphy_lab.scoring import grpo_mt, score_tree
 from murphy_lab.tasks import load_tasks
 
-MBPP_FILES = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "mbpp"  # beside the checkout
+# MBPP's original files: $MURPHY_LAB_MBPP, else ../shared/data/mbpp beside the checkout (or beside its worktrees' folder)
+MBPP_FILES = next((p for p in (Path(os.environ.get("MURPHY_LAB_MBPP", "/nonexistent")),
+                               *(Path(__file__).resolve().parents[i] / "shared" / "data" / "mbpp" for i in (2, 3)))
+                   if p.is_dir()), Path(__file__).resolve().parents[2] / "shared" / "data" / "mbpp")  # fmt: skip
 # Qwen2.5-Coder technical report (arXiv 2409.12186v3), the instruct models' code-generation table, 0.5B row:
 # HumanEval 61.6, HumanEval+ 57.3, MBPP 52.4 (greedy pass@1, EvalPlus's prompts and harness)
 PUBLISHED = {CODE_MODEL: {"humaneval": 61.6, "mbpp": 52.4}}
