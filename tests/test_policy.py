@@ -361,3 +361,11 @@ def test_a_row_stops_once_its_first_code_block_is_closed(text, done):
     prompt = "q?"
     ids = torch.tensor([[ord(c) for c in prompt + text]])
     assert bool(CodeBlockClosed(CharTokens(), len(prompt))(ids, None)[0]) is done
+
+
+def test_a_packaged_models_name_is_its_hub_id_where_its_packages_are_missing(monkeypatch):
+    from murphy_lab.policy import packaged
+
+    monkeypatch.setattr(packaged, "installed", lambda m: False)
+    assert packaged.resolve_model("qwen2.5-coder-0.5b") == "Qwen/Qwen2.5-Coder-0.5B-Instruct"
+    assert packaged.resolve_model("smollm2-135m") == "HuggingFaceTB/SmolLM2-135M-Instruct"
