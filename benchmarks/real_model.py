@@ -55,7 +55,8 @@ MBPP_FILES = next((p for p in (Path(os.environ.get("MURPHY_LAB_MBPP", "/nonexist
                                *(Path(__file__).resolve().parents[i] / "shared" / "data" / "mbpp" for i in (2, 3)))
                    if p.is_dir()), Path(__file__).resolve().parents[2] / "shared" / "data" / "mbpp")  # fmt: skip
 # Qwen2.5-Coder technical report (arXiv 2409.12186v3), the instruct models' code-generation table, 0.5B row:
-# HumanEval 61.6, HumanEval+ 57.3, MBPP 52.4 (greedy pass@1, EvalPlus's prompts and harness)
+# HumanEval 61.6, HumanEval+ 57.3, MBPP 52.4 (greedy pass@1, EvalPlus's harness; read from whatmodel.sh's page for
+# the model, which cites the maker's numbers: docs/real_model.md)
 PUBLISHED = {CODE_MODEL: {"humaneval": 61.6, "mbpp": 52.4}}
 TREE_TEMPERATURE = 0.7  # the trees need diverse first attempts (greedy would give G1 identical ones)
 TREE_TASKS, G1, G2 = 9, 2, 2  # the trees' tasks (HumanEval's first 9) and group sizes: what a loaded CPU grows in minutes
