@@ -356,6 +356,7 @@ class MurphyConfig:
             # We turn that off so the loss is the paper's and murphy_lab.grpo.grpo_loss's (bias_correction_kl=False).
             use_bias_correction_kl=False,
             remove_unused_columns=False,  # keep `task_id` in the rows
+            dataloader_pin_memory=_cuda_available(),  # transformers' default True warns on every CPU run
         )
         kw.update(checkpointing(GRPOConfig, self.gradient_checkpointing))  # always passed: TRL's default is on
         kw.update(self.trl)

@@ -41,8 +41,6 @@ from murphy_lab.eval_cli import LOCAL_PREFIXES, cached, hub_offline, model_probl
 from murphy_lab.profiles import PROFILES
 from murphy_lab.runfolder import last_checkpoint, recorded_config
 from murphy_lab.suggest import did_you_mean
-from murphy_lab.trainer.core import MurphyTrainer
-from murphy_lab.trainer.eval_callback import IterKEval, evaluating
 from murphy_lab.trainer.run import RESUME_SAFE, train  # the library (re-exported here)
 
 __all__ = ["apply_nested", "check", "config_from_args", "data_problem", "gpus_needed", "hub_offline", "last_checkpoint",
@@ -250,10 +248,7 @@ def main(argv: list[str] | None = None) -> Path | None:
     reach = [p for p in (model_problem(config.model), data_problem(config.tasks, config.task_args)) if p]
     if reach:  # an offline node: one line now, not a download's retries or a ConnectionError traceback later
         raise ValueError("; ".join(reach))
-    trainer_cls = MurphyTrainer
-    if config.eval_every and config.validate():  # Iter-k on held-out tasks every eval_every steps, metrics.jsonl
-        trainer_cls = evaluating(MurphyTrainer, IterKEval(config))
-    final = train(config, output_dir, resume=a.resume, allow_changes=a.allow_change, trainer_cls=trainer_cls)
+    final = train(config, output_dir, resume=a.resume, allow_changes=a.allow_change)  # eval_every: trainer.run.train
     print(f"final model: {final}")
     return final
 

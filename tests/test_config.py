@@ -152,3 +152,12 @@ def test_checkpointing_uses_the_keyword_the_installed_transformers_knows(args_cl
     (name, on), = config_mod.checkpointing(cls, True).items()
     args = cls(output_dir=str(tmp_path), use_cpu=True, report_to=[], **{name: on})
     assert getattr(args, name) is True
+
+
+def test_a_cpu_run_does_not_ask_for_pinned_memory(tmp_path):
+    # transformers' default (True) makes torch warn "'pin_memory' argument is set as true but no accelerator" twice
+    # per CPU run; pinning only helps a CUDA device
+    import torch
+
+    args = MurphyConfig.for_profile("smoke").to_grpo_config(tmp_path)
+    assert args.dataloader_pin_memory is torch.cuda.is_available()

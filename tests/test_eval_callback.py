@@ -56,3 +56,11 @@ def test_the_cli_wires_it_from_the_config(tmp_path, tiny_model_path, monkeypatch
     main(["--profile", "smoke", "--output-dir", str(tmp_path / "run"), "--set", f"model={tiny_model_path}",
           "max_steps=2", "save_steps=10", "eval_every=2", "eval_tasks=smoke", "eval_n_tasks=1", "eval_iters=[1]"])  # fmt: skip
     assert "eval/iter1_pass@1" in lines(tmp_path / "run")[-1]
+
+
+@pytest.mark.slow
+def test_a_library_caller_of_train_gets_it_from_the_config_alone(tmp_path, tiny_model_path, executor):
+    # the config field means the same for `python -m murphy_lab.train`, the experiments and a direct train(...) call
+    config = cfg(tiny_model_path, eval_every=2, eval_n_tasks=1)
+    train(config, tmp_path / "run", executor=executor)
+    assert "eval/iter1_pass@1" in lines(tmp_path / "run")[-1]

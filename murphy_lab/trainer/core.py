@@ -40,7 +40,7 @@ from murphy_lab.config import MurphyConfig
 from murphy_lab.policy.packaged import resolve_model
 from murphy_lab.prompts import answer_extractor, first_prompt, token_budget
 from murphy_lab.rollout import task_trees
-from murphy_lab.scoring import chains, score_tree
+from murphy_lab.scoring import chains, score_trees
 from murphy_lab.trainer.prefix_pass import PrefixSharing
 from murphy_lab.trainer.sampling import TimedExecutor, TurnSampler, tasks_of_rows
 from murphy_lab.trainer.stats import RunLog, tree_stats
@@ -163,8 +163,8 @@ class MurphyTrainer(PrefixSharing, GRPOTrainer):
 
     # --- hook 2: credit and advantages (pure functions over the tree) ----------------------------------------------
     def score_trees(self, trees: list[RolloutTree]) -> None:
-        for tree in trees:
-            score_tree(tree, self.murphy)  # prune -> credit -> advantages, or a baseline's rule (scoring.py)
+        score_trees(trees, self.murphy)  # prune -> credit -> advantages per tree (one task's trees together for a rule
+        # whose advantages compare them, GiGPO's anchor states), or a baseline's rule (scoring.py)
 
     # --- hook 3: the rows TRL's _compute_loss reads, and the round's statistics ------------------------------------
     def build_rows(self, trees: list[RolloutTree]) -> tuple[dict[str, Any], dict[str, float]]:

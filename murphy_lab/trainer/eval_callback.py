@@ -104,6 +104,8 @@ def evaluating(trainer_cls: type, callback: IterKEval) -> type:
     metrics.jsonl line); a subclass named `Evaluating<trainer_cls>`, nothing else changed."""
 
     class Evaluating(trainer_cls):
+        evaluates = True  # trainer.run.train adds no second IterKEval
+
         def __init__(self, *args, **kwargs):
             super().__init__(*args, **kwargs)
             self.add_callback(callback.bind(self))

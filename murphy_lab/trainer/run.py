@@ -29,6 +29,7 @@ import dataclasses
 import json
 import logging
 import os
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,7 @@ from murphy_lab.config import MurphyConfig
 from murphy_lab.profiles import resolve
 from murphy_lab.runfolder import last_checkpoint, record_resume, recorded_config
 from murphy_lab.trainer.core import MurphyTrainer
+from murphy_lab.trainer.eval_callback import IterKEval, evaluating
 from murphy_lab.trainer.stats import StepProgress
 from murphy_lab.viz.curves import plot_training_curves
 
@@ -168,6 +170,8 @@ def train(
     elif config is None:
         raise ValueError(f"config is required: {str(output_dir)!r} holds no recorded run to resume")
     config.validate()  # before anything is built or loaded
+    if config.eval_every and not getattr(trainer_cls, "evaluates", False):  # Iter-k on held-out tasks, metrics.jsonl
+        trainer_cls = evaluating(trainer_cls, IterKEval(config))
     checkpoint = open_run(output_dir, resume)
     if tasks is None:
         model, tasks = resolve(config, output_dir)
@@ -191,7 +195,10 @@ def train(
         for cb in (ProgressCallback, NotebookProgressCallback, PrinterCallback):  # TRL's bar / per-step tables
             trainer.remove_callback(cb)
         trainer.add_callback(StepProgress(trainer, trainer.run_log, f"{config.mode} seed {config.seed}"))
-        with quiet_tied_keys(trainer.model) if checkpoint is not None else contextlib.nullcontext():
+        with quiet_tied_keys(trainer.model) if checkpoint is not None else contextlib.nullcontext(), \
+                warnings.catch_warnings():
+            # TRL 1.16 reads transformers' renamed `is_gradient_checkpointing` every step: not our call to change
+            warnings.filterwarnings("ignore", message="`is_gradient_checkpointing` is deprecated", category=FutureWarning)
             trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint is not None else None)
     finally:
         if own_executor and hasattr(executor, "close"):
