@@ -9,6 +9,15 @@ import sys
 from collections.abc import Callable
 
 
+def report_problems(problems: list[str], ok: str) -> None:
+    """A check's verdict: one line per problem and exit status 2, or the `ok` line (train --check, jobs check)."""
+    for line in problems:
+        print(line)
+    if problems:
+        raise SystemExit(2)
+    print(ok)
+
+
 def run(main: Callable[[], object]) -> None:
     logging.basicConfig(level=logging.INFO)
     try:

@@ -234,11 +234,8 @@ def main(argv: list[str] | None = None) -> Path | None:
             problems = [str(err).splitlines()[0]]
         else:
             problems = check(config, a.gpus)
-        for line in problems:
-            print(line)
-        if problems:
-            raise SystemExit(2)
-        print(f"ok: {a.config or config.profile} passes the checks (config, data, model, GPUs, packages)")
+        cli.report_problems(problems, f"ok: {a.config or config.profile} passes the checks (config, data, model, GPUs, "
+                                      "packages)")
         return None
     config = config_from_args(a.config, a.profile, a.set)
     output_dir = a.output_dir or f"runs/{config.profile}-{config.mode}"

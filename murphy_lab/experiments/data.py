@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -35,6 +34,7 @@ from typing import Any
 
 from murphy_lab import cli
 from murphy_lab.methods.recipes import DATA_ENV, MANIFEST
+from murphy_lab.policy.packaged import sha256  # a file's SHA-256, read in blocks: one home
 from murphy_lab.profiles import BENCHMARK_LOADERS, TRAIN_DATA, get_profile
 from murphy_lab.tasks import load_tasks
 from murphy_lab.tasks.humaneval import bundled_path
@@ -58,14 +58,6 @@ def plan_datasets(profile_name: str) -> dict[str, tuple[str, dict]]:
         if loader not in GENERATED:
             out[bench] = (loader, dict(dict(prof.benchmark_args).get(bench, ())))
     return out
-
-
-def sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _write_jsonl(path: Path, rows) -> int:

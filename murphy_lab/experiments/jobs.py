@@ -310,11 +310,7 @@ def main(argv: list[str] | None = None) -> list[Experiment] | RunResult | Path:
         return experiments
     if a.action == "check":
         problems = plan_problems(experiments, a.gpus, model_paths, Path(a.cache_dir) / a.profile)
-        for line in problems:
-            print(line)
-        if problems:
-            raise SystemExit(2)
-        print(f"ok: the {len(experiments)} runs of {a.notebook} on {a.profile} pass the checks")
+        cli.report_problems(problems, f"ok: the {len(experiments)} runs of {a.notebook} on {a.profile} pass the checks")
         return experiments
     if a.action == "script":
         if not a.out:
