@@ -166,10 +166,12 @@ class MurphyConfig:
 
     # --- construction -------------------------------------------------------------------------------------------
     @classmethod
-    def for_profile(cls, profile: str, **overrides: Any) -> MurphyConfig:
-        """The profile's preset values (`murphy_lab.profiles`, `Profile.trainer`), then `overrides`."""
-        presets = copy.deepcopy(dict(profiles.get_profile(profile).trainer))  # a config owns its nested dicts
-        return cls.from_dict({**presets, **overrides, "profile": profile})
+    def for_profile(cls, profile: str | profiles.Profile, **overrides: Any) -> MurphyConfig:
+        """The profile's preset values (`murphy_lab.profiles`, `Profile.trainer`), then `overrides`; `profile`: a
+        name or a resolved `Profile` (the config records its name)."""
+        profile = profiles.get_profile(profile)
+        presets = copy.deepcopy(dict(profile.trainer))  # a config owns its nested dicts
+        return cls.from_dict({**presets, **overrides, "profile": profile.name})
 
     @classmethod
     def from_dict(cls, d: dict) -> MurphyConfig:

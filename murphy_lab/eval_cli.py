@@ -17,7 +17,8 @@ temperature, so an untrained model meets the same token budget as a default run)
 recorded setting wins, is warned about, and is written into eval.json (`differs_from_recorded`). A run that never finished has no `final/`: the error names its last checkpoint. A path that
 does not exist is an error, never a hub lookup; a hub id that is neither cached nor reachable (HF_HUB_OFFLINE=1, or
 no route to the hub within 3 s) is one line naming how to get a local folder, before any download is tried.
-`--tasks` names a loader of `murphy_lab.tasks.load_tasks` (default `jsonl`, your own task file: docs/own_tasks.md)
+`--tasks` names a task source of `murphy_lab.tasks.load_tasks` (default `jsonl`, your own task file: docs/own_tasks.md;
+"toy", "humaneval", ...)
 and `--task-args` its keyword arguments. The tasks are loaded and validated before the model is. The table is
 `murphy_lab.evaluate.evaluate`'s (definitions: docs/evaluation.md); the progress bar counts tasks, `--task-batch`
 at a time.
@@ -51,8 +52,8 @@ from murphy_lab.config import MurphyConfig
 from murphy_lab.evaluate import evaluate
 from murphy_lab.executor import Executor
 from murphy_lab.policy import REAL_MODEL, TransformersPolicy
-from murphy_lab.profiles import load_tasks
 from murphy_lab.runfolder import last_checkpoint, recorded_config
+from murphy_lab.tasks import load_tasks
 from murphy_lab.viz.curves import plot_eval_table
 
 log = logging.getLogger(__name__)

@@ -14,24 +14,30 @@ Four profiles, registered below (docs/reproduce.md, "Profiles"):
 
 A profile is plain data plus two builders: `build(config, workdir) -> (model path, training tasks)` for what a config
 leaves empty, and `base_model(model key, cache dir)` for an experiment's base policy. `register(Profile(...))` adds
-one (tests do); nothing is registered by importing another module.
+one (tests do); nothing is registered by importing another module. A profile is identified by its name (two
+`Profile`s are equal when their names are), so an `Experiment` carries the resolved `Profile` and still hashes.
+
+Resolved once, passed down: a run resolves its profile where it starts (`Experiment`, `plan`, `setup`,
+`MurphyConfig.for_profile`, the command lines) and hands the `Profile` on; every function below takes
+`profile: str | Profile` (`get_profile` returns a `Profile` as it is), and the rest of the package reads the
+fields of the one it was handed.
 
 What an experiment trains and evaluates on is decided here too, once for every method: `training_set(train_data)`
-(the same tasks for every method and every seed) and `benchmark_tasks(profile, benchmark, n)`.
+(the same tasks for every method and every seed) and `benchmark_tasks(profile, benchmark, n)`; both name task
+sources of the one registry, `murphy_lab.tasks.registry` (benchmarks, the toy world, the smoke tasks, your files).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from murphy_lab.smoke import build_smoke, smoke_tasks
-from murphy_lab.tasks import load_tasks as load_named_tasks
+from murphy_lab.smoke import build_smoke
+from murphy_lab.tasks import check_source, load_tasks
 from murphy_lab.toy.build import build_toy_policy
 from murphy_lab.toy.world import make_tasks
 
@@ -41,9 +47,16 @@ BaseModel = Callable[[str, Path], str]  # (model key, cache dir) -> the base pol
 TOY_TEST_SEED = 1234  # the toy world's held-out test split: make_tasks("test", n, seed=TOY_TEST_SEED)
 
 
-@dataclass(frozen=True)
+def toy_benchmark(n: int) -> tuple[str, tuple[tuple[str, object], ...]]:
+    """The benchmark "toy" of a toy-world profile (its `benchmark_args` entry): the first `n` tasks of the toy
+    world's held-out split, the task source "toy" at make_tasks("test", n, seed=TOY_TEST_SEED)."""
+    return "toy", (("split", "test"), ("n", n), ("seed", TOY_TEST_SEED))
+
+
+@dataclass(frozen=True, eq=False)
 class Profile:
-    """Everything a profile fixes; a notebook's parameters or a config's fields override any of it."""
+    """Everything a profile fixes; a notebook's parameters or a config's fields override any of it. Equal (and
+    hashed) by name: the registry's key."""
 
     name: str
     # --- the trainer -------------------------------------------------------------------------------------------
@@ -84,8 +97,9 @@ class Profile:
     n_eval_tasks: int | None = None
     """Evaluation tasks per benchmark; None = the whole benchmark."""
     benchmark_args: tuple[tuple[str, tuple[tuple[str, object], ...]], ...] = ()
-    """(benchmark, loader keyword arguments) each benchmark is evaluated with, e.g. the paper's MBPP split; a
-    benchmark not named here loads with its loader's defaults (`murphy_lab.tasks.load_tasks`)."""
+    """(benchmark, loader keyword arguments) each benchmark is evaluated with, e.g. the paper's MBPP split or the toy
+    world's test split; a benchmark is a task source (`murphy_lab.tasks.registry`), and one not named here loads
+    with its loader's defaults. A plan checks every benchmark and its arguments when it is made."""
     needs_gpu: bool = False
     """The paper profile refuses to start without CUDA rather than fail hours in."""
     refuse_overlap: bool = False
@@ -115,6 +129,20 @@ class Profile:
     """Evaluate every run's intermediate checkpoints too (the budget curve: pass@1 against sampled sequences)."""
 
 
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Profile) and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    def __repr__(self) -> str:
+        return f"<Profile {self.name!r}>"
+
+    def benchmark_args_of(self, benchmark: str) -> dict[str, Any]:
+        """The loader arguments this profile evaluates `benchmark` with (`benchmark_args`; {} when it names none)."""
+        return dict(dict(self.benchmark_args).get(benchmark, ()))
+
+
 PROFILES: dict[str, Profile] = {}
 
 
@@ -124,18 +152,20 @@ def register(profile: Profile) -> Profile:
     return profile
 
 
-def get_profile(name: str) -> Profile:
-    """The registered `Profile` called `name` (smoke | toy | paper)."""
-    if name not in PROFILES:
-        raise ValueError(f"profile must be one of {sorted(PROFILES)}, got {name!r}")
-    return PROFILES[name]
+def get_profile(profile: str | Profile) -> Profile:
+    """The registered `Profile` called `profile` (smoke | toy | toy-full | paper); a `Profile` is returned as it is."""
+    if isinstance(profile, Profile):
+        return profile
+    if profile not in PROFILES:
+        raise ValueError(f"profile must be one of {sorted(PROFILES)}, got {profile!r}")
+    return PROFILES[profile]
 
 
-def not_run_note(profile_name: str | None, method: str) -> str | None:
-    """Why `profile_name` leaves `method` out of its default main table (None when it does not say)."""
-    if profile_name not in PROFILES:
+def not_run_note(profile: str | Profile | None, method: str) -> str | None:
+    """Why `profile` leaves `method` out of its default main table (None when it does not say)."""
+    if profile is None or (isinstance(profile, str) and profile not in PROFILES):
         return None
-    return dict(PROFILES[profile_name].not_run).get(method)
+    return dict(get_profile(profile).not_run).get(method)
 
 
 # --- model and tasks ----------------------------------------------------------------------------------------------
@@ -147,7 +177,7 @@ def resolve(config, workdir: str | os.PathLike) -> tuple[str, list]:
     model = config.model or None
     tasks = load_tasks(config.tasks, **config.task_args) if config.tasks else None
     if model is None or tasks is None:
-        profile = PROFILES.get(config.profile)
+        profile = PROFILES.get(config.profile)  # a config records its profile by name
         if profile is None or profile.build is None:
             raise ValueError(f"profile: {config.profile!r} builds no model or tasks; set both `model` and `tasks`")
         built_model, built_tasks = profile.build(config, Path(workdir))
@@ -155,19 +185,6 @@ def resolve(config, workdir: str | os.PathLike) -> tuple[str, list]:
     if not tasks:
         raise ValueError(f"tasks: the source {config.tasks or config.profile!r} gave no tasks")
     return model, list(tasks)
-
-
-def load_tasks(name: str, **kw: Any) -> list:
-    """Tasks by name: 'smoke', 'toy' (make_tasks(**kw)), 'module:function' (called with kw), or
-    murphy_lab.tasks.load_tasks(name, **kw)."""
-    if name == "smoke":
-        return smoke_tasks(**kw)
-    if name == "toy":
-        return make_tasks(**kw)
-    if ":" in name:  # a user's own task source, named in a YAML config
-        module, fn = name.split(":", 1)
-        return list(getattr(importlib.import_module(module), fn)(**kw))
-    return list(load_named_tasks(name, **kw))
 
 
 def _build_smoke(config, workdir: Path) -> tuple[str, list]:
@@ -205,19 +222,19 @@ def training_set(train_data: str) -> dict[str, Any]:
     return {"tasks": source, "task_args": dict(args)}
 
 
-BENCHMARK_LOADERS = {"HumanEval": "humaneval", "MBPP": "mbpp", "LCB-v6": "livecodebench"}  # table name -> loader
+def check_benchmark(profile: str | Profile, benchmark: str, **args: Any) -> None:
+    """ValueError (one line) unless `benchmark` is a task source and the profile's arguments for it plus `args` fit
+    its loader; nothing is read (a plan calls it for each of its benchmarks)."""
+    args = {**get_profile(profile).benchmark_args_of(benchmark), **args}
+    check_source(benchmark, args, field="benchmarks", args_field="benchmark_args")
 
 
-def benchmark_tasks(profile_name: str, benchmark: str, n: int | None = None) -> list:
-    """Evaluation tasks of a benchmark in a profile's tables: "toy" is the toy world's test split (the toy profile's
-    n_eval_tasks unless `n`; it shares no function with training), the others load through murphy_lab.tasks with
-    the profile's loader arguments for it (`Profile.benchmark_args`: the paper's MBPP split, its LCB window; the
-    first `n` tasks when given)."""
-    profile = get_profile(profile_name)  # an unknown profile is an error naming the known ones
-    if benchmark == "toy":
-        return make_tasks("test", n=n or get_profile("toy").n_eval_tasks, seed=TOY_TEST_SEED)
-    args = dict(dict(profile.benchmark_args).get(benchmark, ()))
-    tasks = list(load_named_tasks(BENCHMARK_LOADERS.get(benchmark, benchmark), **args))
+def benchmark_tasks(profile: str | Profile, benchmark: str, n: int | None = None, **args: Any) -> list:
+    """Evaluation tasks of a benchmark in a profile's tables: the task source `benchmark` ("toy": the toy world's
+    held-out split, which shares no function with training; "HumanEval", "MBPP", "LCB-v6", or any other source of
+    `murphy_lab.tasks.registry`) loaded with the profile's arguments for it (`Profile.benchmark_args`: the paper's
+    MBPP split, its LCB window, the toy test split) and `args` on top; the first `n` tasks when given."""
+    tasks = load_tasks(benchmark, **{**get_profile(profile).benchmark_args_of(benchmark), **args})
     return tasks[:n] if n else tasks
 
 
@@ -278,14 +295,14 @@ MUCODE_TOY = dict(
 register(Profile(
     "smoke", trainer=SMOKE_PRESETS, build=_build_smoke, mucode=MUCODE_SMOKE, base_model=_smoke_base,
     executor=dict(workers=1), models=("tiny",), benchmarks=("toy",), seeds=(0,), iters=(1, 2), runs=1,
-    n_eval_tasks=4, train_data="smoke",
+    n_eval_tasks=4, train_data="smoke", benchmark_args=(toy_benchmark(200),),
     max_new_tokens=8,  # = SMOKE_PRESETS' max_completion_length
 ))  # fmt: skip
 # make demo on a 2-core laptop: the toy policy's SFT, then 4 methods × 3 seeds × 40 RL steps
 register(Profile(
     "toy", trainer=TOY_PRESETS, build=build_toy, mucode=MUCODE_TOY, base_model=_toy_base,
     executor=dict(workers=1), models=("toy",), benchmarks=("toy",), seeds=(0, 1, 2), iters=(1, 3, 5), runs=1,
-    n_eval_tasks=200, train_overrides=(("max_steps", 40),), methods=("base", "grpo", "grpo_mt", "murphy"), jobs=2,
+    n_eval_tasks=200, benchmark_args=(toy_benchmark(200),), train_overrides=(("max_steps", 40),), methods=("base", "grpo", "grpo_mt", "murphy"), jobs=2,
     not_run=(
         ("mucode", "not run in the toy demo (pass -y 'methods: [base, grpo, grpo_mt, mucode, murphy]' to include "
                    "it; it adds minutes of training per seed on 2 cores, docs/mucode.md)"),
@@ -305,6 +322,7 @@ TOY_MATCHED = (("grpo_mt", (("g1", 10), ("per_device_train_batch_size", 80))), (
 # µCode runs on the first 3 seeds, at its default and at MURPHY's sample budget.
 register(dataclasses.replace(
     get_profile("toy"), name="toy-full", seeds=(0, 1, 2, 3, 4), iters=(1, 3), runs=4, n_eval_tasks=288,
+    benchmark_args=(toy_benchmark(288),),
     train_overrides=(("max_steps", 40), ("save_steps", 10), ("save_total_limit", None)), matched=TOY_MATCHED,
     curve=True, methods=("base", "grpo", "grpo_mt", "mucode", "murphy"), method_seeds=(("mucode", (0, 1, 2)),),
     not_run=tuple(kv for kv in get_profile("toy").not_run if kv[0] != "mucode"),

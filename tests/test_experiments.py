@@ -358,7 +358,7 @@ def test_setup_stops_the_paper_profile_without_cuda_before_anything_is_planned(t
         pytest.skip("this machine has CUDA")
     with pytest.raises(RuntimeError, match="needs CUDA"):
         X.setup("paper", tmp_path / "results", tmp_path / "cache")
-    assert X.setup("paper", tmp_path / "results", from_cache_only=True, torch_threads=None).profile == "paper"
+    assert X.setup("paper", tmp_path / "results", from_cache_only=True, torch_threads=None).profile.name == "paper"
 
 
 def test_setup_resolves_the_notebook_parameters(tmp_path):

@@ -11,7 +11,8 @@ import pytest
 
 import murphy_lab.experiments as X
 from murphy_lab.methods import ENTRIES, METHODS, Method, get_method
-from murphy_lab.profiles import TRAIN_DATA, get_profile, load_tasks, training_set
+from murphy_lab.profiles import TRAIN_DATA, get_profile, training_set
+from murphy_lab.tasks import load_tasks
 
 
 class Stop(Exception):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from murphy_lab import profiles
@@ -43,9 +45,23 @@ def test_config_and_mucode_read_their_presets_from_the_registry(monkeypatch):
     assert (MurphyConfig.for_profile("toy").g1, MuCodeConfig.for_profile("toy").rollouts) == (2, 3)
 
 
-def test_load_tasks_by_name_and_by_module_function():
-    assert len(profiles.load_tasks("smoke", n=2)) == 2
-    assert len(profiles.load_tasks("murphy_lab.smoke:smoke_tasks", n=3)) == 3
+def test_a_profile_is_resolved_once_and_passed_as_it_is():
+    toy = get_profile("toy")
+    assert get_profile(toy) is toy  # a resolved Profile is handed on, never looked up again
+    assert MurphyConfig.for_profile(toy).profile == MuCodeConfig.for_profile(toy).profile == "toy"  # recorded by name
+    assert toy == dataclasses.replace(toy, seeds=(9,)) and hash(toy) == hash("toy")  # identified by its name
+    assert toy != get_profile("toy-full") and repr(toy) == "<Profile 'toy'>"
+
+
+def test_the_toy_benchmark_is_the_toy_worlds_held_out_split_through_the_task_source_registry():
+    from murphy_lab.toy.world import make_tasks
+
+    tasks = profiles.benchmark_tasks("toy", "toy", 200)
+    assert [t.prompt for t in tasks] == [t.prompt for t in make_tasks("test", n=200, seed=profiles.TOY_TEST_SEED)]
+    assert [t.task_id for t in profiles.benchmark_tasks("smoke", "toy", 4)] == [t.task_id for t in tasks[:4]]
+    assert len(profiles.benchmark_tasks("toy-full", "toy")) == 288 and len(profiles.benchmark_tasks("toy", "toy")) == 200
+    with pytest.raises(ValueError, match=r"benchmark_args: the 'toy' loader has no argument 'nn' \(did you mean 'n'"):
+        profiles.check_benchmark("toy", "toy", nn=3)
 
 
 def test_a_config_never_shares_its_nested_presets_with_the_registry():

@@ -102,7 +102,7 @@ def capture(monkeypatch):
     monkeypatch.setattr(MurphyTrainer, "_generate_single_turn", generate)
     monkeypatch.setattr(TextPolicy, "sample", sample)
     monkeypatch.setattr(subprocess, "run", run)
-    monkeypatch.setattr(profiles, "load_named_tasks", lambda name, **kw: TASKS)  # KodCode, LCB-v6: not on disk here
+    monkeypatch.setattr(profiles, "load_tasks", lambda name, **kw: TASKS)  # KodCode, LCB-v6: not on disk here
     monkeypatch.setattr(eval_cli, "cached", lambda repo_id, kind: True)  # ... so train's reach check must not ask
     monkeypatch.setattr(formats, "VLLMPolicy", TransformersPolicy)  # both render through the chat template
     for module in (lifecycle.executor_pkg, mucode_pipeline, dispatch):

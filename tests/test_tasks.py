@@ -8,7 +8,7 @@ import json
 import pytest
 
 from murphy_lab.executor.types import TestSuite as Suite
-from murphy_lab.tasks import Task, find_overlap, load_humaneval, load_tasks, register
+from murphy_lab.tasks import Task, check_source, find_overlap, load_humaneval, load_tasks, register, task_source
 from murphy_lab.tasks.__main__ import main
 from murphy_lab.tasks.convert import doctest_asserts, pytest_cases, split_check
 from murphy_lab.tasks.humaneval import WRONG_EXAMPLES, bundled_path
@@ -179,8 +179,28 @@ def test_read_rows_missing_local_path_is_an_error_not_a_hub_lookup(tmp_path):
 
 
 def test_load_tasks_unknown_name_lists_the_known_ones():
-    with pytest.raises(ValueError, match=r"unknown benchmark 'apps'.*humaneval"):
+    with pytest.raises(ValueError, match=r"tasks: unknown task source 'apps'.*humaneval"):
         load_tasks("apps")
+
+
+def test_one_registry_names_every_task_source_benchmarks_toy_smoke_and_module_paths():
+    assert [t.task_id for t in load_tasks("toy", split="test", n=2, seed=1)] == ["toy/test/1/0", "toy/test/1/1"]
+    assert len(load_tasks("smoke", n=2)) == 2 and len(load_tasks("murphy_lab.smoke:smoke_tasks", n=3)) == 3
+    assert task_source("HumanEval") is task_source("humaneval")  # a table's name is the source's, any case
+    assert task_source("LCB-v6") is task_source("lcb") is task_source("livecodebench")
+
+
+def test_check_source_reads_nothing_and_names_the_bad_field_in_one_line():
+    check_source("jsonl", {"path": "/no/such/file.jsonl"})  # the name and the arguments fit: nothing is opened
+    for name, args, match in [
+        ("jsonl", {}, r"^task_args: the 'jsonl' loader needs \['path'\] \(e.g. task_args.path=...\)$"),
+        ("toy", {"splt": "test"}, r"^task_args: the 'toy' loader has no argument 'splt' \(did you mean 'split'\?\)"),
+        ("humaneva", {}, r"^tasks: unknown task source 'humaneva' \(did you mean 'humaneval'\?\); known: "),
+        ("no_such_module:load", {}, r"^tasks: task source 'no_such_module:load': cannot import"),
+    ]:
+        with pytest.raises(ValueError, match=match) as err:
+            check_source(name, args)
+        assert "\n" not in str(err.value)
 
 
 def test_register_makes_a_loader_available_by_name():

@@ -225,11 +225,11 @@ def test_the_paper_profile_evaluates_mbpp_on_the_full_test_split(monkeypatch):
     from murphy_lab.experiments.paper import MBPP_TASKS
 
     asked = []
-    monkeypatch.setattr(profiles, "load_named_tasks", lambda name, **kw: asked.append((name, kw)) or
+    monkeypatch.setattr(profiles, "load_tasks", lambda name, **kw: asked.append((name, kw)) or
                         load_mbpp(**kw, source=[dict(r, task_id=i) for i, r in
                                                 zip(range(1, 975), FULL_ROWS[1:2] * 974)]))  # fmt: skip
     tasks = profiles.benchmark_tasks("paper", "MBPP")
-    assert asked == [("mbpp", {"variant": "full", "split": "test"})]
+    assert asked == [("MBPP", {"variant": "full", "split": "test"})]  # the task source "mbpp", by its table name
     assert len(tasks) == MBPP_TASKS and tasks[0].task_id == "mbpp/11" and tasks[-1].task_id == "mbpp/510"
 
 
@@ -237,10 +237,10 @@ def test_the_paper_profile_evaluates_livecodebench_v6_on_the_problems_added_in_v
     from murphy_lab import profiles
 
     asked = []
-    monkeypatch.setattr(profiles, "load_named_tasks", lambda name, **kw: asked.append((name, kw)) or [])
+    monkeypatch.setattr(profiles, "load_tasks", lambda name, **kw: asked.append((name, kw)) or [])
     profiles.benchmark_tasks("paper", "LCB-v6")
     profiles.benchmark_tasks("paper", "HumanEval")
-    assert asked == [("livecodebench", {"version_tag": "v6"}), ("humaneval", {})]
+    assert asked == [("LCB-v6", {"version_tag": "v6"}), ("HumanEval", {})]
     assert VERSION_FILES["v6"] == ["test6.jsonl"]
 
 

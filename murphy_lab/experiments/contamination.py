@@ -19,7 +19,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from murphy_lab.profiles import TRAIN_DATA, benchmark_tasks, get_profile, load_tasks
+from murphy_lab.profiles import TRAIN_DATA, Profile, benchmark_tasks, get_profile
+from murphy_lab.tasks import load_tasks
 from murphy_lab.tasks.overlap import find_near_duplicates, find_overlap, normalize_code
 from murphy_lab.tasks.task import Task
 
@@ -120,13 +121,13 @@ def check(
                                pairs)  # fmt: skip
 
 
-def check_profile(profile_name: str, benchmarks: Sequence[str] | None = None) -> ContaminationReport:
+def check_profile(profile: str | Profile, benchmarks: Sequence[str] | None = None) -> ContaminationReport:
     """`check` on a profile's training set and its benchmarks (all of each benchmark, not only `n_eval_tasks`)."""
-    profile = get_profile(profile_name)
+    profile = get_profile(profile)
     source, args = TRAIN_DATA[profile.train_data]
     train = load_tasks(source, **args)
-    evals = {b: benchmark_tasks(profile_name, b) for b in (benchmarks or profile.benchmarks)}
-    return check(train, evals, profile_name, profile.train_data)
+    evals = {b: benchmark_tasks(profile, b) for b in (benchmarks or profile.benchmarks)}
+    return check(train, evals, profile.name, profile.train_data)
 
 
 def write_report(report: ContaminationReport, out_dir: str | Path) -> list[Path]:
@@ -139,17 +140,18 @@ def write_report(report: ContaminationReport, out_dir: str | Path) -> list[Path]
     return [md, js]
 
 
-def refuse_overlap(profile_name: str) -> ContaminationReport | None:
+def refuse_overlap(profile: str | Profile) -> ContaminationReport | None:
     """Stop a profile with ``refuse_overlap`` before it trains on a set that repeats one of its benchmarks' tasks
     (unless ``MURPHY_LAB_ALLOW_OVERLAP=1``); None for a profile that does not ask."""
-    if not get_profile(profile_name).refuse_overlap:
+    profile = get_profile(profile)
+    if not profile.refuse_overlap:
         return None
-    report = check_profile(profile_name)
+    report = check_profile(profile)
     if report.overlapping and os.environ.get(ALLOW_ENV) != "1":
         first = "; ".join(f"{p['train_id']} ~ {p['eval_id']} ({p['kind']})" for p in report.pairs[:3])
         raise RuntimeError(
-            f"profile={profile_name!r}: {len(report.pairs)} training/evaluation task pair(s) overlap (e.g. {first}); "
-            f"write the report with contamination.write_report(contamination.check_profile({profile_name!r}), "
+            f"profile={profile.name!r}: {len(report.pairs)} training/evaluation task pair(s) overlap (e.g. {first}); "
+            f"write the report with contamination.write_report(contamination.check_profile({profile.name!r}), "
             f"out_dir), remove them from the training set, or set {ALLOW_ENV}=1 to train anyway"
         )
     return report

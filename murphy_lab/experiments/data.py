@@ -35,28 +35,27 @@ from typing import Any
 from murphy_lab import cli
 from murphy_lab.methods.recipes import DATA_ENV, MANIFEST
 from murphy_lab.policy.packaged import sha256  # a file's SHA-256, read in blocks: one home
-from murphy_lab.profiles import BENCHMARK_LOADERS, TRAIN_DATA, get_profile
+from murphy_lab.profiles import TRAIN_DATA, Profile, get_profile
 from murphy_lab.tasks import load_tasks
 from murphy_lab.tasks.humaneval import bundled_path
 from murphy_lab.tasks.livecodebench import VERSION_FILES
 from murphy_lab.tasks.mbpp import SPLITS, VARIANTS
+from murphy_lab.tasks.registry import GENERATED, canonical
 from murphy_lab.tasks.sources import read_rows
 
-GENERATED = ("smoke", "toy")  # training sets and benchmarks made in code, never read from files
 
-
-def plan_datasets(profile_name: str) -> dict[str, tuple[str, dict]]:
-    """{dataset name: (loader, loader arguments)} of what a profile's plan reads from files: its training set and
-    its benchmarks (the generated toy / smoke sets are left out)."""
-    prof = get_profile(profile_name)
+def plan_datasets(profile: str | Profile) -> dict[str, tuple[str, dict]]:
+    """{dataset name: (task source, loader arguments)} of what a profile's plan reads from files: its training set
+    and its benchmarks (the generated toy / smoke sets are left out; `tasks.registry.GENERATED`)."""
+    prof = get_profile(profile)
     out = {}
     loader, args = TRAIN_DATA[prof.train_data]
-    if loader not in GENERATED:
-        out[prof.train_data] = (loader, dict(args))
+    if canonical(loader) not in GENERATED:
+        out[prof.train_data] = (canonical(loader), dict(args))
     for bench in prof.benchmarks:
-        loader = BENCHMARK_LOADERS.get(bench, bench)
+        loader = canonical(bench)
         if loader not in GENERATED:
-            out[bench] = (loader, dict(dict(prof.benchmark_args).get(bench, ())))
+            out[bench] = (loader, prof.benchmark_args_of(bench))
     return out
 
 

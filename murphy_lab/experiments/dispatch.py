@@ -24,25 +24,22 @@ from murphy_lab.experiments.plan import Experiment
 from murphy_lab.methods import get_method
 from murphy_lab.methods.formats import make_policy
 from murphy_lab.methods.recipes import local_args
-from murphy_lab.profiles import BENCHMARK_LOADERS, benchmark_tasks, get_profile, load_tasks
+from murphy_lab.profiles import benchmark_tasks
 
 
 def benchmark_tasks_for(exp: Experiment, benchmark: str) -> list:
-    """The experiment's evaluation tasks of `benchmark`: `profiles.benchmark_tasks`, or, when the data step wrote
-    the benchmark under MURPHY_LAB_DATA, the same loader with the same arguments reading those local files."""
-    local = local_args(benchmark)
-    if not local:
-        return benchmark_tasks(exp.profile, benchmark, exp.n_eval_tasks)
-    args = {**dict(dict(get_profile(exp.profile).benchmark_args).get(benchmark, ())), **local}
-    tasks = load_tasks(BENCHMARK_LOADERS.get(benchmark, benchmark), **args)
-    return tasks[: exp.n_eval_tasks] if exp.n_eval_tasks else tasks
+    """The experiment's evaluation tasks of `benchmark`: `profiles.benchmark_tasks` with the experiment's own loader
+    arguments on the profile's, and, when the data step wrote the benchmark under MURPHY_LAB_DATA, those local
+    files as its source."""
+    args = {**exp.own_benchmark_args(benchmark), **local_args(benchmark)}
+    return benchmark_tasks(exp.profile, benchmark, exp.n_eval_tasks, **args)
 
 
 def default_base_model(exp: Experiment, cache_dir: Path) -> str:
     """The experiment's base policy: its profile's `base_model(model key, cache dir)`."""
-    build = get_profile(exp.profile).base_model
+    build = exp.profile.base_model
     if build is None:
-        raise ValueError(f"profile {exp.profile!r} names no base model; pass model_paths={{{exp.model!r}: '<dir>'}}")
+        raise ValueError(f"profile {exp.profile.name!r} names no base model; pass model_paths={{{exp.model!r}: '<dir>'}}")
     return build(exp.model, Path(cache_dir))
 
 
@@ -61,6 +58,6 @@ def default_evaluate(
     tasks = benchmark_tasks_for(exp, benchmark)
     policy = make_policy(model_dir, exp)
     scaffold = get_method(exp.method).evaluation(exp)
-    with Executor(**get_profile(exp.profile).executor) as executor:
+    with Executor(**exp.profile.executor) as executor:
         return evaluate(policy, tasks, executor, iters=tuple(exp.iters), runs=exp.runs, scaffold=scaffold,
                         seed=exp.seed, transcripts_path=transcripts_path, progress=False)  # fmt: skip

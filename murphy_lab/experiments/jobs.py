@@ -42,8 +42,9 @@ from murphy_lab.experiments.standins import backend_functions
 from murphy_lab.experiments.store import RunResult, run_experiment
 from murphy_lab.methods import get_method
 from murphy_lab.methods.recipes import REPO, experiment_fields, local_args
-from murphy_lab.profiles import BENCHMARK_LOADERS, get_profile
+from murphy_lab.profiles import get_profile
 from murphy_lab.suggest import did_you_mean
+from murphy_lab.tasks.registry import GENERATED, canonical
 from murphy_lab.train import check, data_problem
 
 NOTEBOOKS = ("main_table", "ablation_credit", "ablation_pruning", "cross_scaffold", "lcb_difficulty")
@@ -66,25 +67,25 @@ def notebook_plan(notebook: str, profile: str, *, backend: str = "real", methods
         sorted((train_overrides or {}).items())
     )  # as `setup` orders them
     kw = dict(backend=backend, overrides=overrides, seeds=seeds)
-    paper = profile == "paper"
+    paper = prof.name == "paper"
     if notebook == "main_table":
-        return plan(profile, methods=methods, models=models, **kw)
+        return plan(prof, methods=methods, models=models, **kw)
     if notebook == "ablation_credit":
         variants = [{"credit": c, "gamma": float(g)} for c in ("mars", "mers")
                     for g in ((0.9, 1.0) if credit_rule(c).discounted else (1.0,))]  # fmt: skip
-        return plan(profile, methods=methods or ["murphy"], models=models or (["Qwen3-1.7B"] if paper else None),
+        return plan(prof, methods=methods or ["murphy"], models=models or (["Qwen3-1.7B"] if paper else None),
                     variants=variants, **kw)  # fmt: skip
     if notebook == "ablation_pruning":
-        return plan(profile, methods=methods or ["murphy"], models=models or (["Qwen3-1.7B"] if paper else None),
+        return plan(prof, methods=methods or ["murphy"], models=models or (["Qwen3-1.7B"] if paper else None),
                     variants=pruning_variants(("none", "intrap", "interp"), ("full", "pruned")), **kw)  # fmt: skip
     three = methods or ["base", "grpo_mt", "murphy"]
     if notebook == "cross_scaffold":
         return [
-            e for sc in prof.scaffolds for e in plan(profile, methods=three, models=models, scaffold=sc, **kw)
+            e for sc in prof.scaffolds for e in plan(prof, methods=three, models=models, scaffold=sc, **kw)
         ]
     bench = "LCB-v6" if paper else prof.benchmarks[0]  # lcb_difficulty
     return plan(
-        profile, methods=three, models=models or (["Qwen3-4B"] if paper else None), benchmarks=[bench], **kw
+        prof, methods=three, models=models or (["Qwen3-4B"] if paper else None), benchmarks=[bench], **kw
     )
 
 
@@ -139,8 +140,8 @@ def plan_problems(experiments: Sequence[Experiment], gpus: int | None = None, mo
     except ValueError as err:
         problems.append(str(err))
     model_paths = model_paths or {}
-    for name in sorted({e.profile for e in experiments}):
-        prof = get_profile(name)
+    for prof in sorted({e.profile for e in experiments}, key=lambda p: p.name):
+        name = prof.name
         have = torch.cuda.device_count() if gpus is None else gpus
         if prof.needs_gpu and have < 1:
             problems.append(f"GPUs: the {name} profile trains and evaluates on CUDA GPUs and this machine has none "
@@ -149,7 +150,7 @@ def plan_problems(experiments: Sequence[Experiment], gpus: int | None = None, mo
             problems.append(f"vllm: the {name} profile evaluates with vLLM and it is not installed; install the gpu "
                             "extra: .venv/bin/pip install -e '.[gpu]'")  # fmt: skip
     for exp in experiments:
-        prof = get_profile(exp.profile)
+        prof = exp.profile
         if get_method(exp.method).trains:
             base = model_paths.get(exp.model) or (
                 "" if prof.build else default_base_model(exp, cache_dir or Path())
@@ -163,10 +164,10 @@ def plan_problems(experiments: Sequence[Experiment], gpus: int | None = None, mo
             problems += [line.replace(f"set model={local}", f"pass --model-path {exp.model}={local} (model_paths)")
                          for line in check(cfg, gpus)]  # fmt: skip
         for bench in exp.benchmarks:
-            loader = BENCHMARK_LOADERS.get(bench, bench)
-            if loader in ("toy", "smoke"):
+            loader = canonical(bench)
+            if loader in GENERATED:
                 continue
-            args = {**dict(dict(prof.benchmark_args).get(bench, ())), **local_args(bench)}
+            args = {**prof.benchmark_args_of(bench), **exp.own_benchmark_args(bench), **local_args(bench)}
             line = data_problem(loader, args)
             if line:
                 problems.append(line.replace("tasks:", f"benchmark {bench}:", 1))
@@ -186,7 +187,7 @@ def _config(exp: Experiment, base: str):
             raise
     fields = experiment_fields(exp, base, length="max_completion_length")
     known = {k: v for k, v in fields.items() if k in MurphyConfig.__dataclass_fields__}
-    return MurphyConfig.from_dict({**known, "profile": exp.profile})
+    return MurphyConfig.from_dict({**known, "profile": exp.profile.name})
 
 
 def job_groups(experiments: Sequence[Experiment]) -> list[list[Experiment]]:

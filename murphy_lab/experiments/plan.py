@@ -3,6 +3,11 @@
 `run_key` hashes the whole resolved config (model, method, variant, training data, benchmarks, scaffold, Iter-k,
 evaluation runs, seed) plus the code version (`murphy_lab.__version__` and the git commit when there is one);
 `train_key` hashes only what training depends on, so other scaffolds (cross_scaffold) reuse the same checkpoint.
+
+An experiment is checked whole when it is made, before anything trains: its method, credit rule, pruning, training
+set, and each benchmark with its loader arguments (a task source of `murphy_lab.tasks.registry`; a typo, an
+argument the loader does not take, a file-backed loader without its path are one-line errors naming the field).
+It carries its resolved `Profile` (`exp.profile`; given a name or a `Profile`), which the layers below read.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ import hashlib
 import json
 import os
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,7 +25,7 @@ import murphy_lab
 from murphy_lab.credit import CREDIT_RULES, credit_rule
 from murphy_lab.experiments.contamination import ContaminationReport, refuse_overlap
 from murphy_lab.methods import METHODS, SAMPLE_REFERENCE, get_method
-from murphy_lab.profiles import TRAIN_DATA, get_profile
+from murphy_lab.profiles import TRAIN_DATA, Profile, check_benchmark, get_profile
 
 PRUNINGS = ("none", "intrap", "interp")  # MURPHY's pruning rules: none, IntraP (b_traj per group), InterP (b_grp)
 
@@ -29,7 +34,8 @@ PRUNINGS = ("none", "intrap", "interp")  # MURPHY's pruning rules: none, IntraP 
 class Experiment:
     """One cell-producing unit of work: a model trained with one method and seed, evaluated on some benchmarks."""
 
-    profile: str
+    profile: Profile
+    """The run profile; a name is resolved to its `Profile` here, once (`profiles.get_profile`)."""
     model: str
     method: str
     seed: int = 0
@@ -44,6 +50,10 @@ class Experiment:
     """Credit backup over the "full" tree (default) or the "pruned" one (docs/notation.md, "Backup order");
     only with pruning (without it the two are the same)."""
     benchmarks: tuple[str, ...] = ("toy",)
+    """Evaluation benchmarks: task sources (`murphy_lab.tasks.registry`: "HumanEval", "toy", "jsonl", ...)."""
+    benchmark_args: tuple[tuple[str, tuple[tuple[str, object], ...]], ...] = ()
+    """(benchmark, loader arguments) on top of the profile's `benchmark_args`, e.g. your own file's path:
+    `plan(..., benchmarks=("toy", "jsonl"), benchmark_args={"jsonl": {"path": "tasks.jsonl"}})` (a dict is taken)."""
     scaffold: str | None = None
     """The evaluation scaffold; None: the method's own (`Method.scaffold`: Reflexion, ReVeal's rounds for ReVeal)."""
     iters: tuple[int, ...] = (1, 3, 5)
@@ -63,7 +73,11 @@ class Experiment:
     """Also evaluate the run's intermediate checkpoints (Iter-3, one run) for the budget curve (`curve.csv`)."""
 
     def __post_init__(self) -> None:
-        prof = get_profile(self.profile)
+        prof = get_profile(self.profile)  # an unknown profile is an error naming the known ones
+        object.__setattr__(self, "profile", prof)
+        if isinstance(self.benchmark_args, Mapping):  # {benchmark: {argument: value}} -> the frozen, hashable form
+            args = {b: tuple(sorted(dict(a).items())) for b, a in self.benchmark_args.items()}
+            object.__setattr__(self, "benchmark_args", tuple(sorted(args.items())))
         if self.train_data is None:
             object.__setattr__(self, "train_data", prof.train_data)
         if self.method not in METHODS:
@@ -79,6 +93,13 @@ class Experiment:
             raise ValueError("backup_on='pruned' needs pruning='intrap' or 'interp' (without pruning both orders agree)")
         if not self.benchmarks:
             raise ValueError("benchmarks must name at least one benchmark")
+        if isinstance(self.benchmarks, str):
+            raise ValueError(f"benchmarks must be a list of names, got the string {self.benchmarks!r}")
+        unused = sorted(set(dict(self.benchmark_args)) - set(self.benchmarks))
+        if unused:
+            raise ValueError(f"benchmark_args: {unused} is not among the benchmarks {list(self.benchmarks)}")
+        for benchmark in self.benchmarks:  # the name and its arguments against the loader; nothing is read
+            check_benchmark(prof, benchmark, **self.own_benchmark_args(benchmark))
         if self.budget not in ("steps", "samples"):
             raise ValueError(f"budget must be 'steps' or 'samples', got {self.budget!r}")
         if self.train_data not in TRAIN_DATA:
@@ -86,6 +107,10 @@ class Experiment:
         if self.budget == "samples" and (not get_method(self.method).budget or self.method == SAMPLE_REFERENCE):
             raise ValueError(f"budget='samples' matches a baseline to {SAMPLE_REFERENCE}'s samples; not for "
                              f"{self.method!r}")
+
+    def own_benchmark_args(self, benchmark: str) -> dict:
+        """This experiment's loader arguments for `benchmark` beyond the profile's (`benchmark_args`)."""
+        return dict(dict(self.benchmark_args).get(benchmark, ()))
 
     @property
     def variant(self) -> str:
@@ -99,7 +124,7 @@ class Experiment:
 
     def train_config(self) -> dict:
         """What training depends on (None-free, JSON-able); hashed into `train_key`."""
-        cfg = dict(profile=self.profile, model=self.model, method=self.method, seed=self.seed,
+        cfg = dict(profile=self.profile.name, model=self.model, method=self.method, seed=self.seed,
                    train_data=self.train_data, backend=self.backend, overrides=[list(kv) for kv in self.overrides])  # fmt: skip
         if get_method(self.method).variants:  # MURPHY's credit, γ and pruning (backup order only when pruned)
             cfg.update(credit=self.credit, gamma=float(self.gamma), pruning=self.pruning)
@@ -116,6 +141,8 @@ class Experiment:
                    n_eval_tasks=self.n_eval_tasks, variant=self.variant)  # fmt: skip
         if self.curve:
             cfg.update(curve=True)
+        if self.benchmark_args:  # absent when the profile's arguments are all, so older runs keep their keys
+            cfg.update(benchmark_args={b: dict(a) for b, a in self.benchmark_args})
         return cfg
 
 
@@ -175,7 +202,7 @@ def run_key(exp: Experiment, version: str | None = None) -> str:
 
 
 def plan(
-    profile_name: str,
+    profile: str | Profile,
     methods: Sequence[str] | None = None,
     models: Sequence[str] | None = None,
     seeds: Sequence[int] | None = None,
@@ -193,9 +220,10 @@ def plan(
     registered method). A method the
     profile reports on some benchmarks only (`method_benchmarks`: ReVeal on LiveCodeBench-v6 in the paper profile)
     is evaluated on those of the planned benchmarks. `seeds=None`: the profile's, or its `method_seeds` for a
-    method trained on fewer.
+    method trained on fewer. Every experiment is checked when it is made (its benchmarks and their arguments too:
+    `benchmark_args={"jsonl": {"path": ...}}` adds to the profile's), so a bad plan fails here, before training.
     """
-    prof = get_profile(profile_name)
+    prof = get_profile(profile)
     methods = (prof.methods or METHODS) if methods is None else methods
     only, method_seeds = dict(prof.method_benchmarks), dict(prof.method_seeds)
     defaults = dict(benchmarks=tuple(benchmarks or prof.benchmarks), iters=prof.iters, runs=prof.runs,
@@ -205,21 +233,26 @@ def plan(
     matched = [m for m in (budgets if matched is None else matched) if m in methods]
     unknown = [m for m in matched if m not in budgets]
     if unknown:
-        raise ValueError(f"profile {profile_name!r} has no sample-matched budget for {unknown} (its `matched`: "
+        raise ValueError(f"profile {prof.name!r} has no sample-matched budget for {unknown} (its `matched`: "
                          f"{sorted(budgets) or 'none'})")
     for method in matched:
         keys = get_method(method).budget
         other = sorted(k for k, _ in budgets[method] if k not in keys)
         if other:
-            raise ValueError(f"profile {profile_name!r}: the sample-matched {method} changes {other}, which are not "
+            raise ValueError(f"profile {prof.name!r}: the sample-matched {method} changes {other}, which are not "
                              f"its budget fields {keys} (Method.budget)")
     defaults.update(fields)
+    extra = dict(defaults.pop("benchmark_args", None) or {})  # {benchmark: {argument: value}}, on the profile's
+    unused = sorted(set(extra) - set(defaults["benchmarks"]))
+    if unused:
+        raise ValueError(f"benchmark_args: {unused} is not among the benchmarks {list(defaults['benchmarks'])}")
     out = []
     for model in models or prof.models:
         for method in methods:
             kw = dict(defaults)
             if method in only and set(only[method]) & set(kw["benchmarks"]):
                 kw["benchmarks"] = tuple(b for b in kw["benchmarks"] if b in only[method])
+            kw["benchmark_args"] = {b: a for b, a in extra.items() if b in kw["benchmarks"]}
             if method in matched:  # the same baseline again, at MURPHY's sampled-sequence budget
                 variants_ = ({}, dict(budget="samples", overrides=tuple(kw["overrides"]) + tuple(budgets[method])))
             else:
@@ -227,21 +260,22 @@ def plan(
                 variants_ = [v for v in variants if set(v) <= own] or ({},)
             for variant in variants_:
                 for seed in seeds if seeds is not None else method_seeds.get(method, prof.seeds):
-                    out.append(Experiment(profile_name, model, method, seed=seed, **{**kw, **variant}))
+                    out.append(Experiment(prof, model, method, seed=seed, **{**kw, **variant}))
     return list(dict.fromkeys(out))  # drop duplicates, keep order
 
 
-def require_resources(profile_name: str) -> ContaminationReport | None:
+def require_resources(profile: str | Profile) -> ContaminationReport | None:
     """Fail early, with the reason, when the machine cannot run this profile (the paper profile needs CUDA, and
     refuses a training set that overlaps its benchmarks); returns the overlap report where one was made."""
-    if not get_profile(profile_name).needs_gpu:
+    profile = get_profile(profile)
+    if not profile.needs_gpu:
         return None
     import torch  # heavy: only the GPU profile asks
 
     if not torch.cuda.is_available():
         raise RuntimeError(
-            f"profile={profile_name!r} trains 1.7B–7B models and needs CUDA GPUs (the paper used 8×H100: 2 for vLLM "
+            f"profile={profile.name!r} trains 1.7B–7B models and needs CUDA GPUs (the paper used 8×H100: 2 for vLLM "
             "rollouts, 6 for training; see docs/gpu.md). This machine has none. Use profile='toy' on a CPU, "
             "or pass train=False with checkpoints trained elsewhere (evaluation still needs a GPU)."
         )
-    return refuse_overlap(profile_name)  # a training set that repeats a benchmark task (experiments.contamination)
+    return refuse_overlap(profile)  # a training set that repeats a benchmark task (experiments.contamination)

@@ -17,14 +17,15 @@ from murphy_lab.experiments.contamination import check_profile, write_report
 from murphy_lab.experiments.plan import Experiment, code_version, plan, require_resources
 from murphy_lab.experiments.standins import backend_functions
 from murphy_lab.experiments.store import RunResult, run_or_collect
-from murphy_lab.profiles import get_profile
+from murphy_lab.profiles import Profile, get_profile
 
 
 @dataclass
 class Session:
     """A notebook's settings, resolved: where results go and how every run of it is made."""
 
-    profile: str
+    profile: Profile
+    """The notebook's profile, resolved once by `setup` and handed to every plan and run."""
     backend: str
     """"real" or "stand-in" (fake train/evaluate: numbers are NOT measurements)."""
     out: Path
@@ -58,7 +59,7 @@ class Session:
 
 
 def setup(
-    profile: str,
+    profile: str | Profile,
     output_dir: str | Path = "results",
     cache_dir: str | Path = "cache",
     *,
@@ -74,21 +75,22 @@ def setup(
     overlaps its benchmarks; not when only collecting), write the training/evaluation overlap report
     (`contamination.md` / `.json`) into the results folder,
     set torch's CPU threads, and resolve the notebook's parameters into a `Session`; prints one summary line.
-    `jobs`: runs side by side (None: the profile's `jobs`, at most one per CPU core)."""
-    get_profile(profile)  # an unknown profile is an error naming the known ones
+    `jobs`: runs side by side (None: the profile's `jobs`, at most one per CPU core). `profile`: a name or a
+    `Profile`, resolved here once (an unknown name is an error naming the known ones)."""
+    profile = get_profile(profile)
     report = None if from_cache_only else require_resources(profile)
     if torch_threads:
         import torch  # heavy: imported only to set its threads
 
         torch.set_num_threads(torch_threads)
     backend, fns = backend_functions(backend)
-    overrides = get_profile(profile).train_overrides + tuple(sorted((train_overrides or {}).items()))
-    run_kw = dict(cache_dir=Path(cache_dir) / profile, train=train, model_paths=model_paths or {}, **fns)
-    jobs = max(1, min(jobs or get_profile(profile).jobs, os.cpu_count() or 1))
-    session = Session(profile, backend, Path(output_dir) / profile, overrides, from_cache_only, run_kw, jobs,
+    overrides = profile.train_overrides + tuple(sorted((train_overrides or {}).items()))
+    run_kw = dict(cache_dir=Path(cache_dir) / profile.name, train=train, model_paths=model_paths or {}, **fns)
+    jobs = max(1, min(jobs or profile.jobs, os.cpu_count() or 1))
+    session = Session(profile, backend, Path(output_dir) / profile.name, overrides, from_cache_only, run_kw, jobs,
                       torch_threads or 1)
     if not from_cache_only and backend == "real":  # the overlap report beside the tables (experiments.contamination)
         write_report(report or check_profile(profile), session.out)
-    print(f"profile={profile}  backend={backend}  jobs={jobs}  results -> {session.out}  "
+    print(f"profile={profile.name}  backend={backend}  jobs={jobs}  results -> {session.out}  "
           f"code version {code_version()}")
     return session

@@ -382,7 +382,7 @@ def results_frame(runs: Iterable[RunResult]) -> pd.DataFrame:
     frames = []
     for run in runs:
         e = run.experiment
-        cfg = dict(profile=e.profile, model=e.model, method=e.method, variant=e.variant, credit=e.credit,
+        cfg = dict(profile=e.profile.name, model=e.model, method=e.method, variant=e.variant, credit=e.credit,
                    gamma=e.gamma, pruning=e.pruning, backup_on=e.backup_on, scaffold=e.scaffold, seed=e.seed,
                    backend=e.backend, run_label=run_label(e), trained=run.info.get("trained", "base"),
                    model_source=run.info.get("model_source", run.info.get("base_source", "profile base model")),

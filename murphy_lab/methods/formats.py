@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 from murphy_lab.policy import TransformersPolicy, VLLMPolicy
-from murphy_lab.profiles import get_profile
 
 FORMAT_OPTIONS = ("chat", "chat_template_kwargs", "max_new_tokens")
 
@@ -20,7 +19,7 @@ def prompt_format(exp: Any) -> dict:
     the profile's `chat` (the paper's chat models through their chat template) with its `chat_template_kwargs` for
     the experiment's model (Qwen3 without its thinking section, as the training recipes), and `max_new_tokens` per
     turn."""
-    prof = get_profile(exp.profile)
+    prof = exp.profile  # the resolved Profile the experiment carries
     kwargs = dict(prof.chat_template_kwargs.get(exp.model, {})) if prof.chat else {}
     return {"chat": prof.chat, "chat_template_kwargs": kwargs, "max_new_tokens": prof.max_new_tokens}
 
@@ -59,4 +58,4 @@ def load_policy(model: str, use_vllm: bool = False, **kw: Any):
 
 def make_policy(model_dir: str, exp: Any):
     """The policy an experiment is evaluated with: the profile's backend, rendering and length from `prompt_format`."""
-    return load_policy(model_dir, get_profile(exp.profile).use_vllm, **policy_kwargs(exp))
+    return load_policy(model_dir, exp.profile.use_vllm, **policy_kwargs(exp))

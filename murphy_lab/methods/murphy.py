@@ -22,7 +22,6 @@ from murphy_lab.credit import credit_rule
 from murphy_lab.methods import Method, get_method
 from murphy_lab.methods.recipes import check_config, experiment_fields, launch
 from murphy_lab.modes import mode
-from murphy_lab.profiles import get_profile
 from murphy_lab.trainer import train as train_run
 
 MURPHY_VARIANTS = ("credit", "gamma", "pruning", "backup_on")  # the Experiment fields of MURPHY's ablations
@@ -43,7 +42,7 @@ def config(exp: Any, base_model: str) -> MurphyConfig:
     """The MurphyConfig this experiment trains with (validated; no model loads)."""
     cfg = MurphyConfig.for_profile(exp.profile, **fields(exp, base_model))
     check_config(exp, cfg)  # before validate(): a format or data mismatch is the error to fix
-    if not get_profile(exp.profile).recipes:  # a pruning recipe states its budget; the presets get the paper's ratio
+    if not exp.profile.recipes:  # a pruning recipe states its budget; the presets get the paper's ratio
         if exp.pruning == "intrap":
             cfg.b_traj = max(2, min(cfg.g1, cfg.g2) // 2)  # b_traj, IntraP (paper: 4 of 8)
         elif exp.pruning == "interp":
@@ -54,7 +53,7 @@ def config(exp: Any, base_model: str) -> MurphyConfig:
 def train(exp: Any, base_model: str, output_dir: Path) -> Path:
     """Train with the method's mode (module docstring); returns the trained model's folder."""
     cfg = config(exp, base_model)  # refuses a wrong format, data or field before anything is launched
-    if get_profile(exp.profile).recipes:
+    if exp.profile.recipes:
         return launch(fields(exp, base_model), output_dir)
     return Path(train_run(cfg, output_dir))
 

@@ -35,7 +35,7 @@ import yaml
 
 from murphy_lab.methods import get_method
 from murphy_lab.methods.formats import check_prompt_format, prompt_format, trained_format
-from murphy_lab.profiles import get_profile, training_set
+from murphy_lab.profiles import training_set
 
 REPO = Path(__file__).resolve().parents[2]
 RECIPE_DIRS = {"Qwen3-1.7B": "qwen3-1.7b", "Qwen3-4B": "qwen3-4b", "OLMo-2-7B": "olmo2-7b"}
@@ -79,7 +79,7 @@ def experiment_fields(exp: Any, base_model: str, *, length: str, accepts: Collec
     "max_new_tokens"); `accepts` limits the experiment's overrides to the config's own fields (None: all), so a
     profile's trainer overrides (e.g. the demo's max_steps) mean nothing to a method whose config lacks them.
     """
-    prof, fmt = get_profile(exp.profile), prompt_format(exp)
+    prof, fmt = exp.profile, prompt_format(exp)
     fields: dict[str, Any] = {"chat": fmt["chat"], "chat_template_kwargs": fmt["chat_template_kwargs"],
                               length: fmt["max_new_tokens"], **training_set(exp.train_data)}  # fmt: skip
     if prof.executor:

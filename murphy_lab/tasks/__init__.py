@@ -5,7 +5,9 @@ load_mbpp(split="test", variant="sanitized")       MBPP (hub id, local HF folder
 load_livecodebench(version_tag="release_v6", ...)  LiveCodeBench code generation, by release/date/difficulty
 load_kodcode(n=1000, seed=0)                       the KodCode-V1 training subset (documented selection rule)
 load_task_file(path)                               your own tasks: a JSON-lines file or dataset (docs/own_tasks.md)
-load_tasks(name, **kw)                             any of the above by name ("jsonl": load_task_file)
+load_tasks(name, **kw)                             any task source by name: the above ("jsonl": load_task_file),
+                                                   "smoke", "toy", or "module:function" (tasks/registry.py)
+check_source(name, args)                           the name and arguments checked, nothing read (plans do it)
 find_overlap(train_tasks, eval_tasks)              train/eval contamination check
 """
 
@@ -14,16 +16,17 @@ from murphy_lab.tasks.kodcode import load_kodcode
 from murphy_lab.tasks.livecodebench import load_livecodebench
 from murphy_lab.tasks.mbpp import load_mbpp
 from murphy_lab.tasks.overlap import Overlap, find_overlap
-from murphy_lab.tasks.registry import LOADERS, load_tasks, register
+from murphy_lab.tasks.registry import SOURCES, check_source, load_tasks, register, task_source
 from murphy_lab.tasks.summary import summarize
 from murphy_lab.tasks.task import Task
 from murphy_lab.tasks.taskfile import TaskFileError, load_task_file
 
 __all__ = [
-    "LOADERS",
     "Overlap",
+    "SOURCES",
     "Task",
     "TaskFileError",
+    "check_source",
     "find_overlap",
     "load_humaneval",
     "load_kodcode",
@@ -33,4 +36,5 @@ __all__ = [
     "load_tasks",
     "register",
     "summarize",
+    "task_source",
 ]

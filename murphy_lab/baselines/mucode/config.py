@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from murphy_lab.profiles import get_profile
+from murphy_lab.profiles import Profile, get_profile
 
 VERIFIER_LOSSES = ("bt", "bce")
 RELABEL_KEYS = ("oracle+verifier", "verifier", "oracle")
@@ -44,7 +44,7 @@ class MuCodeConfig:
     verifier_model: str = ""
     """Verifier base checkpoint. Empty: the generator's base, as in µCode (RM_BASE_MODEL_NAME = BASE_MODEL_NAME)."""
     tasks: str = ""
-    """Training tasks: a name for murphy_lab.profiles.load_tasks (e.g. 'kodcode') or 'module:function'."""
+    """Training tasks: a task source of murphy_lab.tasks.load_tasks (e.g. 'kodcode', 'toy') or 'module:function'."""
     task_args: dict = field(default_factory=dict)
     """Keyword arguments for the training-task loader (e.g. {n: 1000})."""
     n_train_tasks: int = 0
@@ -212,13 +212,14 @@ class MuCodeConfig:
         return cls.from_dict(d)
 
     @classmethod
-    def for_profile(cls, profile: str, **overrides: Any) -> MuCodeConfig:
-        """The profile's µCode presets (`murphy_lab.profiles`, `Profile.mucode`), then `overrides`."""
-        presets = get_profile(profile).mucode
+    def for_profile(cls, profile: str | Profile, **overrides: Any) -> MuCodeConfig:
+        """The profile's µCode presets (`murphy_lab.profiles`, `Profile.mucode`), then `overrides`; `profile`: a name
+        or a resolved `Profile` (the config records its name)."""
+        profile = get_profile(profile)
         removed = sorted(set(overrides) & set(REMOVED))
         if removed:
             raise ValueError(f"{removed[0]} was removed: {REMOVED[removed[0]]}")
-        return cls(**{**copy.deepcopy(dict(presets)), "profile": profile, **overrides})
+        return cls(**{**copy.deepcopy(dict(profile.mucode)), "profile": profile.name, **overrides})
 
     def to_dict(self) -> dict:
         d = dataclasses.asdict(self)

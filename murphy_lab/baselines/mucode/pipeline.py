@@ -36,8 +36,9 @@ from murphy_lab.baselines.mucode.verifier import Verifier, preference_pairs, tra
 from murphy_lab.evaluate import evaluate
 from murphy_lab.executor import Executor
 from murphy_lab.methods.formats import load_policy
-from murphy_lab.profiles import benchmark_tasks, get_profile, load_tasks, resolve
+from murphy_lab.profiles import benchmark_tasks, get_profile, resolve
 from murphy_lab.scaffolds.reflexion import Reflexion
+from murphy_lab.tasks import load_tasks
 from murphy_lab.tree import load_trees, save_trees
 
 DONE = "done.json"
@@ -82,8 +83,8 @@ def run_inputs(cfg: MuCodeConfig, workdir: str | Path) -> tuple[str, list, list]
     if cfg.eval_tasks:
         test = load_tasks(cfg.eval_tasks, **cfg.eval_task_args)
     elif cfg.evaluate:
-        prof = get_profile(cfg.profile)
-        test = benchmark_tasks(cfg.profile, prof.benchmarks[0], prof.n_eval_tasks)
+        prof = get_profile(cfg.profile)  # a config records its profile by name
+        test = benchmark_tasks(prof, prof.benchmarks[0], prof.n_eval_tasks)
     else:
         test = []  # training only (evaluate: False, e.g. murphy_lab.experiments): no evaluation tasks needed
     if cfg.n_eval_tasks:

@@ -28,7 +28,6 @@ from murphy_lab.methods import Method
 from murphy_lab.methods.formats import prompt_format
 from murphy_lab.methods.murphy import TRAINER_BUDGET
 from murphy_lab.methods.recipes import check_config, experiment_fields, launch
-from murphy_lab.profiles import get_profile
 from murphy_lab.prompts import extract_program
 from murphy_lab.scaffolds import Scaffold, get_scaffold
 
@@ -56,7 +55,7 @@ def config(exp: Any, base_model: str) -> MurphyConfig:
 def train(exp: Any, base_model: str, output_dir: Path) -> Path:
     """Train ReVeal on the experiment's training set; returns the final model's folder."""
     config, reveal = configs(exp, base_model)  # refuses a wrong format, data or field before anything runs
-    if get_profile(exp.profile).recipes:
+    if exp.profile.recipes:
         murphy, rv = split_fields(fields(exp, base_model))
         return launch({**murphy, "reveal": rv}, output_dir, entry=ENTRY)
     return Path(train_reveal(config, output_dir, reveal, resume=True))
