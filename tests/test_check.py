@@ -50,7 +50,7 @@ def test_a_missing_local_data_file_is_one_line(offline, tmp_path):
 
 
 def test_an_unknown_loader_is_one_line(offline):
-    assert "not a task loader" in one_line(T.check(smoke(tasks="kodkode")), "tasks:")
+    assert "unknown task source 'kodkode' (did you mean 'kodcode'?)" in one_line(T.check(smoke(tasks="kodkode")), "tasks:")
 
 
 def test_an_offline_hub_dataset_is_one_fast_line_naming_the_data_step(offline):

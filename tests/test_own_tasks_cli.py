@@ -126,7 +126,7 @@ def test_the_tasks_command_prints_the_counts_of_a_good_file():
 
 @pytest.mark.parametrize("args, message", [
     (["jsonl", "pth=x.jsonl"], "no argument 'pth' (did you mean 'path'?)"),
-    (["jsnl", "path=x.jsonl"], "unknown benchmark 'jsnl' (did you mean 'jsonl'?)"),
+    (["jsnl", "path=x.jsonl"], "unknown task source 'jsnl' (did you mean 'jsonl'?)"),
     (["jsonl"], "needs ['path']"),
     ([], "usage"),
 ])

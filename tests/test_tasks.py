@@ -8,7 +8,15 @@ import json
 import pytest
 
 from murphy_lab.executor.types import TestSuite as Suite
-from murphy_lab.tasks import Task, check_source, find_overlap, load_humaneval, load_tasks, register, task_source
+from murphy_lab.tasks import (
+    Task,
+    check_source,
+    find_overlap,
+    load_humaneval,
+    load_tasks,
+    register,
+    task_source,
+)
 from murphy_lab.tasks.__main__ import main
 from murphy_lab.tasks.convert import doctest_asserts, pytest_cases, split_check
 from murphy_lab.tasks.humaneval import WRONG_EXAMPLES, bundled_path
