@@ -197,6 +197,50 @@ def test_unknown_profile_is_a_value_error_naming_it():
         exp(profile="huge")
 
 
+@pytest.mark.parametrize("fields, message", [
+    (dict(benchmarks=("HumanEva",)),
+     "benchmarks: unknown task source 'HumanEva' (did you mean 'humaneval'?); known: ['humaneval', 'jsonl'"),
+    (dict(benchmarks=("toy", "jsonl")),  # a file-backed benchmark without its file
+     "benchmark_args: the 'jsonl' loader needs ['path'] (e.g. benchmark_args={'jsonl': {'path': ...}})"),
+    (dict(benchmark_args={"toy": {"nn": 3}}),
+     "benchmark_args: the 'toy' loader has no argument 'nn' (did you mean 'n'?); it takes ['split', 'n', 'seed'"),
+    (dict(benchmark_args={"mbpp": {"split": "test"}}), "benchmark_args: ['mbpp'] is not among the benchmarks ['toy']"),
+])
+def test_a_plan_checks_its_benchmarks_and_their_arguments_when_it_is_made_in_one_line(fields, message, monkeypatch):
+    import murphy_lab.tasks.registry as registry
+
+    read = []
+    monkeypatch.setattr(registry, "load_tasks", lambda *a, **k: read.append(a))  # a plan loads no data
+    for make in (lambda: X.plan("smoke", methods=("base", "murphy"), **fields), lambda: exp(**fields)):
+        with pytest.raises(ValueError) as err:
+            make()
+        assert message in str(err.value) and "\n" not in str(err.value)
+    assert read == []
+
+
+def test_a_plan_takes_your_own_benchmark_file_and_its_evaluation_reads_it(tmp_path, monkeypatch):
+    import murphy_lab.experiments.dispatch as dispatch
+
+    path = tmp_path / "mine.jsonl"
+    args = {"jsonl": {"path": str(path)}}
+    exps = X.plan("smoke", methods=("base",), benchmarks=("toy", "jsonl"), benchmark_args=args)
+    (e,) = exps
+    assert e.own_benchmark_args("jsonl") == {"path": str(path)} and e.resolved()["benchmark_args"] == args
+    assert "benchmark_args" not in X.plan("smoke", methods=("base",))[0].resolved()  # older runs keep their keys
+    asked = []
+    monkeypatch.setattr(dispatch, "benchmark_tasks", lambda profile, b, n, **kw: asked.append((profile, b, n, kw)))
+    dispatch.benchmark_tasks_for(e, "jsonl")
+    assert asked == [(get_profile("smoke"), "jsonl", 4, {"path": str(path)})]
+
+
+@pytest.mark.parametrize("profile", ["smoke", "toy", "toy-full", "paper"])
+def test_the_registered_profiles_plan_and_every_experiment_carries_the_resolved_profile(profile):
+    exps = X.plan(profile)
+    assert exps and {e.profile for e in exps} == {get_profile(profile)}
+    assert all(e.profile is get_profile(profile) for e in exps)  # resolved once, never copied or looked up again
+    assert exps[0].train_config()["profile"] == profile  # keys hash the name, as before
+
+
 def test_plan_varies_only_murphy():
     exps = X.plan(
         "smoke", methods=("base", "reveal", "murphy"), variants=[{"credit": "mars"}, {"credit": "mers"}]
