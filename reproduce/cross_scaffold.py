@@ -48,7 +48,6 @@ from IPython.display import Image, Markdown, display
 from murphy_lab import experiments as X
 from murphy_lab.experiments import tables as T
 from murphy_lab.experiments.verdicts import BASE_PAIRS
-from murphy_lab.profiles import get_profile
 
 # The paper profile stops here, with the reason, on a machine without CUDA. S.plan / S.run carry these settings.
 S = X.setup(profile, output_dir, cache_dir, train=train, from_cache_only=from_cache_only, backend=backend,
@@ -57,7 +56,7 @@ out = S.out  # results/<profile>: run records, tables, figures
 
 # %%
 if scaffolds is None:
-    scaffolds = list(get_profile(profile).scaffolds)
+    scaffolds = list(S.profile.scaffolds)
 exps = [e for sc in scaffolds for e in S.plan(methods=methods, models=models, seeds=seeds,
                                               benchmarks=benchmarks, scaffold=sc)]
 print(f"{len(exps)} runs under", ", ".join(scaffolds))
@@ -68,7 +67,7 @@ results = X.results_frame(runs)
 agg = T.aggregate(results)
 tables = T.cross_scaffold_tables(agg, methods=methods)
 # Murphy − Base and Murphy − GRPO-MT under each scaffold, per cell, paired by training seed, at Iter-3
-verdict_k = 3 if 3 in get_profile(profile).iters else max(get_profile(profile).iters)
+verdict_k = 3 if 3 in S.profile.iters else max(S.profile.iters)
 tables[0].notes += X.paired_verdicts(results, k=verdict_k, pairs=BASE_PAIRS)
 paths = T.write_tables(tables, out, "cross_scaffold")
 display(Markdown(paths["md"].read_text()))

@@ -48,7 +48,6 @@ from IPython.display import Image, Markdown, display
 from murphy_lab import experiments as X
 from murphy_lab.experiments import tables as T
 from murphy_lab.experiments.verdicts import BASE_PAIRS
-from murphy_lab.profiles import get_profile
 
 # The paper profile stops here, with the reason, on a machine without CUDA. S.plan / S.run carry these settings.
 S = X.setup(profile, output_dir, cache_dir, train=train, from_cache_only=from_cache_only, backend=backend,
@@ -57,7 +56,7 @@ out = S.out  # results/<profile>: run records, tables, figures
 
 # %%
 if benchmark is None:
-    benchmark = "LCB-v6" if profile == "paper" else get_profile(profile).benchmarks[0]
+    benchmark = "LCB-v6" if profile == "paper" else S.profile.benchmarks[0]
 if models is None and profile == "paper":
     models = ["Qwen3-4B"]  # the paper's LiveCodeBench runs
 exps = S.plan(methods=methods, models=models, seeds=seeds, benchmarks=[benchmark])
@@ -69,7 +68,7 @@ results = X.results_frame(runs)
 agg = T.aggregate(results)
 tables = T.lcb_difficulty_tables(agg, benchmark=benchmark)
 # Murphy − Base and Murphy − GRPO-MT in every difficulty at the largest Iter-k (the paper's gains are at Iter-5)
-tables[0].notes += X.paired_verdicts(results, k=max(get_profile(profile).iters), pairs=BASE_PAIRS,
+tables[0].notes += X.paired_verdicts(results, k=max(S.profile.iters), pairs=BASE_PAIRS,
                                      benchmark=benchmark, difficulty=None)
 paths = T.write_tables(tables, out, "lcb_difficulty")
 display(Markdown(paths["md"].read_text()))

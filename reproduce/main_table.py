@@ -58,10 +58,10 @@ import matplotlib.pyplot as plt
 
 from murphy_lab import experiments as X
 from murphy_lab.experiments import tables as T
-from murphy_lab.profiles import get_profile
 from murphy_lab import viz
 
-# The paper profile stops here, with the reason, on a machine without CUDA. S.plan / S.run carry these settings.
+# The paper profile stops here, with the reason, on a machine without CUDA. S.plan / S.run carry these settings;
+# S.profile is the resolved profile (its seeds, iters, scaffolds, benchmarks).
 S = X.setup(profile, output_dir, cache_dir, train=train, from_cache_only=from_cache_only, backend=backend,
             model_paths=model_paths, train_overrides=train_overrides, torch_threads=torch_threads)
 out = S.out  # results/<profile>: run records, tables, figures
@@ -85,7 +85,7 @@ agg = T.aggregate(results)
 tables = T.main_tables(agg, profile=profile)
 # One verdict line per comparison and table cell (model, benchmark; paired by training seed over the seeds both
 # methods finished in that cell, 95% t interval) in the main table's notes, at one pre-chosen Iter-k.
-verdict_k = 3 if 3 in get_profile(profile).iters else max(get_profile(profile).iters)
+verdict_k = 3 if 3 in S.profile.iters else max(S.profile.iters)
 verdict_lines = X.paired_verdicts(results, k=verdict_k)
 tables[0].notes += verdict_lines
 # What each method spent: sampled and trained sequences, completion tokens (equal steps ≠ equal budgets). The wall
