@@ -1,10 +1,11 @@
-"""Print a benchmark's counts, or check your task file: ``python -m murphy_lab.tasks NAME [KEY=VALUE ...]``.
+"""Print a task source's counts, or check your task file: ``python -m murphy_lab.tasks NAME [KEY=VALUE ...]``.
 
     python -m murphy_lab.tasks jsonl path=train.jsonl             # your own tasks: every row checked
     python -m murphy_lab.tasks mbpp split=test source=/path/to/mbpp
+    python -m murphy_lab.tasks toy split=test n=200 seed=1234         # any task source (tasks/registry.py)
 
 Values are read as JSON where they parse (``n=1000``, ``difficulty='["hard"]'``), else as strings. Bad input (a bad
-row, an unknown loader or argument) is printed as one error and exits with status 2, like the train and eval
+row, an unknown task source or argument) is printed as one error and exits with status 2, like the train and eval
 commands.
 """
 
