@@ -41,7 +41,7 @@ from murphy_lab.eval_cli import LOCAL_PREFIXES, cached, hub_offline, model_probl
 from murphy_lab.profiles import PROFILES
 from murphy_lab.runfolder import last_checkpoint, recorded_config
 from murphy_lab.suggest import did_you_mean
-from murphy_lab.tasks.registry import GENERATED, canonical
+from murphy_lab.tasks.registry import GENERATED, canonical, check_source
 from murphy_lab.trainer.run import RESUME_SAFE, train  # the library (re-exported here)
 
 __all__ = ["apply_nested", "check", "config_from_args", "data_problem", "gpus_needed", "hub_offline", "last_checkpoint",
@@ -127,11 +127,13 @@ HUB_DATASETS = {"kodcode": "KodCode/KodCode-V1", "mbpp": "google-research-datase
                 "livecodebench": "livecodebench/code_generation_lite"}  # loader -> its default hub id (tasks/)
 def data_problem(tasks: str, task_args: dict) -> str | None:
     """One line when the training tasks cannot be read from here: a local source that is missing, a hub dataset
-    that is neither cached nor reachable, a loader that does not exist."""
+    that is neither cached nor reachable, a task source that does not exist or an argument its loader does not take
+    (or a required one, such as your file's path, left out)."""
     if not tasks:
         return None  # built by the profile
     try:
-        tasks = canonical(tasks)  # the task-source registry (names only; nothing is read)
+        check_source(tasks, task_args)  # the name and the arguments against the loader; nothing is read
+        tasks = canonical(tasks)
     except ValueError as err:
         return str(err)
     if tasks in GENERATED or ":" in tasks:

@@ -53,6 +53,12 @@ def test_an_unknown_loader_is_one_line(offline):
     assert "unknown task source 'kodkode' (did you mean 'kodcode'?)" in one_line(T.check(smoke(tasks="kodkode")), "tasks:")
 
 
+def test_a_task_argument_the_loader_does_not_take_or_needs_is_one_line(offline):
+    line = one_line(T.check(smoke(tasks="toy", task_args={"splt": "test"})), "task_args:")
+    assert "the 'toy' loader has no argument 'splt' (did you mean 'split'?)" in line
+    assert "the 'jsonl' loader needs ['path']" in one_line(T.check(smoke(tasks="jsonl")), "task_args:")
+
+
 def test_an_offline_hub_dataset_is_one_fast_line_naming_the_data_step(offline):
     t0 = time.perf_counter()
     line = one_line(T.check(smoke(tasks="kodcode", task_args={"n": 10})), "tasks:")
