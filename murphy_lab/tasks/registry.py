@@ -73,7 +73,9 @@ def task_source(name: str, field: str = "tasks") -> Loader:
         try:
             loader = getattr(importlib.import_module(module), attribute)
         except (ImportError, AttributeError) as err:
-            raise ValueError(f"{field}: task source {name!r}: cannot import {module}:{attribute} ({err})") from None
+            raise ValueError(
+                f"{field}: task source {name!r}: cannot import {module}:{attribute} ({err})"
+            ) from None
         if key in SOURCES:
             SOURCES[key] = loader
     if not callable(loader):
@@ -81,7 +83,9 @@ def task_source(name: str, field: str = "tasks") -> Loader:
     return loader
 
 
-def check_source(name: str, args: Mapping | None = None, field: str = "tasks", args_field: str = "task_args") -> Loader:
+def check_source(
+    name: str, args: Mapping | None = None, field: str = "tasks", args_field: str = "task_args"
+) -> Loader:
     """The loader of `name` once the name and `args` fit it: a ValueError naming each argument the loader does not
     take (with the nearest one it does), or a required one that is missing (a file-backed loader's path), before
     anything is read. `field` / `args_field` start the messages: the config's or the plan's fields that hold the
@@ -97,7 +101,11 @@ def check_source(name: str, args: Mapping | None = None, field: str = "tasks", a
                              f"it takes {known}")  # fmt: skip
     missing = [n for n in known if params[n].default is inspect.Parameter.empty and n not in (args or {})]
     if missing:
-        example = f"task_args.{missing[0]}=..." if args_field == "task_args" else f"{args_field}={{{name!r}: {{{missing[0]!r}: ...}}}}"
+        example = (
+            f"task_args.{missing[0]}=..."
+            if args_field == "task_args"
+            else f"{args_field}={{{name!r}: {{{missing[0]!r}: ...}}}}"
+        )
         raise ValueError(f"{args_field}: the {name!r} loader needs {missing} (e.g. {example})")
     return loader
 
