@@ -128,7 +128,6 @@ class Profile:
     curve: bool = False
     """Evaluate every run's intermediate checkpoints too (the budget curve: pass@1 against sampled sequences)."""
 
-
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Profile) and other.name == self.name
 
