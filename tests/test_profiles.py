@@ -69,3 +69,13 @@ def test_a_config_never_shares_its_nested_presets_with_the_registry():
     cfg.executor["workers"] = 99  # e.g. a notebook adjusting its own run
     assert get_profile("toy").trainer["executor"]["workers"] == 2
     assert MurphyConfig.for_profile("toy").executor["workers"] == 2
+
+
+def test_every_training_set_and_profile_benchmark_names_a_task_source_with_arguments_its_loader_takes():
+    from murphy_lab.tasks import check_source
+
+    for source, args in profiles.TRAIN_DATA.values():
+        check_source(source, args)
+    for profile in profiles.PROFILES.values():
+        for benchmark in profile.benchmarks:
+            profiles.check_benchmark(profile, benchmark)
