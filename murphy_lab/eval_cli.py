@@ -214,7 +214,8 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m murphy_lab.eval_cli", description=__doc__.split("\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", required=True, help="training run folder, model folder, or hub id")
-    p.add_argument("--tasks", default="jsonl", help="a task source of murphy_lab.tasks.registry: humaneval, mbpp, toy, ... (default: jsonl, your own task file)")
+    p.add_argument("--tasks", default="jsonl", help="a task source (murphy_lab.tasks.registry): humaneval, mbpp, "
+                   "toy, ... (default: jsonl, your own task file)")
     p.add_argument("--task-args", nargs="*", default=[], metavar="KEY=VALUE", help="loader arguments, e.g. path=x")
     p.add_argument("--n-tasks", type=int, help="evaluate only the first N tasks (default: all)")
     p.add_argument("--iters", nargs="+", type=int, default=[1, 3, 5], help="the k of Iter-k (default: 1 3 5)")
