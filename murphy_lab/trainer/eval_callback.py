@@ -35,7 +35,7 @@ from transformers import TrainerCallback
 from murphy_lab.config import MurphyConfig
 from murphy_lab.evaluate import evaluate
 from murphy_lab.policy import TransformersPolicy
-from murphy_lab.profiles import load_tasks
+from murphy_lab.tasks import load_tasks
 
 
 class IterKEval(TrainerCallback):
