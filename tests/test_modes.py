@@ -10,9 +10,9 @@ from trees import paper_tree
 from murphy_lab.config import MurphyConfig
 from murphy_lab.credit import mers
 from murphy_lab.grpo import group_advantages
-from murphy_lab.modes import MODES, mode
+from murphy_lab.modes import MODES, chains, grpo_mt, mode
 from murphy_lab.prune import interp, intrap
-from murphy_lab.scoring import Knobs, chains, grpo_mt, score_tree
+from murphy_lab.scoring import Knobs, score_tree
 from murphy_lab.tree import Node, RolloutTree
 from murphy_lab.viz.widgets import compute, slider_budget
 
