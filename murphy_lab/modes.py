@@ -60,7 +60,7 @@ def chains(tree: RolloutTree) -> list[list[Node]]:
 def grpo_mt(tree: RolloutTree, eps: float | None = None) -> RolloutTree:
     """Fill credit (the chain's final reward) and advantage (normalised across chains, eps None: grpo.EPS) on every
     node."""
-    from murphy_lab.grpo import EPS, normalize  # torch (grpo.py holds the loss too): loaded when a tree is scored
+    from murphy_lab.grpo import EPS, normalize  # grpo.py holds the torch loss too: imported to score
 
     tree.validate()
     cs = chains(tree)
@@ -104,7 +104,7 @@ def tree_credit(trees: Sequence[RolloutTree], knobs: Any) -> None:
     turn index, GiGPO's anchor states, Kevin's reward-to-go over the whole tree), the rule's `advantages` function,
     given `grpo.normalize` and the trees of one task (same `task_id`) at once.
     """
-    from murphy_lab.grpo import group_advantages, normalize  # torch: loaded when a tree is scored (see grpo_mt)
+    from murphy_lab.grpo import group_advantages, normalize  # torch: imported to score (see grpo_mt)
 
     k, rule = knobs, credit_rule(knobs.credit)
     values = rule.knob_values(gamma=k.gamma if rule.discounted else None, **k.credit_args)  # one-line errors
