@@ -24,8 +24,7 @@ def test_every_registered_name_resolves_to_its_own_entry():
         m = get_method(name)
         assert isinstance(m, Method) and m.name == name
         assert m.trains == (m.config is not None) == (name != "base")
-        assert bool(m.recipes) == m.trains  # every trained column of the paper's table ships its paper recipes
-        assert (m.mode is not None) == (name in ("grpo", "grpo_mt", "murphy", "reveal"))  # MurphyTrainer's methods
+        assert m.trains or not (m.recipes or m.mode)  # a method that trains nothing has no recipe and no mode
 
 
 def test_an_unknown_method_is_refused_naming_the_known_ones():
@@ -185,8 +184,26 @@ def test_the_paper_profile_refuses_a_method_without_recipes_naming_the_files(mon
         get_method("chains_variant").config(exp, "Qwen/Qwen3-1.7B")
 
 
+def test_the_paper_profile_plans_by_default_the_methods_that_ship_recipes(monkeypatch):
+    from murphy_lab.methods import default_methods
+
+    paper = default_methods(get_profile("paper"))
+    assert {"base", "grpo", "grpo_mt", "mucode", "reveal", "murphy"} <= set(paper)  # the paper's columns
+    register(monkeypatch, chains_variant())
+    assert default_methods(get_profile("paper")) == paper  # recipes are opt-in: the new method is left out there
+    assert "chains_variant" in default_methods(get_profile("smoke"))  # and trained on the presets elsewhere
+
+
+def test_the_paper_columns_and_the_trainers_methods_declare_their_recipes_and_modes():
+    shipped = {name: (get_method(name).mode, get_method(name).recipes) for name in METHODS}
+    assert shipped["grpo"] == ("grpo", ("grpo",)) and shipped["grpo_mt"] == ("grpo_mt", ("grpo_mt",))
+    assert shipped["murphy"][0] == "murphy" and "murphy_mars" in shipped["murphy"][1]
+    assert shipped["reveal"] == ("grpo_mt", ("reveal",)) and shipped["mucode"] == (None, ("mucode",))
+    assert shipped["base"] == (None, ())
+
+
 def test_a_method_entry_is_checked_when_it_is_made():
-    with pytest.raises(ValueError, match=r"mode must be one of \('murphy', 'grpo_mt', 'grpo'\), got 'ppo'"):
+    with pytest.raises(ValueError, match=r"mode must be one of \('murphy', 'grpo_mt', 'grpo'.*got 'ppo'"):
         chains_variant(mode="ppo")
     with pytest.raises(ValueError, match="recipes need a `recipe` that picks one"):
         chains_variant(recipes=("a", "b"))

@@ -112,4 +112,15 @@ def get_method(name: str) -> Method:
     return method
 
 
-__all__ = ["ENTRIES", "METHODS", "SAMPLE_REFERENCE", "Method", "get_method", "shared_scaffold"]
+def default_methods(profile: Any) -> tuple[str, ...]:
+    """The methods a profile plans when a plan names none: its `methods`, else every registered one — for a profile
+    that trains from paper recipes (`Profile.recipes`), every one that ships its recipes and the untrained base, since
+    recipes are opt-in (a method named explicitly there without them is refused naming the files: `recipe_path`)."""
+    if profile.methods:
+        return tuple(profile.methods)
+    if not profile.recipes:
+        return METHODS
+    return tuple(m for m in METHODS if not get_method(m).trains or get_method(m).recipes)
+
+
+__all__ = ["ENTRIES", "METHODS", "SAMPLE_REFERENCE", "Method", "default_methods", "get_method", "shared_scaffold"]
