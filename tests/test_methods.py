@@ -84,7 +84,9 @@ def test_every_method_trains_on_the_same_tasks_for_every_seed(profile, tmp_path,
 
 
 def test_every_methods_paper_config_names_the_one_training_set():
-    for method in (m for m in METHODS if get_method(m).trains):
+    from murphy_lab.methods import default_methods
+
+    for method in (m for m in default_methods(get_profile("paper")) if get_method(m).trains):
         for seed in (0, 1, 2):
             (exp,) = X.plan("paper", methods=(method,), models=("Qwen3-4B",), seeds=(seed,))
             exp = dataclasses.replace(exp, overrides=(("use_vllm", False), ("bf16", False)))
@@ -170,18 +172,14 @@ def test_a_method_without_paper_recipes_is_valid_and_trains_on_the_presets(monke
 
 
 def test_the_paper_profile_refuses_a_method_without_recipes_naming_the_files(monkeypatch):
-    from murphy_lab.methods.recipes import recipe_path
-
     register(monkeypatch, chains_variant())
-    exp = X.Experiment("paper", "Qwen3-1.7B", "chains_variant")
-    with pytest.raises(FileNotFoundError) as err:
-        recipe_path(exp)
+    with pytest.raises(FileNotFoundError) as err:  # when the experiment is made, or at the latest its config (before
+        exp = X.Experiment("paper", "Qwen3-1.7B", "chains_variant")  # any model loads or job starts)
+        get_method("chains_variant").config(exp, "Qwen/Qwen3-1.7B")
     msg = str(err.value)
     assert "\n" not in msg and "Method.recipes" in msg
     for folder in ("qwen3-1.7b", "qwen3-4b", "olmo2-7b"):
         assert f"reproduce/configs/{folder}/chains_variant.yaml" in msg
-    with pytest.raises(FileNotFoundError, match="chains_variant.yaml"):  # before any model loads or job starts
-        get_method("chains_variant").config(exp, "Qwen/Qwen3-1.7B")
 
 
 def test_the_paper_profile_plans_by_default_the_methods_that_ship_recipes(monkeypatch):
