@@ -75,7 +75,7 @@ def murphy_recipe(exp: Any) -> str:
 BASE = Method("base", cost=4)  # the untrained base model, evaluated like every column
 # one group of G per task, one turn
 GRPO = Method("grpo", train=train, config=config, mode="grpo", recipes=("grpo",), budget=TRAINER_BUDGET, cost=3)
-# G chains of S turns, the chain's final reward broadcast (murphy_lab.scoring.grpo_mt)
+# G chains of S turns, the chain's final reward broadcast (murphy_lab.modes.grpo_mt)
 GRPO_MT = Method("grpo_mt", train=train, config=config, mode="grpo_mt", recipes=("grpo_mt",), budget=TRAINER_BUDGET,
                  cost=2)  # fmt: skip
 # the tree, retrospective credit, pruning
