@@ -45,9 +45,10 @@ import torch
 
 from murphy_lab.evaluate import evaluate, load_transcripts, table_from_transcripts
 from murphy_lab.executor import Executor
+from murphy_lab.modes import grpo_mt
 from murphy_lab.policy import CODE_MODEL, MODELS, TransformersPolicy, generation_defaults, real_model_path
 from murphy_lab.rollout import build_task_trees, save_trees
-from murphy_lab.scoring import grpo_mt, score_tree
+from murphy_lab.scoring import score_tree
 from murphy_lab.tasks import load_tasks
 
 # MBPP's original files: $MURPHY_LAB_MBPP, else ../shared/data/mbpp beside the checkout (or beside its worktrees' folder)

@@ -52,7 +52,8 @@ class MurphyConfig:
 
     # --- the tree and the credit (MURPHY §3) --------------------------------------------------------------------
     mode: str = "murphy"
-    """'murphy' (tree + retrospective credit), 'grpo_mt' (G chains, final reward broadcast), 'grpo' (single turn)."""
+    """A name of murphy_lab.modes.MODES: 'murphy' (tree + retrospective credit), 'grpo_mt' (G chains, final reward
+    broadcast), 'grpo' (single turn); the mode fixes G2 / S, the scoring rule and the loss groups."""
     credit: str = "mars"
     """Credit rule, a name of murphy_lab.credit.CREDIT_RULES: 'mars' (max over refinements, the paper's main rule),
     'mers' (discounted mean), 'none' (credit = reward, no backup), or a multi-turn rule beside them ('treerpo',
@@ -247,7 +248,8 @@ class MurphyConfig:
             b = getattr(self, name)
             if b is None:
                 continue
-            need(self.mode == "murphy", name, f"pruning only applies to mode='murphy' (mode is {self.mode!r}); use null")
+            need(modes.mode(self.mode).prunes, name,
+                 f"pruning only applies to {modes.pruning_modes()} (mode is {self.mode!r}); use null")  # fmt: skip
             need(is_int(b) and b >= 1, name, "must be a positive integer or null")
         if self.b_traj is not None:
             smallest = self.g1 if self.turns == 1 else min(self.g1, self.g2)

@@ -1,23 +1,10 @@
-"""`score_tree`: the ONE prune -> credit -> advantages pipeline, and the GRPO / GRPO-MT rules it applies.
+"""`score_tree`: the ONE entrance to scoring — clear a tree, then score it as its mode says (`Mode.score`).
 
-A tree is scored as its mode says (`murphy_lab.modes`): the trainer scores every tree with `score_tree(tree,
-config)`, and the widgets and notebooks call the same function with their own knobs, so the three cannot drift
-apart. Pruning budgets are off when None (the widgets' sliders map their 0 to None).
-
-In MURPHY's mode the credit rule is looked up in `credit.CREDIT_RULES`: its knobs are checked and filled from the
-config's γ and `credit_args`, its backup fills the credit, and its advantages are GRPO inside every kept sibling
-group — or, for a rule that brings its own baseline (MT-GRPO per turn index, GiGPO's anchor states, Kevin's
-reward-to-go over the whole tree), the rule's `advantages` function, given `grpo.normalize` and the trees of one
-task at once (`score_trees`).
-
-GRPO-MT (the paper's natural multi-turn baseline; the paper does not define it exactly, so we do, here): G
-independent chains per task, each up to S turns, one refinement per failure — a tree grown with `g1=G, g2=1`. The
-chain's *final* reward R_i (reward of its last attempt) is broadcast to every turn of the chain:
-
-    Â_i = ( R_i - mean_j R_j ) / ( std_j R_j + eps )      for every node of chain i     (Bessel std, eps = 1e-4)
-
-so an informative failure and an uninformative one in two chains with the same final outcome get the same credit —
-the coarse credit assignment MURPHY's retrospective backup replaces.
+The trainer scores every round's trees with `score_trees(trees, config)`, and the widgets and notebooks call
+`score_tree` with their own knobs, so the three cannot drift apart. What a mode does — GRPO's turn-1 group,
+GRPO-MT's chains (`modes.grpo_mt`, its definition), MURPHY's prune -> credit rule backup -> advantages
+(`modes.tree_credit`) — is its entry in `murphy_lab.modes.MODES`; this module holds the knobs every rule reads and
+checks them once. Pruning budgets are off when None (the widgets' sliders map their 0 to None).
 """
 
 from __future__ import annotations
@@ -27,47 +14,9 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from murphy_lab.credit import credit_rule
-from murphy_lab.grpo import EPS, group_advantages, normalize
-from murphy_lab.modes import mode
-from murphy_lab.prune import interp, intrap, unprune
-from murphy_lab.tree import Node, RolloutTree
-
-
-# --- the baselines' rules ------------------------------------------------------------------------------------------
-def chains(tree: RolloutTree) -> list[list[Node]]:
-    """The G chains of a GRPO-MT tree: each turn-1 node followed by its single refinement, and so on."""
-    out = []
-    for head in tree.root.children:
-        chain, node = [head], head
-        while node.children:
-            if len(node.children) != 1:
-                raise ValueError(f"a GRPO-MT chain node has {len(node.children)} children; grow chains with g2=1")
-            node = node.children[0]
-            chain.append(node)
-        out.append(chain)
-    return out
-
-
-def grpo_mt(tree: RolloutTree, eps: float = EPS) -> RolloutTree:
-    """Fill credit (the chain's final reward) and advantage (normalised across chains) on every node."""
-    tree.validate()
-    cs = chains(tree)
-    final = [chain[-1].reward for chain in cs]  # R_i: the chain's final reward
-    for chain, r_final, adv in zip(cs, final, normalize(final, eps=eps)):
-        for node in chain:
-            node.credit = r_final  # broadcast to every turn of the chain
-            node.advantage = adv  # Â_i, shared by all turns
-    return tree
-
-
-def grpo_single(tree: RolloutTree, eps: float = EPS) -> RolloutTree:
-    """Single-turn GRPO: credit = reward, advantages inside the turn-1 group; deeper turns (if any) are ignored."""
-    tree.validate()
-    for n in tree.nodes():
-        n.credit = n.reward
-        if n.turn and n.turn > 1:
-            n.pruned = True  # single-turn GRPO never trains on refinements
-    return group_advantages(tree, eps=eps)
+from murphy_lab.modes import mode, pruning_modes
+from murphy_lab.prune import unprune
+from murphy_lab.tree import RolloutTree
 
 
 # --- the one pipeline ----------------------------------------------------------------------------------------------
@@ -118,32 +67,15 @@ def score_trees(trees: Sequence[RolloutTree], knobs: Any = None, **overrides: An
     k = Knobs.of(knobs, **overrides)
     m = mode(k.mode)
     if not m.prunes and (k.b_grp is not None or k.b_traj is not None):
-        raise ValueError(f"b_grp / b_traj: pruning only applies to mode='murphy' (mode is {k.mode!r}); use None")
+        raise ValueError(f"b_grp / b_traj: pruning only applies to {pruning_modes()} (mode is {k.mode!r}); use None")
     rule = credit_rule(k.credit)
-    values = rule.knob_values(gamma=k.gamma if rule.discounted else None, **k.credit_args)  # one-line errors
+    rule.knob_values(gamma=k.gamma if rule.discounted else None, **k.credit_args)  # one-line errors, in every mode
     for tree in trees:
         unprune(tree)
         for n in tree.root.walk():
             n.credit = n.advantage = None
-        if m.name == "grpo":
-            grpo_single(tree)  # one group, credit = reward
-        elif m.name == "grpo_mt":
-            grpo_mt(tree)  # chain's final reward broadcast, normalised across the G chains
-        else:
-            if k.b_grp is not None:
-                interp(tree, k.b_grp)  # InterP: keep the b_grp highest-variance groups per turn s >= 2
-            if k.b_traj is not None:
-                intrap(tree, k.b_traj, method=k.prune_method)  # IntraP: b_traj members per group
-            rule.backup(tree, backup_on=k.backup_on, **rule.stage_values("backup", values))  # r~: MaRS, MeRS, ...
-            if rule.advantages is None:
-                group_advantages(tree)  # Â = (r~ - mean_g) / (std_g + 1e-4) inside every kept group
-    if m.name == "murphy" and rule.advantages is not None:
-        by_task: dict[str, list[RolloutTree]] = {}
-        for tree in trees:
-            by_task.setdefault(tree.task_id or str(id(tree)), []).append(tree)  # no task id: alone
-        for task_trees in by_task.values():  # the rule's own baseline (MT-GRPO per turn, GiGPO anchors, Kevin)
-            rule.advantages(task_trees, normalize, **rule.stage_values("advantages", values))
+    m.score(trees, k)  # the mode's rule: grpo_single, grpo_mt, or prune -> credit -> advantages (modes.py)
     return list(trees)
 
 
-__all__ = ["Knobs", "chains", "grpo_mt", "grpo_single", "score_tree", "score_trees"]
+__all__ = ["Knobs", "score_tree", "score_trees"]

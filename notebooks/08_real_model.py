@@ -53,9 +53,10 @@ import torch
 import murphy_lab
 from murphy_lab.examples import check_answer
 from murphy_lab.executor import Executor
+from murphy_lab.modes import grpo_mt
 from murphy_lab.policy import TransformersPolicy, generation_defaults, real_model_path
 from murphy_lab.prompts import extract_program, first_prompt, parses
-from murphy_lab.scoring import grpo_mt, score_tree
+from murphy_lab.scoring import score_tree
 from murphy_lab.tasks import load_tasks
 from murphy_lab.tree import load_trees
 from murphy_lab.viz import draw_tree

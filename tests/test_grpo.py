@@ -15,8 +15,8 @@ from murphy_lab.grpo import (
     token_logps,
     training_pairs,
 )
+from murphy_lab.modes import grpo_mt, grpo_single
 from murphy_lab.prune import intrap
-from murphy_lab.scoring import grpo_mt, grpo_single
 from murphy_lab.tree import Node, RolloutTree
 
 

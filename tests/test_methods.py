@@ -24,7 +24,8 @@ def test_every_registered_name_resolves_to_its_own_entry():
     for name in METHODS:
         m = get_method(name)
         assert isinstance(m, Method) and m.name == name
-        assert m.trains == (m.config is not None) == (m.recipe is not None) == (name != "base")
+        assert m.trains == (m.config is not None) == (name != "base")
+        assert m.trains or not (m.recipes or m.mode)  # a method that trains nothing has no recipe and no mode
 
 
 def test_an_unknown_method_is_refused_naming_the_known_ones():
@@ -84,7 +85,9 @@ def test_every_method_trains_on_the_same_tasks_for_every_seed(profile, tmp_path,
 
 
 def test_every_methods_paper_config_names_the_one_training_set():
-    for method in (m for m in METHODS if get_method(m).trains):
+    from murphy_lab.methods import default_methods
+
+    for method in (m for m in default_methods(get_profile("paper")) if get_method(m).trains):
         for seed in (0, 1, 2):
             (exp,) = X.plan("paper", methods=(method,), models=("Qwen3-4B",), seeds=(seed,))
             exp = dataclasses.replace(exp, overrides=(("use_vllm", False), ("bf16", False)))
@@ -117,9 +120,93 @@ def test_the_trainers_methods_train_in_their_modes():
     from murphy_lab.modes import mode
 
     ebase = dict(profile="toy", model="toy", overrides=(("g1", 8), ("g2", 8)))
-    for method in ("grpo", "grpo_mt", "murphy"):
-        cfg = get_method(method).config(X.Experiment(method=method, **ebase), "m")
-        assert {k: getattr(cfg, k) for k in mode(method).fields()} == mode(method).fields()
+    for method in ("grpo", "grpo_mt", "murphy", "reveal"):
+        m = get_method(method)
+        cfg = m.config(X.Experiment(method=method, **ebase), "m")
+        if method == "reveal":  # its rounds: the chains of its mode, S = rounds (`as_chains`)
+            from murphy_lab.baselines.reveal.method import configs
+            from murphy_lab.baselines.reveal.trainer import as_chains
+
+            cfg = as_chains(*configs(X.Experiment(method=method, **ebase), "m"))
+        assert {k: getattr(cfg, k) for k in mode(m.mode).fields()} == mode(m.mode).fields()
+
+
+# --- a new method: named mode, recipes opt-in -----------------------------------------------------------------------
+def register(monkeypatch, method: Method) -> None:
+    """Register `method` as if it had its own module and ENTRIES line (undone after the test)."""
+    import importlib
+    import types
+
+    import murphy_lab.methods as methods_mod
+
+    plan_mod = importlib.import_module("murphy_lab.experiments.plan")  # the module (the package exports `plan`)
+
+    module = types.ModuleType("murphy_lab_test_method")
+    module.METHOD = method
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    monkeypatch.setitem(ENTRIES, method.name, f"{module.__name__}:METHOD")
+    for where in (methods_mod, plan_mod):
+        monkeypatch.setattr(where, "METHODS", tuple(ENTRIES))
+
+
+def chains_variant(**kw) -> Method:
+    """A method on GRPO-MT's chains under a name of its own, with no paper recipe: what a new method starts as."""
+    from murphy_lab.methods import murphy
+
+    kw = {"mode": "grpo_mt", **kw}
+    return Method("chains_variant", train=murphy.train, config=murphy.config, budget=murphy.TRAINER_BUDGET, **kw)
+
+
+def test_a_method_takes_its_config_from_the_mode_it_names_not_from_its_name(monkeypatch):
+    register(monkeypatch, chains_variant())
+    exp = X.Experiment("toy", "toy", "chains_variant", overrides=(("g1", 4),))
+    cfg = get_method("chains_variant").config(exp, "m")
+    assert (cfg.mode, cfg.g2) == ("grpo_mt", 1)
+
+
+def test_a_method_without_paper_recipes_is_valid_and_trains_on_the_presets(monkeypatch):
+    register(monkeypatch, chains_variant())
+    assert get_method("chains_variant").recipes == ()
+    exps = X.plan("smoke", methods=["chains_variant"])
+    cfg = get_method("chains_variant").config(exps[0], "m")
+    assert cfg.validate().mode == "grpo_mt"
+
+
+def test_the_paper_profile_refuses_a_method_without_recipes_naming_the_files(monkeypatch):
+    register(monkeypatch, chains_variant())
+    with pytest.raises(FileNotFoundError) as err:  # when the experiment is made, or at the latest its config (before
+        exp = X.Experiment("paper", "Qwen3-1.7B", "chains_variant")  # any model loads or job starts)
+        get_method("chains_variant").config(exp, "Qwen/Qwen3-1.7B")
+    msg = str(err.value)
+    assert "\n" not in msg and "Method.recipes" in msg
+    for folder in ("qwen3-1.7b", "qwen3-4b", "olmo2-7b"):
+        assert f"reproduce/configs/{folder}/chains_variant.yaml" in msg
+
+
+def test_the_paper_profile_plans_by_default_the_methods_that_ship_recipes(monkeypatch):
+    from murphy_lab.methods import default_methods
+
+    paper = default_methods(get_profile("paper"))
+    assert {"base", "grpo", "grpo_mt", "mucode", "reveal", "murphy"} <= set(paper)  # the paper's columns
+    register(monkeypatch, chains_variant())
+    assert default_methods(get_profile("paper")) == paper  # recipes are opt-in: the new method is left out there
+    assert "chains_variant" in default_methods(get_profile("smoke"))  # and trained on the presets elsewhere
+
+
+def test_the_paper_columns_and_the_trainers_methods_declare_their_recipes_and_modes():
+    shipped = {name: (get_method(name).mode, get_method(name).recipes) for name in METHODS}
+    assert shipped["grpo"] == ("grpo", ("grpo",)) and shipped["grpo_mt"] == ("grpo_mt", ("grpo_mt",))
+    assert shipped["murphy"][0] == "murphy" and "murphy_mars" in shipped["murphy"][1]
+    assert shipped["reveal"] == ("grpo_mt", ("reveal",)) and shipped["mucode"] == (None, ("mucode",))
+    assert shipped["base"] == (None, ())
+
+
+def test_a_method_entry_is_checked_when_it_is_made():
+    with pytest.raises(ValueError, match=r"mode must be one of \('murphy', 'grpo_mt', 'grpo'.*got 'ppo'"):
+        chains_variant(mode="ppo")
+    with pytest.raises(ValueError, match="recipes need a `recipe` that picks one"):
+        chains_variant(recipes=("a", "b"))
+    assert chains_variant(recipes=("a",)).recipe_name(None) == "a"
 
 
 @pytest.mark.parametrize("method", ["grpo", "murphy", "reveal"])

@@ -10,9 +10,9 @@ from trees import paper_tree
 from murphy_lab.config import MurphyConfig
 from murphy_lab.credit import mers
 from murphy_lab.grpo import group_advantages
-from murphy_lab.modes import MODES, mode
+from murphy_lab.modes import MODES, chains, grpo_mt, mode
 from murphy_lab.prune import interp, intrap
-from murphy_lab.scoring import Knobs, chains, grpo_mt, score_tree
+from murphy_lab.scoring import Knobs, score_tree
 from murphy_lab.tree import Node, RolloutTree
 from murphy_lab.viz.widgets import compute, slider_budget
 
@@ -105,3 +105,36 @@ def test_the_config_accepts_every_credit_rule_and_names_them_when_refusing():
         MurphyConfig.for_profile("smoke", credit=name).validate()
     with pytest.raises(ValueError, match=re.escape(f"credit: must be one of {tuple(CREDIT_RULES)}")):
         MurphyConfig.for_profile("smoke", credit="sum").validate()
+
+
+def test_a_mode_is_its_table_entry_scoring_and_weights_read_no_name(monkeypatch):
+    """A new mode is one MODES entry: score_tree runs its rule, the config accepts it, and the trainer's group_sum
+    weights come from its loss groups — no caller asks for its name."""
+    from murphy_lab import modes
+    from murphy_lab.modes import Mode, chain_group
+    from murphy_lab.trainer.core import group_token_weights
+
+    def last_turn_only(trees, knobs):  # a toy rule: the final attempt of each chain gets its reward as advantage
+        for tree in trees:
+            for chain in chains(tree):
+                chain[-1].credit = chain[-1].advantage = chain[-1].reward
+
+    monkeypatch.setitem(modes.MODES, "last", Mode("last", "chains", last_turn_only, chain_group, g2=1))
+    tree = score_tree(chain_tree(), mode="last")
+    assert [(n.credit, n.advantage) for n in tree.nodes()] == [(None, None), (1.0, 1.0), (None, None), (0.0, 0.0)]
+    for n in tree.nodes():
+        n.meta["completion_ids"] = [0] * 3
+    w = group_token_weights([tree], "last")  # one group of 2 chains, each a sequence of its one kept row (3 tokens)
+    assert sorted(w.values()) == [1 / (2 * 3)] * 2
+    assert MurphyConfig.for_profile("smoke", mode="last", g2=1).validate().mode == "last"
+    with pytest.raises(ValueError, match="b_grp: pruning only applies to mode='murphy'"):
+        MurphyConfig.for_profile("smoke", mode="last", g2=1, b_grp=2).validate()
+
+
+def test_the_loss_groups_of_each_mode():
+    tree = score_tree(paper_tree(0), b_traj=4)
+    groups = MODES["murphy"].loss_groups(tree)
+    assert [len(g) for g in groups] == [len(m) for _, m in tree.groups(kept_only=True)]  # each kept member alone
+    assert all(len(seq) == 1 for g in groups for seq in g)
+    chained = score_tree(chain_tree(), mode="grpo_mt")
+    assert MODES["grpo_mt"].loss_groups(chained) == [chains(chained)]  # one group: the chains, each one sequence

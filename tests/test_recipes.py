@@ -17,13 +17,16 @@ import murphy_lab.config as config_mod
 from murphy_lab.baselines.mucode.config import MuCodeConfig
 from murphy_lab.baselines.reveal.trainer import ReVealConfig, load_recipe
 from murphy_lab.config import MurphyConfig
+from murphy_lab.methods import METHODS as REGISTERED
+from murphy_lab.methods import get_method
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIGS = REPO / "reproduce" / "configs"
 LAUNCH = CONFIGS / "launch"
 MODELS = ("qwen3-1.7b", "qwen3-4b", "olmo2-7b")
-METHODS = ("grpo", "grpo_mt", "murphy_mars", "murphy_mers_g0.9", "murphy_mers_g1.0", "murphy_interp",
-           "murphy_intrap", "reveal", "mucode")  # fmt: skip
+# the recipe names every registered method ships for the paper profile (opt-in: `Method.recipes`, empty for one
+# that has none, which the paper profile then refuses naming the files; tests/test_methods.py)
+METHODS = tuple(r for name in REGISTERED for r in get_method(name).recipes)
 # max_position_embeddings in each model's config.json (Qwen/Qwen3-1.7B, Qwen/Qwen3-4B, allenai/OLMo-2-1124-7B-Instruct)
 POSITIONS = {"qwen3-1.7b": 40960, "qwen3-4b": 40960, "olmo2-7b": 4096}
 RECIPES = sorted(p for p in CONFIGS.glob("*/*.yaml") if p.parent.name != "launch")

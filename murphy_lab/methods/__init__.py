@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from murphy_lab import modes
 from murphy_lab.scaffolds import Scaffold, get_scaffold
 
 # The main table's columns, in its order: the paper's, plus single-turn GRPO (our toy table has it; the paper not).
@@ -61,8 +62,16 @@ class Method:
     """Trains the experiment's base model and returns the trained model's folder; None: evaluated untrained (base)."""
     config: ConfigFn | None = None
     """The config `train` trains with, checked against the evaluation's prompt format (tests render its prompts)."""
+    mode: str | None = None
+    """The trainer mode it trains in, a name of `murphy_lab.modes.MODES`: its config takes the mode's G2 / S
+    (`Mode.fields`), and the mode's entry scores its trees and weighs its loss; None: no MurphyTrainer mode (µCode's
+    own pipeline, the untrained base)."""
+    recipes: tuple[str, ...] = ()
+    """Its paper recipes (opt-in): `reproduce/configs/<model>/<name>.yaml` for every paper model; (): none — a
+    profile that trains from recipes (paper) refuses it with the files it would need (`methods.recipes.recipe_path`),
+    every other profile trains it from its presets."""
     recipe: Callable[[Any], str] | None = None
-    """The experiment's paper recipe, `reproduce/configs/<model>/<recipe(exp)>.yaml`; None: no recipe (base)."""
+    """Which of `recipes` an experiment trains with (MURPHY: by its variant); None: the method's one recipe."""
     scaffold: str = "reflexion"
     """The scaffold it is evaluated in unless an experiment names another (Experiment.scaffold = None): its format."""
     evaluation: Callable[[Any], Scaffold] = shared_scaffold
@@ -75,9 +84,21 @@ class Method:
     cost: int = 1
     """Scheduling order of parallel runs: the costliest (lowest) start first."""
 
+    def __post_init__(self) -> None:
+        if self.mode is not None:
+            modes.mode(self.mode)  # an unknown mode: the error names the known ones
+        if self.recipe is None and len(self.recipes) > 1:
+            raise ValueError(f"method {self.name!r}: {len(self.recipes)} recipes need a `recipe` that picks one")
+
     @property
     def trains(self) -> bool:
         return self.train is not None
+
+    def recipe_name(self, exp: Any) -> str:
+        """The name of the experiment's recipe (`reproduce/configs/<model>/<name>.yaml`), whether or not it ships."""
+        if self.recipe is not None:
+            return self.recipe(exp)
+        return self.recipes[0] if self.recipes else self.name
 
 
 def get_method(name: str) -> Method:
@@ -91,4 +112,15 @@ def get_method(name: str) -> Method:
     return method
 
 
-__all__ = ["ENTRIES", "METHODS", "SAMPLE_REFERENCE", "Method", "get_method", "shared_scaffold"]
+def default_methods(profile: Any) -> tuple[str, ...]:
+    """The methods a profile plans when a plan names none: its `methods`, else every registered one — for a profile
+    that trains from paper recipes (`Profile.recipes`), every one that ships its recipes and the untrained base, since
+    recipes are opt-in (a method named explicitly there without them is refused naming the files: `recipe_path`)."""
+    if profile.methods:
+        return tuple(profile.methods)
+    if not profile.recipes:
+        return METHODS
+    return tuple(m for m in METHODS if not get_method(m).trains or get_method(m).recipes)
+
+
+__all__ = ["ENTRIES", "METHODS", "SAMPLE_REFERENCE", "Method", "default_methods", "get_method", "shared_scaffold"]

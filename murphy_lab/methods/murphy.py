@@ -5,7 +5,8 @@ differ only in the fields their mode implies and, for MURPHY, its variants (cred
 
     config(exp, base)   experiment_fields (recipes.py) + the mode's fields + MURPHY's variant -> MurphyConfig
     train(exp, base)    locally: murphy_lab.trainer.train(config); a profile with recipes (paper): the launch scripts
-    recipe(exp)         grpo | grpo_mt | murphy_<credit>[_g<γ>] | murphy_<pruning>   (reproduce/configs/<model>/)
+    mode                Method.mode: grpo | grpo_mt | murphy (murphy_lab.modes: G2 / S, scoring rule, loss groups)
+    recipes             grpo | grpo_mt | murphy_<credit>[_g<γ>] | murphy_<pruning>   (reproduce/configs/<model>/)
 
 Pruning budgets follow the paper's ratio (G = 8 -> b_traj = b_grp = 4, i.e. half): b = max(2, G // 2) for IntraP
 and max(1, G1 // 2) for InterP; the paper profile's pruning recipes state theirs.
@@ -25,6 +26,7 @@ from murphy_lab.modes import mode
 from murphy_lab.trainer import train as train_run
 
 MURPHY_VARIANTS = ("credit", "gamma", "pruning", "backup_on")  # the Experiment fields of MURPHY's ablations
+MURPHY_RECIPES = ("murphy_mars", "murphy_mers_g0.9", "murphy_mers_g1.0", "murphy_interp", "murphy_intrap")  # the paper's
 TRAINER_BUDGET = ("g1", "g2", "turns", "per_device_train_batch_size", "max_steps")  # tasks × samples per step, steps
 FIELDS = {f.name for f in dataclasses.fields(MurphyConfig)}
 
@@ -33,8 +35,9 @@ def fields(exp: Any, base_model: str) -> dict:
     """The MurphyConfig fields of an experiment: the shared ones, the mode's, and the method's variant (MURPHY's
     credit rule, γ and backup order; its pruning budgets are set in `config`)."""
     kw = experiment_fields(exp, base_model, length="max_completion_length")  # an unknown override: MurphyConfig's error
-    kw.update(mode(exp.method).fields())  # the trainer's mode is the method's name; it fixes G2 / S
-    kw.update({f: getattr(exp, f) for f in get_method(exp.method).variants if f in FIELDS})  # credit, gamma, backup_on
+    method = get_method(exp.method)
+    kw.update(mode(method.mode).fields())  # the mode the method names (Method.mode): it fixes G2 / S
+    kw.update({f: getattr(exp, f) for f in method.variants if f in FIELDS})  # credit, gamma, backup_on
     return kw
 
 
@@ -58,11 +61,6 @@ def train(exp: Any, base_model: str, output_dir: Path) -> Path:
     return Path(train_run(cfg, output_dir))
 
 
-def method_recipe(exp: Any) -> str:
-    """GRPO's and GRPO-MT's recipe is named after the method: grpo.yaml, grpo_mt.yaml."""
-    return exp.method
-
-
 def murphy_recipe(exp: Any) -> str:
     """MURPHY's recipe is named after its variant: murphy_mars, murphy_mers_g0.9, murphy_interp, ..."""
     if exp.pruning != "none":
@@ -75,9 +73,10 @@ def murphy_recipe(exp: Any) -> str:
 
 BASE = Method("base", cost=4)  # the untrained base model, evaluated like every column
 # one group of G per task, one turn
-GRPO = Method("grpo", train=train, config=config, recipe=method_recipe, budget=TRAINER_BUDGET, cost=3)
-# G chains of S turns, the chain's final reward broadcast (murphy_lab.scoring.grpo_mt)
-GRPO_MT = Method("grpo_mt", train=train, config=config, recipe=method_recipe, budget=TRAINER_BUDGET, cost=2)
+GRPO = Method("grpo", train=train, config=config, mode="grpo", recipes=("grpo",), budget=TRAINER_BUDGET, cost=3)
+# G chains of S turns, the chain's final reward broadcast (murphy_lab.modes.grpo_mt)
+GRPO_MT = Method("grpo_mt", train=train, config=config, mode="grpo_mt", recipes=("grpo_mt",), budget=TRAINER_BUDGET,
+                 cost=2)  # fmt: skip
 # the tree, retrospective credit, pruning
-MURPHY = Method("murphy", train=train, config=config, recipe=murphy_recipe, variants=MURPHY_VARIANTS,
-                budget=TRAINER_BUDGET, cost=0)
+MURPHY = Method("murphy", train=train, config=config, mode="murphy", recipes=MURPHY_RECIPES, recipe=murphy_recipe,
+                variants=MURPHY_VARIANTS, budget=TRAINER_BUDGET, cost=0)  # fmt: skip

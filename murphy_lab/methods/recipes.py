@@ -64,9 +64,15 @@ def recipe_path(exp: Any) -> Path:
     if exp.model not in RECIPE_DIRS:
         raise ValueError(f"no recipe folder for model {exp.model!r}; known: {sorted(RECIPE_DIRS)}")
     method = get_method(exp.method)
-    if method.recipe is None:
+    if not method.trains:
         raise ValueError(f"method {exp.method!r} trains nothing, so it has no recipe")
-    path = REPO / "reproduce" / "configs" / RECIPE_DIRS[exp.model] / f"{method.recipe(exp)}.yaml"
+    name = method.recipe_name(exp)
+    if name not in method.recipes:  # recipes are opt-in: this method ships none (or not this variant's)
+        missing = ", ".join(f"reproduce/configs/{d}/{name}.yaml" for d in RECIPE_DIRS.values())
+        raise FileNotFoundError(f"{exp.method}/{exp.variant} has no paper recipe {name!r} (its Method.recipes: "
+                         f"{list(method.recipes)}); profile {exp.profile!r} trains from recipes only: add {missing} "
+                         f"and name {name!r} in Method.recipes, or train it on a profile with presets (smoke, toy)")  # fmt: skip
+    path = REPO / "reproduce" / "configs" / RECIPE_DIRS[exp.model] / f"{name}.yaml"
     if not path.is_file():
         raise FileNotFoundError(f"no training recipe {path} for {exp.model}/{exp.method}/{exp.variant}")
     return path

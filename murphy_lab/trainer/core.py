@@ -37,10 +37,12 @@ from trl.trainer.utils import pad, use_adapter
 
 from murphy_lab import executor as executor_pkg
 from murphy_lab.config import MurphyConfig
+from murphy_lab.modes import Mode
+from murphy_lab.modes import mode as get_mode
 from murphy_lab.policy.packaged import resolve_model
 from murphy_lab.prompts import answer_extractor, first_prompt, token_budget
 from murphy_lab.rollout import task_trees
-from murphy_lab.scoring import chains, score_trees
+from murphy_lab.scoring import score_trees
 from murphy_lab.trainer.prefix_pass import PrefixSharing
 from murphy_lab.trainer.sampling import TimedExecutor, TurnSampler, tasks_of_rows
 from murphy_lab.trainer.stats import RunLog, tree_stats
@@ -54,29 +56,25 @@ def task_dataset(tasks: list) -> Any:
     return Dataset.from_list([{"prompt": first_prompt(t.prompt), "task_id": t.task_id} for t in tasks])
 
 
-def group_token_weights(trees: list[RolloutTree], mode: str) -> dict[int, float]:
+def group_token_weights(trees: list[RolloutTree], mode: str | Mode) -> dict[int, float]:
     """id(node) -> the weight of each of its completion tokens in the paper's objective for one tree:
 
-        J(tree) = Σ_{g ∈ kept groups} (1/|g|) Σ_{o ∈ g} (1/|o|) Σ_{t ∈ o} ℓ_t     (the sum of per-group GRPO
-                                                                                  objectives, MURPHY's J^pruned)
+        J(tree) = Σ_{g ∈ groups} (1/|g|) Σ_{o ∈ g} (1/|o|) Σ_{t ∈ o} ℓ_t     (the sum of per-group GRPO objectives,
+                                                                           MURPHY's J^pruned)
 
-    so w(v) = 1 / (|g| · |o|), with g the kept members of v's response group that have an advantage and o = v's
-    completion (|o| tokens). GRPO (one group) is DeepSeekMath's GRPO. GRPO-MT's group is the tree's G chains and a
-    sequence is a whole chain (its turns' completions together), since its advantage is the chain's. The trainer
-    divides by the round's trees (`loss_type="group_sum"`: the mean over tasks of the sum over a tree's groups).
+    so w(v) = 1 / (|g| · |o|), with the groups g and their sequences o the mode's (`Mode.loss_groups`): GRPO's and
+    MURPHY's g are the kept members of a response group that have an advantage and o = one node's completion
+    (|o| tokens; GRPO is then DeepSeekMath's GRPO); GRPO-MT's g is the tree's G chains and o a whole chain (its
+    turns' completions together), since its advantage is the chain's. The trainer divides by the round's trees
+    (`loss_type="group_sum"`: the mean over tasks of the sum over a tree's groups).
     """
+    groups_of = get_mode(mode).loss_groups
     out: dict[int, float] = {}
     for tree in trees:
-        if mode == "grpo_mt":
-            kept = [[n for n in chain if not n.pruned and n.advantage is not None] for chain in chains(tree)]
-            kept = [chain for chain in kept if chain]
-            for chain in kept:
-                tokens = sum(len(n.meta["completion_ids"]) for n in chain)  # |o|: the chain's generated tokens
-                out.update({id(n): 1.0 / (len(kept) * max(tokens, 1)) for n in chain})
-            continue
-        for _, members in tree.groups(kept_only=True):
-            group = [m for m in members if m.advantage is not None]
-            out.update({id(m): 1.0 / (len(group) * max(len(m.meta["completion_ids"]), 1)) for m in group})
+        for group in groups_of(tree):
+            for seq in group:
+                tokens = sum(len(n.meta["completion_ids"]) for n in seq)  # |o|: the sequence's generated tokens
+                out.update({id(n): 1.0 / (len(group) * max(tokens, 1)) for n in seq})  # w = 1 / (|g| · |o|)
     return out
 
 

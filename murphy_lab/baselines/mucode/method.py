@@ -38,6 +38,6 @@ def train(exp: Any, base_model: str, output_dir: Path) -> Path:
 
 
 METHOD = Method(
-    "mucode", train=train, config=config, recipe=lambda exp: "mucode",
+    "mucode", train=train, config=config, recipes=("mucode",),
     budget=("rollouts", "turns", "rounds", "n_train_tasks"), cost=1,
 )  # fmt: skip

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from murphy_lab.baselines.mucode.verifier import candidates
-from murphy_lab.scoring import chains
+from murphy_lab.modes import chains
 from murphy_lab.tree import RolloutTree
 
 ORACLE_WEIGHT = 100.0  # create_merged_RS_data.py: reward + 100 * label

@@ -22,7 +22,7 @@ from typing import Any
 
 from murphy_lab.baselines.reveal.format import reveal_extract
 from murphy_lab.baselines.reveal.scaffold import REVEAL_SCAFFOLDS, ReVealScaffold
-from murphy_lab.baselines.reveal.trainer import as_chains, recipe_configs, split_fields, train_reveal
+from murphy_lab.baselines.reveal.trainer import MODE, as_chains, recipe_configs, split_fields, train_reveal
 from murphy_lab.config import MurphyConfig
 from murphy_lab.methods import Method
 from murphy_lab.methods.formats import prompt_format
@@ -80,6 +80,6 @@ def evaluation(exp: Any) -> Scaffold:
 
 
 METHOD = Method(
-    "reveal", train=train, config=config, recipe=lambda exp: "reveal", scaffold=ReVealScaffold.name,
+    "reveal", train=train, config=config, mode=MODE, recipes=("reveal",), scaffold=ReVealScaffold.name,
     evaluation=evaluation, budget=(*TRAINER_BUDGET, "rounds"), cost=1,
 )  # fmt: skip

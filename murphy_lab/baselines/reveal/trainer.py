@@ -33,10 +33,13 @@ from murphy_lab.baselines.reveal.chain import Chain, render, run_chains
 from murphy_lab.baselines.reveal.format import first_prompt
 from murphy_lab.baselines.reveal.rewards import tapo_groups
 from murphy_lab.config import MurphyConfig
+from murphy_lab.modes import mode
 from murphy_lab.train import apply_nested, parse_sets
 from murphy_lab.trainer import MurphyTrainer, TimedExecutor, TurnSampler
 from murphy_lab.trainer import run as lifecycle
 from murphy_lab.tree import Node
+
+MODE = "grpo_mt"  # ReVeal's trainer mode (its Method.mode): G chains of `rounds` rounds, G2 = 1 (`as_chains`)
 
 
 @dataclass
@@ -65,9 +68,10 @@ class ReVealConfig:
 
 
 def as_chains(config: MurphyConfig, reveal: ReVealConfig) -> MurphyConfig:
-    """The MurphyConfig of a ReVeal run: G chains of `rounds` rounds (mode grpo_mt, G2 = 1, no pruning), so that
-    MurphyConfig's checks and MurphyTrainer's round (one generation call per round on every rank) apply."""
-    return dataclasses.replace(config, mode="grpo_mt", g2=1, turns=reveal.rounds, b_grp=None, b_traj=None)
+    """The MurphyConfig of a ReVeal run: G chains of `rounds` rounds (its mode's fields: grpo_mt, G2 = 1; no
+    pruning), so that MurphyConfig's checks and MurphyTrainer's round (one generation call per round on every rank)
+    apply. ReVeal scores and weighs its chains itself (TAPO: `score_trees`, `build_rows` below)."""
+    return dataclasses.replace(config, **mode(MODE).fields(), turns=reveal.rounds, b_grp=None, b_traj=None)
 
 
 class ReVealTrainer(MurphyTrainer):
