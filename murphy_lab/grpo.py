@@ -28,10 +28,12 @@ update) on a causal LM, as notebook 05 walks through it.
 from __future__ import annotations
 
 import math
-
-import torch
+from typing import TYPE_CHECKING
 
 from murphy_lab.tree import RolloutTree
+
+if TYPE_CHECKING:  # torch is imported by the functions that compute with it: scoring a tree needs none
+    import torch
 
 EPS = 1e-4  # TRL's epsilon in (r - mean) / (std + eps)
 
@@ -69,6 +71,8 @@ def group_advantages(tree: RolloutTree, eps: float = EPS, scale: bool = True) ->
 
 def k3_kl(logps: torch.Tensor, ref_logps: torch.Tensor) -> torch.Tensor:
     """Per-token k3 estimator of KL(π_θ || π_ref): exp(ref - logp) - (ref - logp) - 1. Shapes (B, T) -> (B, T)."""
+    import torch
+
     d = ref_logps - logps
     return torch.exp(d) - d - 1
 
@@ -92,6 +96,8 @@ def grpo_loss(
     `loss_type` aggregates as TRL 1.16 does (module docstring): "grpo", "bnpo", "dapo" or "dr_grpo"
     (sum / (B · max_completion_length), as TRL's `_compute_loss`, so `max_completion_length` is required there).
     """
+    import torch
+
     if logps.shape != mask.shape:
         raise ValueError(f"logps {tuple(logps.shape)} and mask {tuple(mask.shape)} must have the same (B, T) shape")
     if advantages.shape != logps.shape[:1]:
@@ -132,6 +138,8 @@ def token_logps(model: torch.nn.Module, ids: torch.Tensor, attention_mask: torch
     Shapes: ids (B, L) -> (B, L-1); position t-1 holds the log-probability of token t, so a completion mask over
     `ids` is aligned with the result as `mask[:, 1:]`.
     """
+    import torch
+
     out = model(ids) if attention_mask is None else model(ids, attention_mask=attention_mask)
     logits = out.logits[:, :-1]  # (B, L-1, V): the prediction for the next token
     return torch.log_softmax(logits.float(), -1).gather(-1, ids[:, 1:, None]).squeeze(-1)  # (B, L-1)
@@ -151,6 +159,8 @@ def grpo_step(
 
     Returns the loss and the gradient's L2 norm (before the update).
     """
+    import torch
+
     if (lr is None) == (optimizer is None):
         raise ValueError("grpo_step: pass exactly one of lr (a plain SGD step) or optimizer")
     model.zero_grad()

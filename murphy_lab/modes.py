@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from murphy_lab.credit import credit_rule
+from murphy_lab.grpo import EPS, group_advantages, normalize
 from murphy_lab.prune import interp, intrap
 from murphy_lab.tree import Node, RolloutTree
 
@@ -57,32 +58,26 @@ def chains(tree: RolloutTree) -> list[list[Node]]:
     return out
 
 
-def grpo_mt(tree: RolloutTree, eps: float | None = None) -> RolloutTree:
-    """Fill credit (the chain's final reward) and advantage (normalised across chains, eps None: grpo.EPS) on every
-    node."""
-    from murphy_lab.grpo import EPS, normalize  # grpo.py holds the torch loss too: imported to score
-
+def grpo_mt(tree: RolloutTree, eps: float = EPS) -> RolloutTree:
+    """Fill credit (the chain's final reward) and advantage (normalised across chains) on every node."""
     tree.validate()
     cs = chains(tree)
     final = [chain[-1].reward for chain in cs]  # R_i: the chain's final reward
-    for chain, r_final, adv in zip(cs, final, normalize(final, eps=EPS if eps is None else eps)):
+    for chain, r_final, adv in zip(cs, final, normalize(final, eps=eps)):
         for node in chain:
             node.credit = r_final  # broadcast to every turn of the chain
             node.advantage = adv  # Â_i, shared by all turns
     return tree
 
 
-def grpo_single(tree: RolloutTree, eps: float | None = None) -> RolloutTree:
-    """Single-turn GRPO: credit = reward, advantages inside the turn-1 group (eps None: grpo.EPS); deeper turns (if
-    any) are ignored."""
-    from murphy_lab.grpo import EPS, group_advantages  # torch: loaded when a tree is scored (see grpo_mt)
-
+def grpo_single(tree: RolloutTree, eps: float = EPS) -> RolloutTree:
+    """Single-turn GRPO: credit = reward, advantages inside the turn-1 group; deeper turns (if any) are ignored."""
     tree.validate()
     for n in tree.nodes():
         n.credit = n.reward
         if n.turn and n.turn > 1:
             n.pruned = True  # single-turn GRPO never trains on refinements
-    return group_advantages(tree, eps=EPS if eps is None else eps)
+    return group_advantages(tree, eps=eps)
 
 
 def single_turn(trees: Sequence[RolloutTree], knobs: Any) -> None:
@@ -104,8 +99,6 @@ def tree_credit(trees: Sequence[RolloutTree], knobs: Any) -> None:
     turn index, GiGPO's anchor states, Kevin's reward-to-go over the whole tree), the rule's `advantages` function,
     given `grpo.normalize` and the trees of one task (same `task_id`) at once.
     """
-    from murphy_lab.grpo import group_advantages, normalize  # torch: imported to score (see grpo_mt)
-
     k, rule = knobs, credit_rule(knobs.credit)
     values = rule.knob_values(gamma=k.gamma if rule.discounted else None, **k.credit_args)  # one-line errors
     for tree in trees:

@@ -223,7 +223,7 @@ def build_trees(
         raise ValueError(f"prompts and tests differ in length: {len(prompts)} vs {len(tests)}")
     if not isinstance(g1, int) or g1 < 2:
         raise ValueError(f"g1 must be an integer >= 2 (a GRPO group needs two members), got {g1!r}")
-    if not isinstance(g2, int) or g2 < 1:  # g2 = 1 grows GRPO-MT's chains (scoring.grpo_mt)
+    if not isinstance(g2, int) or g2 < 1:  # g2 = 1 grows GRPO-MT's chains (modes.grpo_mt)
         raise ValueError(f"g2 must be an integer >= 1, got {g2!r}")
     if not isinstance(turns, int) or turns < 1:
         raise ValueError(f"turns must be an integer >= 1, got {turns!r}")

@@ -174,10 +174,10 @@ def test_a_method_without_paper_recipes_is_valid_and_trains_on_the_presets(monke
 
 def test_the_paper_profile_refuses_a_method_without_recipes_naming_the_files(monkeypatch):
     register(monkeypatch, chains_variant())
-    with pytest.raises(FileNotFoundError) as err:  # when the experiment is made, or at the latest its config (before
-        exp = X.Experiment("paper", "Qwen3-1.7B", "chains_variant")  # any model loads or job starts)
-        get_method("chains_variant").config(exp, "Qwen/Qwen3-1.7B")
+    with pytest.raises(FileNotFoundError) as err:  # when the plan is made, before any model loads or job starts
+        X.plan("paper", methods=["chains_variant"])
     msg = str(err.value)
+    assert "profile 'paper' trains from recipes only" in msg
     assert "\n" not in msg and "Method.recipes" in msg
     for folder in ("qwen3-1.7b", "qwen3-4b", "olmo2-7b"):
         assert f"reproduce/configs/{folder}/chains_variant.yaml" in msg
@@ -191,6 +191,7 @@ def test_the_paper_profile_plans_by_default_the_methods_that_ship_recipes(monkey
     register(monkeypatch, chains_variant())
     assert default_methods(get_profile("paper")) == paper  # recipes are opt-in: the new method is left out there
     assert "chains_variant" in default_methods(get_profile("smoke"))  # and trained on the presets elsewhere
+    assert "chains_variant" not in {e.method for e in X.plan("paper")}  # plan("paper") still plans
 
 
 def test_the_paper_columns_and_the_trainers_methods_declare_their_recipes_and_modes():

@@ -24,7 +24,7 @@ import pytest
 
 import murphy_lab.experiments as X
 from murphy_lab import profiles
-from murphy_lab.methods import METHODS, get_method
+from murphy_lab.methods import default_methods, get_method
 from murphy_lab.methods.formats import policy_kwargs
 from murphy_lab.profiles import get_profile
 from murphy_lab.tasks import Task
@@ -35,7 +35,7 @@ TEMPLATE = (
     "{% if enable_thinking is defined and not enable_thinking %}[no-think]{% endif %}{% endif %}"
 )
 PAPER = get_profile("paper")
-TRAINED = [m for m in PAPER.methods or METHODS if get_method(m).trains]  # the base model is evaluated only
+TRAINED = [m for m in default_methods(PAPER) if get_method(m).trains]  # the base model is evaluated only
 CPU = (("use_vllm", False), ("bf16", False), ("report_to", "none"))  # the recipes' GPU settings, off for a CPU test
 TASKS = [Task(f"t/{i}", f"Write add{i}(a, b) that returns a + b + {i}.", visible_tests=[f"assert add{i}(1, 2) == {3 + i}"],
               hidden_tests=[f"assert add{i}(2, 2) == {4 + i}"], reference=f"def add{i}(a, b):\n    return a + b + {i}\n")

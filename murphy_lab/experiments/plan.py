@@ -24,7 +24,8 @@ from pathlib import Path
 import murphy_lab
 from murphy_lab.credit import CREDIT_RULES, credit_rule
 from murphy_lab.experiments.contamination import ContaminationReport, refuse_overlap
-from murphy_lab.methods import METHODS, SAMPLE_REFERENCE, get_method
+from murphy_lab.methods import METHODS, SAMPLE_REFERENCE, default_methods, get_method
+from murphy_lab.methods.recipes import recipe_path
 from murphy_lab.profiles import TRAIN_DATA, Profile, check_benchmark, get_profile
 
 PRUNINGS = ("none", "intrap", "interp")  # MURPHY's pruning rules: none, IntraP (b_traj per group), InterP (b_grp)
@@ -84,6 +85,8 @@ class Experiment:
             raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
         if self.scaffold is None:  # frozen: the method's own scaffold is filled in once, here
             object.__setattr__(self, "scaffold", get_method(self.method).scaffold)
+        if prof.recipes and get_method(self.method).trains:
+            recipe_path(self)  # a profile that trains from paper recipes: a method without them is refused here
         credit_rule(self.credit)  # an unknown rule is an error naming the known ones
         if self.pruning not in PRUNINGS:
             raise ValueError(f"pruning must be one of {PRUNINGS}, got {self.pruning!r}")
@@ -224,7 +227,7 @@ def plan(
     `benchmark_args={"jsonl": {"path": ...}}` adds to the profile's), so a bad plan fails here, before training.
     """
     prof = get_profile(profile)
-    methods = (prof.methods or METHODS) if methods is None else methods
+    methods = default_methods(prof) if methods is None else methods
     only, method_seeds = dict(prof.method_benchmarks), dict(prof.method_seeds)
     defaults = dict(benchmarks=tuple(benchmarks or prof.benchmarks), iters=prof.iters, runs=prof.runs,
                     train_data=prof.train_data, n_eval_tasks=prof.n_eval_tasks,

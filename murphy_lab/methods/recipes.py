@@ -70,7 +70,7 @@ def recipe_path(exp: Any) -> Path:
     if name not in method.recipes:  # recipes are opt-in: this method ships none (or not this variant's)
         missing = ", ".join(f"reproduce/configs/{d}/{name}.yaml" for d in RECIPE_DIRS.values())
         raise FileNotFoundError(f"{exp.method}/{exp.variant} has no paper recipe {name!r} (its Method.recipes: "
-                         f"{list(method.recipes)}); profile {exp.profile!r} trains from recipes only: add {missing} "
+                         f"{list(method.recipes)}); profile {getattr(exp.profile, 'name', exp.profile)!r} trains from recipes only: add {missing} "
                          f"and name {name!r} in Method.recipes, or train it on a profile with presets (smoke, toy)")  # fmt: skip
     path = REPO / "reproduce" / "configs" / RECIPE_DIRS[exp.model] / f"{name}.yaml"
     if not path.is_file():
