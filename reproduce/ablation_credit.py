@@ -52,7 +52,7 @@ from IPython.display import Image, Markdown, display
 
 from murphy_lab import experiments as X
 from murphy_lab.credit import CREDIT_RULES, credit_rule
-from murphy_lab.experiments import tables as T
+from murphy_lab.experiments import paper_tables as T
 from murphy_lab.experiments.verdicts import CREDIT_PAIRS
 
 # The paper profile stops here, with the reason, on a machine without CUDA. S.plan / S.run carry these settings.

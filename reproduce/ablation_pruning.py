@@ -50,7 +50,7 @@ backups = ["full", "pruned"]  # credit backup over the full tree (default) / the
 from IPython.display import Image, Markdown, display
 
 from murphy_lab import experiments as X
-from murphy_lab.experiments import tables as T
+from murphy_lab.experiments import paper_tables as T
 from murphy_lab.experiments.verdicts import PRUNING_PAIRS
 
 # The paper profile stops here, with the reason, on a machine without CUDA. S.plan / S.run carry these settings.

@@ -46,7 +46,7 @@ benchmark = None  # None: "LCB-v6" on the paper profile, the toy world (easy/med
 from IPython.display import Image, Markdown, display
 
 from murphy_lab import experiments as X
-from murphy_lab.experiments import tables as T
+from murphy_lab.experiments import paper_tables as T
 from murphy_lab.experiments.verdicts import BASE_PAIRS
 
 # The paper profile stops here, with the reason, on a machine without CUDA. S.plan / S.run carry these settings.

@@ -23,7 +23,7 @@
 # rounds), and pass@1 after k attempts (Iter-k) is reported as mean ± std over seeds.
 #
 # What this notebook does, all through `murphy_lab.experiments` (one cached run per model × method × seed) and
-# `murphy_lab.experiments.tables` (the paper's layout, the paper's numbers beside ours, the difference):
+# `murphy_lab.experiments.paper_tables` (the paper's layout, the paper's numbers beside ours, the difference):
 #
 # 1. plan the runs, 2. train and evaluate what is not cached yet, 3. write `main_table.{csv,md,tex}` and
 #    `main_table.png` under `results/<profile>/`. The runs' wall times go to `main_table_times.csv` beside them
@@ -57,7 +57,7 @@ from IPython.display import Image, Markdown, display
 import matplotlib.pyplot as plt
 
 from murphy_lab import experiments as X
-from murphy_lab.experiments import tables as T
+from murphy_lab.experiments import paper_tables as T
 from murphy_lab import viz
 
 # The paper profile stops here, with the reason, on a machine without CUDA. S.plan / S.run carry these settings;

@@ -16,7 +16,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "murphy_lab"
 
 # docs/architecture.md, "Layers": a module may import its own layer (no cycle) and the layers below it
 LAYERS = [
-    ("core", ["murphy_lab", "tree", "credit", "prune", "grpo", "prefix", "stats", "prompts", "cli", "examples", "suggest", "export"]),
+    ("core", ["murphy_lab", "tree", "credit", "prune", "grpo", "prefix", "paired", "prompts", "cli", "examples", "suggest", "export"]),
     ("tasks, executor, policy", ["executor", "policy", "tasks", "smoke"]),
     ("rollout, modes", ["rollout", "modes", "scoring", "scaffolds", "evaluate", "viz"]),
     ("toy world", ["toy"]),

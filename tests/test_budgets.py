@@ -13,7 +13,7 @@ import pytest
 
 from murphy_lab import experiments as X
 from murphy_lab import viz
-from murphy_lab.experiments import tables as T
+from murphy_lab.experiments import paper_tables as T
 from murphy_lab.experiments.store import curve_points
 from murphy_lab.experiments.verdicts import budget_curves, budget_table, paired_verdicts
 from murphy_lab.methods import get_method

@@ -15,15 +15,15 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib import colors as mcolors  # noqa: E402
 
-from murphy_lab.experiments import tables as T  # noqa: E402
+from murphy_lab.experiments import paper_tables as T  # noqa: E402
 from murphy_lab.viz import curves, palette  # noqa: E402
-from murphy_lab.viz.tables import draw_pass_at_k  # noqa: E402
+from murphy_lab.viz.table_figures import draw_pass_at_k  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 # every module that draws a figure, and every notebook (they draw too); palette.py is the one place colours live
 DRAWING_SOURCES = sorted(
     [p for p in (ROOT / "murphy_lab" / "viz").glob("*.py") if p.name != "palette.py"]
-    + [ROOT / "murphy_lab" / "experiments" / "tables.py"]
+    + [ROOT / "murphy_lab" / "experiments" / "paper_tables.py"]
     + list((ROOT / "notebooks").glob("[0-9][0-9]_*.py"))
     + list((ROOT / "reproduce").glob("*.py"))
 )
@@ -64,7 +64,7 @@ def _colour_literals(path: Path) -> list[str]:
 def test_no_figure_names_a_colour_outside_the_palette():
     assert (
         len(DRAWING_SOURCES) >= 10
-    )  # viz modules, experiments/tables.py, the notebooks, the reproduce notebooks
+    )  # viz modules, experiments/paper_tables.py, the notebooks, the reproduce notebooks
     literals = [hit for path in DRAWING_SOURCES for hit in _colour_literals(path)]
     assert not literals, "colours must come from murphy_lab.viz.palette:\n" + "\n".join(literals)
 

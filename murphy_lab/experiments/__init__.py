@@ -1,10 +1,10 @@
 """The reproduce code: one experiment = (profile, model, method, variant, seed) -> train (or skip) -> evaluate, cached.
 
 The single place that maps a row of a paper table to library calls. `reproduce/*.ipynb` call `setup`, plan
-experiments, run them, and hand the results to `tables`:
+experiments, run them, and hand the results to `paper_tables`:
 
     from murphy_lab import experiments as X
-    from murphy_lab.experiments import tables as T
+    from murphy_lab.experiments import paper_tables as T
     S = X.setup("toy", "results", "cache")                  # checks the machine, resolves the notebook's settings
     runs = S.run(S.plan(methods=("base", "murphy")))         # train -> evaluate what is not cached yet
     T.write_tables(T.main_tables(T.aggregate(X.results_frame(runs))), S.out, "main_table")
@@ -18,7 +18,7 @@ Modules:
                (murphy_lab.methods: how it trains, how it is evaluated), the profile's benchmark tasks
     standins   fast fake train / evaluate functions (backend="stand-in")
     session    setup(): the reproduce notebooks' common first cell
-    tables, table, paper   tables in the paper's layout, their files, the paper's numbers
+    paper_tables, table_format, paper   tables in the paper's layout, a table as files, the paper's numbers
     verdicts   paired verdict lines between methods (by training seed), the training-budget table and the
                budget curves (held-out pass@1 against sampled sequences)
     toy_compare            `python -m murphy_lab.experiments.toy_compare`: GRPO vs GRPO-MT vs MURPHY at equal steps

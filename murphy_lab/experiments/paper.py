@@ -3,7 +3,7 @@
 Transcribed from the paper's tables (arXiv 2511.07833: Table 1 and the ablation tables). Every value is pass@1 in percent, "mean ± std" over the paper's
 evaluation runs. Cells the paper leaves empty ("–") are `None`, never a guess.
 
-Keys used everywhere in `murphy_lab.experiments.tables` and `reproduce/`:
+Keys used everywhere in `murphy_lab.experiments.paper_tables` and `reproduce/`:
 
 - model:      "OLMo-2-7B", "Qwen3-1.7B", "Qwen3-4B"  (plus our own "toy" models, which the paper has no row for)
 - benchmark:  "HumanEval", "MBPP", "LCB-v6 Hard"      (LiveCodeBench release_v6, Hard split)

@@ -3,7 +3,7 @@
 Layout on disk (paths relative to the notebook's working directory, `reproduce/` under `make demo`):
 
     results/<profile>/runs/<run_key>/     small and committed-friendly: config.json, eval.csv, metrics.jsonl, done.json
-    results/<profile>/*.csv|md|tex|png    the tables and figures (`murphy_lab.experiments.tables`)
+    results/<profile>/*.csv|md|tex|png    the tables and figures (`murphy_lab.experiments.paper_tables`)
     cache/<profile>/checkpoints/<train_key>/   trained models (large; git-ignored)
     cache/<profile>/base/                 the base policy (the toy world builds its own)
 

@@ -4,7 +4,7 @@
     budget = budget_table(X.metrics_frame(runs))             # sampled / trained sequences, tokens, time per run
 
 A verdict compares two methods inside one table cell (model, scaffold, benchmark, difficulty, Iter-k) and pairs
-their runs by training seed (same base, same task order, same held-out tasks: `murphy_lab.stats`), so it is only
+their runs by training seed (same base, same task order, same held-out tasks: `murphy_lab.paired`), so it is only
 as strong as the number of seeds both methods finished in that cell. The budget table says
 what "equal steps" cost each method: a MURPHY step samples a whole tree, a GRPO step one group.
 """
@@ -18,16 +18,16 @@ import pandas as pd
 
 from murphy_lab.credit import CREDIT_RULES
 from murphy_lab.experiments import paper
-from murphy_lab.experiments.table import DASH, Table
-from murphy_lab.experiments.tables import (
+from murphy_lab.experiments.paper_tables import (
     bench_label,
     column_key,
     column_name,
     credit_name,
     main_rows,
 )
+from murphy_lab.experiments.table_format import DASH, Table
 from murphy_lab.methods import get_method
-from murphy_lab.stats import paired_difference, verdict
+from murphy_lab.paired import paired_difference, verdict
 
 # the comparisons the main table's notes state; "<method>@samples" is that baseline at MURPHY's sample budget
 PAIRS = (

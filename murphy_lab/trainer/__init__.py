@@ -5,14 +5,14 @@ private API (docs/training.md).
                     (hooks a baseline overrides), row padding, π_old / π_ref, the loss with exact filler rows
     sampling.py     TurnSampler: sample(prompts, n) through TRL's `_generate_single_turn`; the step's tasks
     prefix_pass.py  PrefixSharing: each shared prompt encoded once per group in the log-prob passes
-    stats.py        round statistics and RunLog (metrics.jsonl, one line per optimizer step)
+    metrics.py      round statistics and RunLog (metrics.jsonl, one line per optimizer step)
     run.py          train(config, output_dir, resume): run folder, resume, metrics kept exact (python -m murphy_lab.train)
 """
 
 from murphy_lab.trainer.core import MurphyTrainer, task_dataset
+from murphy_lab.trainer.metrics import RunLog, tree_stats
 from murphy_lab.trainer.run import last_checkpoint, train
 from murphy_lab.trainer.sampling import TimedExecutor, TurnSampler, tasks_of_rows
-from murphy_lab.trainer.stats import RunLog, tree_stats
 
 __all__ = [
     "MurphyTrainer", "RunLog", "TimedExecutor", "TurnSampler", "last_checkpoint", "task_dataset", "tasks_of_rows",

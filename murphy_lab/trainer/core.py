@@ -43,9 +43,9 @@ from murphy_lab.policy.packaged import resolve_model
 from murphy_lab.prompts import answer_extractor, first_prompt, token_budget
 from murphy_lab.rollout import task_trees
 from murphy_lab.scoring import score_trees
+from murphy_lab.trainer.metrics import RunLog, tree_stats
 from murphy_lab.trainer.prefix_pass import PrefixSharing
 from murphy_lab.trainer.sampling import TimedExecutor, TurnSampler, tasks_of_rows
-from murphy_lab.trainer.stats import RunLog, tree_stats
 from murphy_lab.tree import Node, RolloutTree
 
 _TOKEN_KEYS = ("prompt_ids", "completion_ids", "sampling_logps")  # per-node token data, stripped before trees/ dump

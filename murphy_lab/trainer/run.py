@@ -43,7 +43,7 @@ from murphy_lab.profiles import resolve
 from murphy_lab.runfolder import last_checkpoint, record_resume, recorded_config
 from murphy_lab.trainer.core import MurphyTrainer
 from murphy_lab.trainer.eval_callback import IterKEval, evaluating
-from murphy_lab.trainer.stats import StepProgress
+from murphy_lab.trainer.metrics import StepProgress
 from murphy_lab.viz.curves import plot_training_curves
 
 log = logging.getLogger(__name__)

@@ -2,8 +2,8 @@
 
     trees.py     draw_tree, draw_credit_flow / credit_path, tree_layout, to_networkx, node_label, snippet
     curves.py    plot_turn_histograms, plot_group_advantages, plot_curves, plot_budget_curves
-    tables.py    draw_by_k, draw_pass_at_k, draw_cost_bars: the reproduce tables' figures (experiments.tables picks
-                 the rows)
+    table_figures.py  draw_by_k, draw_pass_at_k, draw_cost_bars: the reproduce tables' figures
+                 (experiments.paper_tables picks the rows)
     palette.py   every colour the figures use: one colour and one legend place per method (tests/test_palette.py)
     widgets.py   the ablation playground: compute (scoring.score_tree on a copy), summary, render, playground
                  (ipywidgets is imported only inside `playground`)

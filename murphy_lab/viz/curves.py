@@ -20,7 +20,7 @@ from matplotlib.ticker import MaxNLocator
 
 from murphy_lab.tree import RolloutTree
 from murphy_lab.viz import palette
-from murphy_lab.viz.tables import draw_pass_at_k
+from murphy_lab.viz.table_figures import draw_pass_at_k
 
 
 def _as_trees(trees: RolloutTree | Iterable[RolloutTree]) -> list[RolloutTree]:

@@ -226,7 +226,7 @@ def _rollouts_and_verifier(cfg, out, rd, r, generator, verifier_base, tasks, exe
         policy = generator_policy(generator, cfg, cfg.temperature)
         trees = collect_rollouts(tasks, policy, executor, rollouts=cfg.rollouts, turns=cfg.turns,
                                  seed=cfg.seed + r, progress=progress)  # fmt: skip
-        # the budget in the trainer's own keys (murphy_lab.trainer.stats), from what the policy counted as it sampled
+        # the budget in the trainer's own keys (murphy_lab.trainer.metrics), from what the policy counted as it sampled
         sampled, tokens = policy.usage["completions"], policy.usage["completion_tokens"]
         release(policy)
         save_trees(trees, str(d / "trees.jsonl"))

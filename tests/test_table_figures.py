@@ -1,4 +1,4 @@
-"""murphy_lab.viz.tables: the reproduce tables' figures, drawn from what experiments.tables selected."""
+"""murphy_lab.viz.table_figures: the reproduce tables' figures, drawn from what experiments.tables selected."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ matplotlib.use("Agg")
 import pytest
 
 from murphy_lab import experiments as X
-from murphy_lab.experiments import tables as T
-from murphy_lab.viz.tables import draw_cost_bars, draw_pass_at_k
+from murphy_lab.experiments import paper_tables as T
+from murphy_lab.viz.table_figures import draw_cost_bars, draw_pass_at_k
 
 
 def test_pass_at_k_draws_one_panel_per_benchmark_with_a_line_per_method():

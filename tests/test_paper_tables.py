@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 
 from murphy_lab.experiments import paper
-from murphy_lab.experiments import tables as T
+from murphy_lab.experiments import paper_tables as T
 
 
 def results(rows):

@@ -1,4 +1,4 @@
-"""murphy_lab.stats: Student-t quantiles against published values, the paired interval, the verdict wording."""
+"""murphy_lab.paired: Student-t quantiles against published values, the paired interval, the verdict wording."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from murphy_lab.stats import PairedDifference, paired_difference, t_quantile, verdict
+from murphy_lab.paired import PairedDifference, paired_difference, t_quantile, verdict
 
 
 @pytest.mark.parametrize("df, expected", [(1, 12.706), (4, 2.776), (9, 2.262), (30, 2.042), (1000, 1.962)])

@@ -2,7 +2,7 @@
 
 Input is the long results frame of `murphy_lab.experiments.results_frame` (one row per run × benchmark ×
 difficulty × Iter-k). `aggregate` reduces seeds; the `*_tables` builders return `Table`s (a formatted frame plus
-notes, `murphy_lab.experiments.table`) that `write_tables` saves as CSV, Markdown and LaTeX; `plot_pass_at_k`
+notes, `murphy_lab.experiments.table_format`) that `write_tables` saves as CSV, Markdown and LaTeX; `plot_pass_at_k`
 draws pass@1 against Iter-k.
 
 Conventions: pass@1 in percent; "±" is the population std over training seeds (np.std, ddof=0); with a single
@@ -21,7 +21,7 @@ import pandas as pd
 
 from murphy_lab.experiments import paper
 from murphy_lab.experiments.plan import pruning_label
-from murphy_lab.experiments.table import DASH, Table, cell, fmt, write_tables
+from murphy_lab.experiments.table_format import DASH, Table, cell, fmt, write_tables
 from murphy_lab.profiles import not_run_note
 
 __all__ = ["DASH", "Table", "fmt", "write_tables"]  # re-exported: the notebooks read everything through T
@@ -449,7 +449,7 @@ def cross_scaffold_tables(
 
 def plot_pass_at_k(agg: pd.DataFrame, path: str | Path | None = None, title: str = "pass@1 vs Iter-k"):
     """pass@1 (%) of every method (or variant) with its ± std over seeds: one row of panels per model × benchmark, one
-    panel per Iter-k, each on its own fitted axis (`murphy_lab.viz.tables.draw_by_k`); saves a PNG."""
+    panel per Iter-k, each on its own fitted axis (`murphy_lab.viz.table_figures.draw_by_k`); saves a PNG."""
     agg = _ordered(agg)
     rows = []
     for model, bench in dict.fromkeys((r.model, bench_label(r.benchmark, r.difficulty)) for r in agg.itertuples()):
@@ -466,14 +466,14 @@ def plot_pass_at_k(agg: pd.DataFrame, path: str | Path | None = None, title: str
     if not rows:
         raise ValueError("agg is empty: nothing to plot")
     stand_in = bool((agg["backend"] == "stand-in").any()) if "backend" in agg.columns else False
-    from murphy_lab.viz.tables import draw_by_k  # matplotlib (and the viz package) only when drawing
+    from murphy_lab.viz.table_figures import draw_by_k  # matplotlib (and the viz package) only when drawing
 
     return draw_by_k(rows, path, title, stand_in)
 
 
 def plot_pruning_cost(metrics: pd.DataFrame, path: str | Path | None = None):
     """Bars of trajectories kept per tree, mean optimization and step seconds per training step for each pruning
-    variant (hatched: credit backup on the pruned tree); saves a PNG (`murphy_lab.viz.tables.draw_cost_bars`)."""
+    variant (hatched: credit backup on the pruned tree); saves a PNG (`murphy_lab.viz.table_figures.draw_cost_bars`)."""
     cost = pruning_cost(metrics[metrics["method"] == "murphy"] if "method" in metrics.columns else metrics)
     if cost.empty:
         raise ValueError("metrics is empty: nothing to plot")
@@ -484,6 +484,8 @@ def plot_pruning_cost(metrics: pd.DataFrame, path: str | Path | None = None):
               for p in cost["pruning"]]  # fmt: skip
     panels = [(label, list(cost[col].fillna(0))) for col, label in (
         ("kept_traj", "trajectories kept per tree"), ("optimization_s", "optimization s / step"), ("step_s", "step s"))]
-    from murphy_lab.viz.tables import draw_cost_bars  # matplotlib (and the viz package) only when drawing
+    from murphy_lab.viz.table_figures import (
+        draw_cost_bars,  # matplotlib (and the viz package) only when drawing
+    )
 
     return draw_cost_bars(names, panels, colors, [p.endswith("+backup_pruned") for p in cost["pruning"]], path)
