@@ -160,9 +160,9 @@ def test_a_names_reply_with_extra_names_fails_the_job_closed(ex):
 
 
 def test_the_reply_rule_is_one_function_for_every_pair():
-    from murphy_lab.executor import harness
+    from murphy_lab.executor import channel
 
-    fits = harness.reply_fits
+    fits = channel.reply_fits
     assert fits(b"N", ("f",), b"V", ({"f": 1}, None)) == ""
     assert "not asked for" in fits(b"N", ("f",), b"V", ({"f": 1, "abs": 2}, None))
     call = (None, ([1],), {}, (11,))
