@@ -1,25 +1,24 @@
-"""The sandbox: namespaces and an allow-list root once per process, limits once per program process, cleanup.
+"""The sandbox: the namespaces and the uid each process enters, once per process and once per program process.
 
-Loaded by path (stdlib only) by the program server (`server.py`) and the test worker (`worker.py`).
+Loaded by path (stdlib only) by the program server (`server.py`) and the test worker (`worker.py`). This module
+decides what each process enters and in which order; its parts, loaded from here, hold one mechanism each:
+`sandbox_root.py` (the allow-list root), `sandbox_seccomp.py` (the syscall filter), `sandbox_cgroups.py` (a
+slot's CPU, memory and process bounds) and `sandbox_cleanup.py` (after each job: processes ended, files removed);
+their public names are named here too (``sandbox.root_plan``, ``sandbox.Cgroups``, ``sandbox.end_job``, ...).
 
 Once per process (`isolate`), as root directly, as a normal user through a user namespace where the kernel
-allows it: fresh network (no network), IPC and mount namespaces, and a root directory built as an allow-list
-(`root_plan`): a tmpfs holding only the Python installation, the system's programs and shared libraries and
-a few files of /etc, read-only; /dev/null, zero, full, random, urandom; a /proc of our own; private empty
-/tmp, /var/tmp and /dev/shm; then `pivot_root` into it. Whatever is not on the list (the repository, datasets
-anywhere on the machine, caches, /etc/shadow) does not exist in there. The program server is also PID 1 of its
-own PID namespace (`become_init`): programs see only their own processes, and after each job one
-``kill(-1, SIGKILL)`` ends everything the job started. The test worker gets the same root, read-only, no PID
-namespace (it starts no processes), then its own private uid, `no_new_privs` and the syscall filter. As root,
-the server makes cgroup v1 groups (`Cgroups`): memory (counts tmpfs pages) and pids (counts threads), which
-every program process joins, and cpu (a quota of one CPU) and cpuset (the slot's CPU), which the server joins
-and every fork inherits: a slot's programs cannot take another slot's CPU, however many processes they fork.
+allows it: fresh network (no network), IPC and mount namespaces, and the allow-list root (`root_plan`,
+`enter_root`): whatever is not on the list (the repository, datasets anywhere on the machine, caches,
+/etc/shadow) does not exist in there. The program server is also PID 1 of its own PID namespace
+(`become_init`): programs see only their own processes, and after each job one ``kill(-1, SIGKILL)`` ends
+everything the job started. The test worker gets the same root, read-only, no PID namespace (it starts no
+processes), then its own private uid, `no_new_privs` and the syscall filter (`confine_worker`).
 
 Once per program process (`ProgramSandbox.enter`, prepared once per server): a fresh IPC namespace (SysV/POSIX
 shared memory dies with the test), a new session, parent-death signal, only its own files open, a private
 empty working directory, its own environment, rlimits (address space, CPU, file size, files, processes, no core
 dumps), the memory and pids groups where the kernel offers them, and, as root, a private uid with no groups;
-`no_new_privs` and a seccomp filter (`install_syscall_filter`: no new user namespaces, no kernel keyrings, no
+`no_new_privs` and the seccomp filter (`install_syscall_filter`: no new user namespaces, no kernel keyrings, no
 32-bit syscall entry) come with the fork.
 """
 
