@@ -36,7 +36,7 @@ EnumValue, NamedTupleValue, ProgramModule = values.EnumValue, values.NamedTupleV
 MatchValue = values.MatchValue
 Fault, Refused, NotPlain = wire_format.Fault, wire_format.Refused, wire_format.NotPlain
 MAX_MESSAGE, MAX_ITEMS, MAX_DEPTH = wire_format.MAX_MESSAGE, wire_format.MAX_ITEMS, wire_format.MAX_DEPTH
-BUILTINS, _U32, _len = wire_format.BUILTINS, wire_format._U32, len
+BUILTINS, _U32, _len = wire_format.BUILTINS, wire_format.U32, len
 Encoder, encode, exception_fields = wire_encode.Encoder, wire_encode.encode, wire_encode.exception_fields
 Decoder = wire_decode.Decoder
 

@@ -15,15 +15,16 @@ import importlib
 
 fmt = globals()["wire_format"]  # set by wire.py before this file runs
 values = globals()["values"]
+# the format's names this module reads, bound here once (module globals: the hot loops read no attribute)
 (MAX_CLASSES, MAX_DEPTH, MAX_FIELDS, MAX_FRACTION_BYTES, MAX_INT_BYTES, MAX_ITEMS, MAX_PER_HASH) = (
     fmt.MAX_CLASSES, fmt.MAX_DEPTH, fmt.MAX_FIELDS, fmt.MAX_FRACTION_BYTES, fmt.MAX_INT_BYTES, fmt.MAX_ITEMS,
     fmt.MAX_PER_HASH,
 )  # fmt: skip
 NUMERIC_KINDS, Refused = fmt.NUMERIC_KINDS, fmt.Refused
 _type, _len = type, len
-_F64, _C128, _U32, _SMALL, _UNCHECKED = fmt._F64, fmt._C128, fmt._U32, fmt._SMALL, fmt._UNCHECKED
-BUILTINS, _BUILTIN_CLASSES, _EXC_BASES = fmt.BUILTINS, fmt._BUILTIN_CLASSES, fmt._EXC_BASES
-_SEQ_BUILDERS, _TAGS, _DATE_NAMES = fmt._SEQ_BUILDERS, fmt._TAGS, fmt._DATE_NAMES
+_F64, _C128, _U32, _SMALL, _UNCHECKED = fmt.F64, fmt.C128, fmt.U32, fmt.SMALL, fmt.UNCHECKED
+BUILTINS, _BUILTIN_CLASSES, _EXC_BASES = fmt.BUILTINS, fmt.BUILTIN_CLASSES, fmt.EXC_BASES
+_SEQ_BUILDERS, _TAGS, _DATE_NAMES = fmt.SEQ_BUILDERS, fmt.TAGS, fmt.DATE_NAMES
 range_length, decimal_in_bounds = fmt.range_length, fmt.decimal_in_bounds
 EnumValue, NamedTupleValue, MatchValue, ProgramModule = (
     values.EnumValue, values.NamedTupleValue, values.MatchValue, values.ProgramModule,

@@ -16,19 +16,20 @@ import traceback
 
 fmt = globals()["wire_format"]  # set by wire.py before this file runs
 values = globals()["values"]
+# the format's names this module reads, bound here once (module globals: the hot loops read no attribute)
 (MAX_DEPTH, MAX_FIELDS, MAX_INT_BYTES, MAX_ITEMS, MAX_MESSAGE, NUMERIC_KINDS, Refused, NotPlain) = (
     fmt.MAX_DEPTH, fmt.MAX_FIELDS, fmt.MAX_INT_BYTES, fmt.MAX_ITEMS, fmt.MAX_MESSAGE, fmt.NUMERIC_KINDS, fmt.Refused,
     fmt.NotPlain,
 )  # fmt: skip
 _type, _len, _isinstance, _issubclass = type, len, isinstance, issubclass
-_F64, _C128, _U32, _SMALL_INTS = fmt._F64, fmt._C128, fmt._U32, fmt._SMALL_INTS
+_F64, _C128, _U32, _SMALL_INTS = fmt.F64, fmt.C128, fmt.U32, fmt.SMALL_INTS
 BUILTINS, _BUILTIN_CLASSES, _BUILTIN_NAMES, _EXC_BASES = (
     fmt.BUILTINS,
-    fmt._BUILTIN_CLASSES,
-    fmt._BUILTIN_NAMES,
-    fmt._EXC_BASES,
+    fmt.BUILTIN_CLASSES,
+    fmt.BUILTIN_NAMES,
+    fmt.EXC_BASES,
 )
-_SEQ_TAGS, _DATE_TAGS, _BASES, _ModuleType = fmt._SEQ_TAGS, fmt._DATE_TAGS, fmt._BASES, fmt._ModuleType
+_SEQ_TAGS, _DATE_TAGS, _BASES, _ModuleType = fmt.SEQ_TAGS, fmt.DATE_TAGS, fmt.BASES, fmt.MODULE_TYPE
 range_length, decimal_in_bounds = fmt.range_length, fmt.decimal_in_bounds
 EnumValue, NamedTupleValue, MatchValue = values.EnumValue, values.NamedTupleValue, values.MatchValue
 

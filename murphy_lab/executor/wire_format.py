@@ -60,18 +60,18 @@ MAX_PER_HASH = 8  # distinct values of one hash in one container of untrusted da
 NUMERIC_KINDS = "biufc"  # numpy arrays of these dtype kinds cross as their bytes
 
 _type, _len, _isinstance, _issubclass = type, len, isinstance, issubclass
-_F64, _C128, _U32 = struct.Struct("<d"), struct.Struct("<dd"), struct.Struct("<I")
-_SMALL = 1 << 60  # ints this small hash to themselves: distinct ones never collide (but -1 and -2)
-_BUILTIN_CLASSES = {n: v for n, v in vars(builtins).items() if _isinstance(v, type)}
-_PURE = (
+F64, C128, U32 = struct.Struct("<d"), struct.Struct("<dd"), struct.Struct("<I")
+SMALL = 1 << 60  # ints this small hash to themselves: distinct ones never collide (but -1 and -2)
+BUILTIN_CLASSES = {n: v for n, v in vars(builtins).items() if _isinstance(v, type)}
+PURE = (
     "abs all any ascii bin callable chr divmod format hash hex id isinstance issubclass iter len max min next oct "
     "ord pow repr round sorted sum zip map filter reversed enumerate"
 ).split()  # builtin functions that may cross by name (never open, exec, eval, __import__, ...)
-BUILTINS = dict(_BUILTIN_CLASSES, **{n: getattr(builtins, n) for n in _PURE})
-_BUILTIN_NAMES = {id(v): n for n, v in BUILTINS.items()}
-_EXC_BASES = {n: c for n, c in _BUILTIN_CLASSES.items() if _issubclass(c, BaseException)}
-_SMALL_INTS = [b"i\x01" + i.to_bytes(1, "little", signed=True) for i in range(-128, 128)]
-_UNCHECKED = frozenset(
+BUILTINS = dict(BUILTIN_CLASSES, **{n: getattr(builtins, n) for n in PURE})
+BUILTIN_NAMES = {id(v): n for n, v in BUILTINS.items()}
+EXC_BASES = {n: c for n, c in BUILTIN_CLASSES.items() if _issubclass(c, BaseException)}
+SMALL_INTS = [b"i\x01" + i.to_bytes(1, "little", signed=True) for i in range(-128, 128)]
+UNCHECKED = frozenset(
     {str, bytes, bool, type(None), list, dict, set, bytearray}
 )  # unhashable or unpredictable
 
@@ -107,10 +107,11 @@ def decimal_in_bounds(x):
     return x
 
 
-_BASES = (int, float, complex, str, bytes, list, tuple, dict, set, frozenset)
-_SEQ_TAGS = {list: b"l", tuple: b"t", set: b"S", frozenset: b"z"}
-_SEQ_BUILDERS = {b"l": list, b"t": tuple, b"S": set, b"z": frozenset}
-_TAGS = [bytes((i,)) for i in range(256)]
-_DATE_TAGS = {"date": b"Y", "time": b"H", "datetime": b"W", "timedelta": b"G"}
-_DATE_NAMES = {v: k for k, v in _DATE_TAGS.items()}
-_ModuleType = type(sys)
+# the builtin bases a subclass crosses as; the tags of the containers and the date types, both ways
+BASES = (int, float, complex, str, bytes, list, tuple, dict, set, frozenset)
+SEQ_TAGS = {list: b"l", tuple: b"t", set: b"S", frozenset: b"z"}
+SEQ_BUILDERS = {b"l": list, b"t": tuple, b"S": set, b"z": frozenset}
+TAGS = [bytes((i,)) for i in range(256)]
+DATE_TAGS = {"date": b"Y", "time": b"H", "datetime": b"W", "timedelta": b"G"}
+DATE_NAMES = {v: k for k, v in DATE_TAGS.items()}
+MODULE_TYPE = type(sys)

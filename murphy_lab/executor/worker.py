@@ -86,9 +86,13 @@ def fresh_harness():
     channel = types.ModuleType("_murphy_channel")
     channel.__dict__.update(__builtins__=dict(vars(builtins)), wire=wire)
     exec(CHANNEL, channel.__dict__)
+    # of `testcode`, only the names compiled test code carries (the module itself stays out of the test's reach)
+    names = types.SimpleNamespace(
+        TEST_FILE=testcode.TEST_FILE, SETUP_FILE=testcode.SETUP_FILE, CHECK=testcode.CHECK
+    )
     module = types.ModuleType("_murphy_harness")
     module.__dict__.update(
-        __builtins__=dict(vars(builtins)), wire=wire, channel_module=channel, testcode=testcode
+        __builtins__=dict(vars(builtins)), wire=wire, channel_module=channel, testcode=names
     )
     exec(HARNESS, module.__dict__)
     return module
