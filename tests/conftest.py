@@ -18,7 +18,8 @@ def tiny_model_path(tmp_path_factory) -> str:
 
 @pytest.fixture(scope="session")
 def executor():
-    """The sandboxed Executor (one warm worker, shared by the session)."""
+    """The sandboxed Executor (one warm worker, shared by the session; the executor tests use it wherever they need
+    no limits of their own, and rely on its one slot: jobs run one after another by one worker and server)."""
     from murphy_lab.executor import Executor
 
     with Executor(timeout=5, workers=1) as ex:

@@ -13,7 +13,7 @@ ADD = "def f(x):\n    return x + 1\n"
 
 @pytest.fixture(scope="module")
 def ex():
-    with Executor(workers=2, timeout=1.0, memory_mb=512) as e:
+    with Executor(workers=2, timeout=1.0, memory_mb=512) as e:  # own: tests time out at 1 s, two slots
         yield e
 
 
@@ -180,7 +180,7 @@ def test_executor_pickles_its_settings_and_restarts_workers(ex):
 
 
 def test_closed_executor_restarts_on_next_use():
-    e = Executor(workers=1)
+    e = Executor(workers=1)  # own: it is closed
     e.close()
     assert e.run(ADD, ["assert f(1) == 2"]).solved
     e.close()
@@ -196,7 +196,7 @@ def test_an_interrupted_run_leaves_no_stale_replies_behind():
     def interrupt(*_):
         raise KeyboardInterrupt
 
-    with Executor(workers=1, timeout=5) as e:
+    with Executor(workers=1, timeout=5) as e:  # own: the run it interrupts must not reach other tests
         old = signal.signal(signal.SIGALRM, interrupt)
         signal.setitimer(signal.ITIMER_REAL, 0.5)
         try:

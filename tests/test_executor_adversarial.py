@@ -19,7 +19,7 @@ needs_root = pytest.mark.skipif(not ROOT, reason="private uid and private /tmp n
 
 @pytest.fixture(scope="module")
 def ex():
-    with Executor(workers=2, timeout=1.0, memory_mb=256) as e:
+    with Executor(workers=2, timeout=1.0, memory_mb=256) as e:  # own: tests time out at 1 s, bombs hit 256 MB
         yield e
 
 
@@ -289,7 +289,7 @@ def test_huge_stdout_and_stderr_do_not_break_an_assert_test(roomy):
 
 
 def test_huge_stdout_in_an_io_test_hits_the_output_limit():
-    with Executor(workers=1, timeout=2, output_kb=64) as e:
+    with Executor(workers=1, timeout=2, output_kb=64) as e:  # own: its output limit
         res = e.run("print('x' * 10**6)\n", [IOTest("", "x")])
     assert res.status == "output" and "Output Limit Exceeded (64 KB)" in res.feedback
 
@@ -317,13 +317,13 @@ def test_files_outside_the_private_temp_dir_are_not_written(ex, tmp_path):
     assert not target.exists() and not shared.exists()
 
 
-def test_files_left_in_tmp_do_not_reach_the_next_program():
+def test_files_left_in_tmp_do_not_reach_the_next_program(executor):
     write = "def f():\n    for d in ('/tmp', '/dev/shm'):\n        open(d + '/leak.txt', 'w').write('x')\n    return 1\n"
     read = "import os\ndef f():\n    return [os.path.exists(d + '/leak.txt') for d in ('/tmp', '/dev/shm')]\n"
-    with Executor(workers=1, timeout=1) as e:
-        if not e.run("", ["assert True"]).solved or not e.isolation.get("private_tmp"):
-            pytest.skip("no private /tmp on this machine")
-        res = e.run_many([(write, ["assert f() == 1"]), (read, ["assert f() == [False, False]"])])
+    e = executor  # the session's: one slot, so the reader runs where the writer ran
+    if not e.run("", ["assert True"]).solved or not e.isolation.get("private_tmp"):
+        pytest.skip("no private /tmp on this machine")
+    res = e.run_many([(write, ["assert f() == 1"]), (read, ["assert f() == [False, False]"])])
     assert [r.solved for r in res] == [True, True], res[1].feedback
 
 
@@ -385,7 +385,7 @@ def test_c_stack_overflow_is_a_crash_not_a_hang():
         def f():
             return nested() == nested()
     """)
-    with Executor(workers=1, timeout=5, memory_mb=1024) as e:
+    with Executor(workers=1, timeout=5, memory_mb=1024) as e:  # own: a crash
         res = e.run(p, ["assert f()"])
     assert res.status == "crashed" and "SIGSEGV" in res.feedback
 

@@ -18,7 +18,9 @@ from murphy_lab.executor import Executor, IOTest, TestSuite, wire
 
 @pytest.fixture(scope="module")
 def ex():
-    with Executor(workers=2, timeout=2.0) as e:
+    with Executor(
+        workers=2, timeout=2.0
+    ) as e:  # own: forged replies sleep 5 s, past this limit, not the session's
         yield e
 
 
@@ -123,7 +125,7 @@ def test_a_failed_crossing_fails_closed_even_when_the_test_catches_it(ex):
     assert res.outcomes[0].status == "error"
 
 
-def test_patching_what_crossed_poisons_no_later_job():
+def test_patching_what_crossed_poisons_no_later_job(executor):
     # the program patches the classes of the values it got (its own copies); the next job in the same worker
     # compares with its own, fresh harness
     patcher = prog("""
@@ -139,8 +141,7 @@ def test_patching_what_crossed_poisons_no_later_job():
     suite = TestSuite(
         cases=("assert f(Fraction(1, 7)) == Fraction(1, 2)",), setup="from fractions import Fraction\n"
     )
-    with Executor(workers=1, timeout=2) as one:
-        first, second = one.run_many([(patcher, suite), (wrong, suite)])
+    first, second = executor.run_many([(patcher, suite), (wrong, suite)])  # one slot: one worker runs both
     assert (first.passed, second.passed) == (0, 0)
 
 
@@ -280,10 +281,9 @@ def test_a_set_of_equal_hash_ints_is_refused_not_built(ex):
         assert r.status == "error" and "distinct values of one hash" in r.feedback and "refused" in r.feedback
 
 
-def test_a_value_nested_beyond_the_caps_stays_in_the_program():
+def test_a_value_nested_beyond_the_caps_stays_in_the_program(executor):
     p = "def f():\n    x = []\n    for _ in range(500):\n        x = [x]\n    return x\n"
-    with Executor(workers=1) as one:
-        res = one.run(p, ["assert f() == []"])
+    res = executor.run(p, ["assert f() == []"])
     assert res.status == "failed" and "nested deeper than 200 levels" in res.feedback
 
 

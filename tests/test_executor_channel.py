@@ -7,13 +7,12 @@ import textwrap
 
 import pytest
 
-from murphy_lab.executor import Executor, TestSuite
+from murphy_lab.executor import TestSuite
 
 
 @pytest.fixture(scope="module")
-def ex():
-    with Executor(workers=2, timeout=2.0) as e:
-        yield e
+def ex(executor):
+    return executor  # the session's (tests/conftest.py): no test here needs limits of its own
 
 
 def prog(src: str) -> str:

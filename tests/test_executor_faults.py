@@ -25,9 +25,8 @@ def prog(src: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def ex():
-    with Executor(workers=1, timeout=2.0) as e:
-        yield e
+def ex(executor):
+    return executor  # the session's (tests/conftest.py): one slot; no test using it reaches a timeout
 
 
 @pytest.mark.parametrize(
@@ -72,7 +71,7 @@ def test_a_deep_directory_tree_is_cleaned_up_without_recursion(ex):
 
 
 def test_a_program_over_the_size_limit_gets_a_clear_status():
-    with Executor(workers=1, max_program_kb=64) as e:
+    with Executor(workers=1, max_program_kb=64) as e:  # own: its limit
         big = "x = 1\n" * 20_000  # 120 KB
         res = e.run(big + OK, ["assert f() == 1"])
         assert res.status == "too_large" and "the limit is 65,536 bytes" in res.feedback
@@ -80,20 +79,20 @@ def test_a_program_over_the_size_limit_gets_a_clear_status():
 
 
 def test_huge_inputs_get_a_clear_status():
-    with Executor(workers=1, max_input_kb=64) as e:
+    with Executor(workers=1, max_input_kb=64) as e:  # own: its limit
         res = e.run("print(len(input()))", [IOTest("x" * 100_000, "100000")])
         assert res.status == "too_large" and "the tests are" in res.feedback
 
 
 def test_a_big_next_job_does_not_make_an_innocent_test_time_out():
-    with Executor(workers=1, timeout=0.6) as e:
+    with Executor(workers=1, timeout=0.6) as e:  # own: a short limit the big job must not cost the innocent
         big = [IOTest("y" * 20_000_000, "0")]  # 20 MB read ahead while the innocent test runs
         innocent, _ = e.run_many([(SLOW_OK, ["assert f() == 1"]), ("print(0)", big)])
         assert innocent.solved
 
 
 def test_a_worker_that_grew_is_replaced_and_every_job_still_gets_its_result():
-    with Executor(workers=1, max_worker_mb=1) as e:  # every worker is "too big": replaced after each job
+    with Executor(workers=1, max_worker_mb=1) as e:  # own: every worker is "too big": replaced after each job
         res = e.run_many([(f"def f():\n    return {i}\n", [f"assert f() == {i % 2}"]) for i in range(4)])
         assert [r.solved for r in res] == [True, True, False, False]
 
@@ -118,7 +117,7 @@ def test_shared_memory_and_lock_files_do_not_outlive_the_test():
             return libc.shmget({key}, 0, 0) >= 0 or any(
                 os.path.exists(os.path.join(d, "murphy-probe")) for d in ("/run/lock", "/dev/shm", "/var/tmp", "/tmp"))
     """)
-    with Executor(workers=1) as e:
+    with Executor(workers=1) as e:  # own, twice: nothing may outlive an executor's close
         assert e.run(leaver, ["assert f() is True"]).solved
         assert e.run(probe, ["assert f() is False"]).solved
     with Executor(workers=1) as e:
@@ -128,7 +127,7 @@ def test_shared_memory_and_lock_files_do_not_outlive_the_test():
     assert not any(Path(d, "murphy-probe").exists() for d in ("/run/lock", "/dev/shm", "/var/tmp", "/tmp"))
 
 
-def test_files_left_after_clean_jobs_are_still_removed():
+def test_files_left_after_clean_jobs_are_still_removed(ex):
     """The cleanup skips a private directory that did not change since it was last emptied: a job that leaves
     files after many jobs that left none must still be cleaned up (names, nested dirs, its working dir)."""
     leaver = prog("""
@@ -148,21 +147,19 @@ def test_files_left_after_clean_jobs_are_still_removed():
                     for p in (os.path.join(d, "murphy-left"), os.path.join(d, "murphy-nested")) if os.path.exists(p)]
             return left + os.listdir(".")
     """)
-    with Executor(workers=1) as e:
-        assert all(r.solved for r in e.run_many([(OK, ["assert f() == 1"])] * 5))
-        assert e.run(leaver, ["assert f() == 1"]).solved
-        res = e.run(probe, ["assert f() == []"])
-        assert res.solved, res.feedback
+    assert all(r.solved for r in ex.run_many([(OK, ["assert f() == 1"])] * 5))  # one slot: one server
+    assert ex.run(leaver, ["assert f() == 1"]).solved
+    res = ex.run(probe, ["assert f() == []"])
+    assert res.solved, res.feedback
 
 
-def test_a_program_process_holds_only_its_own_files():
+def test_a_program_process_holds_only_its_own_files(ex):
     """fds 0-2 and the channel (3); the program's memfd (4) is closed after it was read; nothing of the server."""
     probe = "import os\ndef f():\n    return sorted(int(x) for x in os.listdir('/proc/self/fd'))\n"
-    with Executor(workers=1) as e:
-        # 4 is the listing's own directory fd, the lowest free one because the memfd at 4 was closed; an fd
-        # left open (the memfd, one of the server's) would make the list longer
-        res = e.run(probe, ["assert f() == [0, 1, 2, 3, 4]"])
-        assert res.solved, res.feedback
+    # 4 is the listing's own directory fd, the lowest free one because the memfd at 4 was closed; an fd
+    # left open (the memfd, one of the server's) would make the list longer
+    res = ex.run(probe, ["assert f() == [0, 1, 2, 3, 4]"])
+    assert res.solved, res.feedback
 
 
 @pytest.mark.skipif(not ROOT, reason="the memory cgroup needs root here")
@@ -175,22 +172,21 @@ def test_filling_every_private_tmpfs_counts_against_the_memory_limit():
                         fh.write(b"x" * 1_000_000)
             return 1
     """)
-    with Executor(workers=1, memory_mb=128, tmp_mb=128, timeout=10) as e:
+    with Executor(workers=1, memory_mb=128, tmp_mb=128, timeout=10) as e:  # own: its limits
         if not e.run(OK, ["assert f() == 1"]).solved or not e.isolation.get("cgroup"):
             pytest.skip("no memory cgroup")
         res, after = e.run_many([(hog, ["assert f() == 1"]), (OK, ["assert f() == 1"])])
     assert not res.solved and res.status in ("memory", "error") and after.solved
 
 
-def test_a_correct_program_using_a_thread_pool_of_16_passes_at_the_default_memory_limit():
+def test_a_correct_program_using_a_thread_pool_of_16_passes_at_the_default_memory_limit(ex):
     p = prog("""
         from concurrent.futures import ThreadPoolExecutor
         def f(n):
             with ThreadPoolExecutor(max_workers=16) as pool:
                 return sum(pool.map(lambda x: x * x, range(n)))
     """)
-    with Executor(workers=1) as e:
-        assert e.run(p, ["assert f(1000) == 332833500"]).solved
+    assert ex.run(p, ["assert f(1000) == 332833500"]).solved  # the default memory limit, as the session's
 
 
 def test_a_program_cannot_create_a_nested_user_namespace(ex):
@@ -226,7 +222,7 @@ def test_test_code_that_loops_and_swallows_the_timeout_still_times_out():
     # the timer strikes again every 50 ms until the test code returns; if it never gets out of the loop, the
     # worker's watchdog ends it at the limit + 0.5 s (then the job's other verdicts are lost with the worker: the
     # job after it is unaffected either way)
-    with Executor(workers=1, timeout=0.5) as e:
+    with Executor(workers=1, timeout=0.5) as e:  # own: a short limit, and its worker ends
         stubborn = "while True:\n    try:\n        f()\n    except BaseException:\n        pass"
         res = e.run_many([(OK, [stubborn]), (OK, ["while True:\n    pass"]), (OK, ["assert f() == 1"])])
     assert [[o.status for o in r.outcomes] for r in res] == [["timeout"], ["timeout"], ["passed"]]
@@ -236,7 +232,7 @@ def test_test_code_stuck_in_c_ends_at_its_limit_from_outside():
     # a C loop never lets the timer strike: the worker's watchdog (a C thread, no GIL needed) ends the worker at
     # the limit + 0.5 s, the job is a timeout (it used to wait for the pool's deadline, the job's timeouts + 11 s,
     # and be `crashed`); the job queued behind it runs in the new worker
-    with Executor(workers=1, timeout=0.5) as e:
+    with Executor(workers=1, timeout=0.5) as e:  # own: a short limit, and its worker ends
         e.run(OK, ["assert f() == 1"])
         t0 = time.monotonic()
         stuck, after = e.run_many(

@@ -15,9 +15,8 @@ from murphy_lab.executor import Executor, IOTest, TestSuite
 
 
 @pytest.fixture(scope="module")
-def ex():
-    with Executor(workers=2, timeout=2.0, memory_mb=512) as e:
-        yield e
+def ex(executor):
+    return executor  # the session's (tests/conftest.py): no test here reaches a limit
 
 
 def prog(src: str) -> str:
@@ -308,18 +307,16 @@ def test_a_program_cannot_read_another_jobs_program_from_its_memory():
     assert first.solved and scan.solved and last.solved
 
 
-def test_a_worker_sees_only_the_current_jobs_program():
+def test_a_worker_sees_only_the_current_jobs_program(executor):
     """The worker runs job after job's tests: `solution`, the test namespace and the handles are each job's own."""
-    with Executor(timeout=2, workers=1) as one:
-        first = one.run(
-            "def f():\n    return 1\nSEEN = 1", ["from solution import f\nassert f() == 1", "X = 5"]
-        )
-        second = one.run(
-            "def f():\n    return 2",
-            [
-                "from solution import f\nassert f() == 2",
-                "import solution\nassert not hasattr(solution, 'SEEN')",
-                "try:\n    X\nexcept NameError:\n    pass\nelse:\n    raise AssertionError('X leaked')",
-            ],
-        )
+    one = executor  # the session's: one slot, so one worker runs both jobs
+    first = one.run("def f():\n    return 1\nSEEN = 1", ["from solution import f\nassert f() == 1", "X = 5"])
+    second = one.run(
+        "def f():\n    return 2",
+        [
+            "from solution import f\nassert f() == 2",
+            "import solution\nassert not hasattr(solution, 'SEEN')",
+            "try:\n    X\nexcept NameError:\n    pass\nelse:\n    raise AssertionError('X leaked')",
+        ],
+    )
     assert (first.reward, second.reward) == (1.0, 1.0), second.feedback

@@ -17,7 +17,7 @@ from murphy_lab.executor import Executor, TestSuite, wire
 
 @pytest.fixture(scope="module")
 def ex():
-    with Executor(workers=2, timeout=2.0) as e:
+    with Executor(workers=2, timeout=2.0) as e:  # own: forged replies sleep 5 s, past this limit
         yield e
 
 
@@ -160,9 +160,9 @@ def test_a_names_reply_with_extra_names_fails_the_job_closed(ex):
 
 
 def test_the_reply_rule_is_one_function_for_every_pair():
-    from murphy_lab.executor import harness
+    from murphy_lab.executor import channel
 
-    fits = harness.reply_fits
+    fits = channel.reply_fits
     assert fits(b"N", ("f",), b"V", ({"f": 1}, None)) == ""
     assert "not asked for" in fits(b"N", ("f",), b"V", ({"f": 1, "abs": 2}, None))
     call = (None, ([1],), {}, (11,))
@@ -288,7 +288,7 @@ def test_a_malformed_exception_frame_fails_its_case_not_the_worker(ex):
             send(b"E", Raw(b"X" + _v(fields)))
             time.sleep(5)
     """)
-    with Executor(workers=1, timeout=2.0) as one:
+    with Executor(workers=1, timeout=2.0) as one:  # own: its one worker must survive the malformed replies
         res = one.run(p, ["assert good() == 1", "bad(())", "bad(({},))", "assert good() == 1"])
         assert [o.status for o in res.outcomes] == ["passed", "error", "error", "passed"], res.feedback
         assert all("refused the program's reply" in o.detail for o in res.outcomes[1:3])
@@ -341,7 +341,7 @@ def test_a_program_that_is_slow_to_compile_costs_its_case_limits_only():
     # 2-core machine), and it used to run in the test worker before any timer started
     modulus = (1 << 61) - 1
     p = "x = [" + ", ".join(str(modulus * k + 1) for k in range(1, 21_000)) + "]\ndef f():\n    return 1\n"
-    with Executor(workers=1, timeout=1.0, max_program_kb=520) as one:
+    with Executor(workers=1, timeout=1.0, max_program_kb=520) as one:  # own: its limits
         one.run("def f():\n    return 1\n", ["assert f() == 1"])  # warm
         t0 = time.monotonic()
         res = one.run(p, ["assert f() == 1", "assert f() == 1"])
@@ -439,7 +439,7 @@ def test_values_past_the_old_caps_cross():
         "assert len(big_str()) == 9_000_000",
         "import math\nassert big_int() == math.factorial(50_000)",
     ]
-    with Executor(workers=1, timeout=20.0) as one:
+    with Executor(workers=1, timeout=20.0) as one:  # own: a long limit for big values
         res = one.run(p, tests)
     assert res.solved, res.feedback
 

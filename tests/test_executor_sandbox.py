@@ -27,9 +27,8 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox's kernel 
 
 
 @pytest.fixture(scope="module")
-def ex():
-    with Executor(workers=1, timeout=5.0) as e:
-        yield e
+def ex(executor):
+    return executor  # the session's (tests/conftest.py): the same settings, one slot
 
 
 def prog(src: str) -> str:
@@ -85,7 +84,9 @@ def dataset_copies():
 
 
 def test_a_dataset_copy_anywhere_on_the_machine_is_unreadable(ex, dataset_copies):
-    res = ex.run(READER, [f"assert present({dataset_copies!r}) == []", f"assert readable({dataset_copies!r}) == []"])
+    res = ex.run(
+        READER, [f"assert present({dataset_copies!r}) == []", f"assert readable({dataset_copies!r}) == []"]
+    )
     assert res.solved, res.feedback
 
 
@@ -120,7 +121,7 @@ def test_the_root_is_read_only_but_the_private_directories_are_writable(drop_use
     site = next(p for p in sys.path if p.endswith("site-packages"))
     ro = ["/", "/usr/lib", "/etc", "/dev", "/proc", sys.prefix, site, os.path.dirname(os.__file__)]
     rw = ["/tmp", "/var/tmp", "/dev/shm", "."]
-    with Executor(workers=1, timeout=5.0, drop_user=drop_user) as e:
+    with Executor(workers=1, timeout=5.0, drop_user=drop_user) as e:  # own: each uid setting
         res = e.run(p, [f"assert writable({ro!r}) == []", f"assert writable({rw!r}) == {rw!r}"])
     assert res.solved, res.feedback
 
@@ -220,7 +221,7 @@ def test_a_program_sees_and_reaches_only_its_own_processes(ex):
     assert res.solved, res.feedback
 
 
-def test_nothing_a_job_started_is_alive_when_the_next_job_starts():
+def test_nothing_a_job_started_is_alive_when_the_next_job_starts(ex):
     leaver = prog("""
         import os, subprocess
         def f():
@@ -235,8 +236,8 @@ def test_nothing_a_job_started_is_alive_when_the_next_job_starts():
             return len([d for d in os.listdir("/proc") if d.isdigit()])
     """)
     probe = "import os\ndef f():\n    return [d for d in os.listdir('/proc') if d.isdigit()] == [str(os.getpid())]\n"
-    with Executor(workers=1, timeout=5.0) as e:
-        left, alone = e.run_many([(leaver, ["assert f() >= 1"]), (probe, ["assert f()"])])
+    # one slot, so one server runs both jobs
+    left, alone = ex.run_many([(leaver, ["assert f() >= 1"]), (probe, ["assert f()"])])
     assert left.solved and alone.solved, (left.feedback, alone.feedback)
 
 
@@ -271,7 +272,7 @@ def test_forked_spinners_in_one_slot_do_not_make_an_innocent_job_on_the_other_ti
     """40 forked spinners in their own sessions, each asking for every CPU, in one slot; an innocent job that
     needs ~0.3 s of CPU on the other slot. Without a bound the innocent gets 1/21 of its CPU and times out."""
     ok = "def f():\n    return 1\n"
-    with Executor(workers=2, timeout=3.0) as e:
+    with Executor(workers=2, timeout=3.0) as e:  # own: two slots, their CPU bounds
         # two jobs queued per slot: slot 0 gets the spinners and a filler, slot 1 the innocent and a filler
         res = e.run_many([(SPINNERS, ["spin()"]), (ok, ["assert f() == 1"]),
                           (INNOCENT, ["assert work() == 17999997000000"]), (ok, ["assert f() == 1"])])  # fmt: skip
@@ -309,7 +310,7 @@ def _key_users() -> set[int]:
 def test_a_kernel_key_cannot_be_kept_for_the_next_job_or_after_close():
     desc = f"murphy-sbx-{os.getpid()}-{time.monotonic_ns()}"
     before = _key_users()
-    with Executor(workers=1, timeout=5.0) as e:
+    with Executor(workers=1, timeout=5.0) as e:  # own: nothing may be kept after its close
         adder, finder = e.run_many([(KEYS, [f"assert add({desc!r}) == [-1, -1]"]),  # EPERM from both keyrings
                                     (KEYS, [f"assert find({desc!r}) < 0"])])  # fmt: skip
     assert adder.solved, adder.feedback
@@ -319,7 +320,7 @@ def test_a_kernel_key_cannot_be_kept_for_the_next_job_or_after_close():
     assert [u for u in _key_users() - before if 200_000 <= u < 1_000_200_000] == []
 
 
-def test_the_32_bit_syscall_entry_is_closed():
+def test_the_32_bit_syscall_entry_is_closed(ex):
     """`int 0x80` takes 32-bit syscall numbers the filter's x86_64 rules do not name: i386 `unshare(CLONE_NEWUSER)`
     (310) and `add_key` (286) went through before."""
     if os.uname().machine != "x86_64":
@@ -338,8 +339,7 @@ def test_the_32_bit_syscall_entry_is_closed():
         def getpid32():
             return int80(20, 0)
     """)
-    with Executor(workers=1, timeout=5.0) as e:
-        res = e.run(p, ["assert unshare_user() == -38", "assert getpid32() == -38"])  # -ENOSYS
+    res = ex.run(p, ["assert unshare_user() == -38", "assert getpid32() == -38"])  # -ENOSYS
     assert res.solved, res.feedback
 
 

@@ -5,12 +5,16 @@
         res = ex.run("def f(x):\\n    return x * 2", ["assert f(2) == 4", "assert f(3) == 7"])
         res.reward, res.status, res.feedback   # 0.5, 'failed', 'Tests failed:\\nassert f(3) == 7  # output: 6'
 
-Modules: `types` (IOTest, TestSuite, Program, TestOutcome, ExecutionResult), `pool` (Executor: the parent side),
-`worker` (the test worker: holds the tests and runs them), `harness` (the test side it runs: the declared
-namespace, references, the assert checks, the verdicts), `server` (the program server: forks the program
-processes, never sees a test; the program side of the channel), `protocol` (what the worker hands the server:
-its requests, their replies, the program file), `wire` (the only thing between a test and its program: plain data
-in a bounded binary format), `sandbox` (namespaces, limits, cleanup), `feedback` (every text a model reads).
+Modules, one idea each (docs/executor.md, "The modules"): `types` (IOTest, TestSuite, Program, TestOutcome,
+ExecutionResult), `pool` (Executor: the parent side), `feedback` (every text a model reads); in the test worker:
+`worker` (holds the tests and runs them), `timer` (the wall-clock limit of test code), `testcode` (test code
+compiled, the names it takes from the program), `harness` (running cases, the verdicts), `channel` (the test side
+of a program process: requests, replies checked, references), `io_compare` (an IO test's stdout); between the two:
+`protocol` (what the worker hands the server), `wire` with `wire_format`, `wire_encode`, `wire_decode` and
+`values` (the only thing between a test and its program: plain data in a bounded binary format); in the program
+server: `server` (forks the program processes, never sees a test), `program` (the program process: loads and
+serves the program, or runs it as a script), `sandbox` with `sandbox_root`, `sandbox_seccomp`, `sandbox_cgroups`
+and `sandbox_cleanup` (namespaces, the allow-list root, the syscall filter, cgroups, cleanup after each job).
 
 The verdict cannot be spoken, reached or named by the program, by construction: the test code, the expected values
 and the comparison live in a process that never executes program code; the program process sends no status word

@@ -29,7 +29,7 @@ from murphy_lab.executor.types import ExecutionResult, IOTest, Program, TestOutc
 WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "worker.py")
 SERVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "server.py")
 WATCHDOG_EXIT = (
-    1  # a worker's exit status when its watchdog ended it (faulthandler's `_exit(1)`; worker.WATCHDOG_S)
+    1  # a worker's exit status when its watchdog ended it (faulthandler's `_exit(1)`; timer.WATCHDOG_S)
 )
 PIPELINE = 2  # jobs queued at each worker, so it never waits for the parent between jobs
 JOB_FIELDS = (

@@ -8,10 +8,10 @@ expected value.
 
 A job: the worker checks sizes, compiles the prelude and the tests (cached: they repeat across samples; the
 program is compiled by its program process, on the clock of the first test: `protocol.py`), and computes which names the tests take from the
-program (`harness.program_names`, cached). Its assert tests: a socketpair is the channel; one end goes to the
+program (`testcode.program_names`, cached). Its assert tests: a socketpair is the channel; one end goes to the
 server, which forks a program process that loads the program and serves it there; the test code runs here, in a
 harness made fresh for the job, against the other end (`harness.run_cases`), each case within the wall-clock
-timeout of the previous verdict (`_Timer`); then the server kills and sweeps the program process and reports its
+timeout of the previous verdict (`timer.Timer`); then the server kills and sweeps the program process and reports its
 wait status. One IO test: the server runs the program as a script on the input and returns how it ended and its
 stdout and stderr; the worker compares stdout (exit status 0) or reports the error.
 
@@ -22,7 +22,6 @@ worker past ``max_worker_mb`` (or whose server died) answers its job, then asks 
 from __future__ import annotations
 
 import builtins
-import faulthandler
 import fcntl
 import functools
 import gc
@@ -53,9 +52,17 @@ def _load(name: str, file: str, **names):
 sandbox = _load("_murphy_sandbox", "sandbox.py")
 wire = _load("_murphy_wire", "wire.py")
 protocol = _load("_murphy_protocol", "protocol.py")
-with open(os.path.join(_HERE, "harness.py"), encoding="utf-8") as _f:
-    HARNESS = compile(_f.read(), os.path.join(_HERE, "harness.py"), "exec", dont_inherit=True)
-harness = _load("_murphy_harness", "harness.py", wire=wire)  # compiles tests and reads their names (pure)
+testcode = _load("_murphy_testcode", "testcode.py")  # compiles tests and reads their names (pure)
+io_compare = _load("_murphy_io_compare", "io_compare.py")  # an IO test's stdout against the expected output
+
+
+def _code(file: str):
+    """A module of ours compiled once, to be executed anew for every job (`fresh_harness`)."""
+    with open(os.path.join(_HERE, file), encoding="utf-8") as f:
+        return compile(f.read(), os.path.join(_HERE, file), "exec", dont_inherit=True)
+
+
+CHANNEL, HARNESS = _code("channel.py"), _code("harness.py")
 ASSERT, FINISH, FINISHED, IO, RAN = (
     protocol.ASSERT,
     protocol.FINISH,
@@ -65,19 +72,34 @@ ASSERT, FINISH, FINISHED, IO, RAN = (
 )
 MB = 1 << 20
 _DEVNULL = os.open(os.devnull, os.O_RDWR)
-compile_test = functools.lru_cache(maxsize=512)(harness.compile_test)  # test code repeats across samples
-_scope = functools.lru_cache(maxsize=2048)(harness.scope)
-_called = functools.lru_cache(maxsize=256)(harness.called)
+timer = _load("_murphy_timer", "timer.py", wire=wire, devnull=_DEVNULL)  # the wall-clock limit of test code
+compile_test = functools.lru_cache(maxsize=512)(testcode.compile_test)  # test code repeats across samples
+_scope = functools.lru_cache(maxsize=2048)(testcode.scope)
+_called = functools.lru_cache(maxsize=256)(testcode.called)
 _compile_prelude = functools.lru_cache(maxsize=64)(protocol.compile_program)  # a benchmark's header (trusted)
 
 
 def fresh_harness():
-    """The harness for one job, made anew: nothing a job did to its classes, comparisons or builtins, nor any
-    value it decoded, reaches the next one (0.1 ms; a fork per job cost 1.2 ms of CPU)."""
+    """The harness for one job, made anew with its channel module: nothing a job did to their classes,
+    comparisons or builtins, nor any value it decoded, reaches the next one (0.1 ms; a fork per job cost 1.2 ms of
+    CPU)."""
+    channel = types.ModuleType("_murphy_channel")
+    channel.__dict__.update(__builtins__=dict(vars(builtins)), wire=wire)
+    exec(CHANNEL, channel.__dict__)
+    # of `testcode`, only the names compiled test code carries (the module itself stays out of the test's reach)
+    names = types.SimpleNamespace(
+        TEST_FILE=testcode.TEST_FILE, SETUP_FILE=testcode.SETUP_FILE, CHECK=testcode.CHECK
+    )
     module = types.ModuleType("_murphy_harness")
-    module.__dict__.update(__builtins__=dict(vars(builtins)), wire=wire)
+    module.__dict__.update(
+        __builtins__=dict(vars(builtins)), wire=wire, channel_module=channel, testcode=names
+    )
     exec(HARNESS, module.__dict__)
     return module
+
+
+harness = fresh_harness()  # for its constants (`LOADING`); each job runs in a harness of its own
+PROGRAM_MODULE = harness.channel_module.PROGRAM_MODULE
 
 
 class ServerLost(Exception):
@@ -154,13 +176,13 @@ class Worker:
                 return [{"status": "syntax", "detail": error}] * n
         setup = job["setup"]
         try:
-            setup_code = compile_test(setup, harness.SETUP_FILE) if setup.strip() else None
+            setup_code = compile_test(setup, testcode.SETUP_FILE) if setup.strip() else None
         except (SyntaxError, ValueError, UnicodeError, RecursionError, MemoryError) as e:
             return [{"status": "error", "detail": f"the test setup does not compile: {e}"}] * n
         cases = []
         for case in job["cases"]:
             try:
-                cases.append(compile_test(case[1], harness.TEST_FILE) if case[0] == "assert" else None)
+                cases.append(compile_test(case[1], testcode.TEST_FILE) if case[0] == "assert" else None)
             except (SyntaxError, ValueError, UnicodeError, RecursionError, MemoryError) as e:
                 cases.append({"status": "error", "detail": f"the test does not compile: {e}"})
         return setup_code, cases, protocol.pack(prelude, job["program"], code)
@@ -226,8 +248,8 @@ class Worker:
         finally:
             theirs.close()
         verdicts: list[dict] = []
-        channel = runner.Channel(mine.fileno())
-        wanted, modules = harness.program_names(
+        channel = runner.channel_module.Channel(mine.fileno())
+        wanted, modules = testcode.program_names(
             (job["setup"], *(src for _, src in cases)), tuple(job["entry_points"]), _scope, _called
         )
         load = job.get("load_timeout")
@@ -261,7 +283,7 @@ class Worker:
             _TIMER.stop()
             sys.stdout, sys.stderr = quiet
             mine.close()
-            sys.modules.pop(harness.PROGRAM_MODULE, None)
+            sys.modules.pop(PROGRAM_MODULE, None)
         self._ps_send(FINISH)
         self.unread += 1
         out, fault = verdicts, channel.fault
@@ -319,7 +341,7 @@ class Worker:
                 return {"status": "error", "detail": detail[-protocol.MAX_DETAIL :]}
             return ended
         got = out.decode("utf-8", "replace")
-        same = harness.io_equal(got, case[2], job["compare"])
+        same = io_compare.io_equal(got, case[2], job["compare"])
         return {"status": "passed" if same else "failed", "detail": "", "assertion": "", "got": got[:4000]}
 
     def _watch(self, reply: dict) -> None:
@@ -391,49 +413,8 @@ def _send(stream, obj) -> None:
     stream.flush()
 
 
-class _Timer:
-    """The wall-clock limit of the test code running here: `start(ep, timeout)` arms it, `stop` disarms it.
-
-    When it strikes (SIGALRM), the channel gets the fault ``timeout`` and the fault is raised in the test code;
-    every later request on that channel fails at once, and the verdict is the fault even if the test code
-    catches it. It strikes again every 50 ms until the test code returns (a test looping in Python ends soon);
-    test code stuck in C for long is the pool's to end (it replaces a worker that stopped answering)."""
-
-    def __init__(self) -> None:
-        self.ep = None
-        self.detail = ""
-        signal.signal(signal.SIGALRM, self._strike)
-
-    def start(self, ep, timeout: float) -> None:
-        self.ep, self.detail = ep, f"{timeout:g}"
-        signal.setitimer(signal.ITIMER_REAL, max(timeout, 1e-3), 0.05)
-        # the deadline from outside: a C thread that needs no GIL ends this process if the case is still running
-        # WATCHDOG_S after its limit (test code stuck in C, out of the timer's reach); the pool reads its exit
-        # status as the job's timeout (`pool.WATCHDOG_EXIT`)
-        try:
-            faulthandler.dump_traceback_later(timeout + WATCHDOG_S, exit=True, file=_DEVNULL)
-        except RuntimeError:  # no thread to be had: the pool's own deadline remains
-            pass
-
-    def stop(self) -> None:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        faulthandler.cancel_dump_traceback_later()
-        self.ep = None
-
-    def _strike(self, *_) -> None:
-        ep = self.ep
-        if ep is None:
-            return
-        if ep.fault is None:
-            ep.fault = wire.Fault("timeout", self.detail)
-        raise ep.fault
-
-
-WATCHDOG_S = (
-    0.5  # a case still running this long after its limit ends the worker (faulthandler's exit status 1)
-)
 _STATM = os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC)  # ours, for `sandbox.rss_mb`
-_TIMER = _Timer()
+_TIMER = timer.Timer()
 _QUIET = open(_DEVNULL, "w", closefd=False)  # sys.stdout and sys.stderr while test code runs
 
 

@@ -1,0 +1,339 @@
+"""The program process: what runs between its fork from the program server and its end.
+
+Loaded by the program server (`server.py`) by path, with `wire` and `protocol` set before it runs; it runs only in
+the program processes the server forks (and once in the server before the first fork, `warm_up`). A program process
+loads the program as module ``solution`` and answers the test worker's requests on the channel with plain data or
+references (`ProgramSide`); it never sends anything else, so how it ended is what the kernel says (its wait status,
+the memory cgroup's counter) or the worker's timer. As a script (IO tests) it ends the way ``python program.py``
+ends (`run_script`). A program that does not compile ends at once (`did_not_compile`).
+"""
+
+from __future__ import annotations
+
+import atexit
+import builtins
+import gc
+import itertools
+import linecache
+import os
+import resource
+import sys
+import traceback
+import types
+
+wire, protocol = globals()["wire"], globals()["protocol"]  # set by server.py before this file runs
+PROGRAM_FILE = protocol.FILENAME
+PROGRAM_MODULE = "solution"
+_isinstance, _exit = isinstance, os._exit
+REPR_CHARS = 300  # of a reference's repr text (feedback shows at most that much of a value)
+CHILD_STDIO = tuple(
+    open(fd, mode, encoding="utf-8", errors="replace", closefd=False)
+    for fd, mode in ((0, "r"), (1, "w"), (2, "w"))
+)  # the program process's sys.stdin, sys.stdout, sys.stderr (fds 0-2, set by the server before each fork)
+
+
+_OPS = {
+    "getattr": getattr,
+    "setattr": setattr,
+    "delattr": delattr,
+}  # all a test may do to a reference but call it
+
+
+_UNHELD = 2  # sys.getrefcount of a followed argument that only `ProgramSide.kept` holds (its entry and
+# getrefcount's argument)
+_ITERATOR_MODULES = frozenset(
+    {"builtins", "itertools"}
+)  # whose iterator types cross drained (map, zip, chain...)
+_REFERENCED = frozenset({types.FunctionType, types.MethodType})  # the common references, encoded straight
+
+
+class _Stays:
+    """A value that stays in the program process whatever it is (too large to cross), with the reason."""
+
+    __slots__ = ("obj", "note")
+
+    def __init__(self, obj, note: str):
+        self.obj, self.note = obj, note
+
+
+def reference(objects: dict, x, note: str = "") -> tuple:
+    """(id, type name, repr text, note, whether it is callable) of `x`, kept alive in `objects` so that its id stays
+    its own."""
+    objects[id(x)] = x
+    t = type(x)
+    if t is int:  # only an int too large to cross comes here
+        text = f"<an int of about {int(x.bit_length() * 0.30103) + 1:,} digits>"
+    else:
+        try:
+            text = repr(x)[:REPR_CHARS]
+        except Exception:  # noqa: BLE001 - a broken __repr__ is the program's
+            text = f"<{t.__name__} object>"
+    return (id(x), str(t.__name__)[:100], text if type(text) is str else "", note, callable(x))
+
+
+class ProgramSide:
+    """Serves the test worker's requests on the program's own objects; the reply is plain data or a reference.
+
+    Requests (`wire` messages): ``N`` (names) -> the values of those of the program's globals it defines; ``C``
+    (reference, args, kwargs, a token per argument: the test's, for a mutable one) -> (the call's result, the
+    followed arguments whose state changed, as (token, new value), the token of the argument the result is);
+    ``O`` (reference, getattr/setattr/delattr, args) -> (the result, None). The reply ``V`` carries a value, ``E``
+    an exception (the load's, to every ``N`` request, when loading the program raised; a call's `SystemExit` too,
+    as a test in the same process would see it); ``S`` a compile error (`did_not_compile`). This side sends nothing
+    else, ever: how it ended, the kernel tells the server."""
+
+    def __init__(self, fd: int, namespace: dict, load_error: BaseException | None):
+        self.fd, self.namespace, self.load_error = fd, namespace, load_error
+        self.objects: dict[int, object] = {}  # what crossed as a reference: id -> object (kept alive)
+        self.kept: dict[int, list] = {}  # the test's token -> [a mutable argument, its last encoding]
+        self.reader = wire.Reader(fd)
+        self.decoder = wire.Decoder(home=self.objects.__getitem__, untrusted=False)
+
+    def serve(self) -> None:
+        while True:
+            try:
+                kind, payload = self.reader.message()
+            except (wire.Fault, wire.Refused):
+                _exit(0)
+            try:
+                reply = b"V", self.reply(self.perform(kind, self.decoder.decode(payload)))
+            except BaseException as e:  # noqa: BLE001 - the program's exception (SystemExit too) is the reply
+                if _isinstance(e, MemoryError):
+                    _room()
+                reply = b"E", self.error(e)
+            wire.send(self.fd, *reply)
+
+    def perform(self, kind: bytes, req) -> tuple:
+        if kind == b"N":
+            if self.load_error is not None:
+                raise self.load_error
+            return {n: self.namespace[n] for n in req if _isinstance(n, str) and n in self.namespace}, None
+        if kind == b"C":
+            target, args, kwargs, tokens, gone = req
+            kept = self.kept
+            for token in gone:  # the test no longer holds them
+                kept.pop(token, None)
+            if kept:
+                self._forget()
+            for token, v in zip(tokens, (*args, *kwargs.values())):
+                if token is not None:
+                    kept[token] = [v, self.encode(v)]
+            result = target(*args, **kwargs)
+            if not kept:
+                return result, None, None
+            same = next((token for token, (v, _) in kept.items() if v is result), None)
+            return result, self._changes(), same
+        if kind == b"O":
+            target, op, args = req
+            return _OPS[op](target, *args), None
+        raise TypeError(f"not a request: {kind!r}")
+
+    def encode(self, value) -> bytes:
+        return wire.encode(value, self._reference, _REFERENCED, self._keep)
+
+    def _keep(self, x) -> int:
+        self.objects[id(x)] = x
+        return id(x)
+
+    def _reference(self, encoder, x, depth: int) -> None:
+        """What is not plain data stays here and crosses as a reference (``R``: id, type name, repr text); a
+        generator or an iterator of the builtins or itertools crosses as the iterator of its items (``j``), drained
+        here (the test side iterates nothing of the program's), as many as a list may have."""
+        t = type(x)
+        if t is types.GeneratorType or (t.__module__ in _ITERATOR_MODULES and hasattr(t, "__next__")):
+            items = list(itertools.islice(x, wire.MAX_ITEMS + 1))
+            if len(items) <= wire.MAX_ITEMS:
+                encoder.out += b"j"
+                return encoder.value(items, depth + 1)
+            raise wire.Refused(f"an iterator of more than {wire.MAX_ITEMS:,} items")
+        encoder.out += b"R"
+        if t is _Stays:
+            return encoder.value(reference(self.objects, x.obj, x.note), depth + 1)
+        encoder.value(reference(self.objects, x), depth + 1)
+
+    def reply(self, value: tuple) -> bytes:
+        """A ``V`` reply; a result too large or too deep to cross stays here and crosses as a reference."""
+        try:
+            return self.encode(value)
+        except wire.Refused as e:
+            return self.encode((_Stays(value[0], f"it cannot cross: {e}"), *(None,) * (len(value) - 1)))
+
+    def error(self, e: BaseException) -> bytes:
+        try:
+            return self.encode(e)
+        except wire.Refused as too_large:
+            return self.encode(RuntimeError(f"the program raised {type(e).__name__}, which is {too_large}"))
+
+    def _changes(self, force: bool = False) -> list | None:
+        """The test's mutable arguments (of this call, and of earlier ones the program kept) whose state changed,
+        at any depth, as (the test's token, new value); each encoded before and after (tests inspect in-place
+        changes, as in one process)."""
+        out = []
+        for token, entry in list(self.kept.items()):
+            try:
+                now = self.encode(entry[0])
+            except wire.Refused:  # grown past the bounds: no longer followed
+                del self.kept[token]
+                continue
+            if now != entry[1]:
+                entry[1] = now
+                out.append((token, entry[0]))
+        return out or None
+
+    def _forget(self) -> None:
+        """Stop following the arguments nothing of the program holds any more (only `kept` and this loop do)."""
+        for token in [t for t, entry in self.kept.items() if sys.getrefcount(entry[0]) <= _UNHELD]:
+            del self.kept[token]
+
+
+def warm_up(rounds: int = 200) -> None:
+    """Run the program side's request handling here, before the first fork, on typical requests. Python counts the
+    calls of a function in its code object and then rewrites (specializes) its bytecode: in each fresh fork those
+    writes copied pages shared with this server (warmed, a program process copies some 60 pages fewer)."""
+
+    def home(encoder, x, depth):
+        encoder.out += b"h"
+        encoder.int(id(x))
+
+    def target(xs, k=1, **kwargs):
+        return sorted(xs)[:k], {"n": len(xs), "s": str(k)}, (None, True, 2.5, -3)
+
+    program = protocol.pack(None, "x = 1")
+    for _ in range(rounds):
+        protocol.unpack(program)
+        _module("_murphy_warm", "x = 1")
+        side = ProgramSide(-1, {"f": target, "v": [1, "a"]}, None)
+        side.reply(side.perform(b"N", side.decoder.decode(wire.encode(("f", "v", "g")))))
+        call = wire.encode((target, ([3, 1, 2], 2), {"c": 0}, (1, None, None), ()), home)
+        side.reply(side.perform(b"C", side.decoder.decode(call)))
+        side.reply(
+            side.perform(b"O", side.decoder.decode(wire.encode((target, "getattr", ("__name__",)), home)))
+        )
+        side.error(ValueError("warm"))
+    sys.modules.pop("_murphy_warm", None)
+    linecache.cache.pop(PROGRAM_FILE, None)
+
+
+def _arguments(args: tuple, kwargs: dict):
+    yield from enumerate(args)
+    yield from kwargs.items()
+
+
+def exit_status(e: SystemExit) -> int:
+    """The exit status Python gives `SystemExit(code)`: None -> 0, an int -> itself, else printed to stderr, 1."""
+    code = e.code
+    if code is None:
+        return 0
+    if type(code) is int:
+        return code & 0xFF
+    try:
+        print(code, file=sys.stderr)
+    except BaseException:  # noqa: BLE001
+        pass
+    return 1
+
+
+def _room() -> None:
+    """After a MemoryError: the soft address-space limit up to the hard one (64 MB more), to send the reply."""
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    resource.setrlimit(resource.RLIMIT_AS, (hard, hard))
+
+
+def _module(name: str, program: str) -> types.ModuleType:
+    linecache.cache[PROGRAM_FILE] = (len(program), None, program.splitlines(True), PROGRAM_FILE)
+    module = types.ModuleType(name)
+    module.__file__ = PROGRAM_FILE
+    module.__builtins__ = builtins
+    sys.modules[name] = module
+    return module
+
+
+def serve_program(prelude, code, program: str, fd: int) -> None:
+    """Load the program as module ``solution`` (after the prelude, in its namespace), then serve it on `fd`.
+
+    `sys.exit` while loading ends the process as Python would; any other exception is kept and becomes the reply
+    to every request for names (a load failure the test worker reports for every test)."""
+    module = _module(PROGRAM_MODULE, program)
+    load_error = None
+    try:
+        if prelude is not None:
+            exec(prelude, module.__dict__)
+        exec(code, module.__dict__)
+    except SystemExit as e:
+        _exit(exit_status(e))
+    except BaseException as e:  # noqa: BLE001 - reported, as data, to the test worker
+        if _isinstance(e, MemoryError):
+            _room()
+        load_error = e
+    ProgramSide(fd, module.__dict__, load_error).serve()
+
+
+def did_not_compile(error: str, script: bool) -> None:
+    """The program does not compile (nothing of it ran): as a script, the error on stderr and `SYNTAX_EXIT`; else
+    ``S`` with the error as the reply to the first request."""
+    if script:
+        os.write(2, error.encode("utf-8", "replace") + b"\n")
+        _exit(protocol.SYNTAX_EXIT)
+    try:
+        wire.Reader(3).message()
+        wire.send(3, b"S", wire.encode(error))
+    except BaseException:  # noqa: BLE001 - the worker hung up
+        pass
+    _exit(0)
+
+
+def run_script(prelude, code, program: str) -> None:
+    """An IO test: run the program as ``__main__`` on the stdin in place and end the way ``python program.py`` ends:
+    its exit status (0, SystemExit's code, 1 after an uncaught exception, whose traceback goes to stderr), after
+    non-daemon threads are joined, `atexit` handlers run and the program's files and stdio are flushed."""
+    atexit._clear()  # the server's own handlers are not the program's
+    module = _module("__main__", program)
+    status = 0
+    try:
+        if prelude is not None:
+            exec(prelude, module.__dict__)
+        exec(code, module.__dict__)
+    except SystemExit as e:
+        status = exit_status(e)
+    except BaseException as e:  # noqa: BLE001 - as the interpreter does: the traceback on stderr, status 1
+        status = 1
+        e = e.with_traceback(e.__traceback__.tb_next)  # from the program's own frame on
+        try:  # the default hook, in Python (it reads the program's lines from linecache, as python would from disk)
+            hook = sys.excepthook
+            hook(
+                type(e), e, e.__traceback__
+            ) if hook is not sys.__excepthook__ else traceback.print_exception(e)
+        except BaseException:  # noqa: BLE001
+            pass
+    _exit(_shut_down(module, status))
+
+
+def _shut_down(module: types.ModuleType, status: int) -> int:
+    """What the interpreter does at exit (`Py_FinalizeEx`): join non-daemon threads, run `atexit` handlers,
+    flush stdio, then drop the program's globals so that files it left open are finalized (flushed)."""
+    threading = sys.modules.get("threading")
+    for step in (getattr(threading, "_shutdown", None), atexit._run_exitfuncs):
+        try:
+            if step is not None:
+                step()
+        except SystemExit as e:
+            status = exit_status(e)
+        except BaseException:  # noqa: BLE001 - reported by the step itself, as Python does
+            pass
+    _flush()
+    try:
+        module.__dict__.clear()
+        sys.modules.pop("__main__", None)
+        gc.collect()
+    except BaseException:  # noqa: BLE001
+        pass
+    _flush()
+    return status
+
+
+def _flush() -> None:
+    for stream in (sys.stdout, sys.stderr, *CHILD_STDIO[1:]):
+        try:
+            stream.flush()
+        except BaseException:  # noqa: BLE001 - e.g. the output limit was hit while flushing
+            pass

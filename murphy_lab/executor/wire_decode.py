@@ -1,0 +1,349 @@
+"""bytes -> values, under the bounds: the decoder of the wire format (`wire_format.py`).
+
+Loaded by `wire.py` by path. The receiver rebuilds every value with its own constructors from a closed set of types:
+the builtin ones, the standard library's of the format, and `values.py`'s (no string a sender chose becomes an
+attribute, a class body entry, a namespace key, a module name or a callable). An exception is its first builtin
+class, or our subclass of it named like the program's, its plain attributes data read through ``__getattr__``.
+Decoding is total (any bytes: a value or `Refused`), linear in the message size and bounded by `wire_format`'s
+limits, each counted before the items it covers are read.
+"""
+
+from __future__ import annotations
+
+import collections
+import importlib
+
+fmt = globals()["wire_format"]  # set by wire.py before this file runs
+values = globals()["values"]
+# the format's names this module reads, bound here once (module globals: the hot loops read no attribute)
+(MAX_CLASSES, MAX_DEPTH, MAX_FIELDS, MAX_FRACTION_BYTES, MAX_INT_BYTES, MAX_ITEMS, MAX_PER_HASH) = (
+    fmt.MAX_CLASSES, fmt.MAX_DEPTH, fmt.MAX_FIELDS, fmt.MAX_FRACTION_BYTES, fmt.MAX_INT_BYTES, fmt.MAX_ITEMS,
+    fmt.MAX_PER_HASH,
+)  # fmt: skip
+NUMERIC_KINDS, Refused = fmt.NUMERIC_KINDS, fmt.Refused
+_type, _len = type, len
+_F64, _C128, _U32, _SMALL, _UNCHECKED = fmt.F64, fmt.C128, fmt.U32, fmt.SMALL, fmt.UNCHECKED
+BUILTINS, _BUILTIN_CLASSES, _EXC_BASES = fmt.BUILTINS, fmt.BUILTIN_CLASSES, fmt.EXC_BASES
+_SEQ_BUILDERS, _TAGS, _DATE_NAMES = fmt.SEQ_BUILDERS, fmt.TAGS, fmt.DATE_NAMES
+range_length, decimal_in_bounds = fmt.range_length, fmt.decimal_in_bounds
+EnumValue, NamedTupleValue, MatchValue, ProgramModule = (
+    values.EnumValue, values.NamedTupleValue, values.MatchValue, values.ProgramModule,
+)  # fmt: skip
+
+
+class Decoder:
+    """bytes -> values, under the bounds. `ref(id, type, text)` builds a program reference (test side) and
+    `home(id)` finds one of our objects (program side); either is None where that tag may not come."""
+
+    def __init__(self, ref=None, home=None, untrusted: bool = True):
+        self.ref, self.home, self.untrusted = ref, home, untrusted
+        self.classes: dict[bytes, type] = {}  # rebuilt exception classes of this channel
+
+    def decode(self, data: bytes):
+        self.buf, self.pos, self.end, self.items, self.fraction_bytes = data, 0, _len(data), 0, 0
+        try:
+            x = self.value(0)
+        except Refused:
+            raise
+        except Exception as e:  # noqa: BLE001 - total: any bytes are a value or Refused (a fault of the channel)
+            raise Refused(f"not plain data ({_type(e).__name__})") from None
+        if self.pos != _len(data):
+            raise Refused("extra bytes after the value")
+        return x
+
+    def take(self, n: int) -> bytes:
+        pos = self.pos
+        if pos + n > self.end:
+            raise Refused("a message cut short")
+        self.pos = pos + n
+        return self.buf[pos : pos + n]
+
+    def count(self) -> int:
+        pos = self.pos
+        if pos + 4 > self.end:
+            raise Refused("a message cut short")
+        self.pos = pos + 4
+        return _U32.unpack_from(self.buf, pos)[0]
+
+    def value(self, depth: int):
+        buf, pos = self.buf, self.pos
+        tag = buf[pos]  # IndexError (cut short) is refused by `decode`
+        if tag == 0x69:  # i: a small int
+            end = pos + 2 + buf[pos + 1]
+            if end > self.end:
+                raise Refused("a message cut short")
+            self.pos = end
+            return int.from_bytes(buf[pos + 2 : end], "little", signed=True)
+        if tag == 0x73:  # s: str
+            start = pos + 5
+            end = start + _U32.unpack_from(buf, pos + 1)[0]
+            if end > self.end:
+                raise Refused("a message cut short")
+            self.pos = end
+            return buf[start:end].decode("utf-8", "surrogatepass")
+        self.pos = pos + 1
+        if tag == 0x66:  # f: float
+            return _F64.unpack(self.take(8))[0]
+        if tag == 0x4E or tag == 0x54 or tag == 0x46:  # N T F
+            return None if tag == 0x4E else tag == 0x54
+        tag = _TAGS[tag]
+        if tag in _SEQ_BUILDERS:
+            n = self.container(depth)
+            value, d = self.value, depth + 1
+            items = [value(d) for _ in range(n)]
+            if n > MAX_PER_HASH and self.untrusted:
+                _bounded_hashes(items)
+            return items if tag == b"l" else _SEQ_BUILDERS[tag](items)
+        if tag == b"d":
+            return dict(self.pairs(depth))
+        return self.rich(tag, depth)
+
+    def pairs(self, depth: int) -> list:
+        n = self.container(depth)
+        value, d = self.value, depth + 1
+        pairs = [(value(d), value(d)) for _ in range(n)]
+        if n > MAX_PER_HASH and self.untrusted:
+            _bounded_hashes([k for k, _ in pairs])
+        return pairs
+
+    def container(self, depth: int) -> int:
+        """A container's length, counted against the bounds before any of its items is read."""
+        n = self.count()
+        self.items += n
+        if self.items > MAX_ITEMS or depth >= MAX_DEPTH:
+            raise Refused(f"a message over {MAX_ITEMS:,} values or {MAX_DEPTH} levels")
+        return n
+
+    def int(self) -> int:
+        buf, pos = self.buf, self.pos
+        tag = buf[pos]
+        if tag == 0x69:  # i
+            n, start = buf[pos + 1], pos + 2
+        elif tag == 0x49:  # I
+            self.pos = pos + 1
+            n, start = self.count(), pos + 5
+        else:
+            raise Refused("an int was expected")
+        if n > MAX_INT_BYTES:
+            raise Refused(f"an int of {n:,} bytes (the limit is {MAX_INT_BYTES:,})")
+        if start + n > self.end:
+            raise Refused("a message cut short")
+        self.pos = start + n
+        return int.from_bytes(buf[start : start + n], "little", signed=True)
+
+    def rich(self, tag: bytes, depth: int):
+        d = depth + 1
+        if tag == b"h" and self.home is not None:
+            return self.home(self.int())
+        if (
+            tag == b"L" and self.home is not None
+        ):  # the program side: a stdlib function the test passed, by name
+            module, qualname = self.value(d)
+            x = importlib.import_module(module)
+            for part in qualname.split("."):
+                x = getattr(x, part)
+            return x
+        if tag == b"R" and self.ref is not None:
+            fields = self.value(d)
+            if _type(fields) is not tuple:
+                raise Refused("not a reference")
+            return self.ref(*fields)
+        if tag == b"I":
+            self.pos -= 1
+            return self.int()
+        if tag in (b"b", b"a", b"D", b"B", b"M"):
+            data = bytes(self.take(self.count()))
+            if tag == b"b" or tag == b"a":
+                return data if tag == b"b" else bytearray(data)
+            if tag == b"D":
+                return decimal_in_bounds(importlib.import_module("decimal").Decimal(data.decode("ascii")))
+            name = data.decode("utf-8", "surrogatepass")
+            if tag == b"M":
+                return ProgramModule(name)
+            if name not in BUILTINS:
+                raise Refused(f"no builtin named {name[:40]!r} may cross")
+            return BUILTINS[name]
+        if tag == b"c":
+            return complex(*_C128.unpack(self.take(16)))
+        if tag == b"Q":
+            start = self.pos
+            num, den = self.int(), self.int()
+            self.fraction_bytes += self.pos - start
+            if self.fraction_bytes > MAX_FRACTION_BYTES:
+                raise Refused(f"Fractions of more than {MAX_FRACTION_BYTES:,} bytes in one message")
+            return importlib.import_module("fractions").Fraction(num, den)
+        if tag == b"q":
+            maxlen = self.value(d)
+            items = self.value(d)
+            if maxlen is not None and _type(maxlen) is not int or _type(items) is not list:
+                raise Refused("not a deque")
+            return collections.deque(items, maxlen)
+        if tag == b"j":
+            items = self.value(d)
+            if _type(items) is not list:
+                raise Refused("not an iterator")
+            return iter(items)
+        if tag == b"r":
+            start, stop, step = self.int(), self.int(), self.int()
+            self.items += range_length(start, stop, step)  # as long as the list it stands for
+            if self.items > MAX_ITEMS:
+                raise Refused(f"a message over {MAX_ITEMS:,} values (a range counts as its length)")
+            return range(start, stop, step)
+        if tag == b"o" or tag == b"k":
+            pairs = self.pairs(depth)
+            return collections.OrderedDict(pairs) if tag == b"o" else collections.Counter(dict(pairs))
+        if tag == b"e":
+            factory = self.value(d)
+            if factory is not None and (
+                _type(factory) is not type or _BUILTIN_CLASSES.get(factory.__name__) is not factory
+            ):
+                raise Refused("not a defaultdict")
+            if self.buf[self.pos] != 0x64:
+                raise Refused("not a defaultdict")
+            self.pos += 1
+            return collections.defaultdict(factory, self.pairs(d))
+        fields = self.value(d)
+        if _type(fields) is not tuple:
+            raise Refused(f"a malformed {tag!r} value")
+        if tag in _DATE_NAMES:
+            return getattr(importlib.import_module("datetime"), _DATE_NAMES[tag])(*fields)
+        if tag == b"Z":
+            return importlib.import_module("datetime").timezone(*fields)
+        if tag == b"X":
+            return rebuild_exception(self, *fields)
+        if tag == b"K":
+            return self.exception_class(*fields)
+        if tag == b"P":
+            name, names, items = fields
+            if _type(name) is not str or _type(names) is not tuple or _type(items) is not tuple:
+                raise Refused("not a namedtuple")
+            if (
+                _len(names) > MAX_FIELDS
+                or _len(names) != _len(items)
+                or not all(_type(f) is str for f in names)
+            ):
+                raise Refused(f"not a namedtuple (or one of more than {MAX_FIELDS} fields)")
+            return NamedTupleValue(name, names, items)
+        if tag == b"m":
+            string, spans, names = fields
+            if (
+                _type(string) not in (str, bytes)
+                or _type(spans) is not tuple
+                or _type(names) is not dict
+                or not spans
+            ):
+                raise Refused("not a match")
+            if not all(_type(s) is tuple and _len(s) == 2 and all(_type(i) is int for i in s) for s in spans):
+                raise Refused("not a match")
+            if not all(_type(k) is str and _type(v) is int and 0 < v < _len(spans) for k, v in names.items()):
+                raise Refused("not a match")
+            return MatchValue(string, spans, names)
+        if tag == b"U":
+            name, flag, member, value, home = fields
+            if _type(name) is not str or _type(flag) is not bool or _type(member) not in (str, type(None)):
+                raise Refused("not an enum member")
+            if home is not None and _type(home) is not int:
+                raise Refused("not an enum member")
+            if self.home is not None and home is not None:
+                return self.home(home)  # the program side: its own member, going home
+            return EnumValue(name, member, value, flag, home)
+        if tag == b"A":
+            return _ndarray(*fields)
+        raise Refused(f"not a value (tag {tag!r})")
+
+    def rebuilt(self, key: bytes, make, *args) -> type:
+        """The class of this channel for `key` (its description), made once."""
+        cls = self.classes.get(key)
+        if cls is None:
+            if _len(self.classes) >= MAX_CLASSES:
+                raise Refused(f"more than {MAX_CLASSES} namedtuple, enum and exception classes")
+            cls = self.classes[key] = make(*args)
+        return cls
+
+    def exception_class(self, name, base) -> type:
+        if _type(name) is not str or base not in _EXC_BASES:
+            raise Refused("not an exception class")
+        if name == base:
+            return _EXC_BASES[base]
+        key = b"K" + f"{name}\0{base}".encode("utf-8", "surrogatepass")
+        body = {"__str__": _program_str, "__getattr__": _program_attr}
+        return self.rebuilt(key, lambda: type(name, (_EXC_BASES[base],), body))
+
+
+def rebuild_exception(decoder: Decoder, name, base, args, text, head, frames, attrs) -> BaseException:
+    """The exception as ours: its builtin class (or our subclass of it named like the program's), its args, its
+    plain attributes (data of ours, read through our subclass's ``__getattr__``), the program's frames as data."""
+    cls = decoder.exception_class(name, base)
+    if (
+        _type(text) is not str
+        or _type(head) is not str
+        or _type(args) is not tuple
+        or _type(attrs) is not dict
+    ):
+        raise Refused("not an exception")
+    if _type(frames) is not tuple or not all(_frame(f) for f in frames):
+        raise Refused("not an exception (malformed frames)")
+    if not all(_type(k) is str and k.isidentifier() and k[:1] != "_" for k in attrs):
+        raise Refused("not an exception (attribute names)")
+    try:
+        exc = cls(*args)
+    except Exception:  # noqa: BLE001 - e.g. UnicodeDecodeError needs five arguments
+        exc = cls.__new__(cls)
+        exc.args = args
+    exc.__murphy_remote__ = (frames, head[-2000:], text[:2000], attrs)
+    return exc
+
+
+def _frame(f) -> bool:
+    """(file, line number, function, line text), of plain types (the test side formats it)."""
+    return (
+        _type(f) is tuple
+        and _len(f) == 4
+        and _type(f[1]) is int
+        and all(_type(f[i]) is str for i in (0, 2, 3))
+    )
+
+
+def _program_str(self) -> str:
+    remote = getattr(self, "__murphy_remote__", None)
+    return remote[2] if remote else BaseException.__str__(self)
+
+
+def _program_attr(self, attr: str):
+    """A plain attribute the program's exception had (data, looked up only when nothing of ours has the name)."""
+    remote = self.__dict__.get("__murphy_remote__")
+    if remote is not None and attr[:1] != "_" and attr in remote[3]:
+        return remote[3][attr]
+    raise AttributeError(attr)
+
+
+def _ndarray(dtype, shape, data):
+    """A numeric numpy array built here, with our own numpy, from its bytes (never an object array)."""
+    import numpy as np
+
+    if _type(dtype) is not str or _len(dtype) > 8 or _type(data) is not bytes:
+        raise Refused("not a numeric array")
+    kind = np.dtype(dtype)
+    if kind.kind not in NUMERIC_KINDS or not all(_type(n) is int and 0 <= n <= _len(data) + 1 for n in shape):
+        raise Refused("not a numeric array")
+    return np.frombuffer(data, kind).reshape(shape).copy()
+
+
+def _bounded_hashes(items: list) -> None:
+    """Refuse a container with more than MAX_PER_HASH distinct values of one predictable hash."""
+    groups: dict[int, list] = {}
+    for v in items:
+        t = _type(v)
+        if t in _UNCHECKED or (t is int and -_SMALL < v < _SMALL):
+            continue
+        try:
+            h = hash(v)
+        except TypeError:
+            continue
+        group = groups.get(h)
+        if group is None:
+            groups[h] = [v]
+        elif v not in group:
+            group.append(v)
+            if _len(group) > MAX_PER_HASH:
+                raise Refused(f"a container with more than {MAX_PER_HASH} distinct values of one hash")
