@@ -44,14 +44,13 @@ backend = "real"  # "stand-in": fake train/evaluate that only exercise the pipel
 model_paths = {}  # {"Qwen3-1.7B": "/ckpt/base", "Qwen3-1.7B/murphy": "/ckpt/murphy"}: use these models as they are
 train_overrides = {}  # trainer-config fields on top of the profile's, e.g. {"max_steps": 20} (part of the run keys)
 torch_threads = 1
-credits = None  # rules to compare (names of murphy_lab.credit.CREDIT_RULES); None: every rule (the paper: MaRS, MeRS)
+credits = None  # rules to compare (names of murphy_lab.credit.CREDIT_RULES); None: every rule (paper profile: MaRS, MeRS)
 gammas = None  # γ of the rules that read one; None: each rule's own (CREDIT_RULES: MeRS 0.9 and 1.0, as the paper)
 
 # %%
 from IPython.display import Image, Markdown, display
 
 from murphy_lab import experiments as X
-from murphy_lab.credit import CREDIT_RULES, credit_rule
 from murphy_lab.experiments import paper_tables as T
 from murphy_lab.experiments.verdicts import CREDIT_PAIRS
 
@@ -61,10 +60,9 @@ S = X.setup(profile, output_dir, cache_dir, train=train, from_cache_only=from_ca
 out = S.out  # results/<profile>: run records, tables, figures
 
 # %%
-# every rule of the table, "none" (no backup: each attempt credited with its own reward) included
-credits = list(CREDIT_RULES) if credits is None else credits
-variants = [{"credit": c, "gamma": float(g)} for c in credits
-            for g in (gammas if gammas is not None and credit_rule(c).discounted else credit_rule(c).ablation_gammas())]
+# every rule of the table, "none" (no backup: each attempt credited with its own reward) included; the paper profile,
+# which trains from recipes, the rules the paper ablates (MaRS, MeRS γ = 0.9, 1.0)
+variants = X.credit_variants(S.profile, credits, gammas)
 if models is None and profile == "paper":
     models = ["Qwen3-1.7B"]  # the paper's ablations are on Qwen3-1.7B
 exps = S.plan(methods=methods, models=models, seeds=seeds, benchmarks=benchmarks, variants=variants)

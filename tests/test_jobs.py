@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from murphy_lab import experiments as X
+from murphy_lab.credit import CREDIT_RULES
 from murphy_lab.experiments import jobs as J
 
 VENV = Path(sys.executable).parent.parent  # the venv running these tests (the script activates it)
@@ -26,7 +27,9 @@ def session_plan(profile, **kw):
 def test_the_job_plans_are_the_notebooks_plans():
     assert J.notebook_plan("main_table", "toy") == session_plan("toy")
     assert J.notebook_plan("main_table", "paper", seeds=[1]) == session_plan("paper", seeds=[1])
-    credit = J.notebook_plan("ablation_credit", "paper")
+    toy_credit = {e.variant for e in J.notebook_plan("ablation_credit", "toy")}  # every rule, as the notebook plans
+    assert toy_credit == {r.variant(g) for r in CREDIT_RULES.values() for g in r.ablation_gammas()}
+    credit = J.notebook_plan("ablation_credit", "paper")  # the rules MURPHY ships paper recipes for
     assert {(e.model, e.variant) for e in credit} == {
         ("Qwen3-1.7B", v) for v in ("mars", "mers_0.9", "mers_1.0")
     }
@@ -151,7 +154,7 @@ def test_check_of_a_cpu_plan_passes_and_refuses_an_ambiguous_model_path(offline,
         J.main(
             ["check", "--profile", "smoke", "--notebook", "ablation_credit", "--model-path", "tiny/murphy=/x"]
         )
-    assert "would serve 3 runs" in capsys.readouterr().out
+    assert f"would serve {len(X.credit_variants('smoke'))} runs" in capsys.readouterr().out  # every rule's run
 
 
 def test_make_reproduce_checks_the_plan_before_the_notebook():

@@ -10,7 +10,7 @@ experiments, run them, and hand the results to `paper_tables`:
     T.write_tables(T.main_tables(T.aggregate(X.results_frame(runs))), S.out, "main_table")
 
 Modules:
-    plan       Experiment, run_key / train_key / code_version, plan, pruning_variants
+    plan       Experiment, run_key / train_key / code_version, plan, credit_variants, pruning_variants
     checkpoints  run_label ("<model>/<method>/<variant>/seed<N>"), model_paths keys: one checkpoint per run
     jobs       `python -m murphy_lab.experiments.jobs list|script|run`: one job per run (cluster arrays)
     store      RunResult, run_experiment, run_all / run_or_collect / collect, load_run, results_frame, metrics_frame
@@ -33,6 +33,7 @@ from murphy_lab.experiments.plan import (
     PRUNINGS,
     Experiment,
     code_version,
+    credit_variants,
     plan,
     pruning_label,
     pruning_variants,
@@ -70,6 +71,6 @@ __all__ = [
     "TrainFn", "backend_functions", "budget_curves", "budget_table", "check_model_paths", "code_version", "collect",
     "default_base_model", "given_checkpoint", "run_label",
     "default_cache_dir", "default_evaluate", "default_train", "load_run", "metrics_frame", "paired_verdicts", "plan",
-    "pruning_label", "pruning_variants", "require_resources", "results_frame", "run_all", "run_experiment", "run_key",
+    "credit_variants", "pruning_label", "pruning_variants", "require_resources", "results_frame", "run_all", "run_experiment", "run_key",
     "run_or_collect", "setup", "stand_in_base_model", "stand_in_evaluate", "stand_in_train", "train_key",
 ]  # fmt: skip

@@ -34,10 +34,16 @@ import yaml
 
 from murphy_lab import cli
 from murphy_lab.config import MurphyConfig
-from murphy_lab.credit import credit_rule
 from murphy_lab.experiments.checkpoints import check_model_paths, run_label
 from murphy_lab.experiments.dispatch import default_base_model
-from murphy_lab.experiments.plan import Experiment, plan, pruning_variants, run_key, train_key
+from murphy_lab.experiments.plan import (
+    Experiment,
+    credit_variants,
+    plan,
+    pruning_variants,
+    run_key,
+    train_key,
+)
 from murphy_lab.experiments.standins import backend_functions
 from murphy_lab.experiments.store import RunResult, run_experiment
 from murphy_lab.methods import get_method
@@ -71,10 +77,8 @@ def notebook_plan(notebook: str, profile: str, *, backend: str = "real", methods
     if notebook == "main_table":
         return plan(prof, methods=methods, models=models, **kw)
     if notebook == "ablation_credit":
-        variants = [{"credit": c, "gamma": float(g)} for c in ("mars", "mers")
-                    for g in ((0.9, 1.0) if credit_rule(c).discounted else (1.0,))]  # fmt: skip
         return plan(prof, methods=methods or ["murphy"], models=models or (["Qwen3-1.7B"] if paper else None),
-                    variants=variants, **kw)  # fmt: skip
+                    variants=credit_variants(prof), **kw)  # fmt: skip
     if notebook == "ablation_pruning":
         return plan(prof, methods=methods or ["murphy"], models=models or (["Qwen3-1.7B"] if paper else None),
                     variants=pruning_variants(("none", "intrap", "interp"), ("full", "pruned")), **kw)  # fmt: skip

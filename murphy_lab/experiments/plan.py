@@ -154,6 +154,29 @@ def pruning_label(pruning: str, backup_on: str = "full") -> str:
     return pruning if backup_on == "full" or pruning == "none" else f"{pruning}+backup_pruned"
 
 
+def credit_variants(profile: str | Profile, credits: Sequence[str] | None = None,
+                    gammas: Sequence[float] | None = None) -> list[dict]:
+    """The credit ablation's variants: each rule of `credits` (None: every rule of `CREDIT_RULES`) at the γ values
+    its knob ablates (`gammas` replaces them for a rule that reads γ). A profile that trains from paper recipes keeps,
+    by default, the variants MURPHY ships recipes for (MaRS, MeRS γ = 0.9 and 1.0: the paper's ablation); a rule
+    named there without its recipes is refused by the plan, naming the files."""
+    out = [{"credit": c, "gamma": float(g)} for c in (list(CREDIT_RULES) if credits is None else credits)
+           for g in (gammas if gammas is not None and credit_rule(c).discounted else credit_rule(c).ablation_gammas())]  # fmt: skip
+    if credits is None and get_profile(profile).recipes:
+        murphy = get_method("murphy")
+        out = [v for v in out if murphy.recipe_name(_Variant(**v)) in murphy.recipes]
+    return out
+
+
+@dataclass(frozen=True)
+class _Variant:
+    """The fields a MURPHY recipe name reads (`Method.recipe_name`), for a variant not yet an Experiment."""
+
+    credit: str
+    gamma: float
+    pruning: str = "none"
+
+
 def pruning_variants(prunings: Sequence[str] = ("none", "intrap", "interp"),
                      backups: Sequence[str] = ("full", "pruned")) -> list[dict]:
     """The pruning ablation's variants: every pruning rule with every backup order (one row without pruning)."""
