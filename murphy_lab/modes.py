@@ -14,9 +14,8 @@ implies, how it scores a batch of trees, and the groups of sequences its objecti
 `Mode.prunes`), a method names its mode (`murphy_lab.methods.Method.mode`) and takes its fields (`Mode.fields`),
 `murphy_lab.scoring.score_trees` scores trees with `Mode.score`, and the trainer weighs every token by
 `Mode.loss_groups` (`trainer.core.group_token_weights`). Nothing outside this table asks a mode's name. A new mode
-is one entry here, its rule and groups beside it. Importing it loads no torch, so the config and the planning read
-the table freely: the rules import `murphy_lab.grpo` (whose module holds the torch loss beside the advantages) when
-they score.
+is one entry here, its rule and groups beside it. Importing it loads no torch (`murphy_lab.grpo` imports torch only
+inside its loss functions), so the config and the planning read the table freely.
 
 GRPO-MT (the paper's natural multi-turn baseline; the paper does not define it exactly, so we do, here): G
 independent chains per task, each up to S turns, one refinement per failure — a tree grown with `g1=G, g2=1`. The
