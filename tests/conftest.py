@@ -10,8 +10,8 @@ import pytest
 
 @pytest.fixture(autouse=True)
 def _torch_threads_restored():
-    """Put torch's CPU thread count back after each test that changed it (a leaked count of 2 made later tests on
-    the 2-core machine spin at every barrier: docs/testing.md)."""
+    """Put torch's CPU thread count back after each test that changed it (two threads spin at every barrier on the
+    2-core machine: docs/testing.md)."""
     torch = sys.modules.get("torch")
     before = torch.get_num_threads() if torch else None
     yield
