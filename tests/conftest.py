@@ -1,8 +1,22 @@
-"""Shared fixtures: the tiny local model (built once per session) and one executor for the session."""
+"""Shared fixtures: the tiny local model (built once per session) and one executor for the session; every test
+runs with the torch thread count it found (one test's `set_num_threads`, or a CLI's `--threads`, ends with it)."""
 
 from __future__ import annotations
 
+import sys
+
 import pytest
+
+
+@pytest.fixture(autouse=True)
+def _torch_threads_restored():
+    """Put torch's CPU thread count back after each test that changed it (two threads spin at every barrier on the
+    2-core machine: docs/testing.md)."""
+    torch = sys.modules.get("torch")
+    before = torch.get_num_threads() if torch else None
+    yield
+    if before is not None and torch.get_num_threads() != before:
+        torch.set_num_threads(before)
 
 
 @pytest.fixture(scope="session")

@@ -430,6 +430,7 @@ def test_backend_must_be_real_or_stand_in():
         X.backend_functions("auto")
 
 
+@pytest.mark.slow  # two pools of spawned workers, each importing the package: ~17 s on the loaded machine
 def test_parallel_run_all_gives_the_sequential_results_in_plan_order(tmp_path):
     exps = X.plan("smoke", methods=["base", "grpo", "murphy"], seeds=[0, 1], backend="stand-in")
     one = X.run_all(exps, tmp_path / "one", **X.STAND_INS)
@@ -441,6 +442,7 @@ def test_parallel_run_all_gives_the_sequential_results_in_plan_order(tmp_path):
     assert all(r.cached for r in again)
 
 
+@pytest.mark.slow  # a pool of spawned workers: ~19 s on the loaded machine
 def test_a_failed_parallel_run_names_its_experiment(tmp_path):
     exps = X.plan("smoke", methods=["grpo", "murphy"], seeds=[0], backend="stand-in")
     with pytest.raises(RuntimeError, match="experiment tiny/grpo/-/seed0 failed"):

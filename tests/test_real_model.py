@@ -140,7 +140,9 @@ def test_the_code_model_folder_is_a_494m_qwen2_chat_model_with_its_head_tied_bac
 
 @needs(CODE_MODEL)
 def test_the_code_model_solves_humaneval_0_greedily_and_stops_at_the_closed_block(executor):
-    torch.set_num_threads(2)
+    # one thread: batch-1 decoding is memory-bound; two threads spun at every barrier on the 2-core machine (this
+    # generation, 323 tokens: 68 s wall / 53 s CPU on one thread, 237 s / 192 s on two, docs/testing.md)
+    torch.set_num_threads(1)
     task = load_tasks("humaneval")[0]
     policy = TransformersPolicy(CODE_MODEL, temperature=0.0, dtype="bfloat16", **generation_defaults(CODE_MODEL))
     from murphy_lab.prompts import extract_program, first_prompt
