@@ -18,12 +18,14 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-## The test command (README): creates .venv if needed, installs, runs pytest.
+## The test command (README): creates .venv if needed, installs, runs pytest on two workers (pytest-xdist). A file
+## stays on one worker (--dist loadfile): tests/test_reproduce_notebooks.py runs its notebooks in order in one folder.
+PYTEST_WORKERS ?= -n 2 --dist loadfile
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q $(PYTEST_WORKERS)
 
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -m "not slow"
+	$(BIN)/python -m pytest -q -m "not slow" $(PYTEST_WORKERS)
 
 ## The trainer and recipe tests against the transformers release the [gpu] extra pins (pyproject.toml), in a second
 ## venv (no vLLM, DeepSpeed or CUDA wheels: the CPU path of the same code). About 4 min of pytest on 2 cores.

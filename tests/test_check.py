@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
-import time
+import socket
 
 import pytest
 
@@ -22,6 +22,12 @@ def offline(monkeypatch, tmp_path):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "datasets"))
     monkeypatch.setattr(eval_cli, "_hub_cache", lambda: tmp_path / "hub")
+
+    def no_network(*args, **kwargs):  # a download attempt (or a retry loop) fails the test at once, under any load
+        raise AssertionError(f"a network connection was attempted: {args[1:]}")
+
+    monkeypatch.setattr(socket.socket, "connect", no_network)
+    monkeypatch.setattr(socket, "create_connection", no_network)
 
 
 def smoke(**kw):
@@ -60,9 +66,7 @@ def test_a_task_argument_the_loader_does_not_take_or_needs_is_one_line(offline):
 
 
 def test_an_offline_hub_dataset_is_one_fast_line_naming_the_data_step(offline):
-    t0 = time.perf_counter()
-    line = one_line(T.check(smoke(tasks="kodcode", task_args={"n": 10})), "tasks:")
-    assert time.perf_counter() - t0 < 5  # no download attempt, no retries
+    line = one_line(T.check(smoke(tasks="kodcode", task_args={"n": 10})), "tasks:")  # no connection tried (fixture)
     assert (
         "HF_HUB_OFFLINE=1" in line and "murphy_lab.experiments.data" in line and "task_args.source=" in line
     )
@@ -125,19 +129,17 @@ def test_help_lists_every_profile(capsys):
 
 
 def test_training_on_an_offline_node_fails_at_once_in_one_line(offline, tmp_path):
-    t0 = time.perf_counter()
     with pytest.raises(ValueError, match="^model: 'Qwen/Qwen3-1.7B' is a hub id that is not cached") as err:
         T.main(["--profile", "smoke", "--output-dir", str(tmp_path / "r"), "--set", "model=Qwen/Qwen3-1.7B",
                 "tasks=kodcode"])  # fmt: skip
     assert "\n" not in str(err.value) and "; tasks: 'kodcode' reads the hub dataset" in str(err.value)
-    assert time.perf_counter() - t0 < 5 and not (tmp_path / "r").exists()  # nothing started
+    assert not (tmp_path / "r").exists()  # nothing started, no connection tried (fixture)
 
 
 def test_evaluating_a_hub_id_on_an_offline_node_is_one_fast_line(offline):
-    t0 = time.perf_counter()
     with pytest.raises(ValueError, match="^--model: 'Qwen/Qwen3-1.7B' is a hub id that is not cached") as err:
         eval_cli.load_policy("Qwen/Qwen3-1.7B")
-    assert "\n" not in str(err.value) and time.perf_counter() - t0 < 5
+    assert "\n" not in str(err.value)  # and no connection tried (fixture)
     assert eval_cli.model_problem(eval_cli.REAL_MODEL) is None  # the PyPI package's model is local
 
 

@@ -239,10 +239,8 @@ def test_build_is_cached(smoke_policy, tmp_path_factory):
     from pathlib import Path
 
     stamp = (Path(smoke_policy) / "build.json").stat().st_mtime
-    t0 = time.perf_counter()
     again = build_toy_policy("smoke", cache_dir=Path(smoke_policy).parent, seed=0, threads=1)
-    assert again == smoke_policy and (Path(again) / "build.json").stat().st_mtime == stamp
-    assert time.perf_counter() - t0 < 5.0
+    assert again == smoke_policy and (Path(again) / "build.json").stat().st_mtime == stamp  # found, not rebuilt
 
 
 def test_toy_profile_is_registered_with_visible_rewards(tmp_path, monkeypatch):
