@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -112,7 +113,9 @@ class MurphyConfig:
     seed: int = 0
     """Seed for sampling order, generation and initialisation."""
     bf16: bool | None = None
-    """bfloat16 training; None = on iff a CUDA GPU is present."""
+    """bfloat16 training; None = on iff a CUDA GPU is present. Also allowed on a CPU with bfloat16 instructions
+    (AVX512-BF16, AMX-BF16, Arm BF16), where a LoRA run loads the frozen base weights in bf16 (the adapters stay
+    float32) and a full fine-tuning keeps float32 weights under bf16 autocast (docs/performance.md, "bf16 on a CPU")."""
     gradient_checkpointing: bool = False
     """Recompute activations in the backward pass (saves memory on long completions)."""
     use_peft: bool = False
@@ -286,7 +289,8 @@ class MurphyConfig:
         if self.use_vllm:
             need(cuda, "use_vllm", "needs a CUDA GPU (none found); set use_vllm: false on a CPU")
         if self.bf16:
-            need(cuda, "bf16", "needs a CUDA GPU here (none found); set bf16: false on a CPU")
+            need(cuda or cpu_bf16(), "bf16", "needs a CUDA GPU or a CPU with bfloat16 instructions (AVX512-BF16, "
+                 "AMX-BF16, Arm BF16); this machine has neither: set bf16: false")
         loggers = [self.report_to] if isinstance(self.report_to, str) else list(self.report_to)
         known, installed = _loggers()  # transformers would fail only at trainer construction, with a traceback
         for name in loggers:
@@ -362,6 +366,10 @@ class MurphyConfig:
             remove_unused_columns=False,  # keep `task_id` in the rows
             dataloader_pin_memory=_cuda_available(),  # transformers' default True warns on every CPU run
         )
+        if bf16 and not _cuda_available():  # bf16 on a CPU with bf16 instructions (validate checked it)
+            kw["use_cpu"] = True  # transformers accepts bf16 without a GPU only when told the run is on the CPU
+            if self.use_peft:  # the frozen base in bf16 (half the memory, the CPU's bf16 kernels); adapters stay fp32
+                kw["model_init_kwargs"] = {"dtype": "bfloat16"}
         kw.update(checkpointing(GRPOConfig, self.gradient_checkpointing))  # always passed: TRL's default is on
         kw.update(self.trl)
         kw.update(extra)
@@ -375,6 +383,17 @@ def checkpointing(args_cls: type, on: bool) -> dict:
     `activation_checkpointing` and warn on the old name; 5.17 (the gpu extra's) only knows `gradient_checkpointing`."""
     names = {f.name for f in dataclasses.fields(args_cls)}
     return {"activation_checkpointing" if "activation_checkpointing" in names else "gradient_checkpointing": on}
+
+
+def cpu_bf16() -> bool:
+    """Whether this CPU has bfloat16 matrix instructions (x86 AVX512-BF16 / AMX-BF16, Arm BF16), read from Linux's
+    /proc/cpuinfo (False where it cannot be read): bf16 is then ~2x faster than fp32 for the matrix work of a CPU
+    step (docs/performance.md), where a CPU without them would emulate it."""
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return False
+    return bool(re.search(r"^(flags|Features)\s*:.*\b(avx512_bf16|amx_bf16|bf16)\b", text, re.MULTILINE))
 
 
 def _looks_local(model: str) -> bool:

@@ -46,8 +46,31 @@ def test_invalid_field_is_named(field, overrides):
 @pytest.mark.parametrize("field", ["use_vllm", "bf16"])
 def test_gpu_only_option_without_cuda_is_named(field, monkeypatch):
     monkeypatch.setattr(config_mod, "_cuda_available", lambda: False)
+    monkeypatch.setattr(config_mod, "cpu_bf16", lambda: False)  # bf16 is also allowed on a CPU with bf16 instructions
     with pytest.raises(ValueError, match=field):
         MurphyConfig.for_profile("smoke", **{field: True}).validate()
+
+
+def test_bf16_on_a_cpu_with_bf16_instructions(monkeypatch, tmp_path):
+    """bf16 without CUDA is accepted where the CPU has bfloat16 instructions: TRL is told the run is on the CPU, and a
+    LoRA run loads its frozen base weights in bf16 (a full fine-tuning keeps fp32 weights under autocast)."""
+    monkeypatch.setattr(config_mod, "_cuda_available", lambda: False)
+    monkeypatch.setattr(config_mod, "cpu_bf16", lambda: True)
+    lora = MurphyConfig.for_profile("smoke", bf16=True, use_peft=True).to_grpo_config(tmp_path)
+    assert (lora.bf16, lora.use_cpu, lora.model_init_kwargs) == (True, True, {"dtype": "bfloat16"})
+    full = MurphyConfig.for_profile("smoke", bf16=True).to_grpo_config(tmp_path)
+    assert (full.bf16, full.use_cpu, full.model_init_kwargs) == (True, True, None)
+
+
+def test_cpu_bf16_reads_the_cpu_flags(monkeypatch, tmp_path):
+    info = {"x86 with AVX512-BF16": "flags\t\t: fpu avx512f avx512_bf16 avx512_vnni\n", "Arm BF16": "Features\t: fp asimd bf16 i8mm\n",
+            "x86 without": "flags\t\t: fpu avx2 avx512f\n"}
+    found = {}
+    for name, text in info.items():
+        (tmp_path / name).write_text(text)
+        monkeypatch.setattr(config_mod, "Path", lambda p, f=tmp_path / name: f if p == "/proc/cpuinfo" else Path(p))
+        found[name] = config_mod.cpu_bf16()
+    assert found == {"x86 with AVX512-BF16": True, "Arm BF16": True, "x86 without": False}
 
 
 def test_unknown_field_is_named():
