@@ -113,6 +113,35 @@ def generation_defaults(model: str | PackagedModel) -> dict:
     return dict(spec(model).generation)
 
 
+def defaults_for(model: Any) -> dict:
+    """The generation defaults (`generation_defaults`) of the packaged model `model` is, or was trained from: its name,
+    its cached folder (`source.json` names it), or a checkpoint or LoRA adapter of it (its `source.json`, or its
+    adapter's `base_model_name_or_path`); {} for any other model or a model object without such a path. The one rule
+    that tells the evaluation and the trainer's rollouts how a model generates (e.g. the code model's stop rule)."""
+    if isinstance(model, PackagedModel) or (isinstance(model, str) and model in MODELS):
+        return generation_defaults(model)
+    path = getattr(model, "name_or_path", model)
+    if not isinstance(path, (str, os.PathLike)) or not str(path):
+        return {}
+    folder = Path(path).expanduser()
+    for _ in range(3):  # a checkpoint's adapter names its base folder, which names its model
+        try:
+            source = json.loads((folder / SOURCE).read_text()) if (folder / SOURCE).is_file() else {}
+            adapter = json.loads((folder / "adapter_config.json").read_text()) if (
+                folder / "adapter_config.json").is_file() else {}  # fmt: skip
+        except (OSError, ValueError):
+            return {}
+        if source.get("model") in MODELS:
+            return generation_defaults(source["model"])
+        base = adapter.get("base_model_name_or_path")
+        if not base:
+            return {}
+        if base in MODELS:
+            return generation_defaults(base)
+        folder = Path(base).expanduser()
+    return {}
+
+
 def cache_root() -> Path:
     """`$MURPHY_LAB_CACHE` or `~/.cache/murphy_lab` (the toy world's policy is cached there too)."""
     return Path(os.environ.get("MURPHY_LAB_CACHE") or Path.home() / ".cache" / "murphy_lab")
