@@ -279,8 +279,8 @@ def plan(
             if method in only and set(only[method]) & set(kw["benchmarks"]):
                 kw["benchmarks"] = tuple(b for b in kw["benchmarks"] if b in only[method])
             kw["benchmark_args"] = {b: a for b, a in extra.items() if b in kw["benchmarks"]}
-            if method in matched:  # the same baseline again, at MURPHY's sampled-sequence budget
-                variants_ = ({}, dict(budget="samples", overrides=tuple(kw["overrides"]) + tuple(budgets[method])))
+            if method in matched:  # the same baseline at MURPHY's sampled-sequence budget (first), and at its steps
+                variants_ = (dict(budget="samples", overrides=tuple(kw["overrides"]) + tuple(budgets[method])), {})
             else:
                 own = set(get_method(method).variants)
                 variants_ = [v for v in variants if set(v) <= own] or ({},)

@@ -33,7 +33,7 @@ from murphy_lab.experiments.plan import Experiment, code_version, run_key, train
 from murphy_lab.experiments.standins import STAND_IN_FNS
 from murphy_lab.methods import get_method
 from murphy_lab.methods.formats import prompt_format, trained_format
-from murphy_lab.runfolder import recorded_config
+from murphy_lab.runfolder import last_checkpoint, recorded_config
 
 log = logging.getLogger(__name__)
 
@@ -119,11 +119,14 @@ def run_experiment(
                 f"model_paths={{'{run_label(exp)}': '<dir>'}}"
             )
         else:
-            if ckpt.exists():  # an interrupted run: start clean
+            if ckpt.exists() and last_checkpoint(ckpt) is None:  # interrupted before its first checkpoint: start clean
                 shutil.rmtree(ckpt)
-            ckpt.mkdir(parents=True)
+            ckpt.mkdir(parents=True, exist_ok=True)
             t1 = time.perf_counter()
-            ckpt = Path(train_fn(exp, str(base), ckpt))
+            from murphy_lab.trainer.run import continuing_interrupted  # heavy (TRL): only when something trains
+
+            with continuing_interrupted():  # an interrupted run continues from its newest checkpoint (exact)
+                ckpt = Path(train_fn(exp, str(base), ckpt))
             info.update(trained="now", train_s=round(time.perf_counter() - t1, 2), model_source="trained here")
             root = cache_dir / "checkpoints" / info["train_key"]
             # relative to the checkpoint folder when inside it, so the cache can move (an absolute path stays one)
