@@ -12,7 +12,6 @@ its n rows (`generate(num_return_sequences=n)` prefills every row), and the code
 
 from __future__ import annotations
 
-import inspect
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -168,6 +167,8 @@ def generate_groups(model, input_ids, attention_mask, n: int, stop: CodeBlockClo
     import torch
     from transformers import StoppingCriteriaList
 
+    from murphy_lab.prefix import _cache_keyword, _decoder  # (torch: imported when a model generates)
+
     if stop is not None:
         generate_kw["stopping_criteria"] = StoppingCriteriaList([stop])
     ids, mask = input_ids.repeat_interleave(n, 0), attention_mask.repeat_interleave(n, 0)  # (K·n, P)
@@ -179,7 +180,7 @@ def generate_groups(model, input_ids, attention_mask, n: int, stop: CodeBlockClo
                     use_cache=True, logits_to_keep=1)  # the prefill, once per prompt
     cache = out["cache"] if "cache" in out else out["past_key_values"]
     cache.batch_repeat_interleave(n)  # (K, ...) -> (K·n, ...): each row continues from its prompt's keys/values
-    key = "cache" if "cache" in inspect.signature(model.generate).parameters else "past_key_values"
+    key = _cache_keyword(_decoder(model))  # transformers >= 5.2x: `cache`; earlier: `past_key_values`
     return model.generate(input_ids=ids, attention_mask=mask, num_return_sequences=1, **{key: cache}, **generate_kw)
 
 
