@@ -20,6 +20,7 @@ SMALL = {
     "07_ablation_playground": dict(n_trees=3),
     "08_real_model": dict(max_new_tokens=48),
     "09_credit_rules": dict(g1=4, g2=2),
+    "10_real_run": dict(),  # reads the committed real-cpu run (trains nothing)
 }
 
 

@@ -173,7 +173,7 @@ def generate_groups(model, input_ids, attention_mask, n: int, stop: CodeBlockClo
         generate_kw["stopping_criteria"] = StoppingCriteriaList([stop])
     ids, mask = input_ids.repeat_interleave(n, 0), attention_mask.repeat_interleave(n, 0)  # (K·n, P)
     if n == 1 or input_ids.size(1) < 2:  # nothing to share
-        return model.generate(input_ids=ids, attention_mask=mask, num_return_sequences=1, **generate_kw)
+        return model.generate(input_ids=ids, attention_mask=mask, **generate_kw)
     position = (attention_mask.long().cumsum(-1) - 1).masked_fill(attention_mask == 0, 0)  # generate's position ids
     with torch.no_grad():
         out = model(input_ids=input_ids[:, :-1], attention_mask=attention_mask[:, :-1], position_ids=position[:, :-1],
@@ -181,7 +181,7 @@ def generate_groups(model, input_ids, attention_mask, n: int, stop: CodeBlockClo
     cache = out["cache"] if "cache" in out else out["past_key_values"]
     cache.batch_repeat_interleave(n)  # (K, ...) -> (K·n, ...): each row continues from its prompt's keys/values
     key = _cache_keyword(_decoder(model))  # transformers >= 5.2x: `cache`; earlier: `past_key_values`
-    return model.generate(input_ids=ids, attention_mask=mask, num_return_sequences=1, **{key: cache}, **generate_kw)
+    return model.generate(input_ids=ids, attention_mask=mask, **{key: cache}, **generate_kw)
 
 
 def _lengths(new, eos_ids, ended: dict | None = None) -> list[int]:
