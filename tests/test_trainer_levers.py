@@ -82,6 +82,21 @@ def test_the_trainers_rollouts_are_the_same_with_one_prefill_per_group(tmp_path,
     assert out[True] == out[False] and len(out[True][1]) == 12
 
 
+def test_the_trainers_rollouts_are_trls_own(tmp_path, tiny_model_path, executor):
+    """Without the stop rule the trainer's generation gives TRL's `_generate_single_turn` completions, token for
+    token (the toy and smoke runs sample what they sampled before)."""
+    from trl import GRPOTrainer
+
+    trainer = make_trainer(tmp_path, tiny_model_path, executor)
+    ids = trainer._tokenize_prompts([t.prompt for t in smoke_tasks()[:3]])[0]
+    rows = [list(p) for p in ids for _ in range(4)]
+    torch.manual_seed(2)
+    ours = trainer._generate_single_turn(rows, None, {}, 4)[0]
+    torch.manual_seed(2)
+    trls = GRPOTrainer._generate_single_turn(trainer, rows, None, {}, 4)[0]
+    assert ours == trls and len(ours) == 12
+
+
 # --- the stop rule in the trainer's rollouts ------------------------------------------------------------------------
 OPEN, BODY, CLOSE, MORE = "```\n", "pass\n", "```", "more"
 
