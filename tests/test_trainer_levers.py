@@ -110,11 +110,12 @@ def fence_model(tmp_path_factory):
     return build_tiny_model(tmp_path_factory.mktemp("fence") / "model", pieces=(OPEN, BODY, CLOSE, MORE))
 
 
-def force_answer(model, tokenizer):
+def force_answer(model, tokenizer, after=None):
     """Hooks that make the next token a function of the last one (OPEN after any prompt token, then BODY, CLOSE,
-    MORE, MORE, ...): a deterministic answer that closes its code block after three tokens."""
+    MORE, MORE, ...): a deterministic answer that closes its code block after three tokens. `after`: other
+    (token -> next token) pairs, e.g. a prompt's last character -> MORE (an answer that never closes)."""
     nxt = {tokenizer.convert_tokens_to_ids(a): tokenizer.convert_tokens_to_ids(b)
-           for a, b in ((OPEN, BODY), (BODY, CLOSE), (CLOSE, MORE), (MORE, MORE))}  # fmt: skip
+           for a, b in ((OPEN, BODY), (BODY, CLOSE), (CLOSE, MORE), (MORE, MORE), *(after or {}).items())}  # fmt: skip
     first = tokenizer.convert_tokens_to_ids(OPEN)
     last = {}
     body = model.get_base_model() if hasattr(model, "get_base_model") else model
@@ -149,6 +150,34 @@ def test_the_trainers_rollouts_end_at_the_closed_code_block(tmp_path, fence_mode
         assert ids == [block] * 4 and texts == [[OPEN + BODY + CLOSE] * 2] * 2
     else:  # without the rule it writes on to the length limit
         assert ids == [block + [tok.convert_tokens_to_ids(MORE)] * 7] * 4
+
+
+@pytest.mark.parametrize("sample", [False, True])
+def test_compacting_decoding_gives_generates_sequences(fence_model, sample):
+    """Rows that end (the stop rule after 3 tokens, an EOS at once) leave the batch while the others run to the cap:
+    the same sequences and the same ends as `generate` (the forced answers make sampling deterministic)."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(fence_model)
+    tok.padding_side = "left"
+    model = AutoModelForCausalLM.from_pretrained(fence_model).eval()
+    hooks = force_answer(model, tok, after={"b": MORE, "c": tok.eos_token})
+    enc = tok(["write a", "then b", "and c", "longer prompt a"], return_tensors="pt", padding=True)
+    kw = dict(max_new_tokens=8, pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id, do_sample=sample,
+              **({"top_k": 0, "temperature": 0.7} if sample else {}))  # fmt: skip
+    out = {}
+    try:
+        for compact in (False, True):
+            stop = CodeBlockClosed(tok, enc["input_ids"].size(1))
+            seqs = generate_groups(model, enc["input_ids"], enc["attention_mask"], 2, stop=stop, compact=compact, **kw)
+            new = seqs[:, enc["input_ids"].size(1) :]
+            ends = [stop.ended.get(i) for i in range(new.size(0))]
+            out[compact] = ([row[: e or len(row)].tolist() for row, e in zip(new, ends)], ends)
+    finally:
+        for h in hooks:
+            h.remove()
+    assert out[True] == out[False]
+    assert out[True][1] == [3, 3, None, None, None, None, 3, 3]  # "a" rows closed their block; "b" ran to the cap
 
 
 def test_the_trainer_takes_the_models_own_stop_rule(tmp_path, tiny_model_path, executor, monkeypatch):

@@ -46,6 +46,8 @@ class TransformersPolicy(TextPolicy):
             most cuts at the length limit (docs/real_model.md measures it). None (default): the model's own rule,
             on for the packaged code model, its cached folder and checkpoints trained from it
             (`packaged.defaults_for`), off otherwise.
+        compact_rows: rows that have ended leave the batch while the others decode (`decode_compacting`: the same
+            distribution, other random draws than `generate`'s); None: the model's own rule (on for the code model).
 
     On a CPU, `dtype=None` loads float32, except a packaged model with recorded generation defaults (the code model,
     its folder, its checkpoints) on a CPU with bfloat16 instructions (`config.cpu_bf16`): bfloat16, ~2x faster
@@ -68,6 +70,7 @@ class TransformersPolicy(TextPolicy):
         system_prompt: str | None = None,
         stop: Sequence[str] | None = None,
         stop_after_code: bool | None = None,
+        compact_rows: bool | None = None,
     ):
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -103,6 +106,7 @@ class TransformersPolicy(TextPolicy):
         self.model, self.tokenizer = model, tokenizer
         self.batch_size, self.top_k = batch_size, int(top_k)
         self.stop_after_code = bool(own.get("stop_after_code", False) if stop_after_code is None else stop_after_code)
+        self.compact_rows = bool(own.get("compact_rows", False) if compact_rows is None else compact_rows)
         self._setup(max_new_tokens, temperature, top_p, use_chat_template, chat_template_kwargs, system_prompt, stop)
 
     @property
@@ -139,7 +143,7 @@ class TransformersPolicy(TextPolicy):
         stop = CodeBlockClosed(tok, enc["input_ids"].shape[1]) if self.stop_after_code else None
         with torch.inference_mode():
             seqs = generate_groups(self.model, enc["input_ids"], enc["attention_mask"], n, stop=stop,
-                                   max_new_tokens=max_new_tokens, pad_token_id=tok.pad_token_id,
+                                   compact=self.compact_rows, max_new_tokens=max_new_tokens, pad_token_id=tok.pad_token_id,
                                    eos_token_id=tok.eos_token_id, **kw)  # (B * n, T_prompt + T_new)
         self.calls += 1
         new = seqs[:, enc["input_ids"].shape[1] :]  # (B * n, T_new): the generated part only
@@ -154,15 +158,18 @@ class TransformersPolicy(TextPolicy):
         return out, counts
 
 
-def generate_groups(model, input_ids, attention_mask, n: int, stop: CodeBlockClosed | None = None, **generate_kw):
+def generate_groups(model, input_ids, attention_mask, n: int, stop: CodeBlockClosed | None = None,
+                    compact: bool = False, **generate_kw):
     """`model.generate` of n rows for each of the K left-padded prompts `input_ids` (K, P), rows in prompt order (the
     layout of `num_return_sequences=n`), each distinct prompt prefilled once.
 
     The prompts minus their last column run through the model once (K rows, position ids as `generate` makes them
     from the attention mask); their cache is repeated n times along the batch and `generate` continues from it, so it
     only encodes the last prompt column of the K·n rows. The tokens and scores are those of `generate` over the
-    repeated prompts (exactly, in tests/test_policy.py). `stop`: the stop rule, a stopping criterion that records
-    where each row ended (`CodeBlockClosed.ended`). Returns the (K·n, P + T) sequences.
+    repeated prompts (exactly, in tests/test_trainer_levers.py). `stop`: the stop rule, a stopping criterion that
+    records where each row ended (`CodeBlockClosed.ended`). `compact`: decode with `decode_compacting` instead of
+    `generate` (rows that have ended leave the batch; the same distribution, other random draws). Returns the
+    (K·n, P + T) sequences, padded with the pad token after a row's end.
     """
     import torch
     from transformers import StoppingCriteriaList
@@ -172,7 +179,8 @@ def generate_groups(model, input_ids, attention_mask, n: int, stop: CodeBlockClo
     if stop is not None:
         generate_kw["stopping_criteria"] = StoppingCriteriaList([stop])
     ids, mask = input_ids.repeat_interleave(n, 0), attention_mask.repeat_interleave(n, 0)  # (K·n, P)
-    if n == 1 or input_ids.size(1) < 2:  # nothing to share
+    compact = compact and compactable(model, generate_kw)
+    if input_ids.size(1) < 2 or (n == 1 and not compact):  # nothing to share
         return model.generate(input_ids=ids, attention_mask=mask, **generate_kw)
     position = (attention_mask.long().cumsum(-1) - 1).masked_fill(attention_mask == 0, 0)  # generate's position ids
     with torch.no_grad():
@@ -181,7 +189,77 @@ def generate_groups(model, input_ids, attention_mask, n: int, stop: CodeBlockClo
     cache = out["cache"] if "cache" in out else out["past_key_values"]
     cache.batch_repeat_interleave(n)  # (K, ...) -> (K·n, ...): each row continues from its prompt's keys/values
     key = _cache_keyword(_decoder(model))  # transformers >= 5.2x: `cache`; earlier: `past_key_values`
+    if compact:
+        return decode_compacting(model, ids, mask, cache, key, stop, generate_kw)
     return model.generate(input_ids=ids, attention_mask=mask, **{key: cache}, **generate_kw)
+
+
+COMPACT_OPTIONS = {"max_new_tokens", "do_sample", "temperature", "top_k", "top_p", "pad_token_id", "eos_token_id",
+                   "generation_config", "stopping_criteria"}  # fmt: skip
+
+
+def compactable(model, generate_kw: dict) -> bool:
+    """Whether `decode_compacting` implements these `generate` settings: plain or greedy sampling with temperature,
+    top-k and top-p (no min-p, repetition penalty, beams or other processors)."""
+    config = generate_kw.get("generation_config") or model.generation_config
+    if set(generate_kw) - COMPACT_OPTIONS or getattr(config, "num_beams", 1) not in (None, 1):
+        return False
+    return getattr(config, "min_p", None) is None and getattr(config, "repetition_penalty", 1.0) in (None, 1.0)
+
+
+def decode_compacting(model, ids, mask, cache, key: str, stop, generate_kw: dict):
+    """`generate`'s sampling loop for rows whose prompt minus its last token is in `cache`, where a row that has
+    ended (an EOS, the stop rule) leaves the batch and its keys/values leave the cache (`batch_select_indices`):
+    the rows still running are all that a decoding step computes. Each row samples from the distribution
+    `generate` samples from (temperature, then top-k, then top-p: transformers' own warpers); the random draws
+    differ from `generate`'s (there are fewer rows to draw for). Returns the (B, P + T) sequences, padded."""
+    import torch
+    from transformers import TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper
+
+    config = generate_kw.get("generation_config") or model.generation_config
+    get = lambda name: generate_kw.get(name, getattr(config, name, None))  # noqa: E731
+    limit, sample = get("max_new_tokens"), bool(get("do_sample"))
+    eos = get("eos_token_id")
+    eos = torch.tensor([eos] if isinstance(eos, int) else list(eos or []), device=ids.device)
+    pad = get("pad_token_id") if get("pad_token_id") is not None else int(eos[0])
+    warpers = []
+    if sample:
+        if get("temperature") not in (None, 1.0):
+            warpers.append(TemperatureLogitsWarper(float(get("temperature"))))
+        if get("top_k"):
+            warpers.append(TopKLogitsWarper(int(get("top_k"))))
+        if get("top_p") not in (None, 1.0):
+            warpers.append(TopPLogitsWarper(float(get("top_p"))))
+    b, p = ids.shape
+    out = torch.full((b, limit), pad, dtype=ids.dtype, device=ids.device)
+    rows = torch.arange(b, device=ids.device)  # the original index of each row still running
+    position = mask.long().sum(1) - 1  # generate's position ids: cumsum of the mask - 1 (left padding)
+    token, att = ids[:, -1:], mask
+    for t in range(limit):
+        logits = model(input_ids=token, attention_mask=att, position_ids=position[:, None], use_cache=True,
+                       logits_to_keep=1, **{key: cache})["logits"][:, -1].float()  # fmt: skip
+        if sample:
+            scores = logits
+            for warp in warpers:
+                scores = warp(None, scores)
+            nxt = torch.multinomial(torch.softmax(scores, -1), 1)[:, 0]
+        else:
+            nxt = logits.argmax(-1)
+        out[rows, t] = nxt
+        done = torch.isin(nxt, eos)
+        if stop is not None:  # the stop rule reads each running row's completion so far
+            for i, row in enumerate(rows.tolist()):
+                if not done[i] and stop.closes(out[row, : t + 1]):
+                    done[i], stop.ended[row] = True, t + 1
+        if bool(done.all()) or t + 1 == limit:
+            break
+        keep = (~done).nonzero()[:, 0]
+        if keep.numel() < rows.numel():  # ended rows leave the batch and the cache
+            cache.batch_select_indices(keep)
+            rows, position, att, nxt = rows[keep], position[keep], att[keep], nxt[keep]
+        token, position = nxt[:, None], position + 1
+        att = torch.cat([att, att.new_ones(att.size(0), 1)], 1)
+    return torch.cat([ids, out[:, : t + 1]], 1)
 
 
 def _lengths(new, eos_ids, ended: dict | None = None) -> list[int]:
@@ -219,13 +297,17 @@ class CodeBlockClosed:
         import torch
 
         done = torch.zeros(input_ids.shape[0], dtype=torch.bool, device=input_ids.device)
-        last = self.tokenizer.batch_decode(input_ids[:, -1:])
-        for i, piece in enumerate(last):
+        for i in range(input_ids.shape[0]):
             if i in self.ended:
                 done[i] = True
-            elif "`" in piece:
-                text = self.tokenizer.decode(input_ids[i, self.prompt_len :], skip_special_tokens=True)
-                if CLOSED_BLOCK.search(text):
-                    done[i] = True
-                    self.ended[i] = input_ids.shape[1] - self.prompt_len
+            elif self.closes(input_ids[i, self.prompt_len :]):
+                done[i] = True
+                self.ended[i] = input_ids.shape[1] - self.prompt_len
         return done
+
+    def closes(self, completion) -> bool:
+        """Whether a completion's tokens (its newest last) hold a closed code block; decoded only when the newest
+        token has a backtick."""
+        if "`" not in self.tokenizer.decode(completion[-1:]):
+            return False
+        return bool(CLOSED_BLOCK.search(self.tokenizer.decode(completion, skip_special_tokens=True)))

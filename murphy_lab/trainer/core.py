@@ -120,6 +120,7 @@ class MurphyTrainer(PrefixSharing, GRPOTrainer):
         model = resolve_model(model)
         own = defaults_for(model)  # the model's own generation rules, as its evaluation applies them
         self.stop_after_code = bool(own.get("stop_after_code", False) if stop_after_code is None else stop_after_code)
+        self.compact_rows = bool(own.get("compact_rows", False))  # rows that ended leave the batch (policy.hf)
         super().__init__(model=model, reward_funcs=_unused_reward, args=args, train_dataset=task_dataset(tasks),
                          **kwargs)
         self.rollout_stats: dict[str, float] = {}  # the latest round's statistics (read by RunLog)
@@ -194,7 +195,7 @@ class MurphyTrainer(PrefixSharing, GRPOTrainer):
                                           generation_kwargs=self.generation_kwargs,
                                           gradient_checkpointing_kwargs=self.args.gradient_checkpointing_kwargs) as unwrapped,
               torch.no_grad(), self._dist.summon_full_params(self.model_wrapped, recurse=False)):  # fmt: skip
-            seqs = generate_groups(unwrapped, ids, mask, n if grouped else 1, stop=stop,
+            seqs = generate_groups(unwrapped, ids, mask, n if grouped else 1, stop=stop, compact=self.compact_rows,
                                    generation_config=self.generation_config)  # (rows, P + T)
         ends = set(self.eos_token_ids)
         out = []
