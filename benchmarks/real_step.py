@@ -4,6 +4,7 @@ on and off, on the same training tasks, in one run (docs/performance.md, "The re
     python benchmarks/real_step.py               # 2 tasks (STEP_TASKS), G1 4, G2 2, 512-token turns
     python benchmarks/real_step.py --tasks 8     # the issue's step: 8 tasks
     python benchmarks/real_step.py --on-only     # only the step with the levers on
+    python benchmarks/real_step.py --levers      # the generation levers one by one, each off and on in one run
 
 Levers on: the step's tasks' trees grown together (one `generate` per turn for all of them), bf16 (a CPU with bf16
 instructions: `config.cpu_bf16`), the code model's stop rule in the rollouts, one prefill per group,
@@ -106,6 +107,60 @@ def child(levers: bool, k: int, out: Path) -> dict:
             "dtype": str(next(trainer.model.parameters()).dtype)}  # fmt: skip
 
 
+def generation_levers() -> list[str]:
+    """The generation levers one by one on the 0.5B, each off and on back to back in this process (one thread):
+    one prefill per group and bf16 (2 MBPP prompts x 4 rows, 64 greedy tokens: `generate_groups` against
+    `generate` over the repeated rows, tokens compared), and rows leaving the batch once ended (8 training tasks x 4
+    rows, 512-token cap, T 1.0, bf16, the stop rule: `TransformersPolicy(compact_rows=False / True)`)."""
+    import random
+
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from murphy_lab.policy import CODE_MODEL, TransformersPolicy, real_model_path
+    from murphy_lab.policy.hf import generate_groups
+    from murphy_lab.profiles import TRAIN_DATA
+    from murphy_lab.prompts import first_prompt
+    from murphy_lab.tasks import load_tasks
+
+    torch.set_num_threads(1)
+    source, args = TRAIN_DATA["mbpp-train"]
+    tasks = load_tasks(source, **args)
+    lines, path = [], str(real_model_path(CODE_MODEL))
+    tok = AutoTokenizer.from_pretrained(path)
+    tok.padding_side = "left"
+    texts = [tok.apply_chat_template([{"role": "user", "content": first_prompt(t.prompt)}], tokenize=False,
+                                     add_generation_prompt=True) for t in tasks[:2]]  # fmt: skip
+    enc = tok(texts, return_tensors="pt", padding=True, add_special_tokens=False)
+    for dtype in (torch.float32, torch.bfloat16):
+        model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype).eval()
+        kw = dict(max_new_tokens=64, do_sample=False, pad_token_id=tok.pad_token_id)
+        seqs, cpu = {}, {}
+        for once in (False, True):
+            t0 = time.process_time()
+            with torch.inference_mode():
+                if once:
+                    seqs[once] = generate_groups(model, enc["input_ids"], enc["attention_mask"], 4, **kw)
+                else:
+                    seqs[once] = model.generate(**{k: v.repeat_interleave(4, 0) for k, v in enc.items()}, **kw)
+            cpu[once] = time.process_time() - t0
+        lines.append(f"one prefill per group, {str(dtype)[6:]}: 2 prompts x 4 rows, 64 greedy tokens: {cpu[False]:.1f} "
+                     f"-> {cpu[True]:.1f} CPU-s ({cpu[False] / cpu[True]:.2f}x), tokens identical: "
+                     f"{torch.equal(seqs[False], seqs[True])}")  # fmt: skip
+        print(lines[-1], flush=True)
+    random.Random(0).shuffle(tasks)
+    prompts = [first_prompt(t.prompt) for t in tasks[:8]]
+    for compact in (False, True):
+        policy = TransformersPolicy(CODE_MODEL, max_new_tokens=CAP, temperature=1.0, compact_rows=compact)
+        t0 = time.process_time()
+        policy.sample(prompts, G1, seed=0)
+        cpu, tokens = time.process_time() - t0, policy.usage["completion_tokens"]
+        lines.append(f"rows leave the batch once ended {'on ' if compact else 'off'}: 8 tasks x {G1} rows, cap {CAP}: "
+                     f"{cpu:.1f} CPU-s, {tokens} tokens, {tokens / cpu:.1f} tokens/CPU-s")  # fmt: skip
+        print(lines[-1], flush=True)
+    return lines
+
+
 def run_child(levers: bool, k: int, out: Path) -> dict:
     """`child` in a subprocess; its CPU seconds are the subprocess's and its reaped children's."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -127,8 +182,12 @@ def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--tasks", type=int, default=2, help=f"tasks of the step (1-{len(STEP_TASKS)}, default 2)")
     p.add_argument("--on-only", action="store_true", help="only the step with the levers on")
+    p.add_argument("--levers", action="store_true", help="the generation levers one by one (off / on)")
     p.add_argument("--child", choices=["on", "off"], help=argparse.SUPPRESS)
     a = p.parse_args(argv)
+    if a.levers:
+        generation_levers()
+        return
     if not 1 <= a.tasks <= len(STEP_TASKS):
         p.error(f"--tasks must lie in [1, {len(STEP_TASKS)}]")
     out = Path(os.environ.get("BENCH_OUT", tempfile.gettempdir()))
