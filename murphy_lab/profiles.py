@@ -359,10 +359,11 @@ TRAIN_DATA["mbpp-train"] = ("murphy_lab.experiments.contamination:decontaminated
     against=[["mbpp", dict(REAL_CPU_MBPP)], ["humaneval", {}]]))  # fmt: skip
 REAL_CPU_EVAL_TASKS = 100  # held-out tasks per benchmark (the first 100; docs/real_model.md: the budget and its error)
 # A LoRA MURPHY step of the code model on a 2-core CPU: 4 tasks a step, G1 = 4, G2 = 2, 512-token turns ending at the
-# closed code block, bf16 (a CPU with bf16 instructions), 4 length-sorted micro-batches, Iter-1/Iter-3 on held-out
+# closed code block, bf16 (a CPU with bf16 instructions), 8 length-sorted micro-batches (~4 rows each: a 6-row
+# micro-batch of real lengths peaks at ~10 GB, docs/performance.md), Iter-1/Iter-3 on held-out
 # MBPP every 10 steps, a checkpoint every step (a run of hours resumes where it was killed).
 REAL_CPU_PRESETS = dict(
-    g1=4, g2=2, turns=2, per_device_train_batch_size=4, steps_per_generation=4, gradient_accumulation_steps=4,
+    g1=4, g2=2, turns=2, per_device_train_batch_size=2, steps_per_generation=8, gradient_accumulation_steps=8,
     max_completion_length=512, max_steps=20, learning_rate=2e-5, beta=0.04, temperature=1.0, loss_type="group_sum",
     bf16=True, use_peft=True, lora_r=8, lora_alpha=16, lora_target_modules="all-linear", chat=True, save_steps=1,
     save_total_limit=2, eval_every=10, eval_tasks="mbpp", eval_task_args=dict(REAL_CPU_MBPP), eval_iters=[1, 3],
@@ -388,5 +389,5 @@ register(Profile(
     executor=dict(timeout=3.0, workers=1), models=("qwen2.5-coder-0.5b",), benchmarks=("MBPP", "HumanEval"),
     benchmark_args=(("MBPP", REAL_CPU_MBPP),), seeds=(0,), iters=(1, 3), runs=1, n_eval_tasks=REAL_CPU_EVAL_TASKS,
     train_data="mbpp-train", max_new_tokens=512, methods=("base", "murphy", "grpo_mt"), jobs=1,
-    matched=(("grpo_mt", (("g1", 6), ("per_device_train_batch_size", 6))),),
+    matched=(("grpo_mt", (("g1", 6), ("per_device_train_batch_size", 3))),),
 ))  # fmt: skip
