@@ -104,7 +104,7 @@ def test_a_recipe_or_override_that_trains_on_other_tasks_is_refused_naming_the_f
 def test_an_unknown_training_set_is_refused_naming_the_known_ones():
     with pytest.raises(ValueError, match="train_data must be one of"):
         X.Experiment("toy", "toy", "grpo", train_data="toy-2")
-    assert set(TRAIN_DATA) == {"smoke", "toy", "kodcode-1k"}
+    assert set(TRAIN_DATA) == {"smoke", "toy", "kodcode-1k", "mbpp-train"}
 
 
 def test_a_sample_matched_override_outside_the_methods_budget_fields_is_refused(monkeypatch):
