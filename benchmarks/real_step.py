@@ -61,10 +61,11 @@ def child(levers: bool, k: int, out: Path) -> dict:
     by_id = {t.task_id: t for t in load_tasks(source, **args)}
     tasks = [by_id[i] for i in STEP_TASKS[:k]]
     per_step = k if levers else 1
+    spg = per_step * G1 // (2 if levers else 1)  # levers on: micro-batches of ~4 rows (the real-cpu profile's); off: 4
     presets = {f: v for f, v in REAL_CPU_PRESETS.items() if not f.startswith("eval")}
     cfg = MurphyConfig.for_profile("real-cpu", **{
         **presets, "model": "qwen2.5-coder-0.5b", "g1": G1, "g2": G2, "max_completion_length": CAP,
-        "per_device_train_batch_size": per_step * G1 // 4, "steps_per_generation": 4, "gradient_accumulation_steps": 4,
+        "per_device_train_batch_size": 2 if levers else 1, "steps_per_generation": spg, "gradient_accumulation_steps": spg,
         "max_steps": k // per_step, "bf16": levers, "save_steps": 10**6, "seed": 0})  # fmt: skip
 
     class Measured(MurphyTrainer):
@@ -175,6 +176,7 @@ def run_child(levers: bool, k: int, out: Path) -> dict:
     r = json.loads(done.stdout.strip().splitlines()[-1])
     r["cpu_s"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     r["cpu_per_task"] = (r["cpu_s"] - r["check_cpu_s"]) / k
+    (out / f"real_step_{'on' if levers else 'off'}.json").write_text(json.dumps(r, indent=2) + "\n")  # kept at once
     return r
 
 
