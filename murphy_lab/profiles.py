@@ -372,9 +372,9 @@ REAL_CPU_PRESETS = dict(
 
 
 def _build_real_cpu(config, workdir: Path) -> tuple[str, list]:
-    from murphy_lab.policy.packaged import CODE_MODEL  # the cached folder is built on first use (resolve_model)
+    from murphy_lab.policy.packaged import CODE_MODEL
 
-    source, args = TRAIN_DATA["mbpp-train"]
+    source, args = TRAIN_DATA["mbpp-train"]  # the model by its name: its cached folder is built on first use
     return config.model or CODE_MODEL, load_tasks(source, **args)
 
 

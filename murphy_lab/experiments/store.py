@@ -124,7 +124,7 @@ def run_experiment(
                 shutil.rmtree(ckpt)
             ckpt.mkdir(parents=True, exist_ok=True)
             t1, c1 = time.perf_counter(), cpu_seconds()
-            from murphy_lab.trainer.run import continuing_interrupted  # heavy (TRL): only when something trains
+            from murphy_lab.trainer.run import continuing_interrupted
 
             with continuing_interrupted():  # an interrupted run continues from its newest checkpoint (exact)
                 ckpt = Path(train_fn(exp, str(base), ckpt))
