@@ -22,12 +22,24 @@ from typing import Any
 import yaml
 
 from murphy_lab import modes, profiles
+from murphy_lab.cli import refuse
 from murphy_lab.credit import CREDIT_RULES
+from murphy_lab.fields import field_types, type_problem
+from murphy_lab.preflight import looks_local
 from murphy_lab.suggest import did_you_mean
 
 LOSS_TYPES = ("dapo", "bnpo", "grpo", "dr_grpo", "group_sum")  # filler rows are exact for each (docs/training.md,
 # decision 3); "group_sum" is the paper's aggregation, computed through TRL's "dapo" (docs/training.md, decision 8)
 PIP_NAMES = {"azure_ml": "azureml-core", "flyte": "flytekit"}  # report_to loggers whose package has another name
+PASSED = ("beta", "learning_rate", "epsilon", "temperature", "max_completion_length", "per_device_train_batch_size",
+          "gradient_accumulation_steps", "steps_per_generation", "num_iterations", "max_steps", "num_train_epochs",
+          "seed", "save_steps", "save_total_limit", "logging_steps", "report_to", "use_vllm", "vllm_mode")  # fmt: skip
+TRL_NAMES = {"num_generations": "g1", "loss_type": "loss_type", "bf16": "bf16", "chat_template_kwargs":
+             "chat_template_kwargs", "gradient_checkpointing": "gradient_checkpointing",
+             "activation_checkpointing": "gradient_checkpointing", **{name: name for name in PASSED}}  # fmt: skip
+"""TRL's GRPOConfig field -> the MurphyConfig field it is given from (`to_grpo_config`). One name per concept: G1 is
+`g1` from the command line to this table and TRL's `num_generations` only in the GRPOConfig it builds; `trl:` may not
+set one of these (the config's own field does, `problems()` says which)."""
 
 
 @dataclass
@@ -206,51 +218,60 @@ class MurphyConfig:
 
     # --- validation ---------------------------------------------------------------------------------------------
     def validate(self) -> MurphyConfig:
-        """Check every field before anything heavy happens; raise ValueError naming the field. Returns self."""
+        """Check every field before anything heavy happens; raise `Refused` (a ValueError) naming each field with a
+        problem, one line each (`problems()`). Returns self."""
+        refuse(self.problems())
+        return self
+
+    def problems(self) -> list[str]:
+        """Every problem of this config, one line each naming its field (empty: valid). A value of the wrong type
+        is reported alone (the range checks below would misread it)."""
+        typed = [p for name, tp in field_types(MurphyConfig).items() for p in [type_problem(name, getattr(self, name), tp)]
+                 if p]  # fmt: skip
+        if typed:
+            return typed
+        out: list[str] = []
 
         def need(ok: bool, name: str, msg: str) -> None:
             if not ok:
-                raise ValueError(f"{name}: {msg}, got {getattr(self, name)!r}")
-
-        def is_int(x: object) -> bool:
-            return isinstance(x, int) and not isinstance(x, bool)
+                out.append(f"{name}: {msg}, got {getattr(self, name)!r}")
 
         need(self.mode in modes.MODES, "mode", f"must be one of {tuple(modes.MODES)}")
         need(self.credit in CREDIT_RULES, "credit", f"must be one of {tuple(CREDIT_RULES)}")
-        need(isinstance(self.credit_args, dict), "credit_args", "must be a mapping of knob names to numbers")
-        try:
-            CREDIT_RULES[self.credit].knob_values(**self.credit_args)  # the rule's own knobs, in their ranges
-        except ValueError as e:
-            raise ValueError(f"credit_args: {e}") from None
+        if self.credit in CREDIT_RULES:
+            try:
+                CREDIT_RULES[self.credit].knob_values(**self.credit_args)  # the rule's own knobs, in their ranges
+            except ValueError as e:
+                out.append(f"credit_args: {e}")
         need(self.backup_on in ("pruned", "full"), "backup_on", "must be 'pruned' or 'full'")
         need(self.prune_method in ("loo", "exact"), "prune_method", "must be 'loo' or 'exact'")
         need(self.reward_tests in ("hidden", "visible"), "reward_tests", "must be 'hidden' or 'visible'")
         need(self.loss_type in LOSS_TYPES, "loss_type", f"must be one of {LOSS_TYPES}")
-        need(isinstance(self.prefix_sharing, bool), "prefix_sharing", "must be true or false")
         need(self.vllm_mode in ("server", "colocate"), "vllm_mode", "must be 'server' or 'colocate'")
-        need(isinstance(self.gamma, (int, float)) and 0.0 <= self.gamma <= 1.0, "gamma", "must lie in [0, 1]")
-        need(is_int(self.g1) and self.g1 >= 2, "g1", "must be an integer >= 2 (a group needs two members)")
-        need(is_int(self.g2) and self.g2 >= 1, "g2", "must be an integer >= 1")
-        need(is_int(self.turns) and self.turns >= 1, "turns", "must be an integer >= 1")
-        need(isinstance(self.beta, (int, float)) and self.beta >= 0, "beta", "must be >= 0 (the paper uses 0.04)")
-        need(isinstance(self.learning_rate, (int, float)) and self.learning_rate > 0, "learning_rate", "must be > 0")
-        need(isinstance(self.epsilon, (int, float)) and self.epsilon > 0, "epsilon", "must be > 0")
-        need(is_int(self.max_completion_length) and self.max_completion_length > 0, "max_completion_length", "must be > 0")
-        need(is_int(self.num_iterations) and self.num_iterations >= 1, "num_iterations", "must be >= 1")
-        need(is_int(self.eval_every) and self.eval_every >= 0, "eval_every", "must be an integer >= 0 (0: off)")
+        need(0.0 <= self.gamma <= 1.0, "gamma", "must lie in [0, 1]")
+        need(self.g1 >= 2, "g1", "must be an integer >= 2 (a group needs two members)")
+        need(self.g2 >= 1, "g2", "must be an integer >= 1")
+        need(self.turns >= 1, "turns", "must be an integer >= 1")
+        need(self.beta >= 0, "beta", "must be >= 0 (the paper uses 0.04)")
+        need(self.learning_rate > 0, "learning_rate", "must be > 0")
+        need(self.epsilon > 0, "epsilon", "must be > 0")
+        need(self.max_completion_length > 0, "max_completion_length", "must be > 0")
+        need(self.num_iterations >= 1, "num_iterations", "must be >= 1")
+        need(self.eval_every >= 0, "eval_every", "must be an integer >= 0 (0: off)")
         if self.eval_every:
             need(bool(self.eval_tasks), "eval_tasks", "must name the held-out tasks when eval_every > 0")
-            need(bool(self.eval_iters) and all(is_int(k) and k >= 1 for k in self.eval_iters), "eval_iters",
+            need(bool(self.eval_iters) and all(isinstance(k, int) and k >= 1 for k in self.eval_iters), "eval_iters",
                  "must be a non-empty list of integers >= 1")  # fmt: skip
-        for name, msg in modes.mode(self.mode).problems(self.g2, self.turns):  # the G2 / S the mode implies
-            need(False, name, msg)
-        for name in ("b_grp", "b_traj"):
-            b = getattr(self, name)
-            if b is None:
-                continue
-            need(modes.mode(self.mode).prunes, name,
-                 f"pruning only applies to {modes.pruning_modes()} (mode is {self.mode!r}); use null")  # fmt: skip
-            need(is_int(b) and b >= 1, name, "must be a positive integer or null")
+        if self.mode in modes.MODES:
+            for name, msg in modes.mode(self.mode).problems(self.g2, self.turns):  # the G2 / S the mode implies
+                need(False, name, msg)
+            for name in ("b_grp", "b_traj"):
+                b = getattr(self, name)
+                if b is None:
+                    continue
+                need(modes.mode(self.mode).prunes, name,
+                     f"pruning only applies to {modes.pruning_modes()} (mode is {self.mode!r}); use null")  # fmt: skip
+                need(b >= 1, name, "must be a positive integer or null")
         if self.b_traj is not None:
             smallest = self.g1 if self.turns == 1 else min(self.g1, self.g2)
             need(2 <= self.b_traj <= smallest, "b_traj", f"must lie in [2, {smallest}] (it is larger than a group)")
@@ -272,11 +293,11 @@ class MurphyConfig:
             need(not bonus, "loss_type", f"{self.loss_type!r} is made exact under filler rows by rescaling TRL's "
                  "micro-batch loss, which would also rescale trl.entropy_coef's bonus; use 'dapo' with the bonus")
         need(
-            is_int(self.per_device_train_batch_size) and (self.per_device_train_batch_size * spg) % self.g1 == 0,
+            (self.per_device_train_batch_size * spg) % self.g1 == 0 if self.g1 >= 1 else False,
             "per_device_train_batch_size",
             f"times steps_per_generation ({spg}) must be a multiple of g1 = {self.g1}, so each device holds whole trees",
         )
-        if self.model and _looks_local(self.model):
+        if self.model and looks_local(self.model):
             need(Path(self.model).expanduser().exists(), "model", "is a local path that does not exist")
         prof = profiles.PROFILES.get(self.profile)
         if prof is not None and prof.build is None:  # a profile that builds nothing (paper): the config names both
@@ -292,25 +313,31 @@ class MurphyConfig:
         for name in loggers:
             if name in ("none", "all"):
                 continue
-            need(name in known, "report_to", f"{name!r} is not a logger transformers knows{did_you_mean(name, known)}; "
-                 f"known: {sorted(known)}")
+            if name not in known:
+                need(False, "report_to", f"{name!r} is not a logger transformers knows{did_you_mean(name, known)}; "
+                     f"known: {sorted(known)}")
+                continue
             hint = "; the gpu and dev extras have it" if name == "tensorboard" else ""
             extra = ", or the project's wandb extra: pip install -e '.[wandb]'" if name == "wandb" else ""
             need(name in installed, "report_to", f"includes {name!r}, which is not installed "
                  f"(pip install {PIP_NAMES.get(name, name)}{hint}){extra}")
         if self.use_peft:
             need(_peft_installed(), "use_peft", "needs the peft package: pip install 'murphy-lab[lora]'")
-            need(is_int(self.lora_r) and self.lora_r >= 1, "lora_r", "must be an integer >= 1")
-        need(isinstance(self.use_peft, bool), "use_peft", "must be true or false")
-        need(isinstance(self.lora_alpha, (int, float)) and self.lora_alpha > 0, "lora_alpha", "must be > 0")
-        need(isinstance(self.lora_dropout, (int, float)) and 0 <= self.lora_dropout < 1, "lora_dropout",
-             "must lie in [0, 1)")
+            need(self.lora_r >= 1, "lora_r", "must be an integer >= 1")
+        need(self.lora_alpha > 0, "lora_alpha", "must be > 0")
+        need(0 <= self.lora_dropout < 1, "lora_dropout", "must lie in [0, 1)")
         targets = self.lora_target_modules
-        need(targets is None or isinstance(targets, str) or (isinstance(targets, (list, tuple)) and all(
-            isinstance(t, str) for t in targets)), "lora_target_modules", "must be null, a string or a list of names")
-        unknown_trl = sorted(set(self.trl) - _grpo_fields())
+        need(targets is None or isinstance(targets, str) or all(isinstance(t, str) for t in targets),
+             "lora_target_modules", "must be null, a string or a list of names")  # fmt: skip
+        trl_fields = _grpo_fields()
+        unknown_trl = sorted(set(self.trl) - trl_fields)
         need(not unknown_trl, "trl", f"holds fields GRPOConfig does not have: {unknown_trl}")
-        return self
+        ours = sorted(set(self.trl) & set(TRL_NAMES))  # one name per concept: G1 is g1, never trl.num_generations
+        if ours:
+            named = ", ".join(f"trl.{k} is {TRL_NAMES[k]}" for k in ours)
+            out.append(f"trl: {named}: set {', '.join(TRL_NAMES[k] for k in ours)} instead (MurphyConfig passes it to "
+                       "TRL under TRL's name)")
+        return out
 
     # --- to TRL -------------------------------------------------------------------------------------------------
     def peft_config(self):
@@ -331,30 +358,13 @@ class MurphyConfig:
 
         self.validate()
         bf16 = _cuda_available() if self.bf16 is None else self.bf16
-        kw = dict(
+        kw = {name: getattr(self, name) for name in PASSED}  # the same name here and in TRL (TRL_NAMES)
+        kw.update(
             output_dir=str(output_dir),
             num_generations=self.g1,  # = G1: TRL repeats each task prompt G1 times; the roots are rows[::G1]
-            beta=self.beta,
-            learning_rate=self.learning_rate,
-            epsilon=self.epsilon,
             loss_type="dapo" if self.loss_type == "group_sum" else self.loss_type,  # group_sum: dapo + row weights
-            temperature=self.temperature,
-            max_completion_length=self.max_completion_length,
-            per_device_train_batch_size=self.per_device_train_batch_size,
-            gradient_accumulation_steps=self.gradient_accumulation_steps,
-            steps_per_generation=self.steps_per_generation,
-            num_iterations=self.num_iterations,
-            max_steps=self.max_steps,
-            num_train_epochs=self.num_train_epochs,
-            seed=self.seed,
             bf16=bf16,
             save_strategy="steps",
-            save_steps=self.save_steps,
-            save_total_limit=self.save_total_limit,
-            logging_steps=self.logging_steps,
-            report_to=self.report_to,
-            use_vllm=self.use_vllm,
-            vllm_mode=self.vllm_mode,
             chat_template_kwargs=self.chat_template_kwargs or None,
             # The paper's GRPO (DeepSeekMath form) uses the plain k3 KL; TRL 1.16 multiplies it by the ratio by default.
             # We turn that off so the loss is the paper's and murphy_lab.grpo.grpo_loss's (bias_correction_kl=False).
@@ -375,11 +385,6 @@ def checkpointing(args_cls: type, on: bool) -> dict:
     `activation_checkpointing` and warn on the old name; 5.17 (the gpu extra's) only knows `gradient_checkpointing`."""
     names = {f.name for f in dataclasses.fields(args_cls)}
     return {"activation_checkpointing" if "activation_checkpointing" in names else "gradient_checkpointing": on}
-
-
-def _looks_local(model: str) -> bool:
-    """A local path rather than a hub id ('owner/name')."""
-    return model.startswith((".", "/", "~")) or model.count("/") > 1
 
 
 def _peft_installed() -> bool:

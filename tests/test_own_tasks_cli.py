@@ -59,9 +59,12 @@ def test_a_bad_task_file_stops_training_before_the_model_is_built(tmp_path):
     assert not (run / "smoke-model").exists()
 
 
-def test_a_bad_task_file_stops_evaluation_before_the_model_loads(tmp_path):
+def test_a_bad_task_file_stops_evaluation_before_the_model_loads(tmp_path, tiny_model_path):
     with pytest.raises(TaskFileError, match="row 2 \\(task_id 'b'\\): field 'prompt'"):
+        eval_main(["--model", tiny_model_path, "--task-args", f"path={bad_file(tmp_path)}"])
+    with pytest.raises(ValueError) as err:  # a missing model too: both, at once
         eval_main(["--model", str(tmp_path / "no-such-model"), "--task-args", f"path={bad_file(tmp_path)}"])
+    assert "no such folder" in str(err.value) and "row 2 (task_id 'b'): field 'prompt'" in str(err.value)
 
 
 def test_the_train_command_prints_every_bad_row_and_exits_2(tmp_path):
@@ -87,7 +90,7 @@ def test_setting_another_task_loader_drops_the_config_files_task_args():
     assert (cfg.tasks, cfg.task_args) == ("jsonl", {"path": "train.jsonl"})
 
 
-@pytest.mark.parametrize("item, message", [("nope.x=1", "unknown config field 'nope'"),
+@pytest.mark.parametrize("item, message", [("nope.x=1", "unknown field 'nope'"),
                                            ("mode.x=1", "'mode' is not a mapping field")])
 def test_dotted_set_on_a_field_that_is_not_a_mapping_is_an_error(item, message):
     with pytest.raises(ValueError, match=message):
@@ -181,7 +184,7 @@ def test_evaluating_a_path_that_does_not_exist_says_so_not_repo_id_must_be(tmp_p
 
 
 def test_a_relative_path_beside_its_folder_is_local_and_a_hub_id_is_not(tmp_path, monkeypatch):
-    from murphy_lab.eval_cli import looks_local
+    from murphy_lab.preflight import looks_local
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "runs").mkdir()

@@ -1,5 +1,6 @@
-"""One prompt format per experiment, in training and evaluation (docs/evaluation.md, "Prompt format"), and the one
-constructor of a generation policy (`load_policy`) that evaluation and µCode's rollouts share.
+"""One prompt format per experiment, in training and evaluation (docs/evaluation.md, "Prompt format"), and the policy
+an experiment is evaluated with (`make_policy`: `murphy_lab.models.load_policy`, the one constructor of a generation
+policy, which also loads a LoRA run's adapter over its base model).
 
 The prompt format is the *rendering* of a prompt (chat template or plain text, template arguments, tokens per turn);
 what the prompt says is the method's scaffold (`Method.scaffold`: Reflexion's prompts, ReVeal's tagged rounds).
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from murphy_lab.policy import TransformersPolicy, VLLMPolicy
+from murphy_lab.models import load_policy
 
 FORMAT_OPTIONS = ("chat", "chat_template_kwargs", "max_new_tokens")
 
@@ -48,12 +49,6 @@ def policy_kwargs(exp: Any) -> dict:
     fmt = prompt_format(exp)
     return {"max_new_tokens": fmt["max_new_tokens"], "use_chat_template": fmt["chat"],
             "chat_template_kwargs": fmt["chat_template_kwargs"] or None}  # fmt: skip
-
-
-def load_policy(model: str, use_vllm: bool = False, **kw: Any):
-    """A generation policy for `model`: vLLM (GPU) with `use_vllm`, else transformers. `kw`: max_new_tokens,
-    temperature, top_p, use_chat_template, chat_template_kwargs (murphy_lab.policy)."""
-    return (VLLMPolicy if use_vllm else TransformersPolicy)(model, **kw)
 
 
 def make_policy(model_dir: str, exp: Any):

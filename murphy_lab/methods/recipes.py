@@ -30,14 +30,13 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
-import torch
 import yaml
 
 from murphy_lab.methods import get_method
 from murphy_lab.methods.formats import check_prompt_format, prompt_format, trained_format
 from murphy_lab.profiles import training_set
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).absolute().parents[2]  # the checkout this package is in (a linked one too)
 RECIPE_DIRS = {"Qwen3-1.7B": "qwen3-1.7b", "Qwen3-4B": "qwen3-4b", "OLMo-2-7B": "olmo2-7b"}
 LAUNCH = REPO / "reproduce" / "configs" / "launch"
 DATA_ENV = "MURPHY_LAB_DATA"  # the folder `python -m murphy_lab.experiments.data` wrote (its manifest.json)
@@ -126,6 +125,8 @@ def launch(fields: dict, output_dir: str | Path, entry: str = "murphy_lab.train"
     output_dir = Path(output_dir)
     path = output_dir.parent / f"{output_dir.name}.recipe.yaml"
     path.write_text(yaml.safe_dump(fields, sort_keys=False))
+    import torch  # heavy: only to count the GPUs a launch runs on
+
     script = "train_8xh100.sh" if torch.cuda.device_count() >= 8 else "colocate_1gpu.sh"
     subprocess.run(["bash", str(LAUNCH / script), str(path), str(output_dir)], check=True,
                    env={**os.environ, "ENTRY": entry})  # fmt: skip

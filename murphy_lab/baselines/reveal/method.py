@@ -20,9 +20,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from murphy_lab.baselines.reveal.config import MODE, as_chains, recipe_configs, split_fields
 from murphy_lab.baselines.reveal.format import reveal_extract
 from murphy_lab.baselines.reveal.scaffold import REVEAL_SCAFFOLDS, ReVealScaffold
-from murphy_lab.baselines.reveal.trainer import MODE, as_chains, recipe_configs, split_fields, train_reveal
 from murphy_lab.config import MurphyConfig
 from murphy_lab.methods import Method
 from murphy_lab.methods.formats import prompt_format
@@ -58,6 +58,8 @@ def train(exp: Any, base_model: str, output_dir: Path) -> Path:
     if exp.profile.recipes:
         murphy, rv = split_fields(fields(exp, base_model))
         return launch({**murphy, "reveal": rv}, output_dir, entry=ENTRY)
+    from murphy_lab.baselines.reveal.trainer import train_reveal  # TRL: only when it trains here
+
     return Path(train_reveal(config, output_dir, reveal, resume=True))
 
 
