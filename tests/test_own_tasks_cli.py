@@ -199,3 +199,26 @@ def test_the_eval_command_prints_a_missing_model_in_one_line(tmp_path):
                           env=env, timeout=300)
     assert proc.returncode == 2 and proc.stderr.strip().splitlines()[-1].startswith("error: --model")
     assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.slow
+def test_every_command_of_the_page_runs_as_written(tmp_path):
+    """docs/own_tasks.md walked in a scratch checkout (`pagewalk`): the tiny model built, trained on the example file,
+    evaluated on the held-out one; the paper recipe, a GPU step, ends in its one line per problem and writes nothing."""
+    from pagewalk import Walk, commands
+
+    lines = commands(ROOT / "docs" / "own_tasks.md")
+    assert len(lines) == 4 and not [line for line in lines if "<" in line]
+    walk = Walk(tmp_path)
+    walk.run("source .venv/bin/activate")  # `python` is the one murphy_lab is installed in
+    for line in lines:
+        result = walk.run(line)
+        assert "Traceback" not in result.output, f"{line}\n{result.output[-3000:]}"
+        if "--config reproduce/configs" in line:
+            errors = [ln for ln in result.output.splitlines() if ln.startswith("error: ")]
+            assert result.returncode == 2 and [e.split(":")[1].strip() for e in errors] == ["GPUs", "vllm", "deepspeed"]
+            assert not (walk.dir / "runs" / "own-gpu").exists()
+        else:
+            assert result.returncode == 0, f"{line}\n{result.output[-3000:]}"
+    assert (walk.dir / "runs" / "own" / "final" / "config.json").is_file()
+    assert pd.read_csv(walk.dir / "runs" / "own" / "eval" / "table.csv")["k"].tolist() == [1, 3, 1, 3, 1, 3]

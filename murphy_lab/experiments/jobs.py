@@ -135,7 +135,7 @@ def run_command(a: argparse.Namespace, key: str) -> str:
 def plan_problems(experiments: Sequence[Experiment], gpus: int | None = None, model_paths: dict | None = None,
                   cache_dir: Path | None = None) -> list[str]:  # fmt: skip
     """Every problem of a plan found before a node starts, one line each, deduplicated: each trained run's
-    training config (`murphy_lab.train.check`: fields, data, model, GPUs, vLLM / DeepSpeed), each benchmark's data,
+    training config (`murphy_lab.preflight.check`: fields, data, model, GPUs, vLLM / DeepSpeed), each benchmark's data,
     and a `model_paths` key that would serve several runs. Nothing is loaded or built (a profile that builds its
     base model, smoke or toy, is checked with the profile's own)."""
     problems: list[str] = []
