@@ -32,6 +32,7 @@ DATA_STEP = "python -m murphy_lab.experiments.data"  # writes every dataset a pl
 HUB_DATASETS = {"kodcode": kodcode.HUB_ID, "mbpp": mbpp.HUB_ID, "livecodebench": livecodebench.HUB_ID}
 """A task source -> the hub dataset its loader reads by default (`source=`)."""
 LOCAL_PREFIXES = (".", "/", "~")
+LOCAL_FOLDERS = ("models", "runs", "data", "checkpoints")  # the folders these docs download and train into
 
 
 def looks_local(model: str) -> bool:
@@ -111,6 +112,9 @@ def model_problem(model: str) -> str | None:
     why = hub_offline()
     if why:
         name = model.split("/")[-1]
+        if model.split("/")[0] in LOCAL_FOLDERS:  # `models/X` after a download that did not happen: no hub id
+            return (f"model: {model!r} is no folder here (no {model.split('/')[0]}/ folder) and, read as a hub id, is "
+                    f"not cached and the hub is unreachable ({why}); download the model into it first")  # fmt: skip
         return (f"model: {model!r} is a hub id that is not cached here and the hub is unreachable ({why}); "
                 f"download it where the hub is reachable (hf download {model} --local-dir models/{name}) and set "
                 f"model=models/{name}")  # fmt: skip

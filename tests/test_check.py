@@ -151,3 +151,8 @@ def test_evaluating_a_hub_id_on_an_offline_node_is_one_fast_line(offline):
 def test_report_to_wandb_without_the_extra_names_it(offline):
     line = one_line(check(smoke(report_to="wandb")), "report_to:")
     assert "pip install -e '.[wandb]'" in line
+
+
+def test_a_local_model_folder_that_a_failed_download_never_made_is_not_called_a_hub_id(offline):
+    line = one_line(check(smoke(model="models/Qwen3-1.7B")), "model:")
+    assert "is no folder here (no models/ folder)" in line and "hf download models/" not in line
