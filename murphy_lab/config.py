@@ -22,7 +22,7 @@ from typing import Any
 import yaml
 
 from murphy_lab import modes, profiles
-from murphy_lab.cli import refuse
+from murphy_lab.cli import merged, refuse
 from murphy_lab.credit import CREDIT_RULES
 from murphy_lab.fields import field_types, type_problem
 from murphy_lab.preflight import looks_local
@@ -177,18 +177,51 @@ class MurphyConfig:
     trl: dict = field(default_factory=dict)
     """Extra GRPOConfig fields passed through verbatim (e.g. vllm_server_host, warmup_steps, lr_scheduler_type)."""
 
-    # --- construction -------------------------------------------------------------------------------------------
+    # --- construction: one path ----------------------------------------------------------------------------------
+    @classmethod
+    def layered(cls, profile: str | profiles.Profile | None, *layers: dict | str | os.PathLike,
+                nested: dict | None = None, validate: bool = False) -> MurphyConfig:  # fmt: skip
+        """THE way to a MurphyConfig, for every caller (`for_profile`, `from_yaml`, the command line, every method's
+        config, a resumed run's recorded config):
+
+            1. the profile's presets (`Profile.trainer`)
+            2. each layer of fields, in order, a later one winning: a YAML file (a layer given as a path), an
+               experiment's fields, the command line's `--set`; a layer that names another task source than an
+               earlier one, without its own `task_args`, drops the earlier `task_args` (its loader's arguments)
+            3. the G2 / S the mode implies where no layer sets them (`modes.Mode.fields`: `mode=grpo_mt` alone
+               grows chains, G2 = 1)
+            4. `nested`: dotted `--set` items merged into mapping fields (`task_args.path=...`)
+
+        An unknown field is refused naming it; with `validate`, every other problem too (`problems()`), at once.
+        `profile`: a name, the resolved `Profile` an experiment carries (read, not looked up again), or None for the
+        first file's `profile:` (else 'paper'); the config records its name."""
+        given: dict = {}
+        for layer in layers:
+            layer = file_fields(layer) if isinstance(layer, (str, os.PathLike)) else dict(layer)
+            profile = profile or layer.pop("profile", None)
+            layer.pop("profile", None)
+            if "tasks" in layer and "task_args" not in layer and layer["tasks"] != given.get("tasks", layer["tasks"]):
+                given.pop("task_args", None)  # arguments of the earlier source's loader
+            given.update(layer)
+        prof = profile if isinstance(profile, profiles.Profile) else profiles.get_profile(profile or "paper")
+        fields = {**copy.deepcopy(dict(prof.trainer)), **copy.deepcopy(given), "profile": prof.name}  # owns its dicts
+        implied = modes.MODES.get(fields.get("mode", cls.mode))
+        if implied is not None:
+            fields.update({k: v for k, v in implied.fields().items() if k not in given})
+        config = cls.from_dict(fields)
+        if nested:
+            config = dataclasses.replace(config, **{k: merged(getattr(config, k) or {}, v) for k, v in nested.items()})
+        return config.validate() if validate else config
+
     @classmethod
     def for_profile(cls, profile: str | profiles.Profile, **overrides: Any) -> MurphyConfig:
-        """The profile's preset values (`murphy_lab.profiles`, `Profile.trainer`), then `overrides`; `profile`: a
-        name or a resolved `Profile` (the config records its name)."""
-        profile = profiles.get_profile(profile)
-        presets = copy.deepcopy(dict(profile.trainer))  # a config owns its nested dicts
-        return cls.from_dict({**presets, **overrides, "profile": profile.name})
+        """The profile's preset values (`murphy_lab.profiles`, `Profile.trainer`), then `overrides` (`layered`)."""
+        return cls.layered(profile, overrides)
 
     @classmethod
     def from_dict(cls, d: dict) -> MurphyConfig:
-        """Build from a plain dict; an unknown key is an error that names it."""
+        """Build from a plain dict, as it is (no presets: a recorded config.yaml holds every field); an unknown key
+        is an error that names it."""
         names = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(d) - names)
         if unknown:
@@ -198,16 +231,9 @@ class MurphyConfig:
 
     @classmethod
     def from_yaml(cls, path: str | os.PathLike, profile: str | None = None, **overrides: Any) -> MurphyConfig:
-        """Load a YAML file: the profile's presets (the file's `profile:` or `profile=`), then the file, then overrides."""
-        path = Path(path)
-        if not path.is_file():
-            raise ValueError(f"config: no such file {str(path)!r}")
-        d = yaml.safe_load(path.read_text()) or {}
-        if not isinstance(d, dict):
-            raise ValueError(f"config {str(path)!r} must be a YAML mapping of field: value")
-        profile = profile or d.get("profile", "paper")
-        base = copy.deepcopy(dict(profiles.PROFILES[profile].trainer)) if profile in profiles.PROFILES else {}
-        return cls.from_dict({**base, **d, **overrides, "profile": profile})
+        """Load a YAML file (`layered`): the profile's presets (the file's `profile:` or `profile=`), then the file,
+        then overrides."""
+        return cls.layered(profile, path, overrides)
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -379,6 +405,17 @@ class MurphyConfig:
 
 
 # ---------------------------------------------------------------------------------------------------------------
+def file_fields(path: str | os.PathLike) -> dict:
+    """The fields of a YAML config file (a ValueError names a missing file or one that is not a mapping)."""
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"config: no such file {str(path)!r}")
+    d = yaml.safe_load(path.read_text()) or {}
+    if not isinstance(d, dict):
+        raise ValueError(f"config {str(path)!r} must be a YAML mapping of field: value")
+    return d
+
+
 def checkpointing(args_cls: type, on: bool) -> dict:
     """The keyword argument that turns activation checkpointing on or off in a transformers `TrainingArguments`
     subclass (TRL's GRPOConfig, SFTConfig, RewardConfig): newer transformers (5.24) name it

@@ -72,25 +72,20 @@ def _file_field(path: str, name: str) -> Any:
 
 def config_from_args(config: str | None, profile: str | None, sets: list[str],
                      recorded: MurphyConfig | None = None) -> MurphyConfig:  # fmt: skip
-    """The MurphyConfig that `--config`, `--profile` and `--set` describe (not yet validated); `recorded`: a run's
-    recorded config, the base of a bare `--resume` instead of a file or a profile.
+    """The MurphyConfig that `--config`, `--profile` and `--set` describe (not yet validated; `MurphyConfig.layered`,
+    the one way to a config); `recorded`: a run's recorded config, the base of a bare `--resume` instead of a file
+    or a profile.
 
-    The file's presets come first, then `--set`; dotted items merge into mapping fields. Setting `tasks` to another
-    loader than the file's drops the file's `task_args` (they are arguments of the file's loader). `cli.Refused`
-    lists every unknown field, wrong type or twice-given field of `sets` at once.
+    The profile's presets come first, then the file, then `--set`; dotted items merge into mapping fields; setting
+    `tasks` to another loader than the file's drops the file's `task_args` (arguments of the file's loader).
+    `cli.Refused` lists every unknown field, wrong type or twice-given field of `sets` at once.
     """
     overrides, nested, problems = cli.sets(sets, field_types(MurphyConfig))
     cli.refuse(problems)
-    if config and "tasks" in overrides and "task_args" not in overrides:
-        if _file_field(config, "tasks") != overrides["tasks"]:
-            overrides["task_args"] = {}
     if recorded is not None:
-        cfg = MurphyConfig.from_dict({**recorded.to_dict(), **overrides})
-    elif config:
-        cfg = MurphyConfig.from_yaml(config, profile=profile, **overrides)
-    else:
-        cfg = MurphyConfig.for_profile(profile or "smoke", **overrides)
-    return cli.apply_nested(cfg, nested)
+        return MurphyConfig.layered(recorded.profile, recorded.to_dict(), overrides, nested=nested)
+    base = [config] if config else []
+    return MurphyConfig.layered(profile or (None if config else "smoke"), *base, overrides, nested=nested)
 
 
 def parser() -> cli.Parser:

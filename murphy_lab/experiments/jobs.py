@@ -57,13 +57,14 @@ NOTEBOOKS = ("main_table", "ablation_credit", "ablation_pruning", "cross_scaffol
 
 def notebook_plan(notebook: str, profile: str, *, backend: str = "real", methods: Sequence[str] | None = None,
                   models: Sequence[str] | None = None, seeds: Sequence[int] | None = None,
-                  train_overrides: dict | None = None) -> list[Experiment]:  # fmt: skip
+                  train_overrides: dict | None = None, knobs: dict | None = None) -> list[Experiment]:  # fmt: skip
     """The experiments reproduce/<notebook>.py plans at its default parameters ("all": every notebook's, once).
-    `methods` / `models` / `seeds` / `train_overrides` are the notebook's parameters of those names."""
+    `methods` / `models` / `seeds` / `train_overrides` / `knobs` (the credit ablation's) are the notebook's
+    parameters of those names."""
     if notebook == "all":
         out = [e for nb in NOTEBOOKS for e in notebook_plan(nb, profile, backend=backend, methods=methods,
                                                             models=models, seeds=seeds,
-                                                            train_overrides=train_overrides)]  # fmt: skip
+                                                            train_overrides=train_overrides, knobs=knobs)]  # fmt: skip
         return list(dict.fromkeys(out))
     if notebook not in NOTEBOOKS:
         raise ValueError(f"--notebook must be one of {[*NOTEBOOKS, 'all']}, got {notebook!r}")
@@ -77,7 +78,7 @@ def notebook_plan(notebook: str, profile: str, *, backend: str = "real", methods
         return plan(prof, methods=methods, models=models, **kw)
     if notebook == "ablation_credit":
         return plan(prof, methods=methods or ["murphy"], models=models or (["Qwen3-1.7B"] if paper else None),
-                    variants=credit_variants(prof), **kw)  # fmt: skip
+                    variants=credit_variants(prof, knobs=knobs), **kw)  # fmt: skip
     if notebook == "ablation_pruning":
         return plan(prof, methods=methods or ["murphy"], models=models or (["Qwen3-1.7B"] if paper else None),
                     variants=pruning_variants(("none", "intrap", "interp"), ("full", "pruned")), **kw)  # fmt: skip
@@ -121,6 +122,8 @@ def _plan_args(a: argparse.Namespace, repo: Path | None = None) -> list[str]:
             args += [f"--{name}", *map(str, getattr(a, name))]
     if a.set:
         args += ["--set", *a.set]
+    if a.knobs:
+        args += ["--knobs", *a.knobs]
     if not a.train:
         args += ["--no-train"]
     for item in a.model_path:
@@ -293,6 +296,8 @@ def parser() -> cli.Parser:
     p.add_argument("--models", nargs="+", action="extend", help="the notebook's `models`")
     p.add_argument("--seeds", nargs="+", action="extend", type=int, help="the notebook's `seeds`")
     cli.add_set(p, "the notebook's `train_overrides` (training-config fields)")
+    p.add_argument("--knobs", nargs="+", action="extend", default=[], metavar="KNOB=V1,V2",
+                   help="ablation_credit: the notebook's `knobs`, a credit rule's knob swept (e.g. omega=0.5,1.0)")
     p.add_argument("--backend", default="real", help="real | stand-in (fake numbers: pipeline tests only)")
     p.add_argument("--output-dir", default="reproduce/results", help="run records go to <it>/<profile>/runs/")
     p.add_argument("--cache-dir", default="reproduce/cache", help="checkpoints go to <it>/<profile>/checkpoints/")
@@ -310,8 +315,8 @@ def parser() -> cli.Parser:
     return p
 
 
-def inputs(a: argparse.Namespace) -> tuple[dict, dict]:
-    """(train overrides, model paths) once every option is accepted: names (with their nearest), the overrides'
+def inputs(a: argparse.Namespace) -> tuple[dict, dict, dict]:
+    """(train overrides, model paths, swept knobs) once every option is accepted: names (with their nearest), the overrides'
     types against the training configs' fields, the options an action needs; `cli.Refused` lists every problem."""
     problems = [cli.choice(a.profile, PROFILES, "--profile"), cli.choice(a.notebook, [*NOTEBOOKS, "all"], "--notebook"),
                 cli.choice(a.backend, ("real", "stand-in"), "--backend")]  # fmt: skip
@@ -324,6 +329,13 @@ def inputs(a: argparse.Namespace) -> tuple[dict, dict]:
         problems.append(f"--set {sorted(nested)[0]}.*: a plan's overrides set whole fields (no dotted names)")
     model_paths, found = cli.pairs(a.model_path, "--model-path")
     problems += found
+    knobs, found = cli.pairs(a.knobs, "--knobs")
+    problems += found
+    for name, text in knobs.items():
+        try:
+            knobs[name] = [float(v) for v in text.split(",")]
+        except ValueError:
+            problems.append(f"--knobs {name}: expects numbers separated by commas, got {text!r}")
     if a.action == "run" and not a.key:
         problems.append("run needs --key (a label from `jobs list`, a run_key or a train_key)")
     if a.action == "script" and not a.out:
@@ -331,14 +343,14 @@ def inputs(a: argparse.Namespace) -> tuple[dict, dict]:
     if a.eval_gpus < 1:
         problems.append(f"--eval-gpus must be >= 1, got {a.eval_gpus}")
     cli.refuse(problems)
-    return plain, model_paths
+    return plain, model_paths, knobs
 
 
 def main(argv: list[str] | None = None) -> list[Experiment] | RunResult | Path | list[Path]:
     a = parser().parse(argv)
-    overrides, model_paths = inputs(a)
+    overrides, model_paths, knobs = inputs(a)
     experiments = notebook_plan(a.notebook, a.profile, backend=a.backend, methods=a.methods, models=a.models,
-                                seeds=a.seeds, train_overrides=overrides)  # fmt: skip
+                                seeds=a.seeds, train_overrides=overrides, knobs=knobs)  # fmt: skip
     if a.action == "list":
         for i, e in enumerate(experiments):
             key = _unique_key(e, experiments)

@@ -32,18 +32,6 @@ def trained_format(cfg: Any) -> dict:
             "max_new_tokens": length}  # fmt: skip
 
 
-def check_prompt_format(exp: Any, trained: dict) -> None:
-    """Refuse (before any model loads) a training config whose prompt format differs from the evaluation's."""
-    want = prompt_format(exp)
-    for option in FORMAT_OPTIONS:
-        if trained[option] != want[option]:
-            raise ValueError(
-                f"{exp.model}/{exp.method}: training option {option}={trained[option]!r} differs from the "
-                f"evaluation's {want[option]!r}: every method is trained in the prompt format it is evaluated in "
-                "(docs/evaluation.md, 'Prompt format'); change the recipe or the override"
-            )
-
-
 def policy_kwargs(exp: Any) -> dict:
     """The evaluation policy's rendering and length: `prompt_format(exp)` as policy keywords."""
     fmt = prompt_format(exp)
