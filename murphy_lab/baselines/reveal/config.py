@@ -9,10 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from murphy_lab.cli import refuse
-from murphy_lab.config import MurphyConfig
+from murphy_lab.config import MurphyConfig, file_fields
 from murphy_lab.fields import field_types, type_problem
 from murphy_lab.modes import mode
 
@@ -89,13 +87,7 @@ def load_recipe(path: str | Path, validate: bool = True, **overrides: Any) -> tu
     """A ReVeal recipe (reproduce/configs/<model>/reveal.yaml): MurphyConfig fields plus a `reveal:` mapping of
     ReVealConfig fields. `overrides` may name fields of either; both configs are validated (errors name the field)
     unless `validate` is false (`--check` reports their problems with the rest)."""
-    path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"config: no such file {str(path)!r}")
-    d = yaml.safe_load(path.read_text()) or {}
-    if not isinstance(d, dict):
-        raise ValueError(f"config {str(path)!r} must be a mapping of MurphyConfig fields with a `reveal:` mapping")
-    config, reveal = recipe_configs({**d, **overrides}, validate=validate)
+    config, reveal = recipe_configs({**file_fields(path), **overrides}, validate=validate)
     if validate:
         as_chains(config, reveal).validate()  # as train_reveal runs it
     return config, reveal
