@@ -127,8 +127,9 @@ def _case(draw) -> dict:
     from hypothesis import strategies as st
 
     groups = [_check(draw), *draw(st.lists(st.one_of(st.composite(_check)(), st.composite(_scenario)()), max_size=2))]
-    topics = sorted({g["topic"] for g in groups})
-    return {"groups": groups, "bugs": sorted(draw(st.sets(st.sampled_from(topics)))), "wrong": draw(st.booleans())}
+    wrong = draw(st.booleans())
+    bugs = draw(st.sets(st.sampled_from(sorted({g["topic"] for g in groups})), min_size=1)) if wrong else ()
+    return {"groups": groups, "bugs": sorted(bugs), "wrong": wrong}
 
 
 def files(n: int, at: int = 0) -> list[dict]:
@@ -266,7 +267,7 @@ def render(c: dict) -> dict:
     w = _Writer()
     parts = [w.check(g) if g["kind"] == "check" else w.scenario(g) for g in c["groups"]]
     used = sorted({g["topic"] for g in c["groups"]})
-    bugs = set(c["bugs"]) if c["wrong"] else set()
+    bugs = set(c["bugs"])
     program = "\n\n".join((TOPICS[u].bug if u in bugs else TOPICS[u].code) if u in TOPICS else SCENARIOS[u][u in bugs]
                           for u in used)  # fmt: skip
     names = sorted({n for u in used for n in (TOPICS[u].imports if u in TOPICS else _SCENARIO_NAMES[u])})

@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from murphy_lab.executor import TestSuite
+from murphy_lab.executor import Executor, TestSuite
 from murphy_lab.tasks.convert import pytest_file_suite
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -230,3 +230,11 @@ def test_a_file_pytest_cannot_collect_is_refused_with_its_reason(test, reason):
         return
     with pytest.raises(ValueError, match=reason):
         pytest_file_suite(test)
+
+
+def test_pytest_is_imported_by_the_first_pytest_job_never_for_assert_lists():
+    check = TestSuite(cases=("assert '_pytest' not in sys.modules",), setup="import sys\n")
+    with Executor(workers=1) as ex:
+        assert ex.run("x = 1", check).solved  # an assert-list job's worker holds no pytest
+        assert ex.run("def f():\n    return 1\n", pytest_file_suite("from solution import f\n\ndef test_f():\n    assert f() == 1\n", ex)[0]).solved
+        assert not ex.run("x = 1", check).solved  # ... until a pytest job came
