@@ -189,6 +189,7 @@ def test_the_program_cannot_skip_xfail_or_interrupt_its_way_to_a_pass(executor):
     for program in ("import pytest\ndef f():\n    pytest.skip('no')\n",
                     "import pytest\ndef f():\n    pytest.xfail('no')\n",
                     "import pytest\ndef f():\n    pytest.exit('done', returncode=0)\n",
+                    "import unittest\ndef f():\n    raise unittest.SkipTest('no')\n",
                     "def f():\n    raise KeyboardInterrupt\n",
                     "import sys\ndef f():\n    sys.exit(0)\n"):  # fmt: skip
         res = executor.run(program, suite)

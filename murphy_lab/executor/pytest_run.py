@@ -55,7 +55,6 @@ ARGS = (
     "-p", "no:stepwise", "-p", "no:setuponly", "-p", "no:setupplan", "-p", "no:unraisableexception",
     "-p", "no:threadexception",
 )  # fmt: skip
-PASSES = ("passed", "skipped", "xfailed", "xpassed")  # pytest's outcomes that are no failure (exit status 0)
 
 
 def read_collection(detail: str) -> dict:
@@ -112,6 +111,7 @@ class _Session:
         self.items: list | None = None  # what was collected
         self.stopped = ""  # why the session ended early
         self.faulted = False  # a fault of the channel was a test's verdict (the session stops there)
+
     # --- hooks (their pytest options: `HOOKS`) ---
     def pytest_collectreport(self, report) -> None:
         if report.failed:
@@ -144,10 +144,11 @@ class _Session:
             self.stopped = f"{type(e).__name__}: {e}"[:300]
             raise
         finally:
-            if self.next == k and not self._fault(item):
-                self._say("error", f"pytest stopped in this test ({self.stopped})", "") if self.stopped else (
-                    self._say(*self.failure[k]) if k in self.failure else self._say("passed", self.kind.get(k, ""), "")
-                )  # fmt: skip
+            if self.next == k and not self._fault(item):  # its verdict: no failure, or the first failing phase
+                if self.stopped:
+                    self._say("error", f"pytest stopped in this test ({self.stopped})", "")
+                else:
+                    self._say(*self.failure.get(k, ("passed", self.kind.get(k, ""), "")))
 
     def _phase(self, item):
         """Setup, call and teardown: a fault of the channel is the test's verdict as soon as its phase ends (the

@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import ast
 import builtins
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from murphy_lab.executor import Executor
-from murphy_lab.executor.pytest_run import COLLECT
+from murphy_lab.executor.pytest_run import COLLECT, read_collection
 from murphy_lab.executor.types import TestSuite
 
 # ---------------------------------------------------------------------------------------------------- doctests
@@ -252,10 +251,11 @@ def pytest_file_suites(
     for (k, _), res in zip(jobs, results):
         o = res.outcomes[0]
         if o.status != "passed":
-            why = o.detail.strip().splitlines()[-1] if o.detail.strip() else o.status
+            lines = o.detail.strip().splitlines()  # pytest's error ends with its cause; else how it stopped
+            why = lines[-1] if o.status == "error" and lines else f"{o.status} ({o.detail.strip()[:100]})"
             out[k] = ValueError(f"pytest cannot collect the file: {why[:300]}")
             continue
-        got = json.loads(o.detail)
+        got = read_collection(o.detail)
         suite = TestSuite(cases=tuple(got["ids"]), setup=test_codes[k], runner="pytest")
         out[k] = (suite, PytestCensus(**got["census"]))
     return out
