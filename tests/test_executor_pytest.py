@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from murphy_lab.executor import Executor, TestSuite
+from murphy_lab.executor import Executor, IOTest, TestSuite
 from murphy_lab.tasks.convert import pytest_file_suite
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -239,3 +239,19 @@ def test_pytest_is_imported_by_the_first_pytest_job_never_for_assert_lists():
         assert ex.run("x = 1", check).solved  # an assert-list job's worker holds no pytest
         assert ex.run("def f():\n    return 1\n", pytest_file_suite("from solution import f\n\ndef test_f():\n    assert f() == 1\n", ex)[0]).solved
         assert not ex.run("x = 1", check).solved  # ... until a pytest job came
+
+
+def test_a_star_import_gives_the_names_the_file_reads_and_a_broken_file_fails_alone(executor):
+    suite, _ = pytest_file_suite("from solution import *\n\ndef test_a():\n    assert add(1, 2) == 3\n", executor)
+    assert executor.run("def add(a, b):\n    return a + b\n", suite).solved
+    broken = TestSuite(cases=("test_a",), setup="from solution import *\ndef test_a(:\n", runner="pytest")
+    res = executor.run("def add(a, b):\n    return a + b\n", broken)
+    assert res.outcomes[0].status == "error" and "SyntaxError" in res.outcomes[0].detail
+    assert executor.run("def add(a, b):\n    return a + b\n", suite).solved  # the worker goes on
+
+
+def test_a_pytest_suite_is_test_ids_run_by_pytest_and_nothing_else():
+    with pytest.raises(ValueError, match="runner must be one of"):
+        TestSuite(cases=("test_a",), runner="nose")
+    with pytest.raises(ValueError, match="test ids"):
+        TestSuite(cases=(IOTest("1", "1"),), runner="pytest")

@@ -283,11 +283,19 @@ def _error_text(e: BaseException, frames: list) -> str:
     return (body + head)[-MAX_DETAIL:]
 
 
+def _read_names(source: str) -> list[str]:
+    """The public names the file reads without binding them (none when it does not compile: pytest says why)."""
+    try:
+        bound, free = scope(source)  # noqa: F821 - set by the worker before this file runs
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    return sorted(n for n in free - bound if not n.startswith("_"))
+
+
 def _star_names(channel, source: str) -> list:
-    """``from solution import *``: the public names the file reads without binding them that the program defines
-    (what the star import binds that the file can see)."""
-    bound, free = scope(source)  # noqa: F821 - set by the worker before this file runs
-    wanted = tuple(sorted(n for n in free - bound if not n.startswith("_")))
+    """``from solution import *``: the names the file reads that the program defines (what the star import binds
+    that the file can see)."""
+    wanted = tuple(_read_names(source))
     return sorted(channel.names(wanted)) if wanted else []
 
 
@@ -313,8 +321,7 @@ def _stand_in(source: str) -> types.ModuleType:
     """Module ``solution`` of a collection job: every name a `_StandIn`; ``*`` gives the names the file reads."""
     module = types.ModuleType("solution")
     module.__getattr__ = lambda name: _StandIn(name) if not name.startswith("__") else _no(name)
-    bound, free = scope(source)  # noqa: F821
-    module.__all__ = sorted(n for n in free - bound if not n.startswith("_"))
+    module.__all__ = _read_names(source)
     return module
 
 
