@@ -101,3 +101,14 @@ def test_pytest_files_are_scored_per_test_id_as_real_pytest_scores_them():
     if diff and not _program_objects_answer():  # counted, not hidden: they go when program objects answer
         pytest.xfail(f"{m} of {n} test ids differ, all on program objects (len, truth, str, ==), which answer nothing here")
     assert diff == [], f"{m} of {n} test ids scored unlike pytest: {diff}"
+
+
+@pytest.mark.slow
+def test_the_pytest_cost_benchmark_runs_and_prints_its_figures():
+    import subprocess
+    import sys
+
+    script = os.path.join(HERE, "..", "benchmarks", "pytest_cost.py")  # docs/executor.md runs it with --files 200
+    out = subprocess.run([sys.executable, script, "--files", "4", "--repeats", "1", "--workers", "1"],
+                         capture_output=True, text=True, check=True).stdout  # fmt: skip
+    assert "humaneval" in out and "real pytest" in out and "kodcode / humaneval CPU per job (paired)" in out
