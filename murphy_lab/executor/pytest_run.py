@@ -21,7 +21,7 @@ not run.
 
 What the program cannot do: reach pytest (it lives in another process and sends plain data only: an exception
 crosses as a builtin class or our subclass named like the program's, never as pytest's `Skipped`, `Failed`, `Exit`
-or `XFailed`), write a conftest or an ini file (``--noconftest``, our own ``-c`` file and ``--rootdir``, plugin
+or `XFailed` or as `unittest.SkipTest`), write a conftest or an ini file (``--noconftest``, our own ``-c`` file and ``--rootdir``, plugin
 autoloading off, a directory the program process cannot see), or choose a verdict through pytest's exit status
 (never read: the verdicts come from the reports of each phase, and a test id that did not run to its end fails).
 
@@ -352,7 +352,8 @@ class _State:
         self.modules = set(sys.modules)
         self.meta_path, self.path, self.environ = list(sys.meta_path), list(sys.path), dict(os.environ)
         self.cwd = os.getcwd()
-        self.filters, self.showwarning = list(warnings.filters), warnings.showwarning
+        self.warnings = warnings.catch_warnings()  # the filters and showwarning, put back as it puts them back
+        self.warnings.__enter__()
         root = logging.getLogger()
         self.logging = root, list(root.handlers), root.level, logging.root.manager.disable
         self.hooks = sys.excepthook, threading.excepthook, sys.unraisablehook
@@ -376,7 +377,7 @@ class _State:
             os.environ.clear()
             os.environ.update(self.environ)
             os.chdir(self.cwd)
-            warnings.filters[:], warnings.showwarning = self.filters, self.showwarning
+            self.warnings.__exit__(None, None, None)
             root, handlers, level, disable = self.logging
             root.handlers[:], root.level = handlers, level
             logging.disable(disable)
