@@ -44,6 +44,7 @@ from murphy_lab.profiles import PROFILES, TRAIN_DATA, Profile, get_profile
 from murphy_lab.tasks import load_tasks
 from murphy_lab.tasks.humaneval import bundled_path
 from murphy_lab.tasks.kodcode import HUB_ID as KODCODE
+from murphy_lab.tasks.kodcode import last_selection
 from murphy_lab.tasks.livecodebench import VERSION_FILES
 from murphy_lab.tasks.mbpp import SPLITS, VARIANTS
 from murphy_lab.tasks.registry import GENERATED, canonical
@@ -164,6 +165,7 @@ def write_data(
     try:
         for name, (loader, args) in datasets.items():
             folder, local = WRITERS[loader](stage, args, sources.get(name))
+            selection = last_selection() if loader == "kodcode" else None  # its rows skipped by reason, before the read-back
             files = sorted(p for p in (stage / folder).rglob("*") if p.is_file())
             resolved = {k: str(stage / v) for k, v in local.items()}
             tasks = load_tasks(loader, **args, **resolved)  # read back from the written files, as a node will
@@ -171,6 +173,7 @@ def write_data(
                 "loader": loader, "args": args, "local": local, "read_from": str(sources.get(name, "default")),
                 "tasks": len(tasks),
                 "files": {str(p.relative_to(stage)): {"rows": _count_rows(p), "sha256": sha256(p)} for p in files},
+                **({"selection": selection} if selection else {}),
             }  # fmt: skip
             out.mkdir(parents=True, exist_ok=True)
             shutil.rmtree(out / folder, ignore_errors=True)
