@@ -20,6 +20,7 @@ SMALL = {
     "07_ablation_playground": dict(n_trees=3),
     "08_real_model": dict(max_new_tokens=48),
     "09_credit_rules": dict(g1=4, g2=2),
+    "11_reward_hacking": dict(max_steps=2, tasks_per_step=2, g1=2, hack_sft_steps=10, eval_tasks=4),
 }
 
 
@@ -36,7 +37,7 @@ def _parameter_names(nb: dict) -> set[str]:
     return {line.split("=")[0].strip() for line in source.splitlines() if "=" in line and not line.startswith("#")}
 
 
-def test_the_nine_notebooks_of_the_course_are_present():
+def test_every_notebook_of_the_course_is_present_with_its_small_parameters():
     assert [p.stem for p in NOTEBOOKS] == list(SMALL)
 
 
