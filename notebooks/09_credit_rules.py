@@ -123,7 +123,7 @@ task = make_tasks("train", task_index + 1, seed=seed)[task_index]
 policy = TransformersPolicy(build_toy_policy(size=toy_size, seed=seed), max_new_tokens=48)
 with get_executor() as executor:
     (tree,) = build_task_trees([task], policy, executor, g1=g1, g2=g2, turns=2, reward_tests="visible",
-                               progress=False, seed=seed)
+                               progress=True, seed=seed)  # a bar over the rollout's two turns
 print(f"{len(tree)} trajectories; first attempts: {[v.reward for v in tree.root.children]}")
 
 # %%
