@@ -22,7 +22,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 EXECUTED = sorted((ROOT / "docs" / "executed").glob("*.ipynb"))
-BLOCK = re.compile(r"<!-- (measured|quoted: (\S+)) -->(.*?)<!-- /(?:measured|quoted) -->", re.DOTALL)
+BLOCK = re.compile(r"<!-- (measured(?:: [^>]*)?|quoted: (\S+)[^>]*) -->(.*?)<!-- /(?:measured|quoted) -->", re.DOTALL)
 NUMBER = re.compile(r"(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?|(?<![\w.])\d+(?:\.\d+)?")
 
 
@@ -42,7 +42,7 @@ def numbers(text: str) -> set[str]:
 def blocks(nb: dict) -> list[tuple[str, str | None, str]]:
     """(kind, quoted page or None, text) of every marked block of the notebook's markdown."""
     md = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
-    return [("measured" if m[1] == "measured" else "quoted", m[2], m[3]) for m in BLOCK.finditer(md)]
+    return [("measured" if m[1].startswith("measured") else "quoted", m[2], m[3]) for m in BLOCK.finditer(md)]
 
 
 def _load(path: Path) -> dict:
@@ -52,6 +52,12 @@ def _load(path: Path) -> dict:
 def _sources(nb: dict) -> list[tuple[str, str]]:
     return [(c["cell_type"], "".join(c["source"])) for c in nb["cells"] if "injected-parameters" not in
             c.get("metadata", {}).get("tags", [])]  # fmt: skip
+
+
+def test_marked_blocks_are_found_with_or_without_a_note():
+    nb = {"cells": [{"cell_type": "markdown", "source": "a <!-- measured: a note --> 1.5 <!-- /measured --> 2 "
+                     "<!-- measured -->3<!-- /measured --> <!-- quoted: docs/x.md -->4<!-- /quoted -->"}]}
+    assert blocks(nb) == [("measured", None, " 1.5 "), ("measured", None, "3"), ("quoted", "docs/x.md", "4")]
 
 
 def test_numbers_are_read_as_a_reader_reads_them():
@@ -109,3 +115,16 @@ def test_freeze_bars_writes_each_bars_final_line():
               "application/vnd.jupyter.widget-view+json": {"model_id": ids[0]}, "text/plain": ["0/40 [00:00<?]"]}}]}]}
     assert tool.freeze_bars(nb) == 1 and "widgets" not in nb["metadata"]
     assert nb["cells"][0]["outputs"][0]["data"] == {"text/plain": ["grpo seed 0: 100%|██████████| 40/40 [00:20<00:00]"]}
+
+
+def test_the_browser_check_refuses_an_unknown_notebook_before_it_starts_anything(capsys):
+    spec = importlib.util.spec_from_file_location("notebooks_browser", ROOT / "benchmarks" / "notebooks_browser.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.main(["99_no_such_notebook"]) == 2
+    assert "no notebook 99_no_such_notebook" in capsys.readouterr().err
+
+
+def test_the_executed_copies_tool_refuses_an_unknown_notebook(capsys):
+    assert _tool().main(["99_no_such_notebook"]) == 2
+    assert "no notebook 99_no_such_notebook" in capsys.readouterr().err

@@ -21,6 +21,7 @@ SMALL = {
     "08_real_model": dict(max_new_tokens=48),
     "09_credit_rules": dict(g1=4, g2=2),
     "11_reward_hacking": dict(max_steps=2, tasks_per_step=2, g1=2, hack_sft_steps=10, eval_tasks=4),
+    "12_benchmark_protocol": dict(),
 }
 
 
