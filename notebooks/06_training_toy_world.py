@@ -262,7 +262,7 @@ if table is not None:
     names = list(table.index)
     top, err = table["Iter-3"], table["± SE (Iter-3)"]
     bars = ax.bar(names, top, yerr=err, capsize=4, color=[palette.method_color(n) for n in names])
-    ax.bar_label(bars, labels=[f"{t:.1f}" for t in top], label_type="center", color="white", fontsize=9)
+    ax.bar_label(bars, labels=[f"{t:.1f}" for t in top], label_type="center", color=palette.ON_BAR, fontsize=9)
     ax.set_ylim(0, 100)  # a bar's length is its value: the axis starts at 0
     ax.set_ylabel("Iter-3 pass@1 (%)")
     ax.set_title(f"Toy policy, {len(test_tasks)} held-out toy-world tasks: Iter-3 pass@1 after {max_steps} steps "

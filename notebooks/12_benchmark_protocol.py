@@ -46,6 +46,7 @@ import pandas as pd
 
 import murphy_lab
 from murphy_lab.examples import check_answer
+from murphy_lab.viz import palette
 
 folder = Path(murphy_lab.__file__).resolve().parents[1] / transcripts
 summary = json.loads((folder / "summary.json").read_text())
@@ -173,7 +174,7 @@ for p in protocols:
 # %%
 fig, ax = plt.subplots(figsize=(9, 0.9 + 0.22 * len(movers)))
 cells = (movers[list(protocols)] == "pass").astype(float)
-ax.imshow(cells.values, cmap="RdYlGn", vmin=-0.2, vmax=1.2, aspect="auto")
+ax.imshow(cells.values, cmap=palette.VERDICT_CMAP, vmin=-0.2, vmax=1.2, aspect="auto")
 ax.set_xticks(range(3), protocols)
 ax.set_yticks(range(len(cells)), [f"{t}{' · text' if movers.loc[t, 'text_changed'] else ''}"
                                   f"{' · tests' if movers.loc[t, 'tests_changed'] else ''}" for t in cells.index],

@@ -81,3 +81,11 @@ def test_notebook_runs_top_to_bottom_with_small_parameters(path, tmp_path, monke
     text = json.dumps(executed["cells"], ensure_ascii=False)
     assert "image/png" in text  # every notebook draws at least one figure
     assert "correct ✓" in text  # and its exercise checks ran with the filled-in answers
+
+
+def test_every_notebook_has_a_row_in_the_readme_and_in_docs_notebooks():
+    root = NOTEBOOKS_DIR.parent
+    for page in ("README.md", "docs/notebooks.md"):
+        text = (root / page).read_text()
+        missing = [p.stem for p in NOTEBOOKS if f"| `{p.stem}` |" not in text]
+        assert missing == [], f"{page} has no row for {missing}"
