@@ -38,6 +38,7 @@ from murphy_lab.policy.packaged import sha256  # a file's SHA-256, read in block
 from murphy_lab.profiles import TRAIN_DATA, Profile, get_profile
 from murphy_lab.tasks import load_tasks
 from murphy_lab.tasks.humaneval import bundled_path
+from murphy_lab.tasks.kodcode import last_selection
 from murphy_lab.tasks.livecodebench import VERSION_FILES
 from murphy_lab.tasks.mbpp import SPLITS, VARIANTS
 from murphy_lab.tasks.registry import GENERATED, canonical
@@ -139,6 +140,7 @@ def write_data(
                 f"dataset {name!r}: no data step for loader {loader!r} (known: {sorted(WRITERS)})"
             )
         folder, local = WRITERS[loader](out, args, sources.get(name))
+        selection = last_selection() if loader == "kodcode" else None  # its rows skipped by reason, before the read-back
         files = sorted(p for p in (out / folder).rglob("*") if p.is_file())
         resolved = {k: str(out / v) for k, v in local.items()}
         tasks = load_tasks(loader, **args, **resolved)  # read back from the written files, as a node will
@@ -146,6 +148,7 @@ def write_data(
             "loader": loader, "args": args, "local": local, "read_from": str(sources.get(name, "default")),
             "tasks": len(tasks),
             "files": {str(p.relative_to(out)): {"rows": _count_rows(p), "sha256": sha256(p)} for p in files},
+            **({"selection": selection} if selection else {}),
         }  # fmt: skip
         print(f"{name}: {len(tasks)} tasks in {', '.join(str(p.relative_to(out)) for p in files)}")
     (out / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
