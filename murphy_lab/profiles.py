@@ -168,13 +168,19 @@ def not_run_note(profile: str | Profile | None, method: str) -> str | None:
 
 
 # --- model and tasks ----------------------------------------------------------------------------------------------
-def resolve(config, workdir: str | os.PathLike) -> tuple[str, list]:
+def config_tasks(config) -> list | None:
+    """The training tasks a config names (`tasks` with its `task_args`), read and checked; None when it names none
+    and its profile builds them (`resolve`)."""
+    return load_tasks(config.tasks, **config.task_args) if config.tasks else None
+
+
+def resolve(config, workdir: str | os.PathLike, tasks: list | None = None) -> tuple[str, list]:
     """Turn a MurphyConfig into (model path or hub id, list of Task). Builds local models under `workdir`.
 
-    `config.model` / `config.tasks`, when set, win over what the profile would build.
+    `config.model` / `config.tasks`, when set, win over what the profile would build; `tasks`: already read.
     """
     model = config.model or None
-    tasks = load_tasks(config.tasks, **config.task_args) if config.tasks else None
+    tasks = config_tasks(config) if tasks is None else tasks
     if model is None or tasks is None:
         profile = PROFILES.get(config.profile)  # a config records its profile by name
         if profile is None or profile.build is None:

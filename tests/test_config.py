@@ -31,8 +31,8 @@ def test_defaults_are_the_papers_values():
         ("credit", dict(credit="sum")),
         ("gamma", dict(gamma=1.5)),
         ("model", dict(model="/nonexistent/model/dir")),
-        ("turns", dict(mode="grpo")),  # single-turn GRPO with turns = 2
-        ("g2", dict(mode="grpo_mt")),  # GRPO-MT with g2 = 8
+        ("turns", dict(mode="grpo", turns=2)),  # single-turn GRPO with turns = 2
+        ("g2", dict(mode="grpo_mt", g2=8)),  # GRPO-MT with g2 = 8
         ("b_traj", dict(mode="grpo_mt", g2=1, b_traj=4)),  # pruning outside murphy
         ("per_device_train_batch_size", dict(per_device_train_batch_size=6)),  # trees split across devices
         ("loss_type", dict(loss_type="sapo")),
@@ -41,6 +41,25 @@ def test_defaults_are_the_papers_values():
 def test_invalid_field_is_named(field, overrides):
     with pytest.raises(ValueError, match=field):
         MurphyConfig.for_profile("smoke", **overrides).validate()
+
+
+@pytest.mark.parametrize("mode, implied", [("grpo_mt", dict(g2=1, turns=2)), ("grpo", dict(g2=2, turns=1)),
+                                           ("murphy", dict(g2=2, turns=2))])  # fmt: skip
+def test_a_mode_alone_takes_the_g2_and_s_it_implies(mode, implied):
+    """`--set mode=grpo_mt` alone grows chains (G2 = 1) instead of being refused for the smoke preset's G2 = 2; a value
+    given with it still has to fit the mode."""
+    cfg = MurphyConfig.for_profile("smoke", mode=mode).validate()
+    assert {k: getattr(cfg, k) for k in implied} == implied
+    from murphy_lab.train import config_from_args
+
+    assert config_from_args(None, "smoke", [f"mode={mode}"]).validate() == cfg
+    with pytest.raises(ValueError, match="g2: must be 1 for mode='grpo_mt'"):
+        config_from_args(None, "smoke", ["mode=grpo_mt", "g2=3"]).validate()
+
+
+def test_trl_may_not_set_a_field_the_config_names_itself():
+    with pytest.raises(ValueError, match=r"trl: trl.num_generations is g1: set g1 instead"):
+        MurphyConfig.for_profile("smoke", trl={"num_generations": 4}).validate()
 
 
 @pytest.mark.parametrize("field", ["use_vllm", "bf16"])

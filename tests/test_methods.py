@@ -124,8 +124,8 @@ def test_the_trainers_methods_train_in_their_modes():
         m = get_method(method)
         cfg = m.config(X.Experiment(method=method, **ebase), "m")
         if method == "reveal":  # its rounds: the chains of its mode, S = rounds (`as_chains`)
+            from murphy_lab.baselines.reveal.config import as_chains
             from murphy_lab.baselines.reveal.method import configs
-            from murphy_lab.baselines.reveal.trainer import as_chains
 
             cfg = as_chains(*configs(X.Experiment(method=method, **ebase), "m"))
         assert {k: getattr(cfg, k) for k in mode(m.mode).fields()} == mode(m.mode).fields()

@@ -105,6 +105,7 @@ class Channel:
         self.refs: dict[int, Ref] = {}  # program object id -> its one Ref
         self.kept: dict[int, object] = {}  # token (its id) -> a mutable argument the test passed to a call
         self.decoder = wire.Decoder(ref=self._ref)
+        self.printed = False  # after `capture`: what the program prints comes back before each reply
 
     def _ref(self, pid, type_name, text, note, is_callable) -> Ref:
         if not (type(pid) is int and type(type_name) is str and type(text) is str and type(note) is str):
@@ -160,6 +161,12 @@ class Channel:
     def op(self, ref: Ref, op: str, args: tuple):
         return self.request(b"O", (ref, op, args))[0]
 
+    def capture(self) -> None:
+        """From now on what the program writes to its sys.stdout and sys.stderr comes back before each reply and
+        is written to ours, where it printed it (a pytest test's ``capsys`` reads it; `pytest_run.py`)."""
+        self.request(b"P", None)
+        self.printed = True
+
     def fail(self, detail: str, status: str = "error"):
         self.fault = wire.Fault(status, detail[:MAX_DETAIL])
         raise self.fault
@@ -177,6 +184,10 @@ class Channel:
         try:
             wire.send(self.fd, kind, payload)
             reply, data = self.reader.message()
+            while reply == b"P" and self.printed:  # what the program printed while serving this request
+                printed = _printed(self.decoder.decode(data))
+                sys.stdout.write(printed[0]), sys.stderr.write(printed[1])
+                reply, data = self.reader.message()
             got = self.decoder.decode(data)
         except wire.Fault as f:  # the program process ended, or the timer struck (it set our fault)
             self.fault = self.fault or f
@@ -195,6 +206,12 @@ class Channel:
         if isinstance(got, MemoryError):
             self.fail("", "memory")
         raise got
+
+
+def _printed(text) -> tuple:
+    if not (type(text) is tuple and len(text) == 2 and all(type(t) is str for t in text)):
+        raise wire.Refused("printed text that is not (stdout, stderr)")
+    return text
 
 
 def reply_fits(kind: bytes, request, reply: bytes, got, kept=()) -> str:

@@ -41,6 +41,7 @@ JOB_FIELDS = (
     "entry_points",
     "compare",
     "load_timeout",
+    "runner",
 )  # what a worker gets
 SEVERITY = (
     "syntax",
@@ -437,6 +438,7 @@ def _prepare(i: int, job, timeout: float) -> dict:
         "entry_points": list(suite.entry_points),
         "compare": suite.compare,
         "load_timeout": suite.load_timeout,
+        "runner": suite.runner,
     }
 
 

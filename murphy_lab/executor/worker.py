@@ -102,6 +102,12 @@ harness = fresh_harness()  # for its constants (`LOADING`); each job runs in a h
 PROGRAM_MODULE = harness.channel_module.PROGRAM_MODULE
 
 
+@functools.cache
+def _pytest_run():
+    """The pytest runner (`pytest_run.py`, which imports pytest): loaded at the first pytest job only."""
+    return _load("_murphy_pytest_run", "pytest_run.py", wire=wire, scope=_scope)
+
+
 class ServerLost(Exception):
     """The program server died (e.g. a program killed its parent)."""
 
@@ -174,6 +180,9 @@ class Worker:
             code, error = protocol.compile_program(job["program"])
             if error:
                 return [{"status": "syntax", "detail": error}] * n
+        if job.get("runner") == "pytest":  # pytest reads the file and its test ids itself (pytest_run.py)
+            _pytest_run()  # imported once, outside any case's clock
+            return None, [None] * n, protocol.pack(prelude, job["program"], code)
         setup = job["setup"]
         try:
             setup_code = compile_test(setup, testcode.SETUP_FILE) if setup.strip() else None
@@ -249,7 +258,8 @@ class Worker:
             theirs.close()
         verdicts: list[dict] = []
         channel = runner.channel_module.Channel(mine.fileno())
-        wanted, modules = testcode.program_names(
+        pytest_run = _pytest_run() if job.get("runner") == "pytest" else None
+        wanted, modules = ((), ()) if pytest_run else testcode.program_names(
             (job["setup"], *(src for _, src in cases)), tuple(job["entry_points"]), _scope, _called
         )
         load = job.get("load_timeout")
@@ -260,7 +270,7 @@ class Worker:
 
         plan = types.SimpleNamespace(
             setup=job["setup"], setup_code=setup_code, cases=cases, wanted=wanted, modules=modules,
-            compare=job["compare"], loaded=loaded if load else None,
+            compare=job["compare"], loaded=loaded if load else None, pytest=pytest_run,
         )  # fmt: skip
 
         def report(status: str, detail: str, assertion: str) -> None:
