@@ -7,7 +7,7 @@ on and off, on the same training tasks, in one run (docs/performance.md, "The re
     python benchmarks/real_step.py --levers      # the generation levers one by one, each off and on in one run
 
 Levers on: the step's tasks' trees grown together (one `generate` per turn for all of them), bf16 (a CPU with bf16
-instructions: `config.cpu_bf16`), the code model's stop rule in the rollouts, one prefill per group,
+instructions: `policy.hf.cpu_bf16`), the code model's stop rule in the rollouts, one prefill per group,
 length-sorted micro-batches and chunks. Levers off: what a step did before them: one task per step (k steps for k
 tasks), fp32, no stop rule (every turn runs to the cap), every row prefilling its prompt, micro-batches in random
 order padded to the round's longest row.

@@ -15,7 +15,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from murphy_lab import modes, profiles
 from murphy_lab.cli import merged, refuse
 from murphy_lab.credit import CREDIT_RULES
 from murphy_lab.fields import field_types, type_problem
+from murphy_lab.policy.hf import cpu_bf16
 from murphy_lab.preflight import looks_local
 from murphy_lab.suggest import did_you_mean
 
@@ -430,17 +430,6 @@ def checkpointing(args_cls: type, on: bool) -> dict:
     `activation_checkpointing` and warn on the old name; 5.17 (the gpu extra's) only knows `gradient_checkpointing`."""
     names = {f.name for f in dataclasses.fields(args_cls)}
     return {"activation_checkpointing" if "activation_checkpointing" in names else "gradient_checkpointing": on}
-
-
-def cpu_bf16() -> bool:
-    """Whether this CPU has bfloat16 matrix instructions (x86 AVX512-BF16 / AMX-BF16, Arm BF16), read from Linux's
-    /proc/cpuinfo (False where it cannot be read): bf16 is then ~2x faster than fp32 for the matrix work of a CPU
-    step (docs/performance.md), where a CPU without them would emulate it."""
-    try:
-        text = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return False
-    return bool(re.search(r"^(flags|Features)\s*:.*\b(avx512_bf16|amx_bf16|bf16)\b", text, re.MULTILINE))
 
 
 def _peft_installed() -> bool:

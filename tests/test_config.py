@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 import murphy_lab.config as config_mod
+import murphy_lab.policy.hf as hf_mod
 from murphy_lab import profiles
 from murphy_lab.config import MurphyConfig
 from murphy_lab.profiles import Profile, resolve
@@ -87,8 +88,8 @@ def test_cpu_bf16_reads_the_cpu_flags(monkeypatch, tmp_path):
     found = {}
     for name, text in info.items():
         (tmp_path / name).write_text(text)
-        monkeypatch.setattr(config_mod, "Path", lambda p, f=tmp_path / name: f if p == "/proc/cpuinfo" else Path(p))
-        found[name] = config_mod.cpu_bf16()
+        monkeypatch.setattr(hf_mod, "Path", lambda p, f=tmp_path / name: f if p == "/proc/cpuinfo" else Path(p))
+        found[name] = hf_mod.cpu_bf16()
     assert found == {"x86 with AVX512-BF16": True, "Arm BF16": True, "x86 without": False}
 
 

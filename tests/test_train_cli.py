@@ -16,6 +16,7 @@ import pytest
 import murphy_lab.executor as executor_pkg
 from murphy_lab.cli import Refused
 from murphy_lab.config import MurphyConfig
+from murphy_lab.profiles import PROFILES
 from murphy_lab.runfolder import last_checkpoint, recorded_config
 from murphy_lab.train import config_from_args, main, train
 
@@ -195,7 +196,7 @@ def test_every_problem_of_the_command_line_is_one_line_before_any_heavy_import(t
          "--set", "g2=4"], tmp_path)  # fmt: skip
     assert lines == ["--set g2 is given twice ('2', then '4'); give it once", "max_steps: must be an integer, got 1.5",
                      "--set g3: unknown field 'g3'",
-                     "--profile: unknown 'smok' (did you mean 'smoke'?); known: smoke | toy | toy-full | paper"]
+                     "--profile: unknown 'smok' (did you mean 'smoke'?); known: " + " | ".join(PROFILES)]
     assert imported == [] and not list(tmp_path.iterdir())
 
 

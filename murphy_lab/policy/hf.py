@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from murphy_lab.policy.base import TextPolicy, check_sampling, truncate_at_stop
@@ -50,7 +51,7 @@ class TransformersPolicy(TextPolicy):
             distribution, other random draws than `generate`'s); None: the model's own rule (on for the code model).
 
     On a CPU, `dtype=None` loads float32, except a packaged model with recorded generation defaults (the code model,
-    its folder, its checkpoints) on a CPU with bfloat16 instructions (`config.cpu_bf16`): bfloat16, ~2x faster
+    its folder, its checkpoints) on a CPU with bfloat16 instructions (`cpu_bf16`): bfloat16, ~2x faster
     decoding (docs/performance.md).
     """
 
@@ -84,8 +85,6 @@ class TransformersPolicy(TextPolicy):
             path = str(model_or_path)
             device = device or ("cuda" if torch.cuda.is_available() else "cpu")
             if dtype is None:
-                from murphy_lab.config import cpu_bf16  # (lazy: config imports the profiles)
-
                 dtype = torch.bfloat16 if device.startswith("cuda") or (own and cpu_bf16()) else torch.float32
             dtype = getattr(torch, dtype) if isinstance(dtype, str) else dtype
             model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype).to(device)
@@ -311,3 +310,14 @@ class CodeBlockClosed:
         if "`" not in self.tokenizer.decode(completion[-1:]):
             return False
         return bool(CLOSED_BLOCK.search(self.tokenizer.decode(completion, skip_special_tokens=True)))
+
+
+def cpu_bf16() -> bool:
+    """Whether this CPU has bfloat16 matrix instructions (x86 AVX512-BF16 / AMX-BF16, Arm BF16), read from Linux's
+    /proc/cpuinfo (False where it cannot be read): bf16 is then ~2x faster than fp32 for the matrix work of a CPU
+    step (docs/performance.md), where a CPU without them would emulate it."""
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return False
+    return bool(re.search(r"^(flags|Features)\s*:.*\b(avx512_bf16|amx_bf16|bf16)\b", text, re.MULTILINE))
