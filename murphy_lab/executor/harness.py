@@ -82,10 +82,12 @@ class Check:
 
 # --- reporting --------------------------------------------------------------------------------------------------
 class _Repr(reprlib.Repr):
-    def repr_Ref(self, x, level) -> str:  # noqa: N802 - reprlib's naming: repr_<type name>
-        return channel_module.ref_text(x)
-
-    repr_CallableRef = repr_Ref
+    def repr1(self, x, level) -> str:
+        if isinstance(x, channel_module.Ref):  # the repr text it crossed with: feedback asks the program nothing
+            return channel_module.ref_text(x)
+        if isinstance(type(x), channel_module.StandIn):  # a value of the program's: its own repr, as it crossed
+            return builtins.repr(x)
+        return super().repr1(x, level)
 
 
 _repr = _Repr()
@@ -150,7 +152,7 @@ def run_cases(channel, report, job) -> None:
     if getattr(job, "loaded", None) is not None:
         job.loaded()  # a suite's `load_timeout`: the first case's limit starts after loading
     base = {name: importlib.import_module(name) for name in job.modules}
-    base.update(values)
+    base.update((name, own_module(value)) for name, value in values.items())
     sys.modules[channel_module.PROGRAM_MODULE] = channel_module.SolutionModule(channel)
     check = Check(job.compare == "livecodebench")
     _remember_source(testcode.SETUP_FILE, job.setup)
@@ -160,6 +162,28 @@ def run_cases(channel, report, job) -> None:
         if channel.fault is not None:
             return None
     return None
+
+
+def own_module(value):
+    """A module the program bound to a name the test reads (``np``): the test side's own import of that module
+    (never the program's object), when it is the standard library's or one of `IMPORTABLE`; else as it came."""
+    if type(value) is not wire.ProgramModule:
+        return value
+    name = value.name
+    top = name.split(".")[0]
+    allowed = top in IMPORTABLE or top in sys.stdlib_module_names and top not in _NEVER_IMPORTED
+    if not (allowed and all(part.isidentifier() for part in name.split("."))):
+        return value
+    try:
+        return importlib.import_module(name)
+    except Exception:  # noqa: BLE001 - not installed here: the test meets the program's module by name only
+        return value
+
+
+IMPORTABLE = frozenset({"numpy", "pandas", "scipy", "sympy", "networkx", "sortedcontainers"})
+_NEVER_IMPORTED = frozenset(
+    {"antigravity", "this", "idlelib", "tkinter", "turtle", "turtledemo", "test", "__hello__", "__phello__"}
+)
 
 
 def run_case(channel, names: dict, check: Check, setup_code, case_code) -> tuple[str, str, str]:
