@@ -465,8 +465,12 @@ def lcb_stdin(code: str):
 
 
 def test_lcb_programs_get_lcb_runners_int_digit_limit(ex):
-    suite = TestSuite(cases=(IOTest("", str(10**5000)),), compare="livecodebench", timeout=6.0)
+    suite = TestSuite(cases=(IOTest("", "1" + "0" * 5000),), compare="livecodebench", timeout=6.0)
     assert ex.run(lcb_stdin("print(10 ** 5000)\n"), suite).solved
+    # and the test side compares under it: a functional test whose expected value is a 5,000-digit literal
+    functional = TestSuite(cases=(f"assert str(f()) == '1' + '0' * 5000 and f() == {'1' + '0' * 5000}",),
+                           compare="livecodebench", timeout=6.0)  # fmt: skip
+    assert ex.run("def f():\n    return 10 ** 5000\n", functional).solved
 
 
 def test_an_lcb_stdin_program_is_wrapped_before_it_is_compiled(ex):

@@ -33,6 +33,7 @@ import traceback
 
 PROGRAM_FILE = "solution.py"  # the name the program's frames carry in tracebacks
 LOADING = "(loading the program)"  # the assertion of a verdict that loading the program decided
+WORKER_MEMORY = "the test code ran out of memory"  # the detail of a `memory` verdict measured in the worker
 MAX_DETAIL = 2000  # characters of a detail sent back (feedback.py truncates further)
 wire = globals().get("wire")  # the channel's format (`wire.py`): the worker sets it before this file runs
 channel_module = globals().get("channel_module")  # this job's `channel.py`, made fresh with this module
@@ -200,7 +201,7 @@ def run_case(channel, names: dict, check: Check, setup_code, case_code) -> tuple
     except _AssertFailed as f:
         out = ("failed", f.value, f.assertion)
     except MemoryError:  # the test code's own (the worker's limit; the program's is a fault of the channel)
-        out = ("memory", "", "")
+        out = ("memory", WORKER_MEMORY, "")
     except BaseException as e:  # noqa: BLE001
         out = ("error", format_exception(e), "")
     if channel.fault is not None:

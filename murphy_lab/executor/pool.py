@@ -383,7 +383,9 @@ class Executor:
     # --- results -----------------------------------------------------------------------------------------------
     def _result(self, job: dict, msg: dict) -> ExecutionResult:
         outcomes = [
-            TestOutcome(test, o["status"], o.get("detail", ""), o.get("assertion", ""), o.get("got", ""))
+            TestOutcome(
+                test, o["status"], _text(o.get("detail", "")), _text(o.get("assertion", "")), _text(o.get("got", ""))
+            )
             for test, o in zip(job["tests"], msg["outcomes"])
         ]
         return self._summarize(outcomes, msg.get("runtime_s", 0.0), job["timeout"])
@@ -438,6 +440,16 @@ def _prepare(i: int, job, timeout: float) -> dict:
         "compare": suite.compare,
         "load_timeout": suite.load_timeout,
     }
+
+
+def _text(text: str) -> str:
+    """`text` as valid UTF-8: a lone surrogate (a program's exception text may hold one) becomes its escape
+    (``\\udc80``), so that feedback, outcomes and the prompts quoting them always encode."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _cpu(k: int) -> int:

@@ -254,7 +254,7 @@ def warm_up(rounds: int = 200) -> None:
 
     program = protocol.pack(None, "x = 1")
     for _ in range(rounds):
-        protocol.unpack(program)
+        protocol.compile_program(protocol.unpack(program)[1])
         _module("_murphy_warm", "x = 1")
         side = ProgramSide(-1, {"f": target, "v": [1, "a"]}, None)
         side.reply(side.perform(b"N", side.decoder.decode(wire.encode(("f", "v", "g")))))
@@ -297,17 +297,19 @@ def _module(name: str, program: str) -> types.ModuleType:
     return module
 
 
-def serve_program(prelude, code, program: str, fd: int) -> None:
-    """Load the program as module ``solution`` (after the prelude, in its namespace), then serve it on `fd`.
+def serve_program(prelude, program: str, fd: int) -> None:
+    """Load the program as module ``solution`` (the prelude first, in its namespace; then the program, compiled
+    here), then serve it on `fd`.
 
-    `sys.exit` while loading ends the process as Python would; any other exception is kept and becomes the reply
-    to every request for names (a load failure the test worker reports for every test)."""
+    A program that does not compile answers the first request with its error (`did_not_compile`); `sys.exit`
+    while loading ends the process as Python would; any other exception is kept and becomes the reply to every
+    request for names (a load failure the test worker reports for every test)."""
     module = _module(PROGRAM_MODULE, program)
     load_error = None
     try:
         if prelude is not None:
             exec(prelude, module.__dict__)
-        exec(code, module.__dict__)
+        exec(_compiled(program, script=False), module.__dict__)
     except SystemExit as e:
         _exit(exit_status(e))
     except BaseException as e:  # noqa: BLE001 - reported, as data, to the test worker
@@ -315,6 +317,15 @@ def serve_program(prelude, code, program: str, fd: int) -> None:
             _room()
         load_error = e
     ProgramSide(fd, module.__dict__, load_error).serve()
+
+
+def _compiled(program: str, script: bool):
+    """The program compiled here, on its own clock, after its prelude ran; or the process ends as one that does
+    not compile (`did_not_compile`)."""
+    code, error = protocol.compile_program(program)
+    if error is not None:
+        did_not_compile(error, script)
+    return code
 
 
 def did_not_compile(error: str, script: bool) -> None:
@@ -331,7 +342,7 @@ def did_not_compile(error: str, script: bool) -> None:
     _exit(0)
 
 
-def run_script(prelude, code, program: str) -> None:
+def run_script(prelude, program: str) -> None:
     """An IO test: run the program as ``__main__`` on the stdin in place and end the way ``python program.py`` ends:
     its exit status (0, SystemExit's code, 1 after an uncaught exception, whose traceback goes to stderr), after
     non-daemon threads are joined, `atexit` handlers run and the program's files and stdio are flushed."""
@@ -340,8 +351,8 @@ def run_script(prelude, code, program: str) -> None:
     status = 0
     try:
         if prelude is not None:
-            exec(prelude, module.__dict__)
-        exec(code, module.__dict__)
+            exec(prelude, module.__dict__)  # it may end the script itself (lcb_harness's stdin wrapper does)
+        exec(_compiled(program, script=True), module.__dict__)
     except SystemExit as e:
         status = exit_status(e)
     except BaseException as e:  # noqa: BLE001 - as the interpreter does: the traceback on stderr, status 1

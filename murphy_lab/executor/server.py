@@ -195,14 +195,12 @@ class Server:
             try:
                 self.sandbox.enter(int(cpu) + 2)
                 sys.stderr = program.CHILD_STDIO[2]
-                prelude, code, source, error = protocol.unpack(os.pread(4, os.fstat(4).st_size, 0))
+                prelude, source = protocol.unpack(os.pread(4, os.fstat(4).st_size, 0))
                 os.close(4)
-                if error is not None:
-                    program.did_not_compile(error, script)
                 if script:
-                    program.run_script(prelude, code, source)
+                    program.run_script(prelude, source)
                 else:
-                    program.serve_program(prelude, code, source, 3)
+                    program.serve_program(prelude, source, 3)
             finally:
                 os._exit(70)
         for target in fds:

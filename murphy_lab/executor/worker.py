@@ -167,13 +167,6 @@ class Worker:
             prelude, error = _compile_prelude(job["prelude"], protocol.PRELUDE)
             if error:
                 return [{"status": "error", "detail": f"the task's prelude does not compile: {error}"}] * n
-        code = None
-        if (
-            len(job["program"]) <= protocol.WORKER_COMPILES
-        ):  # bounded cost (protocol.py); larger: on the clock
-            code, error = protocol.compile_program(job["program"])
-            if error:
-                return [{"status": "syntax", "detail": error}] * n
         setup = job["setup"]
         try:
             setup_code = compile_test(setup, testcode.SETUP_FILE) if setup.strip() else None
@@ -185,11 +178,13 @@ class Worker:
                 cases.append(compile_test(case[1], testcode.TEST_FILE) if case[0] == "assert" else None)
             except (SyntaxError, ValueError, UnicodeError, RecursionError, MemoryError) as e:
                 cases.append({"status": "error", "detail": f"the test does not compile: {e}"})
-        return setup_code, cases, protocol.pack(prelude, job["program"], code)
+        return setup_code, cases, protocol.pack(prelude, job["program"])
 
     def run_job(self, job: dict) -> list[dict]:
         """All tests of one job. The program is sent to the server once; its assert tests share one program
-        process, loaded once, until a test ends it (then a fresh one takes the rest)."""
+        process, loaded once, until a test ends it (then a fresh one takes the rest). A LiveCodeBench job runs
+        with lcb_runner's int-digit limit here too (its tests' literals and values are compared under it)."""
+        sys.set_int_max_str_digits(LCB_INT_DIGITS if job["compare"] == "livecodebench" else _INT_DIGITS)
         try:
             prepared = self.prepare(job)
         except Exception as e:  # noqa: BLE001 - a bad job fails alone
@@ -266,7 +261,8 @@ class Worker:
         def report(status: str, detail: str, assertion: str) -> None:
             _TIMER.stop()
             verdicts.append({"status": status, "detail": detail, "assertion": assertion})
-            if status == "memory":  # room to go on, then a fresh worker
+            if status == "memory" and detail == harness.WORKER_MEMORY:  # ours: room to go on, then a fresh worker
+                # (measured here: the test code's own MemoryError; a program that raises MemoryError retires nothing)
                 _, hard = resource.getrlimit(resource.RLIMIT_AS)
                 resource.setrlimit(resource.RLIMIT_AS, (hard, hard))
                 self.grew = True
@@ -319,6 +315,7 @@ class Worker:
         stdout is compared; any other ending is what the kernel or the server's timer says (stderr: feedback)."""
         timeout = job["timeout"]
         self._finished()
+        started = time.monotonic()
         self._ps_send(IO.pack(b"I", timeout) + case[1].encode("utf-8", "surrogatepass"), (self.program,))
         self.sock.settimeout(timeout + 30)
         try:
@@ -340,8 +337,17 @@ class Worker:
                 detail = err.decode("utf-8", "replace").strip() or f"exit status {ended['detail']}"
                 return {"status": "error", "detail": detail[-protocol.MAX_DETAIL :]}
             return ended
-        got = out.decode("utf-8", "replace")
-        same = io_compare.io_equal(got, case[2], job["compare"])
+        # decoding and comparing are ours, on our timer: the case ends by its limit plus the margin (what the
+        # comparison reads of the output is bounded by the expected output: io_compare)
+        clock = types.SimpleNamespace(fault=None)
+        _TIMER.start(clock, max(started + timeout + timer.WATCHDOG_S - time.monotonic(), 0.05))
+        try:
+            got = out.decode("utf-8", "replace")
+            same = io_compare.io_equal(got, case[2], job["compare"])
+        except wire.Fault:
+            return {"status": "timeout", "detail": f"{timeout:g}"}
+        finally:
+            _TIMER.stop()
         return {"status": "passed" if same else "failed", "detail": "", "assertion": "", "got": got[:4000]}
 
     def _watch(self, reply: dict) -> None:
@@ -414,6 +420,8 @@ def _send(stream, obj) -> None:
 
 
 _STATM = os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC)  # ours, for `sandbox.rss_mb`
+_INT_DIGITS = sys.get_int_max_str_digits()  # Python's default (4,300)
+LCB_INT_DIGITS = 50_000  # lcb_runner's `sys.set_int_max_str_digits(50000)` (its testing_util.py, at import)
 _TIMER = timer.Timer()
 _QUIET = open(_DEVNULL, "w", closefd=False)  # sys.stdout and sys.stderr while test code runs
 
