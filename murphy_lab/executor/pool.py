@@ -11,10 +11,12 @@ import atexit
 import json
 import os
 import selectors
+import shutil
 import socket
 import struct
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import warnings
@@ -62,6 +64,7 @@ class _Slot:
     proc: subprocess.Popen  # the test worker (holds the tests)
     server: subprocess.Popen  # its program server (runs the programs)
     buf: bytearray
+    job_dir: str  # the slot's job folder: where the two mount the one the worker makes (or, unisolated, itself)
     jobs: deque = field(default_factory=deque)  # indices sent and not yet answered, oldest first
     deadline: float = 0.0  # for the oldest one
 
@@ -129,9 +132,10 @@ class Executor:
         self._warned = False
 
     # --- lifecycle ---------------------------------------------------------------------------------------------
-    def _config(self) -> str:
+    def _config(self, job_dir: str) -> str:
         return json.dumps(
             {
+                "job_dir": job_dir,
                 "memory_mb": self.memory_mb,
                 "output_kb": self.output_kb,
                 "timeout": self.timeout,
@@ -151,13 +155,14 @@ class Executor:
         Both are pinned to one CPU (slot k -> the k-th CPU we may use): a test and its program hand the CPU to
         each other on every call, which is fastest on one core."""
         env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}  # nothing of the caller's environment
+        job_dir = tempfile.mkdtemp(prefix="murphy-job-")
         ours, theirs = socket.socketpair()
         procs = []
         try:
             for script, fd, pipes in ((SERVER, theirs.fileno(), False), (WORKER, ours.fileno(), True)):
                 procs.append(
                     subprocess.Popen(
-                        [sys.executable, "-I", script, self._config(), str(fd), str(_cpu(k))],
+                        [sys.executable, "-I", script, self._config(job_dir), str(fd), str(_cpu(k))],
                         stdin=subprocess.PIPE if pipes else subprocess.DEVNULL,
                         stdout=subprocess.PIPE if pipes else subprocess.DEVNULL,
                         env=env,
@@ -171,7 +176,7 @@ class Executor:
             theirs.close()
         server, proc = procs
         os.set_blocking(proc.stdout.fileno(), False)
-        return _Slot(proc, server, bytearray())
+        return _Slot(proc, server, bytearray(), job_dir)
 
     def _start(self) -> None:
         if self._pid != os.getpid():  # we were forked (or unpickled): the workers belong to another process
@@ -201,6 +206,7 @@ class Executor:
             _stop(slot.proc, grace=2.0)
             _stop(slot.server, grace=2.0)
             slot.proc.stdout.close()
+            shutil.rmtree(slot.job_dir, ignore_errors=True)
 
     def _terminate(self) -> None:
         """Stop the workers now (SIGTERM: each kills its running test and sweeps), without waiting for jobs."""
@@ -209,6 +215,7 @@ class Executor:
             _stop(slot.proc, grace=0.0)
             _stop(slot.server, grace=0.0)
             slot.proc.stdout.close()
+            shutil.rmtree(slot.job_dir, ignore_errors=True)
 
     def __enter__(self) -> Executor:
         return self
@@ -333,6 +340,7 @@ class Executor:
         _stop(slot.proc, grace=0.0)
         _stop(slot.server, grace=0.0)
         slot.proc.stdout.close()
+        shutil.rmtree(slot.job_dir, ignore_errors=True)
         new = self._spawn(self._slots.index(slot) if slot in self._slots else 0)
         if self._read_message(new, time.monotonic() + 60) is None:
             raise RuntimeError("executor worker failed to restart")

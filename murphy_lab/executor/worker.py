@@ -33,6 +33,7 @@ import signal
 import socket
 import struct
 import sys
+import tempfile
 import time
 import types
 
@@ -110,6 +111,10 @@ class Worker:
     def __init__(self, cfg: dict, sock: socket.socket):
         self.cfg, self.sock = cfg, sock
         self.active, self.warnings = sandbox.isolate(cfg, "worker")  # our own root, uid, filter
+        tree = sandbox.JOB_TREE  # the job folder, for the server to mount at the same path
+        self._ps_send(b"J%d" % sandbox.WORKER_UID, (tree,) if tree is not None else ())
+        if tree is not None:
+            os.close(tree)
         hello = self._ps_recv(60)
         # the server meets the same kernel: say each refusal once
         self.active = {**hello["active"], **self.active}
@@ -118,7 +123,11 @@ class Worker:
         self.unread = 0  # replies of the server to `finish` requests not read yet
         self.grew = False  # this worker or its server grew past max_worker_mb: replace it after this job
         os.environ.clear()
-        os.environ.update(sandbox.CHILD_ENV)
+        os.environ.update(sandbox.CHILD_ENV, HOME=cfg["job_dir"], TMPDIR=cfg["job_dir"])
+        # the job folder is the test code's working directory and tempfile's directory, as the program's: a file
+        # one side writes, the other reads (and we write nothing there: the tests and their answers stay here)
+        os.chdir(cfg["job_dir"])
+        tempfile.tempdir = cfg["job_dir"]
         gc.collect()
         gc.freeze()
 
