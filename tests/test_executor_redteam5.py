@@ -356,6 +356,8 @@ EXPLOITS = [
     "assert abs(42 - f()) < 1e-9",
     "import pytest\nassert f() == pytest.approx(42)",
     "with Swallow():\n    assert wrong() == 42",
+    "import pytest\nwith Swallow():\n    pytest.fail('wrong')",
+    "with Swallow():\n    raise SystemExit(1)\nassert False",
     "assert none()",  # a Flag(0) is false
     "assert low()",  # an enum whose __bool__ is false
     "import collections\nassert log() == collections.OrderedDict([('a', 2), ('b', 1)])",  # order counts
@@ -402,7 +404,10 @@ def test_the_test_and_the_program_share_one_job_folder(ex, tmp_path):
         assert one_process(FILES, t, tmp_path)
     res = ex.run(FILES, tests)
     assert res.solved, res.feedback
-    # wiped after the job, and nothing of the test (its text, its expected values) was ever written there
+    # wiped after the job, and nothing of the test (its text, its expected values) was ever written there; what a
+    # program locks away (a directory of mode 000) is wiped too
+    locked = FILES + "os.makedirs('d/e')\nwrite('d/e/f', 'x')\nos.chmod('d/e', 0)\nos.chmod('d', 0)\n"
+    assert ex.run(locked, ["assert True"]).solved
     res = ex.run(FILES, ["assert listing() == []"])
     assert res.solved, res.feedback
 

@@ -170,7 +170,9 @@ def _check(op: str):
 
 def _exit(self, kind, value, tb):
     """``with`` a program object: its ``__exit__`` sees what the block raised (an AssertionError without its text,
-    a test's own exception as its builtin class), and may swallow anything but the test's AssertionError."""
+    a test's own exception as its builtin class), and may swallow an `Exception` the block raised, as in one
+    process, but never a verdict: an AssertionError, or what is not an `Exception` (pytest's fail and skip, the
+    timer's fault, SystemExit)."""
     channel = self._murphy_channel
     if value is None:
         return channel.op(self, "exit", (None, None, None))
@@ -178,7 +180,7 @@ def _exit(self, kind, value, tb):
         return False
     sent = value if channel.home_id(value) is not None else _plain_exception(value)
     answer = channel.op(self, "exit", (type(sent), sent, None))
-    return False if isinstance(value, AssertionError) else answer
+    return answer if isinstance(value, Exception) and not isinstance(value, AssertionError) else False
 
 
 def _plain_exception(e: BaseException) -> BaseException:
@@ -427,6 +429,8 @@ class Channel:
         """Send a request and read its one reply: (result, changes), or the program's exception raised here."""
         if self.fault is not None:
             raise self.fault
+        if self.decoding:  # a program object used while a reply is decoded (by a library rebuilding a value)
+            self.fail("a program object was used while the program's reply was being decoded; the case fails closed")
         try:
             payload = wire.encode(value, self._home, homed=self.home_id)
         except (wire.NotPlain, wire.Refused) as e:
