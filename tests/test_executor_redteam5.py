@@ -218,7 +218,12 @@ EXCEPTIONS = prog("""
             self.need = need
 
     class Frozen(BankError, ValueError):
-        pass
+        def hint(self):
+            return "thaw it"
+
+        @classmethod
+        def of(cls, what):
+            return cls(what)
 
     def withdraw(x):
         try:
@@ -236,6 +241,7 @@ EXCEPTION_TESTS = [
     "import pytest\nwith pytest.raises(BankError, match='need 7') as info:\n    withdraw(7)\nassert info.value.need == 7",
     "try:\n    freeze()\nexcept ValueError as e:\n    assert isinstance(e, BankError) and type(e).__name__ == 'Frozen'\nelse:\n    assert False",
     "assert issubclass(InsufficientFunds, BankError) and BankError.code == 100 and not issubclass(BankError, ValueError)",
+    "try:\n    freeze()\nexcept Frozen as e:\n    assert e.hint() == 'thaw it' and str(Frozen.of('x')) == 'x'",
 ]
 
 GENERATORS = prog("""

@@ -299,6 +299,7 @@ class Channel:
         self.kept: dict[int, object] = {}  # token (its id) -> a mutable argument the test passed to a call
         self.decoding = False  # a reply is being decoded: stand-ins compare by identity, nothing is requested
         self.decoder = wire.Decoder(objects=self._object)
+        self.decoder.channel = self  # a program exception's other attributes are asked here (`wire_decode`)
 
     # --- stand-ins --------------------------------------------------------------------------------------------
     def stand_in(self, described, base: type) -> type:

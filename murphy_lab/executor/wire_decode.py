@@ -299,11 +299,18 @@ class ExceptionClass(type):
 
     def __getattr__(cls, attr: str):
         if attr[:1] != "_":
-            for c in type.__getattribute__(cls, "__mro__"):
-                data = c.__dict__.get("__murphy_attrs__")
-                if data is not None and attr in data:
-                    return data[attr]
+            found = _class_data(cls, attr)
+            return found[0] if found else _ask_home(cls, cls.__dict__.get("__murphy_home__"), attr)
         raise AttributeError(attr)
+
+
+def _class_data(cls: type, attr: str) -> tuple:
+    """(the plain class attribute `attr` of a rebuilt exception class or one of its bases,) or ()."""
+    for c in type.__getattribute__(cls, "__mro__"):
+        data = c.__dict__.get("__murphy_attrs__")
+        if data is not None and attr in data:
+            return (data[attr],)
+    return ()
 
 
 def _first_builtin(cls: type) -> type:
@@ -362,13 +369,23 @@ def _program_str(self) -> str:
 
 def _program_attr(self, attr: str):
     """A plain attribute the program's exception had, or its class had (data, looked up only when nothing of ours
-    has the name)."""
+    has the name); any other, the program's, asked."""
     remote = self.__dict__.get("__murphy_remote__")
     if attr[:1] != "_":
         if remote is not None and attr in remote[3]:
             return remote[3][attr]
-        return getattr(type(self), attr)
+        found = _class_data(type(self), attr)  # its class's data, as the class has it
+        return found[0] if found else _ask_home(self, remote[4] if remote is not None else None, attr)
     raise AttributeError(attr)
+
+
+def _ask_home(x, home, attr: str):
+    """Any other attribute of a program exception or exception class (a method, `e.hint()`): the program's own,
+    asked of the object on the test side's channel (`channel.Channel` sets itself as its decoder's ``channel``)."""
+    channel = getattr(home[0], "channel", None) if home is not None and home[1] is not None else None
+    if channel is None:
+        raise AttributeError(attr)
+    return channel.op(x, "getattr", (attr,))
 
 
 def same_set(kind: type, items: list, size: int):
