@@ -45,6 +45,22 @@ def _leave(target, kind, value, tb):
     return type(target).__exit__(target, kind, value, tb)
 
 
+def _take(iterator, n: int) -> tuple:
+    """Up to `n` next items of an iterator the test loops over: (items, the exception it raised or None, whether
+    it ended). A batch stops where the iterator ended or raised; the test side meets that end at that item."""
+    items = []
+    try:
+        for _ in range(n):
+            items.append(next(iterator))
+    except StopIteration:
+        return items, None, True
+    except BaseException as e:  # noqa: BLE001 - the program's exception, met by the test's loop in its place
+        if _isinstance(e, MemoryError):
+            _room()
+        return items, e, True
+    return items, None, False
+
+
 # what a test may do to a program object besides calling it (`C`), each done here with the program's own methods:
 # the `O` request's operations (`channel.py` forwards the special methods of `wire.PROTOCOLS` as these)
 _OPS = {
@@ -54,7 +70,8 @@ _OPS = {
     "ne": operator.ne, "lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge,
     "neg": operator.neg, "pos": operator.pos, "abs": abs, "invert": operator.invert, "int": int, "float": float,
     "complex": complex, "index": operator.index, "round": round, "bytes": bytes, "dir": dir, "copy": copy.copy,
-    "deepcopy": copy.deepcopy, "enter": _enter, "exit": _leave, "instancecheck": lambda c, o: isinstance(o, c),
+    "deepcopy": copy.deepcopy, "enter": _enter, "exit": _leave, "next_many": _take,
+    "instancecheck": lambda c, o: isinstance(o, c),
     "subclasscheck": lambda c, s: issubclass(s, c),
 }  # fmt: skip
 for _op in wire.BINARY_OPS:
