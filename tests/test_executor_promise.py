@@ -81,7 +81,7 @@ def test_a_forged_enum_with_dunder_members_forges_nothing(ex):
     assert "refused the program's reply" in res.outcomes[0].detail
 
 
-def test_enums_and_namedtuples_cross_as_frozen_values_of_our_types(ex):
+def test_enums_and_namedtuples_keep_their_identity_and_fields(ex):
     p = prog("""
         import enum, collections
         class Color(enum.Enum):

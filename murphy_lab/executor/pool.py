@@ -34,27 +34,8 @@ WATCHDOG_EXIT = (
     1  # a worker's exit status when its watchdog ended it (faulthandler's `_exit(1)`; timer.WATCHDOG_S)
 )
 PIPELINE = 2  # jobs queued at each worker, so it never waits for the parent between jobs
-JOB_FIELDS = (
-    "program",
-    "prelude",
-    "setup",
-    "cases",
-    "timeout",
-    "entry_points",
-    "compare",
-    "load_timeout",
-)  # what a worker gets
-SEVERITY = (
-    "syntax",
-    "too_large",
-    "timeout",
-    "memory",
-    "crashed",
-    "output",
-    "exit",
-    "error",
-    "failed",
-)  # job status order
+JOB_FIELDS = ("program", "prelude", "setup", "cases", "timeout", "entry_points", "compare", "load_timeout")
+SEVERITY = ("syntax", "too_large", "timeout", "memory", "crashed", "output", "exit", "error", "failed")  # job status
 
 
 @dataclass
@@ -391,9 +372,7 @@ class Executor:
     # --- results -----------------------------------------------------------------------------------------------
     def _result(self, job: dict, msg: dict) -> ExecutionResult:
         outcomes = [
-            TestOutcome(
-                test, o["status"], _text(o.get("detail", "")), _text(o.get("assertion", "")), _text(o.get("got", ""))
-            )
+            TestOutcome(test, o["status"], *(feedback.valid_text(o.get(k, "")) for k in ("detail", "assertion", "got")))
             for test, o in zip(job["tests"], msg["outcomes"])
         ]
         return self._summarize(outcomes, msg.get("runtime_s", 0.0), job["timeout"])
@@ -448,16 +427,6 @@ def _prepare(i: int, job, timeout: float) -> dict:
         "compare": suite.compare,
         "load_timeout": suite.load_timeout,
     }
-
-
-def _text(text: str) -> str:
-    """`text` as valid UTF-8: a lone surrogate (a program's exception text may hold one) becomes its escape
-    (``\\udc80``), so that feedback, outcomes and the prompts quoting them always encode."""
-    try:
-        text.encode("utf-8")
-        return text
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _cpu(k: int) -> int:

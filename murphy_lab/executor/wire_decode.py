@@ -16,6 +16,7 @@ import re
 
 fmt = globals()["wire_format"]  # set by wire.py before this file runs
 values = globals()["values"]
+libraries = globals()["libraries"]  # numpy's and pandas' values (`wire_libraries.py`)
 # the format's names this module reads, bound here once (module globals: the hot loops read no attribute)
 (MAX_CLASSES, MAX_DEPTH, MAX_FIELDS, MAX_FRACTION_BYTES, MAX_INT_BYTES, MAX_ITEMS, MAX_PER_HASH) = (
     fmt.MAX_CLASSES, fmt.MAX_DEPTH, fmt.MAX_FIELDS, fmt.MAX_FRACTION_BYTES, fmt.MAX_INT_BYTES, fmt.MAX_ITEMS,
@@ -29,7 +30,6 @@ _SEQ_BUILDERS, _TAGS, _DATE_NAMES = fmt.SEQ_BUILDERS, fmt.TAGS, fmt.DATE_NAMES
 range_length, decimal_in_bounds = fmt.range_length, fmt.decimal_in_bounds
 NamedTupleValue, MatchValue, ProgramModule = values.NamedTupleValue, values.MatchValue, values.ProgramModule
 _ZONE_KEY = re.compile(r"[A-Za-z0-9_+\-]+(/[A-Za-z0-9_+\-]+)*")  # a tz database key (no "..", no absolute path)
-_PANDAS_DTYPE = re.compile(r"[A-Za-z0-9_\[\], :/+\-]{1,48}")
 
 
 class Decoder:
@@ -235,11 +235,11 @@ class Decoder:
         if tag == b"m":
             return _match(fields)
         if tag == b"A":
-            return _ndarray(*fields)
+            return libraries.ndarray(*fields)
         if tag == b"n":
-            return _numpy_scalar(*fields)
+            return libraries.numpy_scalar(*fields)
         if tag == b"p":
-            return rebuild_pandas(fields)
+            return libraries.rebuild_pandas(fields)
         raise Refused(f"not a value (tag {tag!r})")
 
     def namedtuple(self, fields: tuple):
@@ -418,82 +418,6 @@ def _match(fields: tuple):
     if not (lastindex is None or _type(lastindex) is int) or _type(pos) is not int or _type(endpos) is not int:
         raise Refused("not a match")
     return MatchValue(string, spans, names, lastindex, pos, endpos)
-
-
-def _numpy_dtype(dtype):
-    import numpy as np
-
-    if _type(dtype) is not str or _len(dtype) > 12:
-        raise Refused("not a numpy dtype")
-    kind = np.dtype(dtype)
-    if kind.kind not in NUMERIC_KINDS:
-        raise Refused("not a numpy dtype of the format")
-    return np, kind
-
-
-def _ndarray(dtype, shape, data):
-    """A numpy array built here, with our own numpy, from its bytes (never an object array)."""
-    np, kind = _numpy_dtype(dtype)
-    if _type(data) is not bytes or not all(_type(n) is int and 0 <= n <= _len(data) + 1 for n in shape):
-        raise Refused("not a numpy array")
-    return np.frombuffer(data, kind).reshape(shape).copy()
-
-
-def _numpy_scalar(dtype, data):
-    """A numpy scalar of its own type (np.int64, np.bool_, np.float32), built here from its bytes."""
-    np, kind = _numpy_dtype(dtype)
-    if _type(data) is not bytes or _len(data) != kind.itemsize:
-        raise Refused("not a numpy scalar")
-    return np.frombuffer(data, kind)[0]
-
-
-def rebuild_pandas(fields: tuple):
-    """A pandas Index, RangeIndex, Series or DataFrame, built with our own pandas (`wire_encode._pandas_fields`)."""
-    import pandas as pd
-
-    kind = fields[0] if fields else None
-    if kind == "range" and _len(fields) == 5 and all(_type(v) is int for v in fields[1:4]):
-        return pd.RangeIndex(*fields[1:4], name=_label(fields[4]))
-    if kind == "index" and _len(fields) == 3:
-        return pd.Index(_pandas_column(pd, fields[1]), name=_label(fields[2]), copy=False)
-    if kind == "series" and _len(fields) == 4 and _type(fields[2]) is tuple:
-        index = rebuild_pandas(fields[2])
-        return pd.Series(_pandas_column(pd, fields[1]), index=index, name=_label(fields[3]))
-    if kind == "frame" and _len(fields) == 4 and _type(fields[2]) is list and _type(fields[3]) is tuple:
-        columns, index = rebuild_pandas(fields[1]), rebuild_pandas(fields[3])
-        if not isinstance(columns, pd.Index) or _len(columns) != _len(fields[2]):
-            raise Refused("not a pandas frame")
-        data = [pd.Series(_pandas_column(pd, c), index=index) for c in fields[2]]
-        frame = pd.concat(data, axis=1) if data else pd.DataFrame(index=index)
-        frame.columns = columns
-        return frame
-    raise Refused("not a pandas value")
-
-
-def _pandas_column(pd, column):
-    if _type(column) is not tuple or _len(column) != 2 or _type(column[0]) is not str:
-        raise Refused("not a pandas column")
-    dtype, data = column
-    if not _PANDAS_DTYPE.fullmatch(dtype):
-        raise Refused("not a pandas dtype")
-    if _type(data) is list and dtype == "object":  # the values as they are (pd.array would infer a dtype)
-        import numpy as np
-
-        objects = np.empty(_len(data), dtype=object)
-        for i, v in enumerate(data):
-            objects[i] = v
-        return objects
-    if _type(data) is list:
-        return pd.array(data, dtype=pd.api.types.pandas_dtype(dtype))
-    if _type(data).__name__ != "ndarray" or str(data.dtype) != dtype:
-        raise Refused("not a pandas column")
-    return data
-
-
-def _label(name):
-    if name is not None and _type(name) not in (str, int, float, bool, tuple):
-        raise Refused("not a pandas label")
-    return name
 
 
 def _bounded_hashes(items: list) -> None:

@@ -18,6 +18,7 @@ import traceback
 
 fmt = globals()["wire_format"]  # set by wire.py before this file runs
 values = globals()["values"]
+libraries = globals()["libraries"]  # numpy's and pandas' values (`wire_libraries.py`)
 # the format's names this module reads, bound here once (module globals: the hot loops read no attribute)
 (MAX_CAUSES, MAX_DEPTH, MAX_FIELDS, MAX_INT_BYTES, MAX_ITEMS, MAX_MESSAGE, NUMERIC_KINDS, Refused, NotPlain) = (
     fmt.MAX_CAUSES, fmt.MAX_DEPTH, fmt.MAX_FIELDS, fmt.MAX_INT_BYTES, fmt.MAX_ITEMS, fmt.MAX_MESSAGE,
@@ -251,28 +252,8 @@ class Encoder:
         return True
 
     def libraries(self, x, t, d: int) -> bool:
-        """numpy's scalars and arrays, pandas' frames, series and indexes; whether `x` was one of them."""
-        np = sys.modules.get("numpy")
-        if np is None:
-            return False
-        if _isinstance(x, np.generic) and x.dtype.kind in NUMERIC_KINDS:  # np.float64 is a float: itself here
-            self.out += b"n"
-            self.value((x.dtype.str, x.tobytes()), d)
-            return True
-        if t is np.ndarray and x.dtype.kind in NUMERIC_KINDS:
-            self.out += b"A"
-            self.value((x.dtype.str, tuple(x.shape), np.ascontiguousarray(x).tobytes()), d)
-            return True
-        pd = sys.modules.get("pandas")
-        if pd is None or t not in (pd.DataFrame, pd.Series, pd.Index, pd.RangeIndex):
-            return False
-        try:
-            fields = _pandas_fields(pd, np, x)
-        except (TypeError, ValueError):  # a shape the format does not carry (MultiIndex, categories): a reference
-            return False
-        self.out += b"p"
-        self.value(fields, d)
-        return True
+        """numpy's scalars and arrays, pandas' frames, series and indexes (`wire_libraries.encode`)."""
+        return libraries.encode(self, x, t, d)
 
     def scalar_fields(self, x, t, base) -> tuple:
         """``O``'s fields: (id, the type's description, the base value, its str and repr if not the base's, its
@@ -375,33 +356,6 @@ def _match_fields(x, t) -> tuple:
         return (x.string, x._spans, x._names, x.lastindex, x.pos, x.endpos)
     spans = tuple(x.span(i) for i in range(x.re.groups + 1))
     return (x.string, spans, dict(x.re.groupindex), x.lastindex, x.pos, x.endpos)
-
-
-def _pandas_fields(pd, np, x) -> tuple:
-    """A pandas value as (kind, fields): an index as ("range", start, stop, step, name) or ("index", column,
-    name); a series as ("series", column, index, name); a frame as ("frame", columns index, [column, ...],
-    index). A column is (dtype name, values): a numpy array of a kind of the format, or a list of plain values
-    (None where pandas has NA) for object and pandas' own dtypes."""
-    t = type(x)
-    if t is pd.RangeIndex:
-        return ("range", x.start, x.stop, x.step, x.name)
-    if t is pd.Index:
-        return ("index", _column(pd, np, x), x.name)
-    if t is pd.Series:
-        return ("series", _column(pd, np, x), _pandas_fields(pd, np, x.index), x.name)
-    if type(x.columns) not in (pd.Index, pd.RangeIndex) or type(x.index) not in (pd.Index, pd.RangeIndex):
-        raise TypeError("a MultiIndex")
-    columns = [_column(pd, np, x.iloc[:, k]) for k in range(x.shape[1])]
-    return ("frame", _pandas_fields(pd, np, x.columns), columns, _pandas_fields(pd, np, x.index))
-
-
-def _column(pd, np, x) -> tuple:
-    dtype = x.dtype
-    if isinstance(dtype, np.dtype) and dtype.kind in NUMERIC_KINDS:
-        return (str(dtype), np.ascontiguousarray(x.to_numpy()))
-    if str(dtype) == "category":
-        raise TypeError("categories")
-    return (str(dtype), [None if v is pd.NA or v is pd.NaT else v for v in x.tolist()])
 
 
 def _loaded(module: str, name: str):

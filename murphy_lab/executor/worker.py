@@ -63,14 +63,8 @@ def _code(file: str):
         return compile(f.read(), os.path.join(_HERE, file), "exec", dont_inherit=True)
 
 
-CHANNEL, HARNESS = _code("channel.py"), _code("harness.py")
-ASSERT, FINISH, FINISHED, IO, RAN = (
-    protocol.ASSERT,
-    protocol.FINISH,
-    protocol.FINISHED,
-    protocol.IO,
-    protocol.RAN,
-)
+STANDIN, CHANNEL, HARNESS = _code("standin.py"), _code("channel.py"), _code("harness.py")
+ASSERT, FINISH, FINISHED, IO, RAN = protocol.ASSERT, protocol.FINISH, protocol.FINISHED, protocol.IO, protocol.RAN
 MB = 1 << 20
 _DEVNULL = os.open(os.devnull, os.O_RDWR)
 timer = _load("_murphy_timer", "timer.py", wire=wire, devnull=_DEVNULL)  # the wall-clock limit of test code
@@ -81,11 +75,14 @@ _compile_prelude = functools.lru_cache(maxsize=64)(protocol.compile_program)  # 
 
 
 def fresh_harness():
-    """The harness for one job, made anew with its channel module: nothing a job did to their classes,
-    comparisons or builtins, nor any value it decoded, reaches the next one (0.1 ms; a fork per job cost 1.2 ms of
-    CPU)."""
+    """The harness for one job, made anew with its channel and stand-in modules: nothing a job did to their
+    classes, comparisons or builtins, nor any value it decoded, reaches the next one (0.1 ms; a fork per job cost
+    1.2 ms of CPU)."""
+    standin = types.ModuleType("_murphy_standin")
+    standin.__dict__.update(__builtins__=dict(vars(builtins)), wire=wire)
+    exec(STANDIN, standin.__dict__)
     channel = types.ModuleType("_murphy_channel")
-    channel.__dict__.update(__builtins__=dict(vars(builtins)), wire=wire)
+    channel.__dict__.update(__builtins__=dict(vars(builtins)), wire=wire, standin=standin)
     exec(CHANNEL, channel.__dict__)
     # of `testcode`, only the names compiled test code carries (the module itself stays out of the test's reach)
     names = types.SimpleNamespace(
