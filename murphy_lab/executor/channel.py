@@ -6,7 +6,8 @@ own constructors (`wire`), or a stand-in of the program's object, one per object
 named like the program's (``type(x).__name__``) made here per program type (`Channel.stand_in`):
 
 - a `Ref` for an object that stays in the program process: it answers for itself, as in one process — calls,
-  attributes, ``len``, truth, ``str``/``repr``/``format``, iteration (stepped lazily: a generator is never drained),
+  attributes, ``len``, truth, ``str``/``repr``/``format``, iteration (a generator is never drained: a loop fetches
+  its items in growing batches, ``next(g)`` one),
   containment, items, hashing, ordering, ``==``, operators, ``with`` — each a request the program process serves
   with the object's own methods (`program._OPS`). Its class has exactly the special methods the program's type has
   (`wire.PROTOCOLS`), so `callable()`, `len()` and the `collections.abc` checks say what the program's type is.
@@ -39,10 +40,9 @@ MAX_DETAIL = 2000  # characters of a detail sent back (feedback.py truncates fur
 wire = globals().get("wire")  # the channel's format (`wire.py`): the worker sets it before this file runs
 standin = globals().get("standin")  # this job's `standin.py`, made fresh with this module (`worker.fresh_harness`)
 if standin is not None:
-    StandIn, Ref, Batches, ref_text = standin.StandIn, standin.Ref, standin.Batches, standin.ref_text
-    _FORWARDERS, _VALUES, _cached_hash, _tuple_attr = (
-        standin.FORWARDERS, standin.VALUES, standin.cached_hash, standin.tuple_attr,
-    )  # fmt: skip
+    StandIn, Ref, ref_text, value_class = standin.StandIn, standin.Ref, standin.ref_text, standin.value_class
+    _forwarder, _cached_hash, _tuple_attr = standin.forwarder, standin.cached_hash, standin.tuple_attr
+_SCALARS_CROSSING = (int, float, complex, str, bytes)  # the bases of ``O`` values
 _PROTOCOLS = wire.PROTOCOLS if wire is not None else ()  # imported without `wire`: for `reply_fits` alone
 
 
@@ -84,7 +84,7 @@ class Channel:
             if base is Ref:
                 has = {p for k, p in enumerate(_PROTOCOLS) if bits >> k & 1}
                 body["__slots__"] = ()
-                body.update((p, _FORWARDERS[p]) for p in has if p in _FORWARDERS)
+                body.update((p, _forwarder(p)) for p in has if _forwarder(p) is not None)
                 body["__hash__"] = (
                     _cached_hash if "__hash__" in has else None if "__hash__ None" in has else Ref.__hash__
                 )
@@ -114,11 +114,11 @@ class Channel:
                 object.__setattr__(ref, slot, v)
             return ref
         if tag == b"O":
-            if len(fields) != 6 or type(fields[2]) not in _VALUES or type(fields[5]) is not bool:
+            if len(fields) != 6 or type(fields[2]) not in _SCALARS_CROSSING or type(fields[5]) is not bool:
                 raise wire.Refused("not a program value")
             if not all(t is None or type(t) is str for t in fields[3:5]):
                 raise wire.Refused("not a program value")
-            cls = self.stand_in(fields[1], _VALUES[type(fields[2])])
+            cls = self.stand_in(fields[1], value_class(type(fields[2])))
             value = self.objects.get(pid)
             if type(value) is not cls or cls._murphy_base.__ne__(value, fields[2]):
                 value = self.objects[pid] = cls._murphy_base.__new__(cls, fields[2])

@@ -1,7 +1,7 @@
 """The test side: run test cases against the program, which lives in another process; make the verdicts.
 
-Loaded by the test worker (`worker.py`) by path, fresh for every job (with `channel.py`, set as `channel_module` before it
-runs, and `testcode`, the names compiled test code carries), and run there; it stands on the standard library and
+Loaded by the test worker (`worker.py`) by path, fresh for every job (with `channel.py` and `standin.py`, set as
+`channel_module` before it runs, and `testcode`, the names compiled test code carries), and run there; it stands on the standard library and
 `wire.py`. The worker never runs program code: the tests, their expected values and the comparisons live here, the
 program in a program process (`server.py`, `program.py`) that answers requests with plain data only.
 
@@ -10,10 +10,11 @@ How a verdict is made (the rules the feedback and the tests rely on):
 - The test namespace is declared, not taken from the program: clean builtins (the program cannot shadow them),
   what the setup and the case define and import, the standard-library modules the test text names without
   importing them, and, from the program, only the names `testcode.program_names` declares, fetched in one
-  request. Module ``solution`` is a proxy for ``from solution import f``. No name the program chose reaches our
-  import system.
-- Program values are plain data or references (`channel.py`); every reply carries exactly what its request asked
-  for, or the case fails closed.
+  request (a module the program bound to one of them is our own import of that module, `own_module`). Module
+  ``solution`` is a proxy for ``from solution import f``. No name the program chose reaches our import system.
+- Program values are plain data or stand-ins of the program's objects, which answer for themselves but are never
+  equal to, nor ordered against, the test's own data (`channel.py`); every reply carries exactly what its request
+  asked for, or the case fails closed.
 - Every ``assert`` was rewritten (`testcode.compile_test`) into a call of `Check`, which compares with Python's own
   operators (on values that are ours) and reports the left side's value for feedback.
 - ``passed`` only for a case whose test code ran to its end with no fault of the channel (a program process that

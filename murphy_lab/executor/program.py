@@ -181,21 +181,12 @@ class ProgramSide:
         return id(x)
 
     def describe(self, t: type) -> tuple:
-        """A type's description for its stand-in on the test side: (its id, name, module, the bits of the special
-        methods of `wire.PROTOCOLS` it has, object's own left out). Kept alive, so that its id stays its own."""
+        """A type's description for its stand-in on the test side (`describe_type`). Kept alive, so that its id
+        stays its own (the common types were described before the fork: `warm_up`)."""
         described = self.types.get(t)
         if described is None:
-            bits, mro = 0, type.__dict__["__mro__"].__get__(t)
-            for k, name in enumerate(wire.PROTOCOLS):
-                # as Python finds a special method: in the type's own MRO (a class's metaclass is not asked)
-                slot = "__hash__" if name == "__hash__ None" else name
-                found = next((c.__dict__[slot] for c in mro if slot in c.__dict__), None)
-                if name == "__hash__ None":
-                    bits |= (found is None) << k
-                else:
-                    bits |= (found is not None and found is not _DEFAULTS[name]) << k
-            module = getattr(t, "__module__", "")
-            described = self.types[t] = (self._keep(t), str(t.__name__)[:100], str(module)[:100], bits)
+            described = self.types[t] = _DESCRIBED.get(t) or describe_type(t)
+            self._keep(t)
         return described
 
     def _reference(self, encoder, x, depth: int) -> None:
@@ -257,6 +248,27 @@ class ProgramSide:
             del self.kept[token]
 
 
+def describe_type(t: type) -> tuple:
+    """(its id, name, module, the bits of the special methods of `wire.PROTOCOLS` it has, object's own left out)."""
+    bits, mro = 0, type.__dict__["__mro__"].__get__(t)
+    for k, name in enumerate(wire.PROTOCOLS):
+        # as Python finds a special method: in the type's own MRO (a class's metaclass is not asked)
+        slot = "__hash__" if name == "__hash__ None" else name
+        found = next((c.__dict__[slot] for c in mro if slot in c.__dict__), None)
+        if name == "__hash__ None":
+            bits |= (found is None) << k
+        else:
+            bits |= (found is not None and found is not _DEFAULTS[name]) << k
+    module = getattr(t, "__module__", "")
+    return (id(t), str(t.__name__)[:100], str(module)[:100], bits)
+
+
+# the types most references have, described once in the server before the first fork (`warm_up`)
+_COMMON_TYPES = (types.FunctionType, types.MethodType, types.BuiltinFunctionType, type, types.GeneratorType, map,
+                 filter, zip, enumerate, reversed)  # fmt: skip
+_DESCRIBED: dict[type, tuple] = {}
+
+
 def warm_up(rounds: int = 200) -> None:
     """Run the program side's request handling here, before the first fork, on typical requests. Python counts the
     calls of a function in its code object and then rewrites (specializes) its bytecode: in each fresh fork those
@@ -269,6 +281,7 @@ def warm_up(rounds: int = 200) -> None:
     def target(xs, k=1, **kwargs):
         return sorted(xs)[:k], {"n": len(xs), "s": str(k)}, (None, True, 2.5, -3)
 
+    _DESCRIBED.update((t, describe_type(t)) for t in _COMMON_TYPES)
     program = protocol.pack(None, "x = 1")
     for _ in range(rounds):
         protocol.compile_program(protocol.unpack(program)[1])

@@ -8,10 +8,10 @@ objects answer for themselves"):
 - `StandIn`: the metaclass of the classes made per program type (named like it; calling one makes an object in the
   program; `isinstance` asks the program about its own objects).
 - `Ref`: an object that stays in the program process; its class has exactly the special methods its program type
-  has (`wire.PROTOCOLS`), each forwarded (`FORWARDERS`) as a request the program serves with the object's own
-  method; ``==`` and order never against the test's plain data; `Batches`: a loop over a program iterator.
-- `IntValue`, `FloatValue`, `ComplexValue`, `StrValue`, `BytesValue`: a program subclass of a scalar (an IntEnum or
-  ``(str, Enum)`` member), its base value with the program's str, repr and truth.
+  has (`wire.PROTOCOLS`), each forwarded (`forwarder`) as a request the program serves with the object's own
+  method; ``==`` and order never against the test's plain data; `batches`: a loop over a program iterator.
+- `value_class(int)` (`IntValue`), ... (`FloatValue`, `ComplexValue`, `StrValue`, `BytesValue`): a program subclass of
+  a scalar (an IntEnum or ``(str, Enum)`` member), its base value with the program's str, repr and truth.
 """
 
 from __future__ import annotations
@@ -140,42 +140,29 @@ def _call(self, *args, **kwargs):
 
 def _iter(self):
     """``iter(x)``: the program's answer; a program iterator that is its own iterator (a generator, ``map``) is
-    looped over in batches (`Batches`)."""
+    looped over in batches (`batches`)."""
     it = self._murphy_channel.op(self, "iter", ())
-    return Batches(self) if it is self and "__next__" in type(self).__dict__ else it
+    return batches(self) if it is self and "__next__" in type(self).__dict__ else it
 
 
-class Batches:
+def batches(ref: Ref):
     """A loop over one of the program's iterators (``for``, ``list()``, ``sum()``: what calls ``iter()``): its items
     fetched in growing batches, 1, 2, 4, ... up to 1,024 per request (an item per request cost ~80 µs: a generator
     of 100,000 items took 8 s). A batch stops where the iterator ended or raised, and the loop meets that end at that
     item; the program's iterator runs at most one batch ahead of the loop (a limit: docs/executor.md). ``next(g)``
     the test calls itself steps one item, as in one process."""
-
-    __slots__ = ("ref", "items", "size", "end")
-
-    def __init__(self, ref: Ref):
-        self.ref, self.items, self.size, self.end = ref, collections.deque(), 1, None
-
-    def __iter__(self):
-        return self
-
-    def __next__(self):
-        if not self.items:
-            if self.end is not None:
-                end, self.end = self.end, StopIteration()  # a generator that raised is finished
-                raise end
-            channel = self.ref._murphy_channel
-            got = channel.op(self.ref, "next_many", (self.size,))
-            items, error, ended = got if type(got) is tuple and len(got) == 3 else (None, None, None)
-            if type(items) is not list or not (error is None or isinstance(error, BaseException)):
-                channel.fail("protocol violation: a batch of an iterator's items is not (items, error, ended)")
-            self.size = min(2 * self.size, 1024)
-            self.items.extend(items)
-            self.end = error if error is not None else StopIteration() if ended else None
-            if not self.items:
-                return self.__next__()
-        return self.items.popleft()
+    channel, size = ref._murphy_channel, 1
+    while True:
+        got = channel.op(ref, "next_many", (size,))
+        items, error, ended = got if type(got) is tuple and len(got) == 3 else (None, None, None)
+        if type(items) is not list or not (error is None or isinstance(error, BaseException)):
+            channel.fail("protocol violation: a batch of an iterator's items is not (items, error, ended)")
+        yield from items
+        if error is not None:
+            raise error
+        if ended:
+            return
+        size = min(2 * size, 1024)
 
 
 def _check(op: str):
@@ -218,78 +205,67 @@ def cached_hash(self) -> int:
     return self._murphy_hash
 
 
-FORWARDERS = {
-    "__len__": _unary("len"), "__iter__": _iter, "__next__": _unary("next"),
-    "__reversed__": _unary("reversed"), "__contains__": _keyed("contains"), "__getitem__": _keyed("getitem"),
-    "__setitem__": _keyed("setitem"), "__delitem__": _keyed("delitem"), "__bool__": _unary("bool"),
-    "__call__": _call, "__enter__": _unary("enter"), "__exit__": _exit, "__hash__": cached_hash,
-    **{f"__{op}__": _compare(op) for op in ("eq", "ne", "lt", "le", "gt", "ge")},
-    **{f"__{op}__": _unary(op) for op in ("neg", "pos", "abs", "invert", "int", "float", "complex", "index", "bytes")},
-    "__round__": _keyed("round"), "__instancecheck__": _check("instancecheck"),
-    "__subclasscheck__": _check("subclasscheck"),
-    **{f"__{p}{op}__": _operator(p + op) for op in _BINARY_OPS for p in ("", "r", "i")},
+_MADE = {  # a special method's forwarder: (its factory, the operation), or (None, the method itself)
+    "__len__": (_unary, "len"), "__iter__": (None, _iter), "__next__": (_unary, "next"),
+    "__reversed__": (_unary, "reversed"), "__contains__": (_keyed, "contains"), "__getitem__": (_keyed, "getitem"),
+    "__setitem__": (_keyed, "setitem"), "__delitem__": (_keyed, "delitem"), "__bool__": (_unary, "bool"),
+    "__call__": (None, _call), "__enter__": (_unary, "enter"), "__exit__": (None, _exit),
+    **{f"__{op}__": (_compare, op) for op in ("eq", "ne", "lt", "le", "gt", "ge")},
+    **{f"__{op}__": (_unary, op) for op in ("neg", "pos", "abs", "invert", "int", "float", "complex", "index", "bytes")},
+    "__round__": (_keyed, "round"), "__instancecheck__": (_check, "instancecheck"),
+    "__subclasscheck__": (_check, "subclasscheck"),
+    **{f"__{p}{op}__": (_operator, p + op) for op in _BINARY_OPS for p in ("", "r", "i")},
 }  # fmt: skip
+FORWARDERS: dict = {}  # a special method's name -> this job's forwarder, made on first use (`forwarder`)
 
 
-class _Value:
-    """A value of a program subclass of a scalar: its base's value and comparisons, the program's str, repr and
-    truth (computed there when it crossed), and the program's other attributes (``.name`` of an enum member)."""
-
-    _murphy_python_eq = False
-
-    def __getattr__(self, name: str):
-        if name[:2] == "__" and name[-2:] == "__" or name.startswith("_murphy"):
-            raise AttributeError(name)
-        return self.__dict__["_murphy"][0].op(self, "getattr", (name,))
-
-    def __setattr__(self, name: str, value) -> None:
-        self.__dict__["_murphy"][0].op(self, "setattr", (name, value))
-
-    def __str__(self) -> str:
-        text = self.__dict__["_murphy"][2]
-        return self._murphy_base.__str__(self) if text is None else text
-
-    def __repr__(self) -> str:
-        text = self.__dict__["_murphy"][3]
-        return self._murphy_base.__repr__(self) if text is None else text
-
-    def __format__(self, spec: str) -> str:
-        return str(self) if spec == "" else self._murphy_base.__format__(self, spec)
-
-    def __bool__(self) -> bool:
-        return self.__dict__["_murphy"][4]
-
-    def __copy__(self):
-        return self
-
-    def __deepcopy__(self, memo):
-        return self
-
-    def __reduce_ex__(self, protocol):
-        return (self._murphy_base, (self._murphy_base(self),))
+def forwarder(name: str):
+    """The forwarding method of special method `name` (None when there is none): made once per job, when a program
+    type that has it first crosses (most jobs meet only functions)."""
+    method = FORWARDERS.get(name)
+    if method is None and name in _MADE:
+        factory, arg = _MADE[name]
+        method = FORWARDERS[name] = arg if factory is None else factory(arg)
+    return method
 
 
-class IntValue(_Value, int):
-    _murphy_base = int
+def value_class(base: type) -> type:
+    """This job's class of values of a program subclass of `base` (int, float, complex, str or bytes): its base's
+    value and comparisons, the program's str, repr and truth (computed there when it crossed), and the program's
+    other attributes (``.name`` of an enum member). Made on first use (most jobs meet none)."""
+    cls = VALUES.get(base)
+    if cls is None:
+        cls = VALUES[base] = type(f"{base.__name__.title()}Value", (base,), {"_murphy_base": base, **_VALUE})
+    return cls
 
 
-class FloatValue(_Value, float):
-    _murphy_base = float
+def _value_attr(self, name: str):
+    if name[:2] == "__" and name[-2:] == "__" or name.startswith("_murphy"):
+        raise AttributeError(name)
+    return self.__dict__["_murphy"][0].op(self, "getattr", (name,))
 
 
-class ComplexValue(_Value, complex):
-    _murphy_base = complex
+def _value_text(index: int, of_base: str):
+    def text(self) -> str:
+        own = self.__dict__["_murphy"][index]
+        return getattr(self._murphy_base, of_base)(self) if own is None else own
+
+    return text
 
 
-class StrValue(_Value, str):
-    _murphy_base = str
-
-
-class BytesValue(_Value, bytes):
-    _murphy_base = bytes
-
-
-VALUES = {int: IntValue, float: FloatValue, complex: ComplexValue, str: StrValue, bytes: BytesValue}
+_VALUE = {
+    "_murphy_python_eq": False,
+    "__getattr__": _value_attr,
+    "__setattr__": lambda self, name, value: self.__dict__["_murphy"][0].op(self, "setattr", (name, value)),
+    "__str__": _value_text(2, "__str__"),
+    "__repr__": _value_text(3, "__repr__"),
+    "__format__": lambda self, spec: str(self) if spec == "" else self._murphy_base.__format__(self, spec),
+    "__bool__": lambda self: self.__dict__["_murphy"][4],
+    "__copy__": lambda self: self,
+    "__deepcopy__": lambda self, memo: self,
+    "__reduce_ex__": lambda self, protocol: (self._murphy_base, (self._murphy_base(self),)),
+}
+VALUES: dict[type, type] = {}  # base -> this job's value class (`value_class`)
 
 
 def tuple_attr(self, name: str):  # a namedtuple's attribute that is not a field: the program's (a method)

@@ -7,13 +7,14 @@ executes program code: the program runs in a program process of the server, whic
 expected value.
 
 A job: the worker checks sizes, compiles the prelude and the tests (cached: they repeat across samples; the
-program is compiled by its program process, on the clock of the first test: `protocol.py`), and computes which names the tests take from the
-program (`testcode.program_names`, cached). Its assert tests: a socketpair is the channel; one end goes to the
+program is compiled by its program process, after the prelude, on the clock of the first test: `protocol.py`),
+and computes which names the tests take from the program (`testcode.program_names`, cached). Test code runs in the
+job folder, the program's working directory too (docs/executor.md, "One job folder"). Its assert tests: a socketpair is the channel; one end goes to the
 server, which forks a program process that loads the program and serves it there; the test code runs here, in a
 harness made fresh for the job, against the other end (`harness.run_cases`), each case within the wall-clock
 timeout of the previous verdict (`timer.Timer`); then the server kills and sweeps the program process and reports its
 wait status. One IO test: the server runs the program as a script on the input and returns how it ended and its
-stdout and stderr; the worker compares stdout (exit status 0) or reports the error.
+stdout and stderr; the worker compares stdout (exit status 0), on its timer, or reports the error.
 
 A job that cannot be run (invalid text, too large, a fault of ours) gets its own outcomes; the worker goes on. A
 worker past ``max_worker_mb`` (or whose server died) answers its job, then asks to be replaced (``{"retire": ...}``).
