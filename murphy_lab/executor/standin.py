@@ -16,8 +16,6 @@ objects answer for themselves"):
 
 from __future__ import annotations
 
-import collections
-
 wire = globals().get("wire")  # the channel's format (`wire.py`): the worker sets it before this file runs
 _REF_DUNDERS = frozenset({"__name__", "__qualname__", "__module__", "__dict__", "__wrapped__", "__self__"})
 _BINARY_OPS = wire.BINARY_OPS if wire is not None else ()
