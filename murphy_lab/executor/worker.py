@@ -120,6 +120,8 @@ class Worker:
         self.retire = ""  # why this worker should be replaced after the current job
         self.unread = 0  # replies of the server to `finish` requests not read yet
         self.grew = False  # this worker or its server grew past max_worker_mb: replace it after this job
+        global PRIVATE_DIR  # ours alone (our private /tmp): for files a program must never see (a test file)
+        PRIVATE_DIR = tempfile.mkdtemp(prefix="murphy-worker-")
         os.environ.clear()
         os.environ.update(sandbox.CHILD_ENV, HOME=cfg["job_dir"], TMPDIR=cfg["job_dir"])
         # the job folder is the test code's working directory and tempfile's directory, as the program's: a file
@@ -429,6 +431,7 @@ def _send(stream, obj) -> None:
 _STATM = os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC)  # ours, for `sandbox.rss_mb`
 _INT_DIGITS = sys.get_int_max_str_digits()  # Python's default (4,300)
 LCB_INT_DIGITS = 50_000  # lcb_runner's `sys.set_int_max_str_digits(50000)` (its testing_util.py, at import)
+PRIVATE_DIR = ""  # this worker's own directory, which no program sees (`Worker.__init__`): never the job folder
 _TIMER = timer.Timer()
 _QUIET = open(_DEVNULL, "w", closefd=False)  # sys.stdout and sys.stderr while test code runs
 
