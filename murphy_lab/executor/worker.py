@@ -86,13 +86,9 @@ def fresh_harness():
     channel.__dict__.update(__builtins__=dict(vars(builtins)), wire=wire, standin=standin)
     exec(CHANNEL, channel.__dict__)
     # of `testcode`, only the names compiled test code carries (the module itself stays out of the test's reach)
-    names = types.SimpleNamespace(
-        TEST_FILE=testcode.TEST_FILE, SETUP_FILE=testcode.SETUP_FILE, CHECK=testcode.CHECK
-    )
+    names = types.SimpleNamespace(TEST_FILE=testcode.TEST_FILE, SETUP_FILE=testcode.SETUP_FILE, CHECK=testcode.CHECK)
     module = types.ModuleType("_murphy_harness")
-    module.__dict__.update(
-        __builtins__=dict(vars(builtins)), wire=wire, channel_module=channel, testcode=names
-    )
+    module.__dict__.update(__builtins__=dict(vars(builtins)), wire=wire, channel_module=channel, testcode=names)
     exec(HARNESS, module.__dict__)
     return module
 
@@ -197,9 +193,7 @@ class Worker:
         try:
             prepared = self.prepare(job)
         except Exception as e:  # noqa: BLE001 - a bad job fails alone
-            prepared = [{"status": "error", "detail": f"the job could not be prepared: {e!r}"[:2000]}] * len(
-                job["cases"]
-            )
+            prepared = [{"status": "error", "detail": f"the job could not be prepared: {e!r}"[:2000]}] * len(job["cases"])
         if isinstance(prepared, list):
             return prepared
         setup_code, codes, program_file = prepared
@@ -336,9 +330,7 @@ class Worker:
         if timed_out:
             return {"status": "timeout", "detail": f"{timeout:g}"}
         if os.WIFEXITED(status) and os.waitstatus_to_exitcode(status) == protocol.SYNTAX_EXIT:
-            detail = err.decode(
-                "utf-8", "replace"
-            ).strip()  # the compile error, written before the program ran
+            detail = err.decode("utf-8", "replace").strip()  # the compile error, written before the program ran
             return {"status": "syntax", "detail": detail[-protocol.MAX_DETAIL :]}
         if not os.WIFEXITED(status) or os.waitstatus_to_exitcode(status) != 0:
             ended = _ended(status, oom, timeout, self.cfg)
@@ -480,9 +472,7 @@ def main() -> None:
             try:
                 outcomes = worker.run_job(job)
             except Exception as e:  # noqa: BLE001 - a fault of ours fails this job alone, and retires us
-                outcomes = [{"status": "crashed", "detail": f"executor fault: {e!r}"[:2000]}] * len(
-                    job["cases"]
-                )
+                outcomes = [{"status": "crashed", "detail": f"executor fault: {e!r}"[:2000]}] * len(job["cases"])
                 worker.retire = worker.retire or "executor fault"
             _send(stdout, {"outcomes": outcomes, "runtime_s": time.perf_counter() - t0})
             if worker.retire or worker.grew:
