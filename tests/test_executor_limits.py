@@ -116,6 +116,22 @@ LIMITS = [
         def f():
             return list(range(5_000_000))
      """), "assert f() == list(range(5_000_000))", False),
+    ("dataclasses' functions do not see a program dataclass", prog("""
+        from dataclasses import dataclass
+        @dataclass
+        class P:
+            x: int
+        def f():
+            return P(1)
+     """), "from dataclasses import asdict\nassert asdict(f()) == {'x': 1}", False),
+    ("(its __dict__ is the program's)", prog("""
+        from dataclasses import dataclass
+        @dataclass
+        class P:
+            x: int
+        def f():
+            return P(1)
+     """), "assert vars(f()) == {'x': 1} and f().__dict__ == {'x': 1}", True),
     ("names come from the test text", prog("""
         def f():
             return 1
