@@ -63,7 +63,7 @@ class Executor:
         max_processes: processes a test may have at once (as root, counted on its private uid).
         isolate: enter network and mount namespaces (no network; private /tmp) where the kernel allows it.
         drop_user: run tests as a private unprivileged uid; None = yes when running as root.
-        tmp_mb: size of each worker's private /tmp (tmpfs), in MB.
+        tmp_mb: size of each private tmpfs (/tmp, /var/tmp, /dev/shm) and of each slot's job folder, in MB.
         max_program_kb: largest program accepted (larger ones get status `too_large`), in KB.
         max_input_kb: largest total test text of one job (setup, cases, IO inputs and outputs), in KB.
         max_worker_mb: a worker or program server whose resident memory grew past this is replaced after its job.

@@ -5,7 +5,9 @@ namespace. The root is a tmpfs holding only the Python installation, the system'
 and a few files of /etc, all bound read-only; /dev/null, zero, full, random, urandom; a /proc of our own; private
 empty /tmp, /var/tmp and /dev/shm (`PRIVATE_DIRS`, emptied after each job by `sandbox_cleanup`); then
 `pivot_root` into it, the old root detached and the new root read-only. Whatever is not on the list (the
-repository, datasets anywhere on the machine, caches, /etc/shadow) does not exist in there.
+repository, datasets anywhere on the machine, caches, /etc/shadow) does not exist in there. The job folder, one
+filesystem for a slot's test worker and its programs, is the worker's tmpfs, handed to its server as a detached
+mount (`share_tree`) and mounted there idmapped (`attach_tree`, `idmapping`).
 """
 
 from __future__ import annotations

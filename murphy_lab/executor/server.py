@@ -11,7 +11,8 @@ Requests (`protocol.py`; the channel to the test worker travels as a file descri
     IO + program fd                   run it as a script on that stdin -> timed out, wait status, stdout, stderr
 
 A program process loads the program and answers the test worker's requests on the channel with plain data or
-references (`program.ProgramSide`); it never sends anything else, so how it ended is what the kernel says (its wait
+references (`program.ProgramSide`), in the job folder the test worker shares (mounted here at its start,
+`Server._job_folder`; emptied after every job); it never sends anything else, so how it ended is what the kernel says (its wait
 status, the memory cgroup's counter) or the worker's timer. As a script (IO tests) it ends the way
 ``python program.py`` ends (`program.run_script`). It runs in the sandbox of `sandbox.ProgramSandbox`.
 """
