@@ -213,6 +213,25 @@ def test_an_interrupted_run_leaves_no_stale_replies_behind():
         ]
 
 
+def test_a_run_interrupted_while_its_workers_start_leaves_no_unread_hello(monkeypatch):
+    # the interrupt of the test above can strike while the workers start (a loaded machine): a slot whose hello was
+    # never read was kept, and the next run read that hello as a job's reply (KeyError: 'outcomes')
+    with Executor(workers=1, timeout=5) as e:
+        real = Executor._read_message
+        calls = []
+
+        def interrupted_once(self, slot, deadline):
+            calls.append(1)
+            if len(calls) == 1:
+                raise KeyboardInterrupt
+            return real(self, slot, deadline)
+
+        monkeypatch.setattr(Executor, "_read_message", interrupted_once)
+        with pytest.raises(KeyboardInterrupt):
+            e.run_many([(ADD, ["assert f(1) == 2"])])
+        assert [r.reward for r in e.run_many([(ADD, ["assert f(1) == 2"]), (ADD, ["assert f(1) == 3"])])] == [1, 0]
+
+
 def test_numpy_values_compare_as_python_would(ex):
     pytest.importorskip("numpy")
     prog = "import numpy as np\ndef f():\n    return np.int64(3)\ndef g():\n    return np.array([1, 2])\n"

@@ -243,12 +243,12 @@ class Executor:
                 results[i] = ExecutionResult(0.0, 0, 0, "no_tests", feedback.NO_TESTS)
         bar = _progress(len(todo)) if progress else None
         with self._lock:
-            if todo:
-                self._start()
             try:
+                if todo:
+                    self._start()
                 self._dispatch(prepared, todo, results, bar)
-            except BaseException:  # e.g. KeyboardInterrupt: workers may hold queued jobs; start afresh
-                self._terminate()
+            except BaseException:  # e.g. KeyboardInterrupt: workers may hold queued jobs, or an unread hello
+                self._terminate()  # (interrupted while starting): start afresh
                 raise
         if bar is not None:
             bar.close()
