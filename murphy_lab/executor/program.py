@@ -284,7 +284,7 @@ def warm_up(rounds: int = 200) -> None:
     _DESCRIBED.update((t, describe_type(t)) for t in _COMMON_TYPES)
     program = protocol.pack(None, "x = 1")
     for _ in range(rounds):
-        protocol.compile_program(protocol.unpack(program)[1])
+        protocol.compile_program(protocol.unpack(program)[2])
         _module("_murphy_warm", "x = 1")
         side = ProgramSide(-1, {"f": target, "v": [1, "a"]}, None)
         side.reply(side.perform(b"N", side.decoder.decode(wire.encode(("f", "v", "g")))))
@@ -327,9 +327,9 @@ def _module(name: str, program: str) -> types.ModuleType:
     return module
 
 
-def serve_program(prelude, program: str, fd: int) -> None:
+def serve_program(prelude, code, program: str, fd: int) -> None:
     """Load the program as module ``solution`` (the prelude first, in its namespace; then the program, compiled
-    here), then serve it on `fd`.
+    here when the worker did not), then serve it on `fd`.
 
     A program that does not compile answers the first request with its error (`did_not_compile`); `sys.exit`
     while loading ends the process as Python would; any other exception is kept and becomes the reply to every
@@ -339,7 +339,7 @@ def serve_program(prelude, program: str, fd: int) -> None:
     try:
         if prelude is not None:
             exec(prelude, module.__dict__)
-        exec(_compiled(program, script=False), module.__dict__)
+        exec(code if code is not None else _compiled(program, script=False), module.__dict__)
     except SystemExit as e:
         _exit(exit_status(e))
     except BaseException as e:  # noqa: BLE001 - reported, as data, to the test worker
@@ -372,7 +372,7 @@ def did_not_compile(error: str, script: bool) -> None:
     _exit(0)
 
 
-def run_script(prelude, program: str) -> None:
+def run_script(prelude, code, program: str) -> None:
     """An IO test: run the program as ``__main__`` on the stdin in place and end the way ``python program.py`` ends:
     its exit status (0, SystemExit's code, 1 after an uncaught exception, whose traceback goes to stderr), after
     non-daemon threads are joined, `atexit` handlers run and the program's files and stdio are flushed."""
@@ -382,7 +382,7 @@ def run_script(prelude, program: str) -> None:
     try:
         if prelude is not None:
             exec(prelude, module.__dict__)  # it may end the script itself (lcb_harness's stdin wrapper does)
-        exec(_compiled(program, script=True), module.__dict__)
+        exec(code if code is not None else _compiled(program, script=True), module.__dict__)
     except SystemExit as e:
         status = exit_status(e)
     except BaseException as e:  # noqa: BLE001 - as the interpreter does: the traceback on stderr, status 1

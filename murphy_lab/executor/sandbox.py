@@ -301,6 +301,15 @@ class ProgramSandbox:
             drop_capabilities()
 
 
+def limit_worker_memory(cfg: dict, statm: int) -> None:
+    """The test worker's address-space limit: what it holds now, plus what a test's data may take (the program's
+    own limit and 256 MB; a test's MemoryError is its verdict `memory`, and the worker is replaced); no core dumps."""
+    now = int(os.pread(statm, 256, 0).split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    limit = now + (cfg["memory_mb"] + 256) * MB
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit + 64 * MB))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
 def rss_mb(statm: int) -> float:
     """Resident memory now (not the peak), in MB, from an open ``/proc/<pid>/statm``; 0 if it cannot be read."""
     try:

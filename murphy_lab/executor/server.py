@@ -216,12 +216,12 @@ class Server:
             try:
                 self.sandbox.enter(int(cpu) + 2)
                 sys.stderr = program.CHILD_STDIO[2]
-                prelude, source = protocol.unpack(os.pread(4, os.fstat(4).st_size, 0))
+                prelude, code, source = protocol.unpack(os.pread(4, os.fstat(4).st_size, 0))
                 os.close(4)
                 if script:
-                    program.run_script(prelude, source)
+                    program.run_script(prelude, code, source)
                 else:
-                    program.serve_program(prelude, source, 3)
+                    program.serve_program(prelude, code, source, 3)
             finally:
                 os._exit(70)
         for target in fds:

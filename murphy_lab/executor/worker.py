@@ -115,6 +115,7 @@ class Worker:
         self.warnings = list(dict.fromkeys(self.warnings + hello["warnings"]))
         self.retire = ""  # why this worker should be replaced after the current job
         self.unread = 0  # replies of the server to `finish` requests not read yet
+        self.compiling = 0.0  # seconds compiling this job's program took here (`compile_program`)
         self.grew = False  # this worker or its server grew past max_worker_mb: replace it after this job
         global PRIVATE_DIR  # ours alone (our private /tmp): for files a program must never see (a test file)
         PRIVATE_DIR = tempfile.mkdtemp(prefix="murphy-worker-")
@@ -172,6 +173,7 @@ class Worker:
             prelude, error = _compile_prelude(job["prelude"], protocol.PRELUDE)
             if error:
                 return [{"status": "error", "detail": f"the task's prelude does not compile: {error}"}] * n
+        code = self.compile_program(job) if len(job["program"]) <= protocol.WORKER_COMPILES else None
         setup = job["setup"]
         try:
             setup_code = compile_test(setup, testcode.SETUP_FILE) if setup.strip() else None
@@ -183,7 +185,21 @@ class Worker:
                 cases.append(compile_test(case[1], testcode.TEST_FILE) if case[0] == "assert" else None)
             except (SyntaxError, ValueError, UnicodeError, RecursionError, MemoryError) as e:
                 cases.append({"status": "error", "detail": f"the test does not compile: {e}"})
-        return setup_code, cases, protocol.pack(prelude, job["program"])
+        return setup_code, cases, protocol.pack(prelude, job["program"], code)
+
+    def compile_program(self, job: dict):
+        """The program compiled here, on the first case's clock (C code the timer cannot stop: the watchdog ends this
+        worker past that limit plus 0.5 s, and the job is a `timeout`; 1.2 KB of nested ``try/finally`` takes
+        seconds). None when it does not compile here: its program process compiles it after its prelude, which may
+        take it over (lcb_runner's wrapper makes a top-level ``return`` legal)."""
+        compiled, self.compiling = _TIMER.within(job.get("load_timeout") or job["timeout"],
+                                                 protocol.compile_program, job["program"])  # fmt: skip
+        return compiled[0] if type(compiled) is tuple and compiled[1] is None else None
+
+    def budget(self, limit: float) -> float:
+        """The first case's limit, less what compiling the program here took (then the whole limit)."""
+        spent, self.compiling = self.compiling, 0.0
+        return max(limit - spent, 1e-3)
 
     def run_job(self, job: dict) -> list[dict]:
         """All tests of one job. The program is sent to the server once; its assert tests share one program
@@ -209,9 +225,7 @@ class Worker:
             pending = [i for i, c in enumerate(job["cases"]) if outcomes[i] is None and c[0] == "assert"]
             runner = fresh_harness()
             while pending and not self.retire:
-                got = self.run_asserts(
-                    job, runner, setup_code, [(codes[i], job["cases"][i][1]) for i in pending]
-                )
+                got = self.run_asserts(job, runner, setup_code, [(codes[i], job["cases"][i][1]) for i in pending])
                 for i, out in zip(pending, got):
                     outcomes[i] = out
                 if got and got[-1].get("assertion") == harness.LOADING:  # the same for every test
@@ -239,10 +253,8 @@ class Worker:
         timeout = job["timeout"]
         mine, theirs = socket.socketpair()
         try:
-            self._ps_send(
-                ASSERT.pack(b"A", timeout * len(cases) + (job.get("load_timeout") or 0)),
-                (theirs.fileno(), self.program),
-            )
+            cpu = timeout * len(cases) + (job.get("load_timeout") or 0)
+            self._ps_send(ASSERT.pack(b"A", cpu), (theirs.fileno(), self.program))
         finally:
             theirs.close()
         verdicts: list[dict] = []
@@ -274,7 +286,7 @@ class Worker:
         quiet = sys.stdout, sys.stderr
         sys.stdout = sys.stderr = _QUIET  # what the test code prints goes nowhere
         try:
-            _TIMER.start(channel, load or timeout)  # loading: its own limit, or the first case's
+            _TIMER.start(channel, self.budget(load or timeout))  # loading: its own limit, or the first case's
             runner.run_cases(channel, report, plan)
         except wire.Fault:  # the limit struck between cases
             pass
@@ -293,10 +305,8 @@ class Worker:
             out.append({"status": "crashed", "detail": "the test ended without a verdict", "assertion": ""})
         if out and out[-1]["status"] == "lost":  # the program process ended: how it ended is the outcome
             done = self._finished()
-            out[-1] = dict(
-                _ended(done["status"], done.get("oom", False), timeout, self.cfg),
-                assertion=out[-1]["assertion"],
-            )
+            ended = _ended(done["status"], done.get("oom", False), timeout, self.cfg)
+            out[-1] = dict(ended, assertion=out[-1]["assertion"])
         return out
 
     def _finished(self) -> dict:
@@ -318,8 +328,8 @@ class Worker:
         stdout is compared; any other ending is what the kernel or the server's timer says (stderr: feedback)."""
         timeout = job["timeout"]
         self._finished()
-        started = time.monotonic()
-        self._ps_send(IO.pack(b"I", timeout) + case[1].encode("utf-8", "surrogatepass"), (self.program,))
+        started, limit = time.monotonic(), self.budget(timeout)
+        self._ps_send(IO.pack(b"I", limit) + case[1].encode("utf-8", "surrogatepass"), (self.program,))
         self.sock.settimeout(timeout + 30)
         try:
             _, timed_out, status, oom, rss, n_out, n_err = RAN.unpack(self._exact(RAN.size))
@@ -340,15 +350,11 @@ class Worker:
             return ended
         # decoding and comparing are ours, on our timer: the case ends by its limit plus the margin (what the
         # comparison reads of the output is bounded by the expected output: io_compare)
-        clock = types.SimpleNamespace(fault=None)
-        _TIMER.start(clock, max(started + timeout + timer.WATCHDOG_S - time.monotonic(), 0.05))
-        try:
-            got = out.decode("utf-8", "replace")
-            same = io_compare.io_equal(got, case[2], job["compare"])
-        except wire.Fault:
+        got = out.decode("utf-8", "replace")  # C, linear: at most `output_kb`
+        left = max(started + limit + timer.WATCHDOG_S - time.monotonic(), 0.05)
+        same, _ = _TIMER.within(left, io_compare.io_equal, got, case[2], job["compare"])
+        if type(same) is not bool:  # the limit struck
             return {"status": "timeout", "detail": f"{timeout:g}"}
-        finally:
-            _TIMER.stop()
         return {"status": "passed" if same else "failed", "detail": "", "assertion": "", "got": got[:4000]}
 
     def _watch(self, reply: dict) -> None:
@@ -439,15 +445,6 @@ def _own_stdio() -> tuple[int, object]:
     return jobs, replies
 
 
-def _limit_memory(cfg: dict) -> None:
-    """An address-space limit for this process: what it holds now, plus what a test's data may take (the
-    program's own limit and 256 MB; a test's MemoryError is its verdict `memory`, and the worker is replaced)."""
-    now = int(os.pread(_STATM, 256, 0).split()[0]) * os.sysconf("SC_PAGE_SIZE")
-    limit = now + (cfg["memory_mb"] + 256) * MB
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit + 64 * MB))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-
-
 def main() -> None:
     cfg = json.loads(sys.argv[1])
     sock = socket.socket(fileno=int(sys.argv[2]))
@@ -461,7 +458,7 @@ def main() -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     sandbox.not_dumpable()
     worker = Worker(cfg, sock)
-    _limit_memory(cfg)
+    sandbox.limit_worker_memory(cfg, _STATM)
     try:
         _send(stdout, {"ready": True, "active": worker.active, "warnings": worker.warnings})
         while True:
