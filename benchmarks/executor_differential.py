@@ -12,8 +12,14 @@ A verdict is pass/fail of the whole program.
 
     .venv/bin/python benchmarks/executor_differential.py --mutants 0       # all mutants (the full figure)
     .venv/bin/python benchmarks/executor_differential.py --mutants 1000    # the slow test's sample
+    .venv/bin/python benchmarks/executor_differential.py --pytest-files 500   # and 500 KodCode-style pytest files
 
 Prints the agreement figure and every disagreement (task, mutation, both verdicts, our feedback).
+
+Pytest files (`--pytest-files N`, `kodcode_style.py`): N KodCode-style test files with their programs (correct or
+with a bug), drawn by hypothesis, scored per test id by the package (`tasks.convert.pytest_file_suite`, then the
+`Executor`) and by real pytest in one plain process; a test id whose outcome differs (passed, skipped, xfailed,
+xpassed, or a failure of any kind), or that one side collects and the other does not, is a disagreement.
 """
 
 from __future__ import annotations
@@ -31,6 +37,9 @@ import warnings
 from concurrent.futures import ThreadPoolExecutor
 
 from murphy_lab.executor import Executor, TestSuite
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kodcode_style  # noqa: E402 - this folder's generator of pytest files (not a package)
 
 MBPP_DIR = "/work/shared/data/mbpp"
 _SWAPS = {
@@ -189,6 +198,36 @@ def compare(programs: list[dict], timeout: float = 3.0, workers: int = 2) -> tup
     return len(programs) - len(diff), diff, sum(theirs)
 
 
+def ours_pytest(cases: list[dict], workers: int = 2) -> list[dict]:
+    """Each case scored by the package: the file collected (`pytest_file_suite`), then run by the `Executor`;
+    {test id: outcome} per case, a failure of any kind as "failed", a pass as pytest's word for it (passed, or the
+    skipped / xfailed / xpassed the verdict's detail carries)."""
+    from murphy_lab.tasks.convert import pytest_file_suites
+
+    with Executor(workers=workers) as ex:
+        suites = pytest_file_suites([c["test"] for c in cases], ex)
+        runnable = [k for k, s in enumerate(suites) if not isinstance(s, ValueError)]
+        results = ex.run_many([(cases[k]["program"], suites[k][0]) for k in runnable])
+    # a file pytest cannot collect: one failed "<collection>" (as the real run reports it); one without tests: no ids
+    out = [{} if "collected no test" in str(s) else {"<collection>": "failed"} for s in suites]
+    for k, res in zip(runnable, results):
+        out[k] = {o.test: (o.detail or "passed") if o.passed else "failed" for o in res.outcomes}
+    return out
+
+
+def compare_pytest(cases: list[dict], workers: int = 2) -> tuple[int, int, list[tuple]]:
+    """(test ids scored unlike pytest, test ids, the disagreements as (case index, test id, ours, pytest's))."""
+    mine, theirs = ours_pytest(cases, workers), kodcode_style.real_pytest(cases)
+    diff, n = [], 0
+    for k, (a, b) in enumerate(zip(mine, theirs)):
+        b = {i: ("failed" if o in ("failed", "error") else o) for i, o in b.items()}
+        for test_id in sorted(set(a) | set(b)):
+            n += 1
+            if a.get(test_id, "not collected") != b.get(test_id, "not collected"):
+                diff.append((k, test_id, a.get(test_id, "not collected"), b.get(test_id, "not collected")))
+    return len(diff), n, diff
+
+
 def main() -> None:
     if sys.argv[1:] == ["--official"]:  # `official`'s child: programs in on stdin, verdicts out on stdout
         job = json.load(sys.stdin)
@@ -198,16 +237,30 @@ def main() -> None:
     ap.add_argument("--mutants", type=int, default=1000, help="mutants to sample (0: all)")
     ap.add_argument("--timeout", type=float, default=3.0)
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--pytest-files", type=int, default=0, help="KodCode-style pytest files to score (0: none)")
+    ap.add_argument("--no-official", action="store_true", help="skip the HumanEval/MBPP part")
     args = ap.parse_args()
-    refs = humaneval_problems() + mbpp_problems()
-    programs = refs + mutants(refs, args.mutants)
-    same, diff, passed = compare(programs, args.timeout, args.workers)
-    print(
-        f"{len(refs)} references + {len(programs) - len(refs)} mutants: {same}/{len(programs)} same verdict "
-        f"({passed} pass under the official logic)"
-    )
-    for task, a, b, fb in diff:
-        print(f"  {task}: ours {'pass' if a else 'fail'}, official {'pass' if b else 'fail'} | {fb!r}")
+    if not args.no_official:
+        refs = humaneval_problems() + mbpp_problems()
+        programs = refs + mutants(refs, args.mutants)
+        same, diff, passed = compare(programs, args.timeout, args.workers)
+        print(
+            f"{len(refs)} references + {len(programs) - len(refs)} mutants: {same}/{len(programs)} same verdict "
+            f"({passed} pass under the official logic)"
+        )
+        for task, a, b, fb in diff:
+            print(f"  {task}: ours {'pass' if a else 'fail'}, official {'pass' if b else 'fail'} | {fb!r}")
+    if args.pytest_files:
+        cases = kodcode_style.files(args.pytest_files)
+        m, n, diff = compare_pytest(cases, args.workers)
+        print(f"pytest differential: {m} of {n} test ids scored unlike pytest ({len(cases)} files)")
+        by_topic: dict[str, int] = {}
+        for k, test_id, a, b in diff:
+            topic = kodcode_style.topic_of(test_id)
+            by_topic[topic] = by_topic.get(topic, 0) + 1
+            print(f"  file {k}, {test_id}: ours {a}, pytest {b}")
+        if by_topic:
+            print("  by topic: " + ", ".join(f"{t} {c}" for t, c in sorted(by_topic.items())))
 
 
 if __name__ == "__main__":

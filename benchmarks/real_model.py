@@ -7,6 +7,8 @@ trees, and trained for one LoRA MURPHY step through the real trainer.
     python benchmarks/real_model.py --model smollm2-135m --quick   # the low-memory fallback (writes no code)
     python benchmarks/real_model.py --full humaneval     # greedy Iter-1 on all 164 HumanEval tasks (resumable)
     python benchmarks/real_model.py --full mbpp          # greedy Iter-1 on MBPP's test split (tasks 11-510)
+    python benchmarks/real_model.py --step               # one real MURPHY step, levers on and off (real_step.py)
+    python benchmarks/real_model.py --train-summary      # the real-cpu training run, read from its committed folders
 
 What it measures (docs/real_model.md explains every number):
 
@@ -273,6 +275,70 @@ def full_benchmark(bench: str, out: Path, chunk: int = 8, start: int = 0) -> dic
             "transcripts": str(path)}  # fmt: skip
 
 
+REAL_RUN = Path(__file__).resolve().parents[1] / "reproduce" / "results" / "real-cpu"  # the committed real-cpu run
+
+
+def solved_at(path: Path, k: int = 3) -> dict[str, float]:
+    """task_id -> 100 if solved within k attempts, else 0, from an evaluation's transcripts (one run)."""
+    return {r["task_id"]: 100.0 * bool(r["solved"][str(k)]) for r in load_transcripts(str(path))}
+
+
+def real_runs(root: Path = REAL_RUN) -> dict:
+    """What the committed real-cpu run folders hold, per method: the held-out MBPP Iter-3 outcomes per task of the
+    base model and of each trained model at its latest evaluation (a finished run's final evaluation, else the
+    training's last in-run one: eval/step_N.jsonl), the steps done and planned, and the CPU seconds spent."""
+    import yaml
+
+    out: dict = {"cpu_s": 0.0, "methods": {}}
+    for run in sorted((root / "runs").glob("*/done.json")):
+        cfg, info = json.loads((run.parent / "config.json").read_text()), json.loads(run.read_text())
+        out["cpu_s"] += info.get("eval_cpu_s", 0.0)
+        name = cfg["method"] + ("@samples" if cfg.get("budget") == "samples" else "")
+        entry = out["methods"].setdefault(name, {})
+        entry.update(final=solved_at(run.parent / "transcripts_mbpp.jsonl"), finished=True)
+    for folder in sorted((root / "checkpoints").glob("*/config.yaml")):
+        cfg = yaml.safe_load(folder.read_text())
+        lines = [json.loads(x) for x in (folder.parent / "metrics.jsonl").read_text().splitlines() if x.strip()] if (
+            folder.parent / "metrics.jsonl").is_file() else []  # fmt: skip
+        out["cpu_s"] += sum(x.get("time/step_cpu_s", 0.0) + x.get("time/eval_cpu_s", 0.0) for x in lines)
+        name = cfg["mode"] + ("@samples" if cfg["mode"] == "grpo_mt" and cfg["g1"] != 4 else "")
+        entry = out["methods"].setdefault(name, {})
+        evals = sorted((folder.parent / "eval").glob("step_*.jsonl"))
+        entry.update(steps=len(lines), max_steps=cfg["max_steps"], lora_r=cfg["lora_r"],
+                     tasks=cfg["per_device_train_batch_size"] * (cfg["steps_per_generation"] or 1) // cfg["g1"],
+                     reward=[x.get("reward/turn1_mean") for x in lines])  # fmt: skip
+        if evals and "final" not in entry:
+            entry.update(final=solved_at(evals[-1]), at_step=int(evals[-1].stem.split("_")[1]))
+    return out
+
+
+def train_summary(root: Path = REAL_RUN) -> str:
+    """The one line of `--train-summary` (module docstring), read from the committed run folders; a run still under
+    way is reported at its latest evaluation, and the line says so."""
+    from murphy_lab.paired import paired_difference
+
+    runs = real_runs(root)
+    m, base = runs["methods"], runs["methods"].get("base", {}).get("final")
+    murphy, mt = m.get("murphy", {}), m.get("grpo_mt@samples", {})
+
+    def score(outcomes: dict | None) -> str:
+        return "n/a" if not outcomes else f"{sum(outcomes.values()) / len(outcomes):.1f}"
+
+    diff = "n/a [n/a, n/a]"
+    if murphy.get("final") and mt.get("final"):
+        common = sorted(set(murphy["final"]) & set(mt["final"]))
+        d = paired_difference([murphy["final"][t] for t in common], [mt["final"][t] for t in common])
+        diff = f"{d.mean:+.1f} [{d.lo:+.1f}, {d.hi:+.1f}]"
+    steps, tasks, r = murphy.get("max_steps", "?"), murphy.get("tasks", "?"), murphy.get("lora_r", "?")
+    line = (f"real training: {CODE_MODEL} LoRA r{r}, {steps} steps x {tasks} tasks, held-out MBPP Iter-3 MURPHY "
+            f"{score(base)} -> {score(murphy.get('final'))}, GRPO-MT {score(base)} -> {score(mt.get('final'))}, "
+            f"difference {diff}, {runs['cpu_s'] / 3600:.1f} core-hours")  # fmt: skip
+    partial = [f"{name} {e.get('steps', 0)}/{e.get('max_steps', '?')} steps" + (
+               f" (evaluated at step {e['at_step']})" if e.get("at_step") else "")
+               for name, e in (("MURPHY", murphy), ("GRPO-MT", mt)) if not e.get("finished")]  # fmt: skip
+    return line + (f"; PARTIAL: {', '.join(partial)}" if partial or base is None else "")
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true", help="20 HumanEval tasks, Iter-1/Iter-3, trees, one LoRA step")
@@ -282,9 +348,20 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--start", type=int, default=0, help="with --full: begin at this task")
     p.add_argument("--step-only", action="store_true", help=argparse.SUPPRESS)  # the child of `step_in_child`
     p.add_argument("--shards", type=int, default=3, help="child processes for the evaluation and for the trees")
+    p.add_argument("--step", action="store_true", help="one real MURPHY step with the levers on and off (real_step.py)")
+    p.add_argument("--train-summary", action="store_true", help="the real-cpu training run's summary line")
     p.add_argument("--stage", choices=["eval", "trees", "mbpp", "step"], help=argparse.SUPPRESS)  # run_stages' child
     p.add_argument("--shard", default="0/1", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
+    if a.train_summary:
+        print(train_summary())
+        return
+    if a.step:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        import real_step
+
+        real_step.main([])
+        return
     torch.set_num_threads(a.threads)
     out = Path(os.environ.get("BENCH_OUT", tempfile.gettempdir()))
     iters = [1, 3] if a.quick else [1, 3, 5]

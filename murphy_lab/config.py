@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,12 +23,24 @@ from typing import Any
 import yaml
 
 from murphy_lab import modes, profiles
+from murphy_lab.cli import merged, refuse
 from murphy_lab.credit import CREDIT_RULES
+from murphy_lab.fields import field_types, type_problem
+from murphy_lab.preflight import looks_local
 from murphy_lab.suggest import did_you_mean
 
 LOSS_TYPES = ("dapo", "bnpo", "grpo", "dr_grpo", "group_sum")  # filler rows are exact for each (docs/training.md,
 # decision 3); "group_sum" is the paper's aggregation, computed through TRL's "dapo" (docs/training.md, decision 8)
 PIP_NAMES = {"azure_ml": "azureml-core", "flyte": "flytekit"}  # report_to loggers whose package has another name
+PASSED = ("beta", "learning_rate", "epsilon", "temperature", "max_completion_length", "per_device_train_batch_size",
+          "gradient_accumulation_steps", "steps_per_generation", "num_iterations", "max_steps", "num_train_epochs",
+          "seed", "save_steps", "save_total_limit", "logging_steps", "report_to", "use_vllm", "vllm_mode")  # fmt: skip
+TRL_NAMES = {"num_generations": "g1", "loss_type": "loss_type", "bf16": "bf16", "chat_template_kwargs":
+             "chat_template_kwargs", "gradient_checkpointing": "gradient_checkpointing",
+             "activation_checkpointing": "gradient_checkpointing", **{name: name for name in PASSED}}  # fmt: skip
+"""TRL's GRPOConfig field -> the MurphyConfig field it is given from (`to_grpo_config`). One name per concept: G1 is
+`g1` from the command line to this table and TRL's `num_generations` only in the GRPOConfig it builds; `trl:` may not
+set one of these (the config's own field does, `problems()` says which)."""
 
 
 @dataclass
@@ -112,7 +125,9 @@ class MurphyConfig:
     seed: int = 0
     """Seed for sampling order, generation and initialisation."""
     bf16: bool | None = None
-    """bfloat16 training; None = on iff a CUDA GPU is present."""
+    """bfloat16 training; None = on iff a CUDA GPU is present. Also allowed on a CPU with bfloat16 instructions
+    (AVX512-BF16, AMX-BF16, Arm BF16), where a LoRA run loads the frozen base weights in bf16 (the adapters stay
+    float32) and a full fine-tuning keeps float32 weights under bf16 autocast (docs/performance.md, "bf16 on a CPU")."""
     gradient_checkpointing: bool = False
     """Recompute activations in the backward pass (saves memory on long completions)."""
     use_peft: bool = False
@@ -165,18 +180,51 @@ class MurphyConfig:
     trl: dict = field(default_factory=dict)
     """Extra GRPOConfig fields passed through verbatim (e.g. vllm_server_host, warmup_steps, lr_scheduler_type)."""
 
-    # --- construction -------------------------------------------------------------------------------------------
+    # --- construction: one path ----------------------------------------------------------------------------------
+    @classmethod
+    def layered(cls, profile: str | profiles.Profile | None, *layers: dict | str | os.PathLike,
+                nested: dict | None = None, validate: bool = False) -> MurphyConfig:  # fmt: skip
+        """THE way to a MurphyConfig, for every caller (`for_profile`, `from_yaml`, the command line, every method's
+        config, a resumed run's recorded config):
+
+            1. the profile's presets (`Profile.trainer`)
+            2. each layer of fields, in order, a later one winning: a YAML file (a layer given as a path), an
+               experiment's fields, the command line's `--set`; a layer that names another task source than an
+               earlier one, without its own `task_args`, drops the earlier `task_args` (its loader's arguments)
+            3. the G2 / S the mode implies where no layer sets them (`modes.Mode.fields`: `mode=grpo_mt` alone
+               grows chains, G2 = 1)
+            4. `nested`: dotted `--set` items merged into mapping fields (`task_args.path=...`)
+
+        An unknown field is refused naming it; with `validate`, every other problem too (`problems()`), at once.
+        `profile`: a name, the resolved `Profile` an experiment carries (read, not looked up again), or None for the
+        first file's `profile:` (else 'paper'); the config records its name."""
+        given: dict = {}
+        for layer in layers:
+            layer = file_fields(layer) if isinstance(layer, (str, os.PathLike)) else dict(layer)
+            profile = profile or layer.pop("profile", None)
+            layer.pop("profile", None)
+            if "tasks" in layer and "task_args" not in layer and layer["tasks"] != given.get("tasks", layer["tasks"]):
+                given.pop("task_args", None)  # arguments of the earlier source's loader
+            given.update(layer)
+        prof = profile if isinstance(profile, profiles.Profile) else profiles.get_profile(profile or "paper")
+        fields = {**copy.deepcopy(dict(prof.trainer)), **copy.deepcopy(given), "profile": prof.name}  # owns its dicts
+        implied = modes.MODES.get(fields.get("mode", cls.mode))
+        if implied is not None:
+            fields.update({k: v for k, v in implied.fields().items() if k not in given})
+        config = cls.from_dict(fields)
+        if nested:
+            config = dataclasses.replace(config, **{k: merged(getattr(config, k) or {}, v) for k, v in nested.items()})
+        return config.validate() if validate else config
+
     @classmethod
     def for_profile(cls, profile: str | profiles.Profile, **overrides: Any) -> MurphyConfig:
-        """The profile's preset values (`murphy_lab.profiles`, `Profile.trainer`), then `overrides`; `profile`: a
-        name or a resolved `Profile` (the config records its name)."""
-        profile = profiles.get_profile(profile)
-        presets = copy.deepcopy(dict(profile.trainer))  # a config owns its nested dicts
-        return cls.from_dict({**presets, **overrides, "profile": profile.name})
+        """The profile's preset values (`murphy_lab.profiles`, `Profile.trainer`), then `overrides` (`layered`)."""
+        return cls.layered(profile, overrides)
 
     @classmethod
     def from_dict(cls, d: dict) -> MurphyConfig:
-        """Build from a plain dict; an unknown key is an error that names it."""
+        """Build from a plain dict, as it is (no presets: a recorded config.yaml holds every field); an unknown key
+        is an error that names it."""
         names = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(d) - names)
         if unknown:
@@ -186,16 +234,9 @@ class MurphyConfig:
 
     @classmethod
     def from_yaml(cls, path: str | os.PathLike, profile: str | None = None, **overrides: Any) -> MurphyConfig:
-        """Load a YAML file: the profile's presets (the file's `profile:` or `profile=`), then the file, then overrides."""
-        path = Path(path)
-        if not path.is_file():
-            raise ValueError(f"config: no such file {str(path)!r}")
-        d = yaml.safe_load(path.read_text()) or {}
-        if not isinstance(d, dict):
-            raise ValueError(f"config {str(path)!r} must be a YAML mapping of field: value")
-        profile = profile or d.get("profile", "paper")
-        base = copy.deepcopy(dict(profiles.PROFILES[profile].trainer)) if profile in profiles.PROFILES else {}
-        return cls.from_dict({**base, **d, **overrides, "profile": profile})
+        """Load a YAML file (`layered`): the profile's presets (the file's `profile:` or `profile=`), then the file,
+        then overrides."""
+        return cls.layered(profile, path, overrides)
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -206,51 +247,60 @@ class MurphyConfig:
 
     # --- validation ---------------------------------------------------------------------------------------------
     def validate(self) -> MurphyConfig:
-        """Check every field before anything heavy happens; raise ValueError naming the field. Returns self."""
+        """Check every field before anything heavy happens; raise `Refused` (a ValueError) naming each field with a
+        problem, one line each (`problems()`). Returns self."""
+        refuse(self.problems())
+        return self
+
+    def problems(self) -> list[str]:
+        """Every problem of this config, one line each naming its field (empty: valid). A value of the wrong type
+        is reported alone (the range checks below would misread it)."""
+        typed = [p for name, tp in field_types(MurphyConfig).items() for p in [type_problem(name, getattr(self, name), tp)]
+                 if p]  # fmt: skip
+        if typed:
+            return typed
+        out: list[str] = []
 
         def need(ok: bool, name: str, msg: str) -> None:
             if not ok:
-                raise ValueError(f"{name}: {msg}, got {getattr(self, name)!r}")
-
-        def is_int(x: object) -> bool:
-            return isinstance(x, int) and not isinstance(x, bool)
+                out.append(f"{name}: {msg}, got {getattr(self, name)!r}")
 
         need(self.mode in modes.MODES, "mode", f"must be one of {tuple(modes.MODES)}")
         need(self.credit in CREDIT_RULES, "credit", f"must be one of {tuple(CREDIT_RULES)}")
-        need(isinstance(self.credit_args, dict), "credit_args", "must be a mapping of knob names to numbers")
-        try:
-            CREDIT_RULES[self.credit].knob_values(**self.credit_args)  # the rule's own knobs, in their ranges
-        except ValueError as e:
-            raise ValueError(f"credit_args: {e}") from None
+        if self.credit in CREDIT_RULES:
+            try:
+                CREDIT_RULES[self.credit].knob_values(**self.credit_args)  # the rule's own knobs, in their ranges
+            except ValueError as e:
+                out.append(f"credit_args: {e}")
         need(self.backup_on in ("pruned", "full"), "backup_on", "must be 'pruned' or 'full'")
         need(self.prune_method in ("loo", "exact"), "prune_method", "must be 'loo' or 'exact'")
         need(self.reward_tests in ("hidden", "visible"), "reward_tests", "must be 'hidden' or 'visible'")
         need(self.loss_type in LOSS_TYPES, "loss_type", f"must be one of {LOSS_TYPES}")
-        need(isinstance(self.prefix_sharing, bool), "prefix_sharing", "must be true or false")
         need(self.vllm_mode in ("server", "colocate"), "vllm_mode", "must be 'server' or 'colocate'")
-        need(isinstance(self.gamma, (int, float)) and 0.0 <= self.gamma <= 1.0, "gamma", "must lie in [0, 1]")
-        need(is_int(self.g1) and self.g1 >= 2, "g1", "must be an integer >= 2 (a group needs two members)")
-        need(is_int(self.g2) and self.g2 >= 1, "g2", "must be an integer >= 1")
-        need(is_int(self.turns) and self.turns >= 1, "turns", "must be an integer >= 1")
-        need(isinstance(self.beta, (int, float)) and self.beta >= 0, "beta", "must be >= 0 (the paper uses 0.04)")
-        need(isinstance(self.learning_rate, (int, float)) and self.learning_rate > 0, "learning_rate", "must be > 0")
-        need(isinstance(self.epsilon, (int, float)) and self.epsilon > 0, "epsilon", "must be > 0")
-        need(is_int(self.max_completion_length) and self.max_completion_length > 0, "max_completion_length", "must be > 0")
-        need(is_int(self.num_iterations) and self.num_iterations >= 1, "num_iterations", "must be >= 1")
-        need(is_int(self.eval_every) and self.eval_every >= 0, "eval_every", "must be an integer >= 0 (0: off)")
+        need(0.0 <= self.gamma <= 1.0, "gamma", "must lie in [0, 1]")
+        need(self.g1 >= 2, "g1", "must be an integer >= 2 (a group needs two members)")
+        need(self.g2 >= 1, "g2", "must be an integer >= 1")
+        need(self.turns >= 1, "turns", "must be an integer >= 1")
+        need(self.beta >= 0, "beta", "must be >= 0 (the paper uses 0.04)")
+        need(self.learning_rate > 0, "learning_rate", "must be > 0")
+        need(self.epsilon > 0, "epsilon", "must be > 0")
+        need(self.max_completion_length > 0, "max_completion_length", "must be > 0")
+        need(self.num_iterations >= 1, "num_iterations", "must be >= 1")
+        need(self.eval_every >= 0, "eval_every", "must be an integer >= 0 (0: off)")
         if self.eval_every:
             need(bool(self.eval_tasks), "eval_tasks", "must name the held-out tasks when eval_every > 0")
-            need(bool(self.eval_iters) and all(is_int(k) and k >= 1 for k in self.eval_iters), "eval_iters",
+            need(bool(self.eval_iters) and all(isinstance(k, int) and k >= 1 for k in self.eval_iters), "eval_iters",
                  "must be a non-empty list of integers >= 1")  # fmt: skip
-        for name, msg in modes.mode(self.mode).problems(self.g2, self.turns):  # the G2 / S the mode implies
-            need(False, name, msg)
-        for name in ("b_grp", "b_traj"):
-            b = getattr(self, name)
-            if b is None:
-                continue
-            need(modes.mode(self.mode).prunes, name,
-                 f"pruning only applies to {modes.pruning_modes()} (mode is {self.mode!r}); use null")  # fmt: skip
-            need(is_int(b) and b >= 1, name, "must be a positive integer or null")
+        if self.mode in modes.MODES:
+            for name, msg in modes.mode(self.mode).problems(self.g2, self.turns):  # the G2 / S the mode implies
+                need(False, name, msg)
+            for name in ("b_grp", "b_traj"):
+                b = getattr(self, name)
+                if b is None:
+                    continue
+                need(modes.mode(self.mode).prunes, name,
+                     f"pruning only applies to {modes.pruning_modes()} (mode is {self.mode!r}); use null")  # fmt: skip
+                need(b >= 1, name, "must be a positive integer or null")
         if self.b_traj is not None:
             smallest = self.g1 if self.turns == 1 else min(self.g1, self.g2)
             need(2 <= self.b_traj <= smallest, "b_traj", f"must lie in [2, {smallest}] (it is larger than a group)")
@@ -272,11 +322,11 @@ class MurphyConfig:
             need(not bonus, "loss_type", f"{self.loss_type!r} is made exact under filler rows by rescaling TRL's "
                  "micro-batch loss, which would also rescale trl.entropy_coef's bonus; use 'dapo' with the bonus")
         need(
-            is_int(self.per_device_train_batch_size) and (self.per_device_train_batch_size * spg) % self.g1 == 0,
+            (self.per_device_train_batch_size * spg) % self.g1 == 0 if self.g1 >= 1 else False,
             "per_device_train_batch_size",
             f"times steps_per_generation ({spg}) must be a multiple of g1 = {self.g1}, so each device holds whole trees",
         )
-        if self.model and _looks_local(self.model):
+        if self.model and looks_local(self.model):
             need(Path(self.model).expanduser().exists(), "model", "is a local path that does not exist")
         prof = profiles.PROFILES.get(self.profile)
         if prof is not None and prof.build is None:  # a profile that builds nothing (paper): the config names both
@@ -286,31 +336,38 @@ class MurphyConfig:
         if self.use_vllm:
             need(cuda, "use_vllm", "needs a CUDA GPU (none found); set use_vllm: false on a CPU")
         if self.bf16:
-            need(cuda, "bf16", "needs a CUDA GPU here (none found); set bf16: false on a CPU")
+            need(cuda or cpu_bf16(), "bf16", "needs a CUDA GPU or a CPU with bfloat16 instructions (AVX512-BF16, "
+                 "AMX-BF16, Arm BF16); this machine has neither: set bf16: false")
         loggers = [self.report_to] if isinstance(self.report_to, str) else list(self.report_to)
         known, installed = _loggers()  # transformers would fail only at trainer construction, with a traceback
         for name in loggers:
             if name in ("none", "all"):
                 continue
-            need(name in known, "report_to", f"{name!r} is not a logger transformers knows{did_you_mean(name, known)}; "
-                 f"known: {sorted(known)}")
+            if name not in known:
+                need(False, "report_to", f"{name!r} is not a logger transformers knows{did_you_mean(name, known)}; "
+                     f"known: {sorted(known)}")
+                continue
             hint = "; the gpu and dev extras have it" if name == "tensorboard" else ""
             extra = ", or the project's wandb extra: pip install -e '.[wandb]'" if name == "wandb" else ""
             need(name in installed, "report_to", f"includes {name!r}, which is not installed "
                  f"(pip install {PIP_NAMES.get(name, name)}{hint}){extra}")
         if self.use_peft:
             need(_peft_installed(), "use_peft", "needs the peft package: pip install 'murphy-lab[lora]'")
-            need(is_int(self.lora_r) and self.lora_r >= 1, "lora_r", "must be an integer >= 1")
-        need(isinstance(self.use_peft, bool), "use_peft", "must be true or false")
-        need(isinstance(self.lora_alpha, (int, float)) and self.lora_alpha > 0, "lora_alpha", "must be > 0")
-        need(isinstance(self.lora_dropout, (int, float)) and 0 <= self.lora_dropout < 1, "lora_dropout",
-             "must lie in [0, 1)")
+            need(self.lora_r >= 1, "lora_r", "must be an integer >= 1")
+        need(self.lora_alpha > 0, "lora_alpha", "must be > 0")
+        need(0 <= self.lora_dropout < 1, "lora_dropout", "must lie in [0, 1)")
         targets = self.lora_target_modules
-        need(targets is None or isinstance(targets, str) or (isinstance(targets, (list, tuple)) and all(
-            isinstance(t, str) for t in targets)), "lora_target_modules", "must be null, a string or a list of names")
-        unknown_trl = sorted(set(self.trl) - _grpo_fields())
+        need(targets is None or isinstance(targets, str) or all(isinstance(t, str) for t in targets),
+             "lora_target_modules", "must be null, a string or a list of names")  # fmt: skip
+        trl_fields = _grpo_fields()
+        unknown_trl = sorted(set(self.trl) - trl_fields)
         need(not unknown_trl, "trl", f"holds fields GRPOConfig does not have: {unknown_trl}")
-        return self
+        ours = sorted(set(self.trl) & set(TRL_NAMES))  # one name per concept: G1 is g1, never trl.num_generations
+        if ours:
+            named = ", ".join(f"trl.{k} is {TRL_NAMES[k]}" for k in ours)
+            out.append(f"trl: {named}: set {', '.join(TRL_NAMES[k] for k in ours)} instead (MurphyConfig passes it to "
+                       "TRL under TRL's name)")
+        return out
 
     # --- to TRL -------------------------------------------------------------------------------------------------
     def peft_config(self):
@@ -331,30 +388,13 @@ class MurphyConfig:
 
         self.validate()
         bf16 = _cuda_available() if self.bf16 is None else self.bf16
-        kw = dict(
+        kw = {name: getattr(self, name) for name in PASSED}  # the same name here and in TRL (TRL_NAMES)
+        kw.update(
             output_dir=str(output_dir),
             num_generations=self.g1,  # = G1: TRL repeats each task prompt G1 times; the roots are rows[::G1]
-            beta=self.beta,
-            learning_rate=self.learning_rate,
-            epsilon=self.epsilon,
             loss_type="dapo" if self.loss_type == "group_sum" else self.loss_type,  # group_sum: dapo + row weights
-            temperature=self.temperature,
-            max_completion_length=self.max_completion_length,
-            per_device_train_batch_size=self.per_device_train_batch_size,
-            gradient_accumulation_steps=self.gradient_accumulation_steps,
-            steps_per_generation=self.steps_per_generation,
-            num_iterations=self.num_iterations,
-            max_steps=self.max_steps,
-            num_train_epochs=self.num_train_epochs,
-            seed=self.seed,
             bf16=bf16,
             save_strategy="steps",
-            save_steps=self.save_steps,
-            save_total_limit=self.save_total_limit,
-            logging_steps=self.logging_steps,
-            report_to=self.report_to,
-            use_vllm=self.use_vllm,
-            vllm_mode=self.vllm_mode,
             chat_template_kwargs=self.chat_template_kwargs or None,
             # The paper's GRPO (DeepSeekMath form) uses the plain k3 KL; TRL 1.16 multiplies it by the ratio by default.
             # We turn that off so the loss is the paper's and murphy_lab.grpo.grpo_loss's (bias_correction_kl=False).
@@ -362,6 +402,10 @@ class MurphyConfig:
             remove_unused_columns=False,  # keep `task_id` in the rows
             dataloader_pin_memory=_cuda_available(),  # transformers' default True warns on every CPU run
         )
+        if bf16 and not _cuda_available():  # bf16 on a CPU with bf16 instructions (validate checked it)
+            kw["use_cpu"] = True  # transformers accepts bf16 without a GPU only when told the run is on the CPU
+            if self.use_peft:  # the frozen base in bf16 (half the memory, the CPU's bf16 kernels); adapters stay fp32
+                kw["model_init_kwargs"] = {"dtype": "bfloat16"}
         kw.update(checkpointing(GRPOConfig, self.gradient_checkpointing))  # always passed: TRL's default is on
         kw.update(self.trl)
         kw.update(extra)
@@ -369,6 +413,17 @@ class MurphyConfig:
 
 
 # ---------------------------------------------------------------------------------------------------------------
+def file_fields(path: str | os.PathLike) -> dict:
+    """The fields of a YAML config file (a ValueError names a missing file or one that is not a mapping)."""
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"config: no such file {str(path)!r}")
+    d = yaml.safe_load(path.read_text()) or {}
+    if not isinstance(d, dict):
+        raise ValueError(f"config {str(path)!r} must be a YAML mapping of field: value")
+    return d
+
+
 def checkpointing(args_cls: type, on: bool) -> dict:
     """The keyword argument that turns activation checkpointing on or off in a transformers `TrainingArguments`
     subclass (TRL's GRPOConfig, SFTConfig, RewardConfig): newer transformers (5.24) name it
@@ -377,9 +432,15 @@ def checkpointing(args_cls: type, on: bool) -> dict:
     return {"activation_checkpointing" if "activation_checkpointing" in names else "gradient_checkpointing": on}
 
 
-def _looks_local(model: str) -> bool:
-    """A local path rather than a hub id ('owner/name')."""
-    return model.startswith((".", "/", "~")) or model.count("/") > 1
+def cpu_bf16() -> bool:
+    """Whether this CPU has bfloat16 matrix instructions (x86 AVX512-BF16 / AMX-BF16, Arm BF16), read from Linux's
+    /proc/cpuinfo (False where it cannot be read): bf16 is then ~2x faster than fp32 for the matrix work of a CPU
+    step (docs/performance.md), where a CPU without them would emulate it."""
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return False
+    return bool(re.search(r"^(flags|Features)\s*:.*\b(avx512_bf16|amx_bf16|bf16)\b", text, re.MULTILINE))
 
 
 def _peft_installed() -> bool:

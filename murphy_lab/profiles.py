@@ -168,13 +168,19 @@ def not_run_note(profile: str | Profile | None, method: str) -> str | None:
 
 
 # --- model and tasks ----------------------------------------------------------------------------------------------
-def resolve(config, workdir: str | os.PathLike) -> tuple[str, list]:
+def config_tasks(config) -> list | None:
+    """The training tasks a config names (`tasks` with its `task_args`), read and checked; None when it names none
+    and its profile builds them (`resolve`)."""
+    return load_tasks(config.tasks, **config.task_args) if config.tasks else None
+
+
+def resolve(config, workdir: str | os.PathLike, tasks: list | None = None) -> tuple[str, list]:
     """Turn a MurphyConfig into (model path or hub id, list of Task). Builds local models under `workdir`.
 
-    `config.model` / `config.tasks`, when set, win over what the profile would build.
+    `config.model` / `config.tasks`, when set, win over what the profile would build; `tasks`: already read.
     """
     model = config.model or None
-    tasks = load_tasks(config.tasks, **config.task_args) if config.tasks else None
+    tasks = config_tasks(config) if tasks is None else tasks
     if model is None or tasks is None:
         profile = PROFILES.get(config.profile)  # a config records its profile by name
         if profile is None or profile.build is None:
@@ -338,4 +344,60 @@ register(Profile(
     runs=3, train_data="kodcode-1k", needs_gpu=True, refuse_overlap=True, benchmark_args=PAPER_BENCHMARKS,
     max_new_tokens=1024,  # per turn, as the training recipes (reproduce/configs/*/*.yaml)
     method_benchmarks=(("reveal", ("LCB-v6",)),),  # the paper reports ReVeal on LiveCodeBench-v6 only
+))  # fmt: skip
+
+
+# --- real-cpu: the packaged code model learns on a CPU (docs/real_model.md, "The first real training run") ----------
+def mbpp_files() -> str:
+    """MBPP's original release files (no hub here): $MURPHY_LAB_MBPP, else ../shared/data/mbpp beside the checkout or
+    beside the folder of its worktrees (the first that exists; else the first of these, which then fails to load)."""
+    root = Path(__file__).resolve().parents
+    found = [Path(p) for p in (os.environ.get("MURPHY_LAB_MBPP"),) if p] + [root[i] / "shared" / "data" / "mbpp"
+                                                                           for i in (2, 3)]  # fmt: skip
+    return str(next((p for p in found if p.is_dir()), found[0]))
+
+
+REAL_CPU_MBPP = (("split", "test"), ("variant", "sanitized"), ("source", mbpp_files()))  # held-out: sanitized test
+# Training: MBPP's train, validation and prompt splits (full release: 374 + 90 + 10 tasks), less every task that
+# repeats a held-out one (experiments.contamination.decontaminated: sanitized MBPP test, HumanEval).
+TRAIN_DATA["mbpp-train"] = ("murphy_lab.experiments.contamination:decontaminated", dict(
+    parts=[["mbpp", dict(split=split, variant="full", source=mbpp_files())] for split in ("train", "validation", "prompt")],
+    against=[["mbpp", dict(REAL_CPU_MBPP)], ["humaneval", {}]]))  # fmt: skip
+REAL_CPU_EVAL_TASKS = 100  # held-out tasks per benchmark (the first 100; docs/real_model.md: the budget and its error)
+# A LoRA MURPHY step of the code model on a 2-core CPU: 4 tasks a step, G1 = 4, G2 = 2, 512-token turns ending at the
+# closed code block, bf16 (a CPU with bf16 instructions), 8 length-sorted micro-batches (~4 rows each: a 6-row
+# micro-batch of real lengths peaks at ~10 GB, docs/performance.md), Iter-1/Iter-3 on held-out
+# MBPP every 10 steps, a checkpoint every step (a run of hours resumes where it was killed).
+REAL_CPU_PRESETS = dict(
+    g1=4, g2=2, turns=2, per_device_train_batch_size=2, steps_per_generation=8, gradient_accumulation_steps=8,
+    max_completion_length=512, max_steps=20, learning_rate=2e-5, beta=0.04, temperature=1.0, loss_type="group_sum",
+    bf16=True, use_peft=True, lora_r=8, lora_alpha=16, lora_target_modules="all-linear", chat=True, save_steps=1,
+    save_total_limit=2, eval_every=10, eval_tasks="mbpp", eval_task_args=dict(REAL_CPU_MBPP), eval_iters=[1, 3],
+    eval_n_tasks=REAL_CPU_EVAL_TASKS, executor={"timeout": 3.0, "workers": 1},
+)  # fmt: skip
+
+
+def _build_real_cpu(config, workdir: Path) -> tuple[str, list]:
+    from murphy_lab.policy.packaged import CODE_MODEL
+
+    source, args = TRAIN_DATA["mbpp-train"]  # the model by its name: its cached folder is built on first use
+    return config.model or CODE_MODEL, load_tasks(source, **args)
+
+
+def _real_cpu_base(model: str, cache_dir: Path) -> str:
+    return model  # the packaged model's name: every loader resolves it to its cached folder
+
+
+# Planned (and run, one at a time) in this order: MURPHY, GRPO-MT at MURPHY's samples, GRPO-MT at the same steps, the
+# base model's evaluation (training first: its checkpoints are what a killed run resumes from).
+# GRPO-MT at MURPHY's sampled sequences: a MURPHY tree samples G1 + G2 x F = 4 + 8(1 - q) sequences per task (F of
+# its 4 first attempts fail, pass rate q), GRPO-MT with G1 = 6 chains 6 + 6(1 - q): at the code model's q ~ 0.42 on
+# these tasks (a probe: 27 of 64 first attempts) 8.6 against 9.5, so the baseline gets ~10 % more (G1 = 5 would get
+# ~9 % fewer, but 20 rows do not split into 8 micro-batches); the budget table reports what each sampled.
+register(Profile(
+    "real-cpu", trainer=REAL_CPU_PRESETS, build=_build_real_cpu, base_model=_real_cpu_base, chat=True,
+    executor=dict(timeout=3.0, workers=1), models=("qwen2.5-coder-0.5b",), benchmarks=("MBPP", "HumanEval"),
+    benchmark_args=(("MBPP", REAL_CPU_MBPP),), seeds=(0,), iters=(1, 3), runs=1, n_eval_tasks=REAL_CPU_EVAL_TASKS,
+    train_data="mbpp-train", max_new_tokens=512, methods=("murphy", "grpo_mt", "base"), jobs=1,
+    matched=(("grpo_mt", (("g1", 6), ("per_device_train_batch_size", 3))),),
 ))  # fmt: skip

@@ -11,6 +11,9 @@ def did_you_mean(name: str, known: Iterable[str]) -> str:
 
     >>> did_you_mean("test", ["tests", "prompt"])
     " (did you mean 'tests'?)"
+    >>> did_you_mean("mbpp", ["MBPP", "HumanEval"])
+    " (did you mean 'MBPP'?)"
     """
-    close = difflib.get_close_matches(str(name), [str(k) for k in known], n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    by_lower = {str(k).lower(): str(k) for k in known}  # case is no spelling: 'mbpp' is 'MBPP'
+    close = difflib.get_close_matches(str(name).lower(), list(by_lower), n=1)
+    return f" (did you mean {by_lower[close[0]]!r}?)" if close else ""

@@ -35,7 +35,7 @@ turns = 2  # S: number of turns (paper: 2)
 workers = 2  # executor worker processes
 n_trees = 12  # trees grown in section 4
 use_toy = True  # section 5: grow trees with the toy-world policy (skipped when False or unavailable)
-toy_size = "smoke"  # smoke: seconds, barely trained; toy: the trained toy policy (5 min to build once, cached)
+toy_size = "toy"  # toy: the trained toy policy (ships with the package); smoke: built in seconds, barely trained
 toy_tasks = 2  # toy tasks (one tree each)
 solve_exercises = False  # True fills in the exercise answers (the test suite runs with True)
 
@@ -167,9 +167,9 @@ if ran and broke:
 #
 # `murphy_lab.toy` is a synthetic task family (functions with hidden constants that only feedback can reveal) and
 # a small transformer (one token per character, short number or fixed phrase) the project trains itself. `murphy_lab.rollout.build_task_trees` grows trees
-# for `Task` objects with the turn-1 and refinement prompts of `murphy_lab.prompts`. With `toy_size = "smoke"` the
-# policy is barely trained (seconds to build, mostly wrong answers); `"toy"` builds the real toy policy once
-# (minutes, cached under `~/.cache/murphy_lab`).
+# for `Task` objects with the turn-1 and refinement prompts of `murphy_lab.prompts`. The default `toy_size = "toy"`
+# is the trained toy policy that ships with the package (nothing is built); `"smoke"` builds a barely trained one in
+# seconds (mostly wrong answers: the test suite's setting). The bar counts the rollout's turns.
 
 # %%
 toy_trees = []
@@ -187,7 +187,7 @@ if use_toy:
         # reward_tests="visible": in the toy world the visible tests are the staged locks whose feedback reveals the hidden
         # constants, and the toy training profile takes reward and feedback from them (murphy_lab.toy.profile)
         toy_trees = build_task_trees(tasks, toy_policy, executor, g1=g1, g2=2, turns=2, reward_tests="visible",
-                                     progress=False, seed=seed)
+                                     progress=True, seed=seed)
         assert len(toy_trees) == toy_tasks and all(len(t.root.children) == g1 for t in toy_trees)
 
 # %%

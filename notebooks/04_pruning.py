@@ -161,6 +161,7 @@ if time_it:
     import tempfile
 
     import torch
+    from tqdm.auto import tqdm
     from transformers import AutoModelForCausalLM
 
     from murphy_lab.grpo import grpo_loss
@@ -183,7 +184,7 @@ if time_it:
         return sorted(times)[len(times) // 2]
 
     step_time(counts["none"])  # warm-up: the first pass pays for allocation
-    seconds = {name: step_time(n) for name, n in counts.items()}
+    seconds = {name: step_time(n) for name, n in tqdm(counts.items(), desc="timing loss + backward", unit="rule")}
     for name in counts:
         saved = 1 - seconds[name] / seconds["none"]
         print(f"{name:>7}: {counts[name]:3d} trajectories, {seconds[name] * 1000:7.1f} ms  ({saved:+.0%} saved)")

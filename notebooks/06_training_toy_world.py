@@ -57,17 +57,20 @@ import contextlib
 import io
 import json
 import tempfile
+import time
 import warnings
 from pathlib import Path
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 import torch
 import transformers
+from tqdm.auto import tqdm
 
 from murphy_lab.config import MurphyConfig
 from murphy_lab.examples import check_answer
-from murphy_lab.modes import mode
+from murphy_lab.modes import mode, tree_credit
 from murphy_lab.toy import make_tasks
 from murphy_lab.tree import load_trees
 from murphy_lab.viz import draw_tree, palette, plot_curves
@@ -125,18 +128,20 @@ configs = {
     )
     for name, kw in methods.items()
 }
-for name, cfg in configs.items():
+for name, cfg in configs.items():  # the knobs each mode reads: G2 only with refinements, credit only for MURPHY
     cfg.validate()
-    print(f"{name:>8}: mode={cfg.mode}, g1={cfg.g1}, g2={cfg.g2}, turns={cfg.turns}, credit={cfg.credit}, "
-          f"lr={cfg.learning_rate:g}")
+    knobs = {"g1": cfg.g1, "turns": cfg.turns} | ({"g2": cfg.g2} if cfg.turns > 1 else {})
+    knobs |= {"credit": cfg.credit} if mode(cfg.mode).score is tree_credit else {}
+    print(f"{name:>8}: mode={cfg.mode}, " + ", ".join(f"{k}={v}" for k, v in knobs.items()) +
+          f", lr={cfg.learning_rate:g}")
 
 # %% [markdown]
 # ## 3. Train (or read earlier runs)
 #
 # `train(config, output_dir)` builds (or loads from the cache) the toy policy, trains it and writes
 # `metrics.jsonl` (one line per step), the step's rollout trees under `trees/` and a checkpoint every `eval_every`
-# steps. Each run shows one progress line (step, time left, turn-1 reward, share of trees solved, sequences
-# sampled); the curves come in sections 4 and 6.
+# steps. Each run shows one progress line while it trains (step, time left, turn-1 reward, share of trees solved,
+# sequences sampled) and one summary line when it ends; the curves come in sections 4 and 6.
 
 # %%
 root = Path(runs_dir or out_dir or tempfile.mkdtemp(prefix="murphy_06_"))
@@ -146,11 +151,12 @@ if not runs_dir:
     for name, cfg in configs.items():
         with contextlib.redirect_stdout(io.StringIO()):  # keep the progress bar, drop the per-step log dicts
             train(cfg, root / name)
-print("runs in", root)
+print(f"runs in {root.name}/ ({'the folder given' if runs_dir or out_dir else 'a temporary folder'})")
 runs = {name: [json.loads(line) for line in open(root / name / "metrics.jsonl")] for name in methods}
 for name, rows in runs.items():
     print(f"{name:>8}: {len(rows)} steps, {sum(r['time/step_s'] for r in rows):.0f} s, "
-          f"{sum(r['trajectories/kept'] for r in rows)} trajectories optimized")
+          f"{sum(r['trajectories/total'] for r in rows):,} sequences sampled, "
+          f"{sum(r['trajectories/kept'] for r in rows):,} trajectories optimized")
 assert all(len(rows) >= 1 for rows in runs.values())
 
 # %% [markdown]
@@ -211,18 +217,24 @@ if eval_tasks and not runs_dir:
         return {int(r["k"]): float(r["pass@1"]) for _, r in df[df["difficulty"] == "all"].iterrows()}
 
     rows, curve = [], []
-    with Executor(timeout=2.0, workers=2) as ex:
-        models = {"base": build_toy_policy(size=policy_size)} | {name: root / name / "final" for name in methods}
+    models = {"base": build_toy_policy(size=policy_size)} | {name: root / name / "final" for name in methods}
+    checkpoints = {name: [s for s in sorted(int(d.name.split("-")[1]) for d in (root / name).glob("checkpoint-*"))
+                          if s < max_steps] for name in methods}  # fmt: skip
+    t0 = time.perf_counter()
+    with Executor(timeout=2.0, workers=2) as ex, \
+            tqdm(total=len(models) + sum(map(len, checkpoints.values())), desc="evaluating", unit="model") as bar:
         for name, path in models.items():
             rows += [{"model": name, "k": k, "pass@1": p} for k, p in pass_at(path, (1, 3)).items()]
+            bar.update(1)
         for name in methods:  # the intermediate checkpoints, at Iter-3
             sampled = pd.Series({r["step"]: r["trajectories/total"] for r in runs[name]}).cumsum()
-            steps = sorted(int(d.name.split("-")[1]) for d in (root / name).glob("checkpoint-*"))
-            for step in [s for s in steps if s < max_steps]:
+            for step in checkpoints[name]:
                 curve.append(dict(method=name, step=step, sampled=sampled[step],
                                   **{"pass@1": pass_at(root / name / f"checkpoint-{step}", (3,))[3]}))
+                bar.update(1)
             final = next(r["pass@1"] for r in rows if r["model"] == name and r["k"] == 3)
             curve.append(dict(method=name, step=max_steps, sampled=sampled.iloc[-1], **{"pass@1": final}))
+    print(f"evaluated {bar.n} models on {len(test_tasks)} held-out tasks in {time.perf_counter() - t0:.0f} s")
     table = pd.DataFrame(rows).pivot(index="model", columns="k", values="pass@1").loc[list(models)]
     table.columns = [f"Iter-{k}" for k in table.columns]
     # one run on n tasks: the binomial standard error of each cell, sqrt(p (1 - p) / n)
@@ -230,6 +242,7 @@ if eval_tasks and not runs_dir:
     table = table.round(1)
     base_point = dict(method="base", step=0, sampled=0, **{"pass@1": table.loc["base", "Iter-3"]})
     points = pd.DataFrame([base_point, *curve]).assign(seed=seed, final=lambda d: d["step"].isin([0, max_steps]))
+    points["se"] = (points["pass@1"] * (100 - points["pass@1"]) / len(test_tasks)) ** 0.5  # binomial, one run
     print("held-out Iter-3 pass@1 (%) by step:")
     print(points.pivot(index="step", columns="method", values="pass@1").round(1).to_string())
 table
@@ -238,9 +251,8 @@ table
 if points is not None:
     from murphy_lab.viz import plot_budget_curves
 
-    se = table["± SE (Iter-3)"].mean()  # one evaluation run per point: its binomial standard error
     fig = plot_budget_curves(points, k=3, title=f"Toy policy on {len(test_tasks)} held-out toy-world tasks: Iter-3 "
-                             f"pass@1 while training (seed {seed}; each point ± {se:.1f} binomial SE)")
+                             f"pass@1 while training (seed {seed})")  # error bars: each point's binomial SE
     plt.show()
     assert (table["Iter-3"] >= table["Iter-1"]).all()  # more attempts never solve fewer tasks
 
@@ -249,8 +261,9 @@ if table is not None:
     fig, ax = plt.subplots(figsize=(7.5, 3))
     names = list(table.index)
     top, err = table["Iter-3"], table["± SE (Iter-3)"]
-    ax.bar(names, top, yerr=err, capsize=4, color=[palette.method_color(n) for n in names])
-    ax.set_ylim(max(0, (top - err).min() - 5), min(100, (top + err).max() + 3))  # fitted: the differences show
+    bars = ax.bar(names, top, yerr=err, capsize=4, color=[palette.method_color(n) for n in names])
+    ax.bar_label(bars, labels=[f"{t:.1f}" for t in top], label_type="center", color=palette.ON_BAR, fontsize=9)
+    ax.set_ylim(0, 100)  # a bar's length is its value: the axis starts at 0
     ax.set_ylabel("Iter-3 pass@1 (%)")
     ax.set_title(f"Toy policy, {len(test_tasks)} held-out toy-world tasks: Iter-3 pass@1 after {max_steps} steps "
                  f"(± binomial SE, one run)", fontsize=9)
@@ -260,42 +273,82 @@ if table is not None:
 # ## 7. How much does this show?
 #
 # **What one run shows.** Measured with the defaults (seed 0, 40 steps of 8 tasks, lr 2e-4, 200 held-out tasks, one
-# sampling run; the numbers are the same on every rerun on the same machine), Iter-3 pass@1:
+# sampling run; the numbers are the same on every rerun on the same machine; `docs/executed/06_training_toy_world.ipynb`
+# is that run), Iter-3 pass@1:
 #
+# <!-- measured: tests/test_notebook_claims.py finds each number of this block in the executed copy's outputs -->
 # | | base | GRPO | GRPO-MT | MURPHY |
 # |---|---|---|---|---|
 # | Iter-3 pass@1 (%), ± binomial SE | 78.5 ± 2.9 | 81.5 ± 2.7 | 87.0 ± 2.4 | 90.5 ± 2.1 |
 # | held-out Iter-3 at steps 10 / 20 / 30 | – | 80.5 / 83.5 / 82.5 | 81.5 / 84.5 / 84.5 | 84.0 / 89.5 / 88.5 |
 # | sequences sampled in 40 steps | – | 1,280 | 2,514 | 6,180 |
+# <!-- /measured -->
 #
+# The differences that reading needs, computed from the tables of § 6:
+
+# %%
+if table is not None and len(test_tasks) > 1:
+    top = table["Iter-3"]
+    se_diff = (2 * (top * (100 - top) / len(test_tasks)).mean()) ** 0.5  # SE of a difference of two cells
+    gain = {name: top[name] - top["base"] for name in methods}
+    print("Iter-3 gain over the base: " + ", ".join(f"{n} {g:+.1f}" for n, g in gain.items()) +
+          f"; standard error of a difference of two cells ≈ {se_diff:.1f}")
+    if {"MURPHY", "GRPO-MT"} <= set(methods):
+        gap = top["MURPHY"] - top["GRPO-MT"]
+        se_gap = ((top["MURPHY"] * (100 - top["MURPHY"]) + top["GRPO-MT"] * (100 - top["GRPO-MT"]))
+                  / len(test_tasks)) ** 0.5  # fmt: skip
+        print(f"MURPHY - GRPO-MT: {gap:+.1f} points, standard error of that difference ≈ {se_gap:.1f}")
+        mine = points[points["method"] == "MURPHY"].sort_values("sampled")
+        theirs = points[points["method"] == "GRPO-MT"].sort_values("sampled").iloc[-1]
+        at = float(np.interp(theirs["sampled"], [0, *mine["sampled"]], [top["base"], *mine["pass@1"]]))
+        below = mine[mine["sampled"] <= theirs["sampled"]]["sampled"].max()
+        above = mine[mine["sampled"] >= theirs["sampled"]]["sampled"].min()
+        print(f"MURPHY at GRPO-MT's {theirs['sampled']:,} sequences (between its checkpoints at {below:,} and "
+              f"{above:,}): {at:.1f}, where GRPO-MT ended at {theirs['pass@1']:.1f}")
+    for name in methods:
+        c = points[points["method"] == name].sort_values("step")
+        print(f"{name}: held-out Iter-3 peaks at step {int(c.loc[c['pass@1'].idxmax(), 'step'])} "
+              f"({c['pass@1'].max():.1f}) and ends at {c['pass@1'].iloc[-1]:.1f}")
+
+# %% [markdown]
+# <!-- measured -->
 # Training works, and multi-turn training is what this world rewards: both multi-turn methods rise well above the
-# base (+8.5 and +12.0 points, where a difference of two cells has a standard error of about 3.6), single-turn GRPO
-# barely (+3.0, less than one standard error), and the held-out curves rise from the first checkpoint on.
+# base (+8.5 and +12.0 points, where a difference of two cells has a standard error of about 3.6) and their held-out
+# curves stay above the base from the first checkpoint on, ending at their highest point (MURPHY's dips from 89.5
+# to 88.5 at step 30, well within the noise); single-turn GRPO gains only +3.0, less than one standard error, and
+# its curve peaks at step 20 (83.5) and falls back to 81.5.
+# <!-- /measured -->
 # Iter-1 stays near 4 % for every model: a first attempt cannot know a hidden constant, so what training improves is
 # the *repair* from feedback, which only Iter-2 and later measure.
 #
-# **MURPHY against GRPO-MT: what you may conclude.** MURPHY ends 3.5 points above GRPO-MT here, but one run cannot
-# tell them apart: that gap is about one standard error of the difference (≈ 3.2 points). The project's powered
-# measurements say more (docs/toy_world.md §4.3–4.4):
+# **MURPHY against GRPO-MT: what you may conclude.**
+# <!-- measured -->
+# MURPHY ends 3.5 points above GRPO-MT here, but one run cannot tell them apart: that gap is about one standard
+# error of the difference (≈ 3.2 points).
+# <!-- /measured -->
+# The project's powered measurements say more (docs/toy_world.md §4.3–4.4):
 #
+# <!-- quoted: docs/toy_world.md -->
 # - `make demo` (3 seeds, the same setting): MURPHY − GRPO-MT = +2.67 points, 95 % CI [−0.92, +6.25]: no difference
 #   detectable;
 # - `make demo-full` (5 paired seeds, 288 tasks × 4 runs): +2.01 points, CI [+0.73, +3.30] at equal *steps* — but
-#   MURPHY sampled 2.5 times as many sequences (6,181 against 2,508 per run). Given as many samples (G1 = 10 chains
-#   per task, `sample_matched = True` here), GRPO-MT reaches 88.51 against MURPHY's 88.30: −0.21 points, CI
-#   [−1.65, +1.24].
+#   MURPHY sampled about two and a half times as many sequences (6,181 against 2,508 per run). Given as many samples
+#   (G1 = 10 chains per task, `sample_matched = True` here), GRPO-MT reaches 88.51 against MURPHY's 88.30: −0.21
+#   points, CI [−1.65, +1.24].
+# <!-- /quoted -->
 #
 # So in the toy world MURPHY's lead over GRPO-MT is explained by the extra sequences its tree samples, not
-# (measurably) by its credit assignment. The curve of § 6 shows it: drawn against the sequences sampled, MURPHY's
-# line crosses 2,514 sequences at about 87.5 (between its checkpoints at 1,528 and 3,072 sequences), where GRPO-MT
-# ended at 87.0. Compare methods at equal
-# budgets, with several seeds, before you believe a ranking — the paper's claim (MURPHY ≥ GRPO-MT at Iter-3) is about
-# real models on real benchmarks, which this world does not test.
+# (measurably) by its credit assignment. The curve of § 6 shows it: drawn against the sequences sampled,
+# <!-- measured -->
+# MURPHY's line crosses 2,514 sequences at about 87.5 (between its checkpoints at 1,528 and 3,072 sequences), where
+# GRPO-MT ended at 87.0.
+# <!-- /measured -->
+# Compare methods at equal budgets, with several seeds, before you believe a ranking — the paper's claim (MURPHY ≥
+# GRPO-MT at Iter-3) is about real models on real benchmarks, which this world does not test.
 #
-# **Time.** The defaults ran in 2 min 45 s and 3 min 50 s of wall time (1 min 50 s and 1 min 35 s of CPU time) in
-# two runs on a shared 2-core machine under a load of 9–13, niced (papermill, 2026-12-04); without the checkpoint
-# evaluation 1 min 23 s at a lower load. On an idle 2-core laptop expect about 2 minutes; `eval_tasks = 100` or
-# `eval_every = 0` shorten it.
+# **Time.** The defaults ran in 6 min 23 s with papermill on the shared 2-core machine at load 7–11 (2026-12-07:
+# training 21 s, 51 s and 96 s, the 13 evaluations 157 s), and in 1 min 3 s on the idle machine (2026-12-04). On an
+# idle 2-core laptop expect one to two minutes; `eval_tasks = 100` or `eval_every = 0` shorten it.
 #
 # ## Summary
 #

@@ -45,6 +45,7 @@ solve_exercises = False  # True fills in the exercise answers (the test suite ru
 # %%
 import copy
 import json
+import time
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -60,6 +61,7 @@ from murphy_lab.scoring import score_tree
 from murphy_lab.tasks import load_tasks
 from murphy_lab.tree import load_trees
 from murphy_lab.viz import draw_tree
+from murphy_lab.viz.live import stream_tokens
 
 torch.set_num_threads(threads)
 
@@ -77,7 +79,7 @@ torch.set_num_threads(threads)
 # %%
 folder = real_model_path(model)
 source = json.loads((folder / "source.json").read_text())
-print(folder)
+print(f"the cached folder: <cache root>/{folder.name}")  # murphy_lab.policy.packaged.cache_root()
 print(json.dumps({k: source.get(k) for k in ("title", "license", "sha256", "head_vs_embeddings", "head_tied",
                                              "parameters", "architecture")}, indent=1))  # fmt: skip
 policy = TransformersPolicy(model, temperature=0.0, dtype="bfloat16",
@@ -96,16 +98,21 @@ task = {t.task_id: t for t in load_tasks("humaneval")}[task_id]
 print(policy.render(first_prompt(task.prompt)))
 
 # %% [markdown]
-# One greedy answer. The code model answers "a sentence of prose, the program in one ```python block (restating the
-# signature and docstring), then an explanation". Nothing after the block is ever read (`extract_program` takes the
-# fenced program), so generation stops once the first block is closed (`stop_after_code`): without it, 192 tokens
-# cut 26 of 34 answers, and the explanation after the block was most of every long answer.
+# One greedy answer, printed token by token as the model writes it (`viz.live.stream_tokens`: the policy's own
+# sampling path, with a streamer on its model; about 100 tokens, 10–30 s on 2 CPU cores). The code model answers
+# "a sentence of prose, the program in one ```python block (restating the signature and docstring), then an
+# explanation". Nothing after the block is ever read (`extract_program` takes the fenced program), so generation
+# stops once the first block is closed (`stop_after_code`): without it, 192 tokens cut 26 of 34 answers, and the
+# explanation after the block was most of every long answer.
 
 # %%
-completion = policy.sample([first_prompt(task.prompt)], n=1, seed=seed)[0][0]
+print("--- the completion, as it is generated ---")
+t0 = time.perf_counter()
+with stream_tokens(policy):
+    completion = policy.sample([first_prompt(task.prompt)], n=1, seed=seed)[0][0]
 tokens = policy.last_token_counts[0][0]
-print(f"--- completion ({tokens} tokens{', cut at the limit' if tokens >= policy.max_new_tokens else ''}) ---")
-print(completion)
+print(f"--- {tokens} tokens in {time.perf_counter() - t0:.0f} s"
+      f"{', cut at the limit' if tokens >= policy.max_new_tokens else ''} ---")
 program = extract_program(completion)
 print("--- the program extract_program reads from it ---")
 print(program)
@@ -117,7 +124,7 @@ print(f"parses: {parses(program)}; hidden tests: {result.status}, reward {result
 # ## 3. A real informative failure
 #
 # Growing trees takes minutes per task on a laptop CPU, so this section reads a tree the code model grew in
-# `python benchmarks/real_model.py --quick` (G1 = 4 first attempts at temperature 0.7, G2 = 2 refinements of each
+# `python benchmarks/real_model.py --quick` (G1 = 2 first attempts at temperature 0.7, G2 = 2 refinements of each
 # failure, the hidden tests' feedback; docs/real_model.md has the whole run). An **informative failure** is a failed
 # first attempt v with a refinement that passes: its feedback carried what the model needed.
 
@@ -135,6 +142,7 @@ print(v.feedback[:1200])
 print(f"=== its refinement: reward {fixed.reward:.2f} ({fixed.status}) ===")
 print(fixed.code)
 assert v.feedback.strip()[:40] in fixed.prompt  # the refinement was sampled from q = [task, v's code, v's feedback]
+assert len(tree.root.children) == 2 and {len(u.children) for u in tree.root.children} == {2}  # G1 = G2 = 2, as said
 
 # %%
 fig = draw_tree(tree, color_by="reward", title=f"{tree.task_id}, grown by Qwen2.5-Coder-0.5B-Instruct")

@@ -40,10 +40,13 @@ solve_exercises = False  # True fills in the exercise answers (the test suite ru
 # %%
 import matplotlib.pyplot as plt
 import pandas as pd
+import transformers
 
 from murphy_lab.credit import CREDIT_RULES, turn_credit, treerpo
 from murphy_lab.examples import check_answer, informative_failure_tree
 from murphy_lab.viz.widgets import compare_rules, draw_rule_comparison
+
+transformers.utils.logging.disable_progress_bar()  # no "Loading weights" bar
 
 # %% [markdown]
 # ## 1. The rule table
@@ -61,15 +64,47 @@ pd.DataFrame([dict(rule=name, label=r.label, knobs=", ".join(f"{k.name}={k.defau
 # ## 2. The informative failure, under every rule
 #
 # A (informative: 3 of its 4 refinements pass), B (uninformative: 0 of 4), C (solved), D (1 of 4, by luck). The
-# table gives each first attempt's credit r̃ and advantage Â, with γ = 1 for every rule that reads one. MaRS gives A the credit of its best refinement (1, as
-# C); MeRS and TreeRPO average; turn credit gives A only the share of its refinements' progress smeared back to it;
-# MT-GRPO and GiGPO compare A with the other first attempts through their own baselines.
+# table gives each first attempt's credit r̃ and advantage Â, with γ = 1 for every rule that reads one; the
+# advantage is GRPO over the four first attempts, Â = (r̃ − mean r̃) / (std r̃ + 1e-4), except for the rules that
+# bring their own baseline (reward-to-go, MT-GRPO, GiGPO).
 
 # %%
 example = informative_failure_tree()
 scored = compare_rules(example)
 pd.DataFrame({CREDIT_RULES[name].label: [f"{v.credit:.3f} / {v.advantage:+.2f}" for v in t.root.children]
               for name, t in scored.items()}, index=["A (informative)", "B (uninformative)", "C (solved)", "D (lucky)"])
+
+# %% [markdown]
+# How to read A's column, rule by rule:
+#
+# - **MaRS** gives A the credit of its best refinement: r̃(A) = max(0, 1) = 1, as C; so A's advantage is +0.50,
+#   level with C.
+# - **MeRS** gives A its own reward plus the mean credit of its refinements, divided by the normaliser Z(v):
+#   r̃(A) = (r(A) + γ·3/4) / Z(A) = (0 + 0.75) / 2 = 0.375. Z(v) = 1 + [v has children] is 2 for a node that was
+#   refined and 1 for a leaf (so C keeps 1): it keeps every credit in [0, 1] whatever the depth (the paper's
+#   default; `credit.default_z`). 0.375 is exactly the mean credit of the four first attempts,
+#   (0.375 + 0 + 1 + 0.125) / 4, so A's advantage is **+0.00**: MeRS ranks A above B and D but pushes it neither up
+#   nor down, while MaRS pushes it up as far as C.
+# - **TreeRPO** and **reward-to-go** use the mean of the refinements without the divisor, 0.75 (reward-to-go adds
+#   r(A) = 0 and normalises over every node of the tree, not over the first attempts).
+# - **turn credit** gives A the share of its refinements' progress smeared back to turn 1 (half of each passing
+#   refinement's progress of 1, averaged over the four): 0.375, and for the same reason as MeRS an advantage of
+#   +0.00.
+# - **no backup** sees only r(A) = 0: A is pushed down with B and D. **MT-GRPO** and **GiGPO** compare A with the
+#   other first attempts through their own baselines.
+#
+# The numbers quoted here are checked against the table:
+
+# %%
+first = {name: t.root.children[0] for name, t in scored.items()}  # A under every rule
+assert first["mars"].credit == 1.0 and abs(first["mars"].advantage - 0.50) < 0.005
+assert abs(first["mers"].credit - (0 + 0.75) / 2) < 1e-12 and abs(first["mers"].advantage) < 1e-9
+assert abs(sum(v.credit for v in scored["mers"].root.children) / 4 - 0.375) < 1e-12  # the group's mean credit
+assert scored["mers"].root.children[2].credit == 1.0  # C, a leaf: Z = 1
+assert first["treerpo"].credit == first["reward_to_go"].credit == 0.75
+assert abs(first["turn_credit"].credit - 0.375) < 1e-12 and abs(first["turn_credit"].advantage) < 1e-9
+assert first["none"].credit == 0.0 and first["none"].advantage < 0
+print("every number quoted above matches the table")
 
 # %% [markdown]
 # ## 3. One real tree
@@ -88,7 +123,7 @@ task = make_tasks("train", task_index + 1, seed=seed)[task_index]
 policy = TransformersPolicy(build_toy_policy(size=toy_size, seed=seed), max_new_tokens=48)
 with get_executor() as executor:
     (tree,) = build_task_trees([task], policy, executor, g1=g1, g2=g2, turns=2, reward_tests="visible",
-                               progress=False, seed=seed)
+                               progress=True, seed=seed)  # a bar over the rollout's two turns
 print(f"{len(tree)} trajectories; first attempts: {[v.reward for v in tree.root.children]}")
 
 # %%
@@ -108,7 +143,8 @@ plt.show()
 # - `CREDIT_RULES` is one table: a rule is its backup function, its knobs and label, and (for MT-GRPO, GiGPO and
 #   Kevin's reward-to-go) its own advantage baseline.
 # - On the informative failure, MaRS alone gives A the full credit of its best refinement; the mean-based rules give
-#   it the share of refinements that passed; turn credit gives it part of their progress.
+#   it the share of refinements that passed (MeRS divided by Z(v) = 2, which puts A exactly at its group's mean:
+#   advantage 0); turn credit gives it part of their progress.
 # - `reproduce/ablation_credit.ipynb` trains the toy policy once per rule on the same trees' budget and compares
 #   each with MaRS, paired by seed.
 

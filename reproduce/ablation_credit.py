@@ -46,13 +46,14 @@ train_overrides = {}  # trainer-config fields on top of the profile's, e.g. {"ma
 torch_threads = 1
 credits = None  # rules to compare (names of murphy_lab.credit.CREDIT_RULES); None: every rule (paper profile: MaRS, MeRS)
 gammas = None  # γ of the rules that read one; None: each rule's own (CREDIT_RULES: MeRS 0.9 and 1.0, as the paper)
+knobs = None  # a rule's other knobs to sweep, e.g. {"omega": [0.5, 1.0]} (GiGPO's ω); None: each knob's default
 
 # %%
 from IPython.display import Image, Markdown, display
 
 from murphy_lab import experiments as X
 from murphy_lab.experiments import paper_tables as T
-from murphy_lab.experiments.verdicts import CREDIT_PAIRS
+from murphy_lab.experiments.verdicts import credit_pairs
 
 # The paper profile stops here, with the reason, on a machine without CUDA. S.plan / S.run carry these settings.
 S = X.setup(profile, output_dir, cache_dir, train=train, from_cache_only=from_cache_only, backend=backend,
@@ -62,7 +63,7 @@ out = S.out  # results/<profile>: run records, tables, figures
 # %%
 # every rule of the table, "none" (no backup: each attempt credited with its own reward) included; the paper profile,
 # which trains from recipes, the rules the paper ablates (MaRS, MeRS γ = 0.9, 1.0)
-variants = X.credit_variants(S.profile, credits, gammas)
+variants = X.credit_variants(S.profile, credits, gammas, knobs)
 if models is None and profile == "paper":
     models = ["Qwen3-1.7B"]  # the paper's ablations are on Qwen3-1.7B
 exps = S.plan(methods=methods, models=models, seeds=seeds, benchmarks=benchmarks, variants=variants)
@@ -74,8 +75,8 @@ results = X.results_frame(runs)
 agg = T.aggregate(results)
 tables = T.ablation_credit_tables(T.main_rows(agg))
 # MaRS − each other rule per cell (model, benchmark, Iter-k), paired by training seed: one verdict line each
-# (CREDIT_PAIRS is built from the rule table).
-verdict_lines = X.paired_verdicts(results, k=None, pairs=CREDIT_PAIRS)
+# (the pairs follow the planned variants: every rule of the table, and any knob the plan sweeps).
+verdict_lines = X.paired_verdicts(results, k=None, pairs=credit_pairs(variants))
 tables[0].notes += verdict_lines
 paths = T.write_tables(tables, out, "ablation_credit")
 display(Markdown(paths["md"].read_text()))

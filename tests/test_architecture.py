@@ -16,12 +16,12 @@ PACKAGE = Path(__file__).resolve().parents[1] / "murphy_lab"
 
 # docs/architecture.md, "Layers": a module may import its own layer (no cycle) and the layers below it
 LAYERS = [
-    ("core", ["murphy_lab", "tree", "credit", "prune", "grpo", "prefix", "paired", "prompts", "cli", "examples", "suggest", "export"]),
+    ("core", ["murphy_lab", "tree", "credit", "prune", "grpo", "prefix", "paired", "prompts", "cli", "examples", "suggest", "export", "fields"]),
     ("tasks, executor, policy", ["executor", "policy", "tasks", "smoke"]),
     ("rollout, modes", ["rollout", "modes", "scoring", "scaffolds", "evaluate", "viz"]),
     ("toy world", ["toy"]),
-    ("profiles, config", ["profiles", "config", "runfolder"]),
-    ("trainer", ["trainer", "train", "eval_cli"]),
+    ("profiles, config", ["profiles", "config", "runfolder", "preflight", "models"]),
+    ("trainer", ["trainer", "train", "eval_cli", "merge"]),
     ("methods", ["methods", "baselines"]),
     ("experiments", ["experiments"]),
 ]

@@ -31,8 +31,8 @@ def test_defaults_are_the_papers_values():
         ("credit", dict(credit="sum")),
         ("gamma", dict(gamma=1.5)),
         ("model", dict(model="/nonexistent/model/dir")),
-        ("turns", dict(mode="grpo")),  # single-turn GRPO with turns = 2
-        ("g2", dict(mode="grpo_mt")),  # GRPO-MT with g2 = 8
+        ("turns", dict(mode="grpo", turns=2)),  # single-turn GRPO with turns = 2
+        ("g2", dict(mode="grpo_mt", g2=8)),  # GRPO-MT with g2 = 8
         ("b_traj", dict(mode="grpo_mt", g2=1, b_traj=4)),  # pruning outside murphy
         ("per_device_train_batch_size", dict(per_device_train_batch_size=6)),  # trees split across devices
         ("loss_type", dict(loss_type="sapo")),
@@ -43,11 +43,53 @@ def test_invalid_field_is_named(field, overrides):
         MurphyConfig.for_profile("smoke", **overrides).validate()
 
 
+@pytest.mark.parametrize("mode, implied", [("grpo_mt", dict(g2=1, turns=2)), ("grpo", dict(g2=2, turns=1)),
+                                           ("murphy", dict(g2=2, turns=2))])  # fmt: skip
+def test_a_mode_alone_takes_the_g2_and_s_it_implies(mode, implied):
+    """`--set mode=grpo_mt` alone grows chains (G2 = 1) instead of being refused for the smoke preset's G2 = 2; a value
+    given with it still has to fit the mode."""
+    cfg = MurphyConfig.for_profile("smoke", mode=mode).validate()
+    assert {k: getattr(cfg, k) for k in implied} == implied
+    from murphy_lab.train import config_from_args
+
+    assert config_from_args(None, "smoke", [f"mode={mode}"]).validate() == cfg
+    with pytest.raises(ValueError, match="g2: must be 1 for mode='grpo_mt'"):
+        config_from_args(None, "smoke", ["mode=grpo_mt", "g2=3"]).validate()
+
+
+def test_trl_may_not_set_a_field_the_config_names_itself():
+    with pytest.raises(ValueError, match=r"trl: trl.num_generations is g1: set g1 instead"):
+        MurphyConfig.for_profile("smoke", trl={"num_generations": 4}).validate()
+
+
 @pytest.mark.parametrize("field", ["use_vllm", "bf16"])
 def test_gpu_only_option_without_cuda_is_named(field, monkeypatch):
     monkeypatch.setattr(config_mod, "_cuda_available", lambda: False)
+    monkeypatch.setattr(config_mod, "cpu_bf16", lambda: False)  # bf16 is also allowed on a CPU with bf16 instructions
     with pytest.raises(ValueError, match=field):
         MurphyConfig.for_profile("smoke", **{field: True}).validate()
+
+
+def test_bf16_on_a_cpu_with_bf16_instructions(monkeypatch, tmp_path):
+    """bf16 without CUDA is accepted where the CPU has bfloat16 instructions: TRL is told the run is on the CPU, and a
+    LoRA run loads its frozen base weights in bf16 (a full fine-tuning keeps fp32 weights under autocast)."""
+    monkeypatch.setattr(config_mod, "_cuda_available", lambda: False)
+    monkeypatch.setattr(config_mod, "cpu_bf16", lambda: True)
+    lora = MurphyConfig.for_profile("smoke", bf16=True, use_peft=True).to_grpo_config(tmp_path)
+    assert (lora.bf16, lora.use_cpu, lora.model_init_kwargs) == (True, True, {"dtype": "bfloat16"})
+    full = MurphyConfig.for_profile("smoke", bf16=True).to_grpo_config(tmp_path)
+    assert (full.bf16, full.use_cpu, full.model_init_kwargs) == (True, True, None)
+
+
+def test_cpu_bf16_reads_the_cpu_flags(monkeypatch, tmp_path):
+    info = {"x86 with AVX512-BF16": "flags\t\t: fpu avx512f avx512_bf16 avx512_vnni\n", "Arm BF16": "Features\t: fp asimd bf16 i8mm\n",
+            "x86 without": "flags\t\t: fpu avx2 avx512f\n"}
+    found = {}
+    for name, text in info.items():
+        (tmp_path / name).write_text(text)
+        monkeypatch.setattr(config_mod, "Path", lambda p, f=tmp_path / name: f if p == "/proc/cpuinfo" else Path(p))
+        found[name] = config_mod.cpu_bf16()
+    assert found == {"x86 with AVX512-BF16": True, "Arm BF16": True, "x86 without": False}
 
 
 def test_unknown_field_is_named():

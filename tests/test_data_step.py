@@ -5,14 +5,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from fakehub import FakeHub, paper_repos
 from test_tasks_loaders import kod_row, lcb_row
 
 from murphy_lab import config as config_module
 from murphy_lab import experiments as X
+from murphy_lab.cli import Refused
 from murphy_lab.experiments import data as D
 from murphy_lab.experiments.dispatch import benchmark_tasks_for
 from murphy_lab.methods import get_method
@@ -103,3 +107,41 @@ def test_training_configs_and_evaluation_read_the_local_files(tmp_path, monkeypa
 def test_a_bad_source_name_is_one_line(tmp_path):
     with pytest.raises(ValueError, match="names no dataset of the plan: \\['KodCode'\\]"):
         D.write_data(tmp_path, D.plan_datasets("paper"), {"KodCode": "/x"})
+    with pytest.raises(ValueError, match=r"--source: unknown 'KodCode' \(did you mean 'kodcode-1k'\?\)"):
+        D.main(["--out", str(tmp_path / "d"), "--source", "KodCode=/x"])
+
+
+@pytest.mark.slow
+def test_every_dataset_is_written_from_its_default_source_through_the_hub(tmp_path):
+    """The GPU page's first command as written: no --source, so every dataset comes from its loader's default hub id
+    (KodCode's crashed with a TypeError here), read from a stand-in hub through the same code as huggingface.co."""
+    with FakeHub(tmp_path / "hub") as hub:
+        expected = paper_repos(hub.root)
+        done = subprocess.run([sys.executable, "-m", "murphy_lab.experiments.data", "--profile", "paper", "--out",
+                               "data"], cwd=tmp_path, env=hub.env(tmp_path / "hf-home"), capture_output=True,
+                              text=True, timeout=600)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    manifest = json.loads((tmp_path / "data" / "manifest.json").read_text())["datasets"]
+    assert {k: v["tasks"] for k, v in manifest.items()} == expected
+    assert {v["read_from"] for v in manifest.values()} == {"default"}
+    assert not list(tmp_path.glob(".data*"))  # the staging folder is gone
+
+
+def test_offline_each_dataset_is_one_line_naming_its_local_source_and_nothing_is_written(tmp_path, monkeypatch):
+    from murphy_lab import preflight
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "datasets"))
+    monkeypatch.setattr(preflight, "_hub_cache", lambda: tmp_path / "hub")
+    with pytest.raises(Refused) as err:
+        D.main(["--profile", "paper", "--out", str(tmp_path / "data")])
+    assert [p.split(":")[0] for p in err.value.problems] == ["kodcode-1k", "MBPP", "LCB-v6"]
+    for line in err.value.problems:
+        name = line.split(":")[0]
+        assert f"not cached here, and the hub is unreachable (HF_HUB_OFFLINE=1); give a local copy with --source " \
+               f"{name}=PATH" in line  # fmt: skip
+    with pytest.raises(Refused, match="MBPP: --source '/no/such' does not exist"):
+        D.main(["--profile", "paper", "--out", str(tmp_path / "data"), "--only", "MBPP", "--source", "MBPP=/no/such"])
+    with pytest.raises(Refused, match=r"--only: unknown 'mbpp' \(did you mean 'MBPP'\?\)"):
+        D.main(["--profile", "paper", "--out", str(tmp_path / "data"), "--only", "mbpp"])
+    assert not list(tmp_path.iterdir())

@@ -67,3 +67,48 @@ def test_our_verdicts_equal_the_official_harness_logic():
     same, diff, passed = d.compare(programs, timeout=3.0, workers=2)
     assert diff == [], f"{same}/{len(programs)} agree; disagreements: {diff}"
     assert passed < len(programs) - 500  # the mutants are mostly wrong programs: the check can disagree
+
+
+def test_kodcode_style_files_are_drawn_the_same_every_time_and_cover_every_shape():
+    k = _differential().kodcode_style
+    assert k.files(8) == k.files(8)
+    for shape in k.SHAPES:  # each shape renders a file pytest can read, with its topic in every test's name
+        for topic in ("add", "greet"):
+            group = {"kind": "check", "topic": topic, "shape": shape, "rows": [0, 1], "marks": ["xfail", None],
+                     "flag": True, "way": 2}  # fmt: skip
+            text = k.render({"groups": [group], "bugs": []})["test"]
+            compile(text, "test_solution.py", "exec")
+            names = [line.split("def ")[1].split("(")[0] for line in text.splitlines() if "def test_" in line]
+            assert names and all(k.topic_of(n) == topic for n in names), (shape, text)
+
+
+def _program_objects_answer() -> bool:
+    """Whether this executor's program objects answer for themselves (len, ==, str: issue 45, item 2)."""
+    from murphy_lab.executor import execute
+
+    program = "class S:\n    def __len__(self):\n        return 2\n    def __eq__(self, o):\n        return isinstance(o, S)\n"
+    return execute(program, ["assert len(S()) == 2 and S() == S()"]).solved
+
+
+@pytest.mark.slow
+def test_pytest_files_are_scored_per_test_id_as_real_pytest_scores_them():
+    d = _differential()
+    cases = d.kodcode_style.files(60)
+    m, n, diff = d.compare_pytest(cases, workers=2)
+    assert n > 150 and m == len(diff)
+    objects = {t for t, topic in d.kodcode_style.TOPICS.items() if topic.objects}
+    assert [x for x in diff if d.kodcode_style.topic_of(x[1]) not in objects] == []
+    if diff and not _program_objects_answer():  # counted, not hidden: they go when program objects answer
+        pytest.xfail(f"{m} of {n} test ids differ, all on program objects (len, truth, str, ==), which answer nothing here")
+    assert diff == [], f"{m} of {n} test ids scored unlike pytest: {diff}"
+
+
+@pytest.mark.slow
+def test_the_pytest_cost_benchmark_runs_and_prints_its_figures():
+    import subprocess
+    import sys
+
+    script = os.path.join(HERE, "..", "benchmarks", "pytest_cost.py")  # docs/executor.md runs it with --files 200
+    out = subprocess.run([sys.executable, script, "--files", "4", "--repeats", "1", "--workers", "1"],
+                         capture_output=True, text=True, check=True).stdout  # fmt: skip
+    assert "humaneval" in out and "real pytest" in out and "kodcode / humaneval CPU per job (paired)" in out

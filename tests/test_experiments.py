@@ -453,3 +453,66 @@ def _fails_for_grpo(exp, model_dir, bench):  # module level: the worker processe
     if exp.method == "grpo":
         raise ValueError("boom")
     return X.STAND_INS["evaluate_fn"](exp, model_dir, bench)
+
+
+def test_the_committed_toy_runs_keep_their_keys():
+    """Every committed run folder of reproduce/results (toy, toy-full) is still the run_key of an experiment its
+    notebooks plan, at the code version it recorded: a new Experiment field (credit_args) is in the keys only when set."""
+    from murphy_lab.experiments.jobs import notebook_plan
+
+    root = Path(__file__).resolve().parents[1] / "reproduce" / "results"
+    folders = sorted(root.glob("toy*/runs/*/config.json"))
+    assert len(folders) >= 70
+    planned = {}
+    for profile in {p.parts[-4] for p in folders}:
+        for exp in notebook_plan("all", profile):
+            planned[json.dumps(exp.resolved(), sort_keys=True)] = exp
+    for path in folders:
+        cfg = json.loads(path.read_text())
+        version = cfg.pop("code_version")
+        exp = planned.get(json.dumps(cfg, sort_keys=True))
+        assert exp is not None, path
+        assert X.run_key(exp, version) == path.parent.name, path
+
+
+# --- a credit rule's own knobs travel with the experiment ----------------------------------------------------------
+def test_an_experiment_carries_a_credit_rules_knobs_to_its_config_keys_and_label():
+    from murphy_lab.methods import get_method
+
+    plain = X.Experiment("smoke", "tiny", "murphy", credit="gigpo")
+    knob = X.Experiment("smoke", "tiny", "murphy", credit="gigpo", credit_args={"omega": 0.5})
+    assert "credit_args" not in plain.train_config() and knob.train_config()["credit_args"] == {"omega": 0.5}
+    assert X.train_key(plain) != X.train_key(knob) and knob.variant == "gigpo_1.0_omega0.5"
+    assert get_method("murphy").config(knob, "m").credit_args == {"omega": 0.5}
+    assert get_method("murphy").config(plain, "m").credit_args == {}
+    with pytest.raises(ValueError, match=r"credit rule 'gigpo': omega must lie in \[0, 2\], got 3"):
+        X.Experiment("smoke", "tiny", "murphy", credit="gigpo", credit_args={"omega": 3.0})
+    with pytest.raises(ValueError, match="credit rule 'mars' has no knob 'omega'"):
+        X.Experiment("smoke", "tiny", "murphy", credit="mars", credit_args={"omega": 1.0})
+
+
+def test_the_credit_ablation_sweeps_any_knob_a_rule_declares(monkeypatch):
+    """A rule with a knob of its own (registered here, as docs/architecture.md's recipe adds one) is swept by
+    `credit_variants(knobs=...)`: planned, keyed, labelled in the table and paired against MaRS, with no edit to
+    the experiments layer; the default ablation is unchanged (no knob swept unless asked)."""
+    from murphy_lab import credit
+    from murphy_lab.credit import CreditRule, Knob
+    from murphy_lab.experiments import paper, verdicts
+    from murphy_lab.experiments.jobs import notebook_plan
+
+    kappa = Knob("kappa", 1.0, 0.5, 1.0, "κ, the weight of a node's own reward")
+    monkeypatch.setitem(credit.CREDIT_RULES, "dmars", CreditRule("dmars", "discounted MaRS", credit.mars, (kappa,)))
+    default = X.credit_variants("smoke")
+    assert {"credit": "dmars", "gamma": 1.0} in default and not [v for v in default if "credit_args" in v]
+    swept = X.credit_variants("smoke", credits=["mars", "dmars"], knobs={"kappa": [0.5, 0.75]})
+    assert swept == [{"credit": "mars", "gamma": 1.0}, {"credit": "dmars", "gamma": 1.0, "credit_args": {"kappa": 0.5}},
+                     {"credit": "dmars", "gamma": 1.0, "credit_args": {"kappa": 0.75}}]
+    exps = X.plan("smoke", methods=["murphy"], variants=swept)
+    assert [e.variant for e in exps] == ["mars", "dmars_kappa0.5", "dmars_kappa0.75"]
+    assert len({X.train_key(e) for e in exps}) == 3
+    assert paper.credit_name("dmars_kappa0.5") == "discounted MaRS κ=0.5"
+    assert verdicts.credit_pairs(swept) == (("murphy:mars", "murphy:dmars_kappa0.5"),
+                                            ("murphy:mars", "murphy:dmars_kappa0.75"))
+    assert {e.variant for e in notebook_plan("ablation_credit", "smoke", knobs={"kappa": [0.5]})} >= {"dmars_kappa0.5"}
+    with pytest.raises(ValueError, match="no chosen credit rule has a knob 'kapa' \\(did you mean 'kappa'\\?\\)"):
+        X.credit_variants("smoke", knobs={"kapa": [0.5]})

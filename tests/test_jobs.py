@@ -4,6 +4,7 @@ script that runs one run by its key, and the notebook-side collect finding what 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -57,15 +58,32 @@ def test_a_key_naming_several_runs_or_none_is_refused_in_one_line():
 
 
 def test_the_script_is_a_slurm_array_that_activates_the_venv(tmp_path):
-    J.main(["script", "--profile", "smoke", "--out", str(tmp_path / "jobs.sh"), "--venv", str(VENV)])
+    J.main(["script", "--profile", "smoke", "--out", str(tmp_path / "jobs.sh"), "--venv", str(VENV), "--logs",
+            str(tmp_path / "logs")])  # fmt: skip
     text = (tmp_path / "jobs.sh").read_text()
-    n = len(J.notebook_plan("main_table", "smoke"))  # every run its own checkpoint: one task each
+    n = len(J.notebook_plan("main_table", "smoke")) - 1  # every training its own checkpoint: one task each
     assert f"#SBATCH --array=0-{n - 1}" in text and f"source {VENV}/bin/activate" in text
     assert text.count("  # ") >= n and "SLURM_ARRAY_TASK_ID" in text
-    paper = J.main(["script", "--profile", "paper", "--out", str(tmp_path / "paper.sh")])
-    assert (
-        "#SBATCH --gpus-per-node=8" in paper.read_text() and "source .venv/bin/activate" in paper.read_text()
-    )
+    assert "#SBATCH --array=0-0" in (tmp_path / "jobs-eval.sh").read_text()  # the base model's evaluation
+
+
+def test_the_scripts_make_their_log_folder_use_absolute_paths_and_size_each_task(tmp_path, monkeypatch):
+    """SLURM opens --output before the job's first line runs: the folder exists once the script is written. A
+    training task takes a whole 8-GPU node; an evaluation-only task (the base model's) asks for one GPU."""
+    monkeypatch.chdir(tmp_path)
+    paths = J.main(["script", "--profile", "paper", "--notebook", "all", "--out", "jobs/paper.sh", "--repo",
+                    str(tmp_path), "--logs", "jobs/logs"])  # fmt: skip
+    assert paths == [Path("jobs/paper.sh"), Path("jobs/paper-eval.sh")] and (tmp_path / "jobs" / "logs").is_dir()
+    train, evals = (p.read_text() for p in paths)
+    assert "#SBATCH --gpus-per-node=8" in train and "#SBATCH --exclusive" in train
+    assert "#SBATCH --gpus-per-node=1" in evals and "--exclusive" not in evals and "on 1 GPU(s)" in evals
+    for text in (train, evals):
+        assert f"#SBATCH --output={tmp_path}/jobs/logs/" in text and f"source {tmp_path}/.venv/bin/activate" in text
+        assert f"--output-dir {tmp_path}/reproduce/results --cache-dir {tmp_path}/reproduce/cache" in text
+    every = J.notebook_plan("all", "paper")
+    arrays = [int(re.search(r"#SBATCH --array=0-(\d+)", text).group(1)) + 1 for text in (train, evals)]
+    assert sum(arrays) == len(J.job_groups(every))  # 93 tasks: none lost
+    assert evals.count("/base/") == sum(X.run_label(e).split("/")[1] == "base" for e in every)
 
 
 def test_runs_of_one_checkpoint_share_an_array_task():
@@ -81,11 +99,12 @@ def test_runs_of_one_checkpoint_share_an_array_task():
 
 
 def _script_and_index(tmp_path, label, *extra):
+    """The training script and the index of `label`'s task in it."""
     out = ["--output-dir", str(tmp_path / "results"), "--cache-dir", str(tmp_path / "cache")]
     script = J.main(["script", "--profile", "smoke", *out, "--out", str(tmp_path / "jobs.sh"), "--venv", str(VENV),
-                     "--logs", str(tmp_path / "logs"), *extra])  # fmt: skip
+                     "--logs", str(tmp_path / "logs"), *extra])[0]  # fmt: skip
     exps = J.notebook_plan("main_table", "smoke", backend="stand-in" if "stand-in" in extra else "real")
-    return script, [X.run_label(g[0]) for g in J.job_groups(exps)].index(label)
+    return script, [X.run_label(g[0]) for g in J.job_groups(exps) if X.train_key(g[0])].index(label)
 
 
 def _bash(script, index):
@@ -124,12 +143,12 @@ def test_the_array_script_trains_one_smoke_run_by_key_on_cpu_and_the_notebook_co
 
 @pytest.fixture
 def offline(monkeypatch, tmp_path):
-    from murphy_lab import eval_cli
+    from murphy_lab import preflight
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.delenv("MURPHY_LAB_DATA", raising=False)
     monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "datasets"))
-    monkeypatch.setattr(eval_cli, "_hub_cache", lambda: tmp_path / "hub")
+    monkeypatch.setattr(preflight, "_hub_cache", lambda: tmp_path / "hub")
 
 
 def test_check_of_the_paper_plan_prints_one_line_per_problem_and_exits_2(offline, capsys):

@@ -104,7 +104,7 @@ def test_a_recipe_or_override_that_trains_on_other_tasks_is_refused_naming_the_f
 def test_an_unknown_training_set_is_refused_naming_the_known_ones():
     with pytest.raises(ValueError, match="train_data must be one of"):
         X.Experiment("toy", "toy", "grpo", train_data="toy-2")
-    assert set(TRAIN_DATA) == {"smoke", "toy", "kodcode-1k"}
+    assert set(TRAIN_DATA) == {"smoke", "toy", "kodcode-1k", "mbpp-train"}
 
 
 def test_a_sample_matched_override_outside_the_methods_budget_fields_is_refused(monkeypatch):
@@ -124,8 +124,8 @@ def test_the_trainers_methods_train_in_their_modes():
         m = get_method(method)
         cfg = m.config(X.Experiment(method=method, **ebase), "m")
         if method == "reveal":  # its rounds: the chains of its mode, S = rounds (`as_chains`)
+            from murphy_lab.baselines.reveal.config import as_chains
             from murphy_lab.baselines.reveal.method import configs
-            from murphy_lab.baselines.reveal.trainer import as_chains
 
             cfg = as_chains(*configs(X.Experiment(method=method, **ebase), "m"))
         assert {k: getattr(cfg, k) for k in mode(m.mode).fields()} == mode(m.mode).fields()

@@ -269,10 +269,11 @@ def test_run_refuses_a_used_output_dir_without_resume(smoke_run):
 
 def test_cli_reads_the_config_file_and_lets_profile_and_resume_through(tmp_path, monkeypatch):
     from murphy_lab.baselines.mucode import __main__ as cli
+    from murphy_lab.baselines.mucode import pipeline
 
     seen = {}
     monkeypatch.setattr(
-        cli, "run_mucode", lambda cfg, out, resume, progress: seen.update(cfg=cfg, resume=resume)
+        pipeline, "run_mucode", lambda cfg, out, resume, progress: seen.update(cfg=cfg, resume=resume)
     )
     (tmp_path / "c.yaml").write_text("method: mucode\nprofile: toy\nbest_of_n: 3\n")
     cli.main(["--config", str(tmp_path / "c.yaml"), "--output-dir", str(tmp_path / "o"), "--profile", "smoke",

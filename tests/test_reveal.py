@@ -279,7 +279,8 @@ def test_the_shared_reflexion_scaffold_reads_the_generation_answer(executor):
 
 # --- training ----------------------------------------------------------------------------------------------------
 def make_trainer(tmp_path, model_path, executor, **overrides):
-    from murphy_lab.baselines.reveal.trainer import ReVealConfig, ReVealTrainer
+    from murphy_lab.baselines.reveal.config import ReVealConfig
+    from murphy_lab.baselines.reveal.trainer import ReVealTrainer
     from murphy_lab.config import MurphyConfig
     from murphy_lab.smoke import smoke_tasks
 
@@ -321,7 +322,8 @@ def test_a_killed_run_resumed_writes_no_duplicate_metric_lines(tmp_path, tiny_mo
     import json
     import shutil
 
-    from murphy_lab.baselines.reveal.trainer import ReVealConfig, train_reveal
+    from murphy_lab.baselines.reveal.config import ReVealConfig
+    from murphy_lab.baselines.reveal.trainer import train_reveal
     from murphy_lab.config import MurphyConfig
     from murphy_lab.smoke import smoke_tasks
 

@@ -18,7 +18,7 @@ from murphy_lab.tasks import (
     task_source,
 )
 from murphy_lab.tasks.__main__ import main
-from murphy_lab.tasks.convert import doctest_asserts, pytest_cases, split_check
+from murphy_lab.tasks.convert import doctest_asserts, pytest_file_suite, split_check
 from murphy_lab.tasks.humaneval import WRONG_EXAMPLES, bundled_path
 from murphy_lab.tasks.sources import looks_like_path, read_rows
 from murphy_lab.tasks.summary import summarize
@@ -144,33 +144,15 @@ def test_split_check_without_check_function_is_an_error():
         split_check("def test():\n    pass\n", "f")
 
 
-def test_pytest_cases_leave_out_fixtures_parametrize_and_classes():
+def test_pytest_file_suite_is_every_test_id_pytest_collects_with_the_file_whole():
     code = (
-        "import pytest\nfrom solution import f\n\ndef test_a():\n    assert f() == 1\n\n"
+        "import pytest\nfrom solution import (\n    f,\n)\n\ndef test_a():\n    assert f() == 1\n\n"
         "def test_b(capsys):\n    f()\n\n@pytest.mark.parametrize('x', [1])\ndef test_c(x):\n    assert f() == x\n\n"
         "class TestD:\n    def test_d(self):\n        assert f() == 1\n"
     )
-    with pytest.raises(ValueError, match="built-in fixture 'capsys'"):  # refused whole, not run with tests dropped
-        pytest_cases(code)
-    suite = pytest_cases(code.replace("def test_b(capsys):", "def test_b():"))
-    assert suite.cases == ("test_a()", "test_b()", "test_c(x=1)", "_self = TestD()\n_self.test_d()")
-
-
-def test_pytest_cases_remove_multiline_solution_imports():
-    suite = pytest_cases(
-        "from solution import (\n    f,\n    g,\n)\n\ndef test_a():\n    assert f() == g()\n"
-    )
-    assert "solution" not in suite.setup and compile(suite.setup, "<setup>", "exec")
-
-
-def test_pytest_cases_reject_code_without_runnable_tests():
-    with pytest.raises(ValueError, match="no runnable"):
-        pytest_cases("def helper():\n    return 1\n")
-
-
-def test_pytest_cases_reject_unparsable_code():
-    with pytest.raises(ValueError, match="does not parse"):
-        pytest_cases("def test_a(:\n")
+    suite, census = pytest_file_suite(code)  # refusals with their reasons: tests/test_executor_pytest.py
+    assert suite.cases == ("test_a", "test_b", "test_c[1]", "TestD::test_d") and suite.runner == "pytest"
+    assert suite.setup == code and (census.tests, census.parametrized, census.in_classes) == (4, 1, 1)
 
 
 # ---------------------------------------------------------------------------------------------- sources, registry

@@ -528,11 +528,19 @@ def test_kodcode_ineligible_rows_are_skipped_not_selected():
     rows = [
         kod_row("bad1", test="def test_x(:\n    pass"),
         kod_row("bad2", test_info=[]),
-        kod_row("bad3", test="import solution\ndef test_a():\n    assert solution.two_sum([1], 1) is None"),
-        kod_row("bad4", test=KOD_TEST + "\ndef test_capture(capsys):\n    print(two_sum([1, 2], 3))\n"),  # not run half
+        kod_row("bad3", test=KOD_TEST + "\ndef test_more():\n    assert two_sum([1, 2], 3) == [1, 0]\n"),  # reference fails
         kod_row("good"),
     ]
     assert [t.task_id for t in load_kodcode(n=10, source=rows)] == ["kodcode/good"]
+
+
+def test_kodcode_rows_pytest_runs_are_eligible_whatever_they_use():
+    rows = [  # `import solution` and capsys: pytest runs them, and their reference passes them
+        kod_row("mod", test="import solution\ndef test_a():\n    assert solution.two_sum([1], 1) is None"),
+        kod_row("cap", test=KOD_TEST + "\ndef test_capture(capsys):\n    print(two_sum([1, 2], 3))\n"
+                "    assert capsys.readouterr().out == '[0, 1]\\n'\n"),
+    ]  # fmt: skip
+    assert sorted(t.task_id for t in load_kodcode(n=10, source=rows)) == ["kodcode/cap", "kodcode/mod"]
 
 
 def test_kodcode_no_eligible_row_is_an_error():
@@ -540,26 +548,24 @@ def test_kodcode_no_eligible_row_is_an_error():
         load_kodcode(n=3, source=[kod_row("bad", test="x = 1\n")])
 
 
-def test_kodcode_each_test_pytest_would_run_is_one_case():
+def test_kodcode_each_test_pytest_collects_is_one_case():
     task = load_kodcode(n=1, source=[kod_row("q")])[0]
     assert task.hidden_tests.cases == (
-        "test_basic()",
-        "test_alias()",
-        "test_raises()",
-        "test_pairs(nums=[3, 3], target=6, expected=[0, 1])",
-        "test_pairs(nums=[1, 5, 2], target=7, expected=[1, 2])",
-    )  # one case per parameter set
-    assert (
-        "from solution" not in task.hidden_tests.setup and "assert helper() == 1" in task.hidden_tests.setup
-    )
+        "test_basic",
+        "test_alias",
+        "test_raises",
+        "test_pairs[nums0-6-expected0]",
+        "test_pairs[nums1-7-expected1]",
+    )  # one case per parameter set, named as pytest names it
+    assert task.hidden_tests.setup == KOD_TEST and task.hidden_tests.runner == "pytest"
 
 
-def test_kodcode_cases_pass_the_reference_and_fail_a_wrong_program():
-    task = load_kodcode(n=1, source=[kod_row("q")])[0]
-    suite = task.hidden_tests
-    assert all(run_case(task.reference, suite.setup, c) for c in suite.cases)
+def test_kodcode_cases_pass_the_reference_and_fail_a_wrong_program(executor):
+    task = load_kodcode(n=1, source=[kod_row("q")], executor=executor)[0]
+    assert executor.run(task.program(task.reference), task.hidden_tests).solved
     wrong = task.reference.replace("return [seen[target - x], i]", "return [i, seen[target - x]]")
-    assert not run_case(wrong, suite.setup, "test_basic()")
+    res = executor.run(task.program(wrong), task.hidden_tests)
+    assert [o.passed for o in res.outcomes] == [False, True, True, False, False]
 
 
 def test_kodcode_prompt_names_the_function_when_the_question_does_not():

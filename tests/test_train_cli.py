@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 
 import murphy_lab.executor as executor_pkg
+from murphy_lab.cli import Refused
 from murphy_lab.config import MurphyConfig
 from murphy_lab.runfolder import last_checkpoint, recorded_config
-from murphy_lab.train import main, train
+from murphy_lab.train import config_from_args, main, train
 
 
 @pytest.fixture
@@ -87,10 +88,12 @@ TRAIN_FILE = ROOT / "docs" / "examples" / "own_tasks" / "train.jsonl"
 
 
 def own_run_args(out, model, *extra):
-    """A run with --set overrides a bare resume must keep: the model, the task file, max_steps, one task per step."""
-    return ["--profile", "smoke", "--threads", "1", "--output-dir", str(out), "--set", f"model={model}",
-            "tasks=jsonl", f"task_args.path={TRAIN_FILE}", "max_steps=4", "save_steps=2",
-            "per_device_train_batch_size=4", *extra]
+    """A run with --set overrides a bare resume must keep: the model, the task file, max_steps, one task per step
+    (`extra` FIELD=VALUE items replace these; a field is given once)."""
+    sets = dict(item.split("=", 1) for item in (f"model={model}", "tasks=jsonl", f"task_args.path={TRAIN_FILE}",
+                                                "max_steps=4", "save_steps=2", "per_device_train_batch_size=4", *extra))
+    return ["--profile", "smoke", "--threads", "1", "--output-dir", str(out), "--set",
+            *(f"{k}={v}" for k, v in sets.items())]
 
 
 def metrics_of(out):
@@ -169,3 +172,80 @@ def test_tensorboard_logs_go_under_the_run_folders_runs_directory(tmp_path, tiny
     cfg = MurphyConfig.for_profile("smoke", model=tiny_model_path, max_steps=1, save_steps=1, report_to="tensorboard")
     train(cfg, tmp_path / "run", executor=executor)
     assert list((tmp_path / "run" / "runs").glob("*/events.out.tfevents.*"))
+
+
+# --- the command line: every problem at once, before anything heavy loads or anything is written -------------------
+def refused_without_imports(argv: list[str], cwd: Path) -> tuple[list[str], list[str]]:
+    """(the refusal's lines, the heavy modules imported) of `python -m murphy_lab.train ARGV`, in a fresh process."""
+    code = ("import sys\nfrom murphy_lab import cli, train\ntry:\n    train.main(sys.argv[1:])\nexcept cli.Refused as e:\n"
+            "    print('\\n'.join(e.problems))\nprint('IMPORTED', [m for m in ('torch', 'trl', 'transformers') if m in "
+            "sys.modules])\n")  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", code, *argv], cwd=cwd, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    *lines, imported = done.stdout.strip().splitlines()
+    return lines, eval(imported.removeprefix("IMPORTED "))
+
+
+def test_every_problem_of_the_command_line_is_one_line_before_any_heavy_import(tmp_path):
+    """A profile typo, a wrong type, an unknown field and a field given twice: all listed, in ~1 s, before torch or
+    TRL is imported (a profile typo cost ~18 s of imports before), and nothing is written."""
+    lines, imported = refused_without_imports(
+        ["--profile", "smok", "--output-dir", "runs/x", "--set", "max_steps=1.5", "g3=1", "--set", "g2=2",
+         "--set", "g2=4"], tmp_path)  # fmt: skip
+    assert lines == ["--set g2 is given twice ('2', then '4'); give it once", "max_steps: must be an integer, got 1.5",
+                     "--set g3: unknown field 'g3'",
+                     "--profile: unknown 'smok' (did you mean 'smoke'?); known: smoke | toy | toy-full | paper"]
+    assert imported == [] and not list(tmp_path.iterdir())
+
+
+def test_a_repeated_set_list_is_merged_not_replaced(capsys):
+    """`--set model=./nosuch --set g2=2` checks both items (the last list alone used to win, silently: "ok")."""
+    with pytest.raises(SystemExit) as err:
+        main(["--check", "--profile", "smoke", "--set", "model=./nosuch", "--set", "g2=4"])
+    assert err.value.code == 2 and "model: './nosuch' is a local path that does not exist" in capsys.readouterr().out
+    cfg = config_from_args(None, "smoke", ["g2=3", "model=m", "g1=6"])
+    assert (cfg.g2, cfg.model, cfg.g1) == (3, "m", 6)
+
+
+def test_a_wrong_type_is_refused_before_loading_and_a_resume_does_not_repeat_it(tmp_path, tiny_model_path):
+    out = tmp_path / "run"
+    lines, imported = refused_without_imports(["--profile", "smoke", "--output-dir", str(out), "--set",
+                                               f"model={tiny_model_path}", "max_steps=1.5"], tmp_path)  # fmt: skip
+    assert lines == ["max_steps: must be an integer, got 1.5"] and imported == [] and not out.exists()
+    main(own_run_args(out, tiny_model_path, "max_steps=1", "save_steps=1"))
+    lines, imported = refused_without_imports(["--output-dir", str(out), "--resume", "--set", "max_steps=1.5"], tmp_path)
+    assert lines == ["max_steps: must be an integer, got 1.5"] and imported == []
+    with pytest.raises(ValueError, match="max_steps: must be an integer, got 2.5"):  # a YAML file's value too
+        MurphyConfig.for_profile("smoke", max_steps=2.5).validate()
+
+
+@pytest.mark.parametrize("folder", ["missing", "empty"])
+def test_a_bare_resume_of_a_folder_that_records_no_run_is_refused_in_one_line(tmp_path, folder):
+    """A typo in --output-dir, or the empty folder a refused run left: refused, never the smoke default trained."""
+    out = tmp_path / folder
+    if folder == "empty":
+        out.mkdir()
+    with pytest.raises(Refused) as err:
+        main(["--output-dir", str(out), "--resume"])
+    assert err.value.problems == [f"--resume: {str(out)!r} records no run (no config.yaml); check the folder, or start "
+                                  "a run there without --resume"]  # fmt: skip
+    assert sorted(p.name for p in tmp_path.iterdir()) == (["empty"] if folder == "empty" else [])
+    assert not out.exists() or not list(out.iterdir())
+
+
+def test_a_refused_task_file_leaves_no_run_folder(tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"task_id": "a", "prompt": "x"}\n')
+    with pytest.raises(ValueError, match="field 'tests'"):
+        main(["--profile", "smoke", "--output-dir", str(tmp_path / "run"), "--set", "tasks=jsonl",
+              f"task_args.path={bad}"])  # fmt: skip
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_baseline_recipe_is_refused_naming_its_own_entry_point(capsys):
+    for name, entry in (("mucode", "murphy_lab.baselines.mucode"), ("reveal", "murphy_lab.baselines.reveal")):
+        recipe = f"reproduce/configs/qwen3-1.7b/{name}.yaml"
+        with pytest.raises(Refused, match=f"is a recipe of {entry}: check or train it there") as err:
+            main(["--check", "--config", str(ROOT / recipe), "--gpus", "8"])
+        assert "unknown" not in str(err.value)

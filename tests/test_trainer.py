@@ -279,7 +279,7 @@ def test_lora_fields_are_checked_before_anything_loads():
         MurphyConfig.for_profile("smoke", use_peft=True, lora_r=0).validate()
     with pytest.raises(ValueError, match=r"lora_dropout: must lie in \[0, 1\)"):
         MurphyConfig.for_profile("smoke", lora_dropout=1.0).validate()
-    with pytest.raises(ValueError, match="lora_target_modules: must be null, a string or a list"):
+    with pytest.raises(ValueError, match="lora_target_modules: must be a list or a string or null"):
         MurphyConfig.for_profile("smoke", lora_target_modules=3).validate()
     assert MurphyConfig.for_profile("smoke").peft_config() is None
 

@@ -90,3 +90,56 @@ def test_the_eval_table_figure_has_a_line_per_difficulty_with_its_points(tmp_pat
     ax = fig.axes[0]
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["all (5 tasks)", "easy (3 tasks)"]
     assert [list(c.lines[0].get_ydata()) for c in ax.containers] == [[41.0, 43.0], [61.0, 63.0]]  # errorbars
+
+
+# --- budget curves: one seed with each evaluation's standard error ------------------------------------------------
+
+
+def _one_seed_points(se: bool):
+    import pandas as pd
+
+    rows = [dict(method="base", step=0, sampled=0, **{"pass@1": 78.5}, seed=0, final=True)]
+    for method, ys in (("grpo", (80.5, 81.5)), ("murphy", (84.0, 90.5))):
+        rows += [dict(method=method, step=s, sampled=n, **{"pass@1": y}, seed=0, final=s == 40)
+                 for s, n, y in zip((20, 40), (600, 1200), ys)]  # fmt: skip
+    points = pd.DataFrame(rows)
+    return points.assign(se=(points["pass@1"] * (100 - points["pass@1"]) / 200) ** 0.5) if se else points
+
+
+def test_one_seeds_budget_curves_draw_each_points_standard_error_as_a_bar():
+    from matplotlib.container import ErrorbarContainer
+
+    from murphy_lab.viz import plot_budget_curves
+
+    fig = plot_budget_curves(_one_seed_points(se=True))
+    bars = [c for c in fig.axes[0].containers if isinstance(c, ErrorbarContainer)]
+    assert len(bars) == 2  # one per trained method, base point included in each
+    segments = bars[1].lines[2][0].get_segments()  # murphy: base, step 20, step 40
+    assert len(segments) == 3 and abs((segments[2][1][1] - segments[2][0][1]) / 2 - (90.5 * 9.5 / 200) ** 0.5) < 1e-9
+    assert "standard error" in fig.axes[0].get_title()
+
+
+def test_budget_curves_without_standard_errors_keep_the_std_band_and_say_so():
+    from matplotlib.container import ErrorbarContainer
+
+    from murphy_lab.viz import plot_budget_curves
+
+    fig = plot_budget_curves(_one_seed_points(se=False))
+    assert not [c for c in fig.axes[0].containers if isinstance(c, ErrorbarContainer)]
+    assert "± std over 1 seed(s)" in fig.axes[0].get_title()
+
+
+# --- live generation -----------------------------------------------------------------------------------------------
+
+
+def test_stream_tokens_prints_what_the_policy_samples_and_restores_generate(tiny_model_path, capsys):
+    from murphy_lab.policy import TransformersPolicy
+    from murphy_lab.viz.live import stream_tokens
+
+    policy = TransformersPolicy(tiny_model_path, max_new_tokens=12, temperature=0.0)
+    quiet = policy.sample(["def f(x):"], n=1)[0][0]
+    with stream_tokens(policy):
+        streamed = policy.sample(["def f(x):"], n=1)[0][0]
+    printed = capsys.readouterr().out
+    assert streamed == quiet and quiet.strip() and quiet.strip() in printed
+    assert "generate" not in vars(policy.model)  # the model's own method again

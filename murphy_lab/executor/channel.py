@@ -66,6 +66,7 @@ class Channel:
         self.decoding = False  # a reply is being decoded: stand-ins compare by identity, nothing is requested
         self.decoder = wire.Decoder(objects=self._object)
         self.decoder.channel = self  # a program exception's other attributes are asked here (`wire_decode`)
+        self.printed = False  # after `capture`: what the program prints comes back before each reply
 
     # --- stand-ins --------------------------------------------------------------------------------------------
     def stand_in(self, described, base: type) -> type:
@@ -188,6 +189,12 @@ class Channel:
     def op(self, target, op: str, args: tuple):
         return self.request(b"O", (target, op, args))[0]
 
+    def capture(self) -> None:
+        """From now on what the program writes to its sys.stdout and sys.stderr comes back before each reply and
+        is written to ours, where it printed it (a pytest test's ``capsys`` reads it; `pytest_run.py`)."""
+        self.request(b"P", None)
+        self.printed = True
+
     def fail(self, detail: str, status: str = "error"):
         self.fault = wire.Fault(status, detail[:MAX_DETAIL])
         raise self.fault
@@ -207,6 +214,10 @@ class Channel:
         try:
             wire.send(self.fd, kind, payload)
             reply, data = self.reader.message()
+            while reply == b"P" and self.printed:  # what the program printed while serving this request
+                printed = _printed(self.decoder.decode(data))
+                sys.stdout.write(printed[0]), sys.stderr.write(printed[1])
+                reply, data = self.reader.message()
             self.decoding = True
             got = self.decoder.decode(data)
         except wire.Fault as f:  # the program process ended, or the timer struck (it set our fault)
@@ -228,6 +239,12 @@ class Channel:
         if isinstance(got, MemoryError):
             self.fail("the program raised MemoryError", "memory")
         raise got
+
+
+def _printed(text) -> tuple:
+    if not (type(text) is tuple and len(text) == 2 and all(type(t) is str for t in text)):
+        raise wire.Refused("printed text that is not (stdout, stderr)")
+    return text
 
 
 def reply_fits(kind: bytes, request, reply: bytes, got, kept=()) -> str:

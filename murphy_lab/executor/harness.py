@@ -153,6 +153,8 @@ def run_cases(channel, report, job) -> None:
         return say("error", format_exception(e), LOADING)
     if getattr(job, "loaded", None) is not None:
         job.loaded()  # a suite's `load_timeout`: the first case's limit starts after loading
+    if getattr(job, "pytest", None) is not None:  # a pytest file: pytest itself runs it (pytest_run.py)
+        return job.pytest.run(channel, channel_module.SolutionModule, report, job, LOADING)
     base = {name: importlib.import_module(name) for name in job.modules}
     base.update((name, own_module(value)) for name, value in values.items())
     sys.modules[channel_module.PROGRAM_MODULE] = channel_module.SolutionModule(channel)

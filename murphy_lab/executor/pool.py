@@ -34,7 +34,8 @@ WATCHDOG_EXIT = (
     1  # a worker's exit status when its watchdog ended it (faulthandler's `_exit(1)`; timer.WATCHDOG_S)
 )
 PIPELINE = 2  # jobs queued at each worker, so it never waits for the parent between jobs
-JOB_FIELDS = ("program", "prelude", "setup", "cases", "timeout", "entry_points", "compare", "load_timeout")
+JOB_FIELDS = ("program", "prelude", "setup", "cases", "timeout", "entry_points", "compare", "load_timeout",
+              "runner")  # fmt: skip
 SEVERITY = ("syntax", "too_large", "timeout", "memory", "crashed", "output", "exit", "error", "failed")  # job status
 
 
@@ -426,6 +427,7 @@ def _prepare(i: int, job, timeout: float) -> dict:
         "entry_points": list(suite.entry_points),
         "compare": suite.compare,
         "load_timeout": suite.load_timeout,
+        "runner": suite.runner,
     }
 
 

@@ -13,7 +13,9 @@ from __future__ import annotations
 import atexit
 import builtins
 import copy
+import errno
 import gc
+import io
 import linecache
 import operator
 import os
@@ -133,6 +135,7 @@ class ProgramSide:
         self.types: dict[type, tuple] = {}  # a type -> its description (`describe`)
         self.reader = wire.Reader(fd)
         self.decoder = wire.Decoder(home=self.objects.__getitem__, untrusted=False)
+        self.printed: _Printed | None = None  # after a ``P`` request: what the program prints, sent back
 
     def serve(self) -> None:
         while True:
@@ -146,6 +149,8 @@ class ProgramSide:
                 if _isinstance(e, MemoryError):
                     _room()
                 reply = b"E", self.error(e)
+            if self.printed is not None:  # what this request printed goes first (a pytest test's capsys)
+                self.printed.send(self.fd)
             wire.send(self.fd, *reply)
 
     def perform(self, kind: bytes, req) -> tuple:
@@ -171,6 +176,9 @@ class ProgramSide:
         if kind == b"O":
             target, op, args = req
             return _OPS[op](target, *args), None
+        if kind == b"P" and self.printed is None:  # from now on sys.stdout and sys.stderr come back (pytest)
+            self.printed = _Printed()
+            return None, None
         raise TypeError(f"not a request: {kind!r}")
 
     def encode(self, value) -> bytes:
@@ -267,6 +275,37 @@ def describe_type(t: type) -> tuple:
 _COMMON_TYPES = (types.FunctionType, types.MethodType, types.BuiltinFunctionType, type, types.GeneratorType, map,
                  filter, zip, enumerate, reversed)  # fmt: skip
 _DESCRIBED: dict[type, tuple] = {}
+
+
+class _Printed:
+    """The program's sys.stdout and sys.stderr after a ``P`` request, as pytest's capture makes them (UTF-8 text
+    over bytes, so ``.buffer`` works); what each request printed is sent before its reply as ``P`` (out, err), at
+    most `LIMIT` bytes a request (a write beyond it is an `OSError` of the program's)."""
+
+    LIMIT = 8 << 20
+
+    def __init__(self):
+        self.streams = _Capped(self), _Capped(self)
+        sys.stdout, sys.stderr = (io.TextIOWrapper(b, "utf-8", newline="", write_through=True) for b in self.streams)
+
+    def send(self, fd: int) -> None:
+        if any(b.tell() for b in self.streams):
+            text = tuple(b.getvalue().decode("utf-8", "replace") for b in self.streams)
+            for b in self.streams:
+                b.seek(0)
+                b.truncate()
+            wire.send(fd, b"P", wire.encode(text))
+
+
+class _Capped(io.BytesIO):
+    def __init__(self, printed: _Printed):
+        super().__init__()
+        self.printed = printed
+
+    def write(self, data) -> int:
+        if sum(b.tell() for b in self.printed.streams) + len(data) > _Printed.LIMIT:
+            raise OSError(errno.EFBIG, f"more than {_Printed.LIMIT:,} bytes of output in one call")
+        return super().write(data)
 
 
 def warm_up(rounds: int = 200) -> None:

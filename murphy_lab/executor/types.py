@@ -19,6 +19,7 @@ Test = str | IOTest
 
 
 COMPARE_MODES = ("default", "livecodebench")
+RUNNERS = ("default", "pytest")  # who runs the cases: the harness (each case a statement) or pytest itself
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,8 @@ class TestSuite:
     )
     load_timeout: float | None = None  # seconds for loading the program, timed on their own before the first
     # test's limit starts (lcb_runner's `compile_code` alarm); None: loading counts towards the first test
+    runner: str = "default"  # "pytest": `setup` is a pytest test file and each case one of its test ids, run by
+    # pytest itself in the test worker (`executor/pytest_run.py`; `tasks.convert.pytest_file_suite` makes them)
 
     def __post_init__(self) -> None:
         for k, case in enumerate(self.cases):
@@ -60,6 +63,10 @@ class TestSuite:
             )
         if self.compare not in COMPARE_MODES:
             raise ValueError(f"compare must be one of {COMPARE_MODES}, got {self.compare!r}")
+        if self.runner not in RUNNERS:
+            raise ValueError(f"runner must be one of {RUNNERS}, got {self.runner!r}")
+        if self.runner == "pytest" and not all(isinstance(c, str) for c in self.cases):
+            raise ValueError("a pytest suite's cases are test ids (str), not IOTest")
 
     @classmethod
     def of(cls, tests: TestSuite | Sequence[Test]) -> TestSuite:

@@ -1,20 +1,18 @@
 """The test worker: holds the tests, runs them (`harness.py`), and writes the outcomes.
 
 Started by `pool.Executor` as ``python -I worker.py '<config json>' <socket fd>``; speaks length-prefixed JSON
-with the pool on the pipes it was started with (one job in, one list of outcomes out; moved above fd 2, so test
-code meets /dev/null there) and drives its program server (`server.py`) over the socket. This process never
-executes program code: the program runs in a program process of the server, which never receives a test or an
-expected value.
+with the pool on the pipes it was started with (moved above fd 2, so test code meets /dev/null there) and drives
+its program server (`server.py`) over the socket. This process never executes program code: the program runs in a
+program process of the server, which never receives a test or an expected value.
 
-A job: the worker checks sizes, compiles the prelude and the tests (cached: they repeat across samples; the
-program is compiled by its program process, after the prelude, on the clock of the first test: `protocol.py`),
-and computes which names the tests take from the program (`testcode.program_names`, cached). Test code runs in the
-job folder, the program's working directory too (docs/executor.md, "One job folder"). Its assert tests: a socketpair is the channel; one end goes to the
-server, which forks a program process that loads the program and serves it there; the test code runs here, in a
-harness made fresh for the job, against the other end (`harness.run_cases`), each case within the wall-clock
-timeout of the previous verdict (`timer.Timer`); then the server kills and sweeps the program process and reports its
-wait status. One IO test: the server runs the program as a script on the input and returns how it ended and its
-stdout and stderr; the worker compares stdout (exit status 0), on its timer, or reports the error.
+A job: the worker checks sizes, compiles the prelude, the tests (cached) and a small program on the first case's
+clock (`protocol.py`), and computes which names the tests take from the program (`testcode.program_names`,
+cached). Its assert tests: a socketpair is the channel; one end goes to the server, which forks a program process
+that loads the program and serves it there; the test code runs here, in the job folder, in a harness made fresh
+for the job, against the other end (`harness.run_cases`), each case within the wall-clock timeout of the previous
+verdict (`timer.Timer`); then the server kills and sweeps the program process and reports its wait status. One IO
+test: the server runs the program as a script on the input and returns how it ended and its stdout and stderr;
+the worker compares stdout (exit status 0), on its timer, or reports the error.
 
 A job that cannot be run (invalid text, too large, a fault of ours) gets its own outcomes; the worker goes on. A
 worker past ``max_worker_mb`` (or whose server died) answers its job, then asks to be replaced (``{"retire": ...}``).
@@ -97,6 +95,19 @@ harness = fresh_harness()  # for its constants (`LOADING`); each job runs in a h
 PROGRAM_MODULE = harness.channel_module.PROGRAM_MODULE
 
 
+@functools.cache
+def _pytest_run():
+    """The pytest runner (`pytest_run.py`, which imports pytest), loaded at the first pytest job; its folder (the
+    test file, rootdir, ini) made in `PRIVATE_DIR`: in the job folder the program would read the test."""
+    runner = _load("_murphy_pytest_run", "pytest_run.py", wire=wire, scope=_scope)
+    shared, tempfile.tempdir = tempfile.tempdir, PRIVATE_DIR
+    try:
+        runner._folder()  # made once, kept by the runner
+    finally:
+        tempfile.tempdir = shared
+    return runner
+
+
 class ServerLost(Exception):
     """The program server died (e.g. a program killed its parent)."""
 
@@ -174,6 +185,9 @@ class Worker:
             if error:
                 return [{"status": "error", "detail": f"the task's prelude does not compile: {error}"}] * n
         code = self.compile_program(job) if len(job["program"]) <= protocol.WORKER_COMPILES else None
+        if job.get("runner") == "pytest":  # pytest reads the file and its test ids itself (pytest_run.py)
+            _pytest_run()  # imported once, outside any case's clock
+            return None, [None] * n, protocol.pack(prelude, job["program"], code)
         setup = job["setup"]
         try:
             setup_code = compile_test(setup, testcode.SETUP_FILE) if setup.strip() else None
@@ -259,7 +273,8 @@ class Worker:
             theirs.close()
         verdicts: list[dict] = []
         channel = runner.channel_module.Channel(mine.fileno())
-        wanted, modules = testcode.program_names(
+        pytest_run = _pytest_run() if job.get("runner") == "pytest" else None
+        wanted, modules = ((), ()) if pytest_run else testcode.program_names(
             (job["setup"], *(src for _, src in cases)), tuple(job["entry_points"]), _scope, _called
         )
         load = job.get("load_timeout")
@@ -270,7 +285,7 @@ class Worker:
 
         plan = types.SimpleNamespace(
             setup=job["setup"], setup_code=setup_code, cases=cases, wanted=wanted, modules=modules,
-            compare=job["compare"], loaded=loaded if load else None,
+            compare=job["compare"], loaded=loaded if load else None, pytest=pytest_run,
         )  # fmt: skip
 
         def report(status: str, detail: str, assertion: str) -> None:
@@ -363,10 +378,7 @@ class Worker:
             self.grew = True
 
     def shutdown(self) -> None:
-        try:
-            self.sock.close()
-        except OSError:
-            pass
+        self.sock.close()  # at exit (an error here would change nothing)
 
 
 def _too_large(job: dict, cfg: dict) -> str:

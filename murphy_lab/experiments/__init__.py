@@ -27,9 +27,9 @@ Profiles (the defaults of every field) are `murphy_lab.profiles` (`get_profile`,
 training configs, recipes and prompt format are `murphy_lab.methods`. This package imports no baseline.
 """
 
-from murphy_lab.experiments.checkpoints import check_model_paths, given_checkpoint, run_label
-from murphy_lab.experiments.dispatch import default_base_model, default_evaluate, default_train
-from murphy_lab.experiments.plan import (
+import importlib
+
+from murphy_lab.experiments.plan import (  # at once: `plan` names this function, never the submodule of that name
     PRUNINGS,
     Experiment,
     code_version,
@@ -41,30 +41,27 @@ from murphy_lab.experiments.plan import (
     run_key,
     train_key,
 )
-from murphy_lab.experiments.session import Session, setup
-from murphy_lab.experiments.standins import (
-    STAND_INS,
-    backend_functions,
-    stand_in_base_model,
-    stand_in_evaluate,
-    stand_in_train,
-)
-from murphy_lab.experiments.store import (
-    EVAL_COLUMNS,
-    BaseModelFn,
-    EvaluateFn,
-    RunResult,
-    TrainFn,
-    collect,
-    default_cache_dir,
-    load_run,
-    metrics_frame,
-    results_frame,
-    run_all,
-    run_experiment,
-    run_or_collect,
-)
-from murphy_lab.experiments.verdicts import budget_curves, budget_table, paired_verdicts
+
+_LAZY = {  # name -> the submodule that defines it, imported on first use (pandas, torch: not for a command's --help)
+    **dict.fromkeys(("check_model_paths", "given_checkpoint", "run_label"), "checkpoints"),
+    **dict.fromkeys(("default_base_model", "default_evaluate", "default_train"), "dispatch"),
+    **dict.fromkeys(("Session", "setup"), "session"),
+    **dict.fromkeys(("STAND_INS", "backend_functions", "stand_in_base_model", "stand_in_evaluate", "stand_in_train"),
+                    "standins"),
+    **dict.fromkeys(("EVAL_COLUMNS", "BaseModelFn", "EvaluateFn", "RunResult", "TrainFn", "collect",
+                     "default_cache_dir", "load_run", "metrics_frame", "results_frame", "run_all", "run_experiment",
+                     "run_or_collect"), "store"),
+    **dict.fromkeys(("budget_curves", "budget_table", "paired_verdicts"), "verdicts"),
+}  # fmt: skip
+
+
+def __getattr__(name: str):
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "EVAL_COLUMNS", "PRUNINGS", "STAND_INS", "BaseModelFn", "EvaluateFn", "Experiment", "RunResult", "Session",

@@ -130,6 +130,18 @@ def check_profile(profile: str | Profile, benchmarks: Sequence[str] | None = Non
     return check(train, evals, profile.name, profile.train_data)
 
 
+def decontaminated(parts: Sequence[Sequence], against: Sequence[Sequence]) -> list[Task]:
+    """A training set without the tasks that repeat an evaluation task: the tasks of `parts` (each a task source and
+    its loader arguments, `[source, {args}]`, concatenated in order) minus every task that `check` pairs with a task
+    of `against` (the held-out sets, given the same way). A task source itself ("module:function" path), so a
+    profile's `TRAIN_DATA` entry names it (the real-cpu profile: MBPP's train, validation and prompt splits against
+    sanitized MBPP's test split and HumanEval)."""
+    train = [t for source, args in parts for t in load_tasks(source, **dict(args))]
+    held_out = {f"{source} {i}": load_tasks(source, **dict(args)) for i, (source, args) in enumerate(against)}
+    dropped = {p["train_id"] for p in check(train, held_out).pairs}
+    return [t for t in train if t.task_id not in dropped]
+
+
 def write_report(report: ContaminationReport, out_dir: str | Path) -> list[Path]:
     """``contamination.md`` and ``contamination.json`` in `out_dir` (the profile's results folder)."""
     out = Path(out_dir)

@@ -17,6 +17,11 @@ loader from the written files, and recorded in `<out>/manifest.json`:
     livecodebench/test*.jsonl        the release's files (load_livecodebench(version_tag, source=<out>/livecodebench))
     manifest.json                    per dataset: loader, arguments, source read, files with rows and SHA-256, tasks
 
+Every dataset's source is checked before anything is written (a `--source` that is not there; a hub dataset that
+is not cached on an offline node, which names `--source NAME=PATH`): one line each, exit status 2, no folder made.
+Each dataset is written into a staging folder beside `--out` and moved into place once it reads back, so a
+failure leaves no half-written dataset.
+
 With MURPHY_LAB_DATA pointing at that folder, every method's training config reads its training set from it
 (`methods.recipes.local_source`) and the experiments' evaluation reads the benchmarks from it
 (`dispatch.benchmark_tasks_for`); `python -m murphy_lab.train --check` names this command where a hub dataset is
@@ -25,7 +30,6 @@ out of reach.
 
 from __future__ import annotations
 
-import argparse
 import gzip
 import json
 import shutil
@@ -35,9 +39,12 @@ from typing import Any
 from murphy_lab import cli
 from murphy_lab.methods.recipes import DATA_ENV, MANIFEST
 from murphy_lab.policy.packaged import sha256  # a file's SHA-256, read in blocks: one home
-from murphy_lab.profiles import TRAIN_DATA, Profile, get_profile
+from murphy_lab.preflight import HUB_DATASETS, dataset_problem
+from murphy_lab.profiles import PROFILES, TRAIN_DATA, Profile, get_profile
 from murphy_lab.tasks import load_tasks
 from murphy_lab.tasks.humaneval import bundled_path
+from murphy_lab.tasks.kodcode import HUB_ID as KODCODE
+from murphy_lab.tasks.kodcode import last_selection
 from murphy_lab.tasks.livecodebench import VERSION_FILES
 from murphy_lab.tasks.mbpp import SPLITS, VARIANTS
 from murphy_lab.tasks.registry import GENERATED, canonical
@@ -79,6 +86,7 @@ def _count_rows(path: Path) -> int:
 
 def _kodcode(out: Path, args: dict, source: Any) -> tuple[str, dict]:
     """The rows of the tasks the selection rule picks (n of them); the same rule picks them again from the file."""
+    source = source or KODCODE  # the loader's default: the hub dataset
     tasks = load_tasks("kodcode", **args, source=source)
     chosen = {t.metadata["question_id"] for t in tasks}
     rows = [r for r in read_rows(source, split=args.get("split", "train")) if r.get("question_id") in chosen]
@@ -120,67 +128,85 @@ def _livecodebench(out: Path, args: dict, source: Any) -> tuple[str, dict]:
 WRITERS = {"kodcode": _kodcode, "humaneval": _humaneval, "mbpp": _mbpp, "livecodebench": _livecodebench}
 
 
+def source_problems(datasets: dict[str, tuple[str, dict]], sources: dict[str, str]) -> list[str]:
+    """One line per dataset whose source cannot be read from here, before anything is written: a `--source` that is
+    not there, or a loader's default hub dataset that is not cached while the hub is unreachable."""
+    problems = []
+    for name, (loader, _) in datasets.items():
+        if name in sources:
+            if not Path(sources[name]).expanduser().exists():
+                problems.append(f"{name}: --source {sources[name]!r} does not exist")
+        elif loader in HUB_DATASETS:
+            why = dataset_problem(HUB_DATASETS[loader])
+            if why:
+                problems.append(f"{name}: {why}; give a local copy with --source {name}=PATH")
+    return problems
+
+
 def write_data(
     out: str | Path, datasets: dict[str, tuple[str, dict]], sources: dict[str, str] | None = None
 ) -> dict:
     """Write each dataset (name -> (loader, arguments)) under `out`, read it back through its loader from the
     written files, and write `out/manifest.json`; returns the manifest. `sources`: name -> the source to read
-    instead of the loader's default (a local copy of the hub dataset)."""
+    instead of the loader's default (a local copy of the hub dataset). Every source is checked first (`cli.Refused`
+    lists the problems; nothing is written), and each dataset is staged beside `out` and moved in once it reads back."""
     out, sources = Path(out), dict(sources or {})
     unknown = sorted(set(sources) - set(datasets))
-    if unknown:
-        raise ValueError(f"--source names no dataset of the plan: {unknown} (the plan's: {sorted(datasets)})")
+    cli.refuse([f"--source names no dataset of the plan: {unknown} (the plan's: {sorted(datasets)})"] if unknown else [])
+    for name, (loader, _) in datasets.items():
+        if loader not in WRITERS:
+            raise ValueError(f"dataset {name!r}: no data step for loader {loader!r} (known: {sorted(WRITERS)})")
+    cli.refuse(source_problems(datasets, sources))
     manifest = {"datasets": {}}
     if (out / MANIFEST).is_file():  # a second plan's data step adds to the first's
         manifest = json.loads((out / MANIFEST).read_text())
-    for name, (loader, args) in datasets.items():
-        if loader not in WRITERS:
-            raise ValueError(
-                f"dataset {name!r}: no data step for loader {loader!r} (known: {sorted(WRITERS)})"
-            )
-        folder, local = WRITERS[loader](out, args, sources.get(name))
-        files = sorted(p for p in (out / folder).rglob("*") if p.is_file())
-        resolved = {k: str(out / v) for k, v in local.items()}
-        tasks = load_tasks(loader, **args, **resolved)  # read back from the written files, as a node will
-        manifest["datasets"][name] = {
-            "loader": loader, "args": args, "local": local, "read_from": str(sources.get(name, "default")),
-            "tasks": len(tasks),
-            "files": {str(p.relative_to(out)): {"rows": _count_rows(p), "sha256": sha256(p)} for p in files},
-        }  # fmt: skip
-        print(f"{name}: {len(tasks)} tasks in {', '.join(str(p.relative_to(out)) for p in files)}")
+    stage = out.parent / f".{out.name}.partial"
+    shutil.rmtree(stage, ignore_errors=True)
+    try:
+        for name, (loader, args) in datasets.items():
+            folder, local = WRITERS[loader](stage, args, sources.get(name))
+            selection = last_selection() if loader == "kodcode" else None  # its rows skipped by reason, before the read-back
+            files = sorted(p for p in (stage / folder).rglob("*") if p.is_file())
+            resolved = {k: str(stage / v) for k, v in local.items()}
+            tasks = load_tasks(loader, **args, **resolved)  # read back from the written files, as a node will
+            manifest["datasets"][name] = {
+                "loader": loader, "args": args, "local": local, "read_from": str(sources.get(name, "default")),
+                "tasks": len(tasks),
+                "files": {str(p.relative_to(stage)): {"rows": _count_rows(p), "sha256": sha256(p)} for p in files},
+                **({"selection": selection} if selection else {}),
+            }  # fmt: skip
+            out.mkdir(parents=True, exist_ok=True)
+            shutil.rmtree(out / folder, ignore_errors=True)
+            (stage / folder).rename(out / folder)
+            print(f"{name}: {len(tasks)} tasks in {', '.join(str(p.relative_to(stage)) for p in files)}")
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+    out.mkdir(parents=True, exist_ok=True)
     (out / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
     return manifest
 
 
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m murphy_lab.experiments.data", description=__doc__.split("\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+def parser() -> cli.Parser:
+    p = cli.Parser("python -m murphy_lab.experiments.data", __doc__)
     p.add_argument("--profile", default="paper", help="the plan whose datasets are written (default: paper)")
-    p.add_argument(
-        "--out", default="data", help="the folder (default: data); then export MURPHY_LAB_DATA=<it>"
-    )
-    p.add_argument("--source", nargs="*", default=[], metavar="NAME=PATH",
+    p.add_argument("--out", default="data", help="the folder (default: data); then export MURPHY_LAB_DATA=<it>")
+    p.add_argument("--source", nargs="+", action="extend", default=[], metavar="NAME=PATH",
                    help="read a dataset from a local copy instead of the hub (e.g. MBPP=/data/mbpp)")  # fmt: skip
-    p.add_argument("--only", nargs="*", help="write only these datasets of the plan (e.g. HumanEval MBPP)")
+    p.add_argument("--only", nargs="+", action="extend", help="write only these datasets of the plan (e.g. MBPP)")
     return p
 
 
 def main(argv: list[str] | None = None) -> dict:
-    a = parser().parse_args(argv)
+    a = parser().parse(argv)
+    line = cli.choice(a.profile, PROFILES, "--profile")
+    cli.refuse([line])
     datasets = plan_datasets(a.profile)
+    sources, problems = cli.pairs(a.source, "--source")
+    problems += [cli.choice(name, datasets, "--source") for name in sources]
+    problems += [cli.choice(name, datasets, "--only") for name in a.only or ()]
+    cli.refuse(problems)
     if a.only:
-        missing = sorted(set(a.only) - set(datasets))
-        if missing:
-            raise ValueError(
-                f"--only: {missing} are not datasets of the {a.profile} plan ({sorted(datasets)})"
-            )
         datasets = {k: v for k, v in datasets.items() if k in a.only}
-    sources = {}
-    for item in a.source:
-        if "=" not in item:
-            raise ValueError(f"--source expects NAME=PATH, got {item!r}")
-        name, path = item.split("=", 1)
-        sources[name] = path
     manifest = write_data(a.out, datasets, sources)
     print(f"wrote {Path(a.out) / MANIFEST}; on every node: export {DATA_ENV}={Path(a.out).resolve()}")
     return manifest

@@ -29,9 +29,6 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-import torch
-import yaml
-
 from murphy_lab import cli
 from murphy_lab.config import MurphyConfig
 from murphy_lab.experiments.checkpoints import check_model_paths, run_label
@@ -41,30 +38,33 @@ from murphy_lab.experiments.plan import (
     credit_variants,
     plan,
     pruning_variants,
+    require_resources,
     run_key,
     train_key,
 )
 from murphy_lab.experiments.standins import backend_functions
 from murphy_lab.experiments.store import RunResult, run_experiment
-from murphy_lab.methods import get_method
+from murphy_lab.fields import field_types
+from murphy_lab.methods import METHODS, get_method
 from murphy_lab.methods.recipes import REPO, experiment_fields, local_args
-from murphy_lab.profiles import get_profile
+from murphy_lab.preflight import check, data_problem
+from murphy_lab.profiles import PROFILES, get_profile
 from murphy_lab.suggest import did_you_mean
 from murphy_lab.tasks.registry import GENERATED, canonical
-from murphy_lab.train import check, data_problem
 
 NOTEBOOKS = ("main_table", "ablation_credit", "ablation_pruning", "cross_scaffold", "lcb_difficulty")
 
 
 def notebook_plan(notebook: str, profile: str, *, backend: str = "real", methods: Sequence[str] | None = None,
                   models: Sequence[str] | None = None, seeds: Sequence[int] | None = None,
-                  train_overrides: dict | None = None) -> list[Experiment]:  # fmt: skip
+                  train_overrides: dict | None = None, knobs: dict | None = None) -> list[Experiment]:  # fmt: skip
     """The experiments reproduce/<notebook>.py plans at its default parameters ("all": every notebook's, once).
-    `methods` / `models` / `seeds` / `train_overrides` are the notebook's parameters of those names."""
+    `methods` / `models` / `seeds` / `train_overrides` / `knobs` (the credit ablation's) are the notebook's
+    parameters of those names."""
     if notebook == "all":
         out = [e for nb in NOTEBOOKS for e in notebook_plan(nb, profile, backend=backend, methods=methods,
                                                             models=models, seeds=seeds,
-                                                            train_overrides=train_overrides)]  # fmt: skip
+                                                            train_overrides=train_overrides, knobs=knobs)]  # fmt: skip
         return list(dict.fromkeys(out))
     if notebook not in NOTEBOOKS:
         raise ValueError(f"--notebook must be one of {[*NOTEBOOKS, 'all']}, got {notebook!r}")
@@ -78,7 +78,7 @@ def notebook_plan(notebook: str, profile: str, *, backend: str = "real", methods
         return plan(prof, methods=methods, models=models, **kw)
     if notebook == "ablation_credit":
         return plan(prof, methods=methods or ["murphy"], models=models or (["Qwen3-1.7B"] if paper else None),
-                    variants=credit_variants(prof), **kw)  # fmt: skip
+                    variants=credit_variants(prof, knobs=knobs), **kw)  # fmt: skip
     if notebook == "ablation_pruning":
         return plan(prof, methods=methods or ["murphy"], models=models or (["Qwen3-1.7B"] if paper else None),
                     variants=pruning_variants(("none", "intrap", "interp"), ("full", "pruned")), **kw)  # fmt: skip
@@ -112,15 +112,18 @@ def _unique_key(exp: Experiment, experiments: Sequence[Experiment]) -> str:
     return label if sum(run_label(e) == label for e in experiments) == 1 else run_key(exp)
 
 
-def _plan_args(a: argparse.Namespace) -> list[str]:
-    """The options that define the plan, as a `run` command repeats them."""
+def _plan_args(a: argparse.Namespace, repo: Path | None = None) -> list[str]:
+    """The options that define the plan, as a `run` command repeats them (its folders absolute under `repo`)."""
+    folders = [a.output_dir, a.cache_dir] if repo is None else [_absolute(a.output_dir, repo), _absolute(a.cache_dir, repo)]
     args = ["--profile", a.profile, "--notebook", a.notebook, "--backend", a.backend,
-            "--output-dir", a.output_dir, "--cache-dir", a.cache_dir]  # fmt: skip
+            "--output-dir", folders[0], "--cache-dir", folders[1]]  # fmt: skip
     for name in ("methods", "models", "seeds"):
         if getattr(a, name):
             args += [f"--{name}", *map(str, getattr(a, name))]
     if a.set:
         args += ["--set", *a.set]
+    if a.knobs:
+        args += ["--knobs", *a.knobs]
     if not a.train:
         args += ["--no-train"]
     for item in a.model_path:
@@ -135,7 +138,7 @@ def run_command(a: argparse.Namespace, key: str) -> str:
 def plan_problems(experiments: Sequence[Experiment], gpus: int | None = None, model_paths: dict | None = None,
                   cache_dir: Path | None = None) -> list[str]:  # fmt: skip
     """Every problem of a plan found before a node starts, one line each, deduplicated: each trained run's
-    training config (`murphy_lab.train.check`: fields, data, model, GPUs, vLLM / DeepSpeed), each benchmark's data,
+    training config (`murphy_lab.preflight.check`: fields, data, model, GPUs, vLLM / DeepSpeed), each benchmark's data,
     and a `model_paths` key that would serve several runs. Nothing is loaded or built (a profile that builds its
     base model, smoke or toy, is checked with the profile's own)."""
     problems: list[str] = []
@@ -144,9 +147,13 @@ def plan_problems(experiments: Sequence[Experiment], gpus: int | None = None, mo
     except ValueError as err:
         problems.append(str(err))
     model_paths = model_paths or {}
+    if gpus is None:
+        import torch  # heavy: only to count this machine's GPUs
+
+        gpus = torch.cuda.device_count()
     for prof in sorted({e.profile for e in experiments}, key=lambda p: p.name):
         name = prof.name
-        have = torch.cuda.device_count() if gpus is None else gpus
+        have = gpus
         if prof.needs_gpu and have < 1:
             problems.append(f"GPUs: the {name} profile trains and evaluates on CUDA GPUs and this machine has none "
                             "(use --gpus N to check for a GPU node; docs/gpu.md)")  # fmt: skip
@@ -204,45 +211,70 @@ def job_groups(experiments: Sequence[Experiment]) -> list[list[Experiment]]:
     return list(groups.values())
 
 
-def write_script(path: str | Path, experiments: Sequence[Experiment], a: argparse.Namespace) -> Path:
-    """A bash script that is a SLURM array (one task per checkpoint, `job_groups`; `#SBATCH --array=0-(N-1)`) and a
-    plain loop: `bash it N` runs task N, `bash it` every task in turn. It activates the venv and `cd`s into the
-    checkout."""
+def eval_script(path: str | Path) -> Path:
+    """Where `jobs script --out PATH` writes the evaluation-only tasks: PATH with `-eval` before its suffix."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    return path.with_name(f"{path.stem}-eval{path.suffix}")
+
+
+def _absolute(path: str | Path, repo: Path) -> str:
+    path = Path(path).expanduser()
+    return str(path if path.is_absolute() else repo / path)
+
+
+def write_scripts(path: str | Path, experiments: Sequence[Experiment], a: argparse.Namespace) -> list[Path]:
+    """The array scripts of a plan: `path` for the tasks that train (a whole node each: 8 GPUs for a GPU profile),
+    `eval_script(path)` for the evaluation-only tasks (the base model's runs, every run with --no-train), which ask
+    for `--eval-gpus` GPUs each (default 1: one model evaluated on one GPU). A script is written only when it has
+    tasks. The log folder is made now, before any submission (SLURM opens `--output` before the job's first line
+    runs), and every path in the scripts is absolute."""
+    repo = Path(a.repo).expanduser().resolve()
     groups = job_groups(experiments)
+    gpu_profile = get_profile(a.profile).needs_gpu
+    trains = [g for g in groups if a.train and train_key(g[0])]
+    evals = [g for g in groups if not (a.train and train_key(g[0]))]
+    logs = Path(_absolute(a.logs, repo))
+    logs.mkdir(parents=True, exist_ok=True)
+    out = []
+    for target, chosen, gpus, what in ((Path(path), trains, 8, "trains (and evaluates) one checkpoint"),
+                                       (eval_script(path), evals, a.eval_gpus, "evaluates without training")):  # fmt: skip
+        if chosen:
+            node = ([f"#SBATCH --gpus-per-node={gpus}", "#SBATCH --exclusive" if gpus == 8 else "#SBATCH --cpus-per-task=8"]
+                    if gpu_profile else ["#SBATCH --cpus-per-task=2"])  # fmt: skip
+            out.append(_write_script(target, chosen, experiments, a, repo, logs, node,
+                                     f"each task {what} on {f'{gpus} GPU(s)' if gpu_profile else 'CPUs'}"))  # fmt: skip
+    return out
+
+
+def _write_script(path: Path, groups: list[list[Experiment]], experiments: Sequence[Experiment],
+                  a: argparse.Namespace, repo: Path, logs: Path, node: list[str], what: str) -> Path:  # fmt: skip
+    """One bash script that is a SLURM array (`#SBATCH --array=0-(N-1)`) and a plain loop: `bash it N` runs task
+    N, `bash it` every task in turn. It activates the venv and `cd`s into the checkout."""
+    path.parent.mkdir(parents=True, exist_ok=True)
     tasks = [" ".join(_unique_key(e, experiments) for e in group) for group in groups]
-    gpus = 8 if get_profile(a.profile).needs_gpu else 0
-    logs = Path(a.logs)
-    written_by = shlex.join(["python", "-m", "murphy_lab.experiments.jobs", "script", *_plan_args(a), "--out",
-                             str(path)])  # fmt: skip
-    node = (
-        [f"#SBATCH --gpus-per-node={gpus}", "#SBATCH --exclusive"] if gpus else ["#SBATCH --cpus-per-task=2"]
-    )
+    own = ["--eval-gpus", str(a.eval_gpus)] if a.eval_gpus != 1 else []
+    written_by = shlex.join(["python", "-m", "murphy_lab.experiments.jobs", "script", *_plan_args(a), "--out", a.out,
+                             *own])  # fmt: skip
     lines = [
         "#!/usr/bin/env bash",
-        f"#SBATCH --job-name=murphy-{a.profile}-{a.notebook}",
+        f"#SBATCH --job-name=murphy-{a.profile}-{a.notebook}{'-eval' if path.stem.endswith('-eval') else ''}",
         f"#SBATCH --array=0-{len(tasks) - 1}",
         "#SBATCH --nodes=1",
         *node,
         f"#SBATCH --output={logs}/%x-%A_%a.out",
-        f"# {len(experiments)} runs of reproduce/{a.notebook} on the {a.profile} profile in {len(tasks)} array tasks,",
-        "# one node each; the runs of one checkpoint (train_key) share a task. Written by:",
+        f"# {sum(map(len, groups))} runs of reproduce/{a.notebook} on the {a.profile} profile in {len(tasks)} array tasks;",
+        f"# {what}; the runs of one checkpoint (train_key) share a task. Written, with its twin, by:",
         f"# {written_by}",
-        "# bash this-script N: run task N here; bash this-script: every task in turn.",
+        f"# Submit: sbatch {path}   (logs: {logs}/)   Or here: bash {path} N (task N), bash {path} (every task).",
         "set -euo pipefail",
-        f"cd {shlex.quote(str(Path(a.repo).resolve()))}",
-        f"source {shlex.quote(a.venv)}/bin/activate  # the project's venv: python, accelerate, trl",
-        f"mkdir -p {shlex.quote(str(logs))}",
+        f"cd {shlex.quote(str(repo))}",
+        f"source {shlex.quote(_absolute(a.venv, repo))}/bin/activate  # the project's venv: python, accelerate, trl",
         "TASKS=(",
-        *[
-            f"  {shlex.quote(t)}  # {i}: {', '.join(run_label(e) for e in g)}"
-            for i, (t, g) in enumerate(zip(tasks, groups))
-        ],  # fmt: skip
+        *[f"  {shlex.quote(t)}  # {i}: {', '.join(run_label(e) for e in g)}" for i, (t, g) in enumerate(zip(tasks, groups))],  # fmt: skip
         ")",
         "run() {",
         "  for key in ${TASKS[$1]}; do",
-        "    python -m murphy_lab.experiments.jobs run " + shlex.join(_plan_args(a)) + ' --key "$key"',
+        "    python -m murphy_lab.experiments.jobs run " + shlex.join(_plan_args(a, repo)) + ' --key "$key"',
         "  done",
         "}",
         'if [[ -n "${SLURM_ARRAY_TASK_ID:-}" ]]; then run "$SLURM_ARRAY_TASK_ID"',
@@ -255,79 +287,95 @@ def write_script(path: str | Path, experiments: Sequence[Experiment], a: argpars
     return path
 
 
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m murphy_lab.experiments.jobs", description=__doc__.split("\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+def parser() -> cli.Parser:
+    p = cli.Parser("python -m murphy_lab.experiments.jobs", __doc__)
     p.add_argument("action", choices=("list", "check", "script", "run"))
     p.add_argument("--profile", default="paper", help="smoke | toy | toy-full | paper (default: paper)")
-    p.add_argument(
-        "--notebook", default="main_table", help=f"{' | '.join(NOTEBOOKS)} | all (default: main_table)"
-    )
-    p.add_argument("--methods", nargs="*", help="the notebook's `methods` (default: its own)")
-    p.add_argument("--models", nargs="*", help="the notebook's `models`")
-    p.add_argument("--seeds", nargs="*", type=int, help="the notebook's `seeds`")
-    p.add_argument(
-        "--set", nargs="*", default=[], metavar="FIELD=VALUE", help="the notebook's `train_overrides`"
-    )
+    p.add_argument("--notebook", default="main_table", help=f"{' | '.join(NOTEBOOKS)} | all (default: main_table)")
+    p.add_argument("--methods", nargs="+", action="extend", help="the notebook's `methods` (default: its own)")
+    p.add_argument("--models", nargs="+", action="extend", help="the notebook's `models`")
+    p.add_argument("--seeds", nargs="+", action="extend", type=int, help="the notebook's `seeds`")
+    cli.add_set(p, "the notebook's `train_overrides` (training-config fields)")
+    p.add_argument("--knobs", nargs="+", action="extend", default=[], metavar="KNOB=V1,V2",
+                   help="ablation_credit: the notebook's `knobs`, a credit rule's knob swept (e.g. omega=0.5,1.0)")
     p.add_argument("--backend", default="real", help="real | stand-in (fake numbers: pipeline tests only)")
     p.add_argument("--output-dir", default="reproduce/results", help="run records go to <it>/<profile>/runs/")
-    p.add_argument(
-        "--cache-dir", default="reproduce/cache", help="checkpoints go to <it>/<profile>/checkpoints/"
-    )
-    p.add_argument(
-        "--no-train", dest="train", action="store_false", help="evaluate existing checkpoints only"
-    )
-    p.add_argument("--model-path", nargs="*", default=[], metavar="KEY=PATH",
+    p.add_argument("--cache-dir", default="reproduce/cache", help="checkpoints go to <it>/<profile>/checkpoints/")
+    p.add_argument("--no-train", dest="train", action="store_false", help="evaluate existing checkpoints only")
+    p.add_argument("--model-path", nargs="+", action="extend", default=[], metavar="KEY=PATH",
                    help="a checkpoint trained elsewhere, keyed by model or run label (model_paths)")  # fmt: skip
     p.add_argument("--key", help="run: the run's label, run_key or train_key")
-    p.add_argument("--out", help="script: the script's path")
+    p.add_argument("--out", help="script: the training tasks' script (evaluation-only tasks: <out>-eval.sh)")
     p.add_argument("--venv", default=".venv", help="script: the venv to activate (default: .venv)")
-    p.add_argument(
-        "--repo", default=str(REPO), help="script: the checkout the jobs run in (default: this one)"
-    )
-    p.add_argument("--logs", default="jobs/logs", help="script: SLURM log folder (relative to --repo)")
+    p.add_argument("--repo", default=str(REPO), help="script: the checkout the jobs run in (default: this one)")
+    p.add_argument("--logs", default="jobs/logs", help="script: SLURM log folder (relative to --repo), made now")
+    p.add_argument("--eval-gpus", type=int, default=1, help="script: GPUs per evaluation-only task (default: 1, one "
+                   "model on one GPU)")  # fmt: skip
     p.add_argument("--gpus", type=int, help="check: the GPUs of a node (default: this machine's)")
     return p
 
 
-def _key_values(items: Sequence[str], what: str) -> dict:
-    out = {}
-    for item in items:
-        if "=" not in item:
-            raise ValueError(f"{what} expects NAME=VALUE, got {item!r}")
-        k, v = item.split("=", 1)
-        out[k.strip()] = yaml.safe_load(v) if what == "--set" else v
-    return out
+def inputs(a: argparse.Namespace) -> tuple[dict, dict, dict]:
+    """(train overrides, model paths, swept knobs) once every option is accepted: names (with their nearest), the overrides'
+    types against the training configs' fields, the options an action needs; `cli.Refused` lists every problem."""
+    problems = [cli.choice(a.profile, PROFILES, "--profile"), cli.choice(a.notebook, [*NOTEBOOKS, "all"], "--notebook"),
+                cli.choice(a.backend, ("real", "stand-in"), "--backend")]  # fmt: skip
+    problems += [cli.choice(m, METHODS, "--methods") for m in a.methods or ()]
+    if a.profile in PROFILES:
+        problems += [cli.choice(m, get_profile(a.profile).models, "--models") for m in a.models or ()]
+    plain, nested, found = cli.sets(a.set, field_types(MurphyConfig))
+    problems += found
+    if nested:
+        problems.append(f"--set {sorted(nested)[0]}.*: a plan's overrides set whole fields (no dotted names)")
+    model_paths, found = cli.pairs(a.model_path, "--model-path")
+    problems += found
+    knobs, found = cli.pairs(a.knobs, "--knobs")
+    problems += found
+    for name, text in knobs.items():
+        try:
+            knobs[name] = [float(v) for v in text.split(",")]
+        except ValueError:
+            problems.append(f"--knobs {name}: expects numbers separated by commas, got {text!r}")
+    if a.action == "run" and not a.key:
+        problems.append("run needs --key (a label from `jobs list`, a run_key or a train_key)")
+    if a.action == "script" and not a.out:
+        problems.append("script needs --out FILE")
+    if a.eval_gpus < 1:
+        problems.append(f"--eval-gpus must be >= 1, got {a.eval_gpus}")
+    cli.refuse(problems)
+    return plain, model_paths, knobs
 
 
-def main(argv: list[str] | None = None) -> list[Experiment] | RunResult | Path:
-    a = parser().parse_args(argv)
-    overrides, model_paths = _key_values(a.set, "--set"), _key_values(a.model_path, "--model-path")
+def main(argv: list[str] | None = None) -> list[Experiment] | RunResult | Path | list[Path]:
+    a = parser().parse(argv)
+    overrides, model_paths, knobs = inputs(a)
     experiments = notebook_plan(a.notebook, a.profile, backend=a.backend, methods=a.methods, models=a.models,
-                                seeds=a.seeds, train_overrides=overrides)  # fmt: skip
+                                seeds=a.seeds, train_overrides=overrides, knobs=knobs)  # fmt: skip
     if a.action == "list":
         for i, e in enumerate(experiments):
             key = _unique_key(e, experiments)
             print(f"{i:3d}  {run_label(e):42s}  run_key {run_key(e)}  train_key {train_key(e) or '-':16s}  "
                   f"scaffold {e.scaffold}  benchmarks {','.join(e.benchmarks)}")  # fmt: skip
             print(f"     {run_command(a, key)}")
-        print(f"{len(experiments)} runs; write them as an array script with `jobs script --out FILE`")
+        print(f"{len(experiments)} runs; write them as array scripts with `jobs script --out FILE`")
         return experiments
     if a.action == "check":
         problems = plan_problems(experiments, a.gpus, model_paths, Path(a.cache_dir) / a.profile)
         cli.report_problems(problems, f"ok: the {len(experiments)} runs of {a.notebook} on {a.profile} pass the checks")
         return experiments
     if a.action == "script":
-        if not a.out:
-            raise ValueError("script needs --out FILE")
-        path = write_script(a.out, experiments, a)
-        print(f"wrote {path}: {len(experiments)} runs in {len(job_groups(experiments))} array tasks (sbatch {path}, "
-              f"or bash {path} [INDEX])")  # fmt: skip
-        return path
-    if not a.key:
-        raise ValueError("run needs --key (a label from `jobs list`, a run_key or a train_key)")
+        paths = write_scripts(a.out, experiments, a)
+        submit = " && ".join(f"sbatch {p}" for p in paths)
+        print(f"wrote {', '.join(map(str, paths))}: {len(experiments)} runs in {len(job_groups(experiments))} array "
+              f"tasks; submit: {submit} (or bash SCRIPT [INDEX] here)")  # fmt: skip
+        return paths
     exp = find_run(experiments, a.key)
     check_model_paths(experiments, model_paths)
+    if a.backend == "real":
+        try:  # the paper profile: CUDA, and no training task repeated in a benchmark (as the notebooks' setup)
+            require_resources(exp.profile)
+        except RuntimeError as err:
+            raise ValueError(str(err)) from None
     _, fns = backend_functions(a.backend)
     result = run_experiment(exp, Path(a.output_dir) / a.profile, Path(a.cache_dir) / a.profile, train=a.train,
                             model_paths=model_paths, **fns)  # fmt: skip

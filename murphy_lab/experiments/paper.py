@@ -61,6 +61,32 @@ _ABLATIONS = {
 }
 # the credit rules' row labels come from the rule table ("mers_0.9" -> "MeRS γ=0.9"); "none" is the pruning axis's
 CREDIT_NAMES = {rule.variant(g): rule.table_label(g) for rule in CREDIT_RULES.values() for g in rule.ablation_gammas()}
+
+
+def credit_name(variant: str) -> str | None:
+    """A credit variant's row label (`plan.credit_label` read back): the rule's table label, its γ for a rule that
+    reads one, each knob the variant sets by its symbol ("gigpo_1.0_omega0.5" -> "GiGPO anchors γ=1.0 ω=0.5");
+    None for a label that is no credit variant."""
+    if variant in CREDIT_NAMES:
+        return CREDIT_NAMES[variant]
+    rule = next((r for r in sorted(CREDIT_RULES.values(), key=lambda r: -len(r.name))
+                 if variant == r.name or variant.startswith(r.name + "_")), None)  # fmt: skip
+    if rule is None:
+        return None
+    items = variant[len(rule.name) + 1 :].split("_") if variant != rule.name else []
+    try:
+        gamma = float(items.pop(0)) if rule.discounted else 1.0
+    except (ValueError, IndexError):
+        return None
+    named = []
+    for item in items:
+        knob = next((k for k in rule.knobs if item.startswith(k.name) and item[len(k.name) :]), None)
+        if knob is None:
+            return None
+        named.append(f"{knob.doc.split(',')[0]}={item[len(knob.name) :]}")
+    return " ".join([rule.table_label(gamma), *named])
+
+
 VARIANT_NAMES = {
     **CREDIT_NAMES,
     "none": "none (MaRS)",

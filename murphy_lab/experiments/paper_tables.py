@@ -230,7 +230,7 @@ def column_name(col: str) -> str:
 
 def credit_name(v: str) -> str:
     """A credit-ablation row's label from the rule table ("none" -> "no backup", not the pruning axis's "none")."""
-    return paper.CREDIT_NAMES.get(v) or variant_name(v)
+    return paper.credit_name(v) or variant_name(v)
 
 
 def variant_name(v: str) -> str:

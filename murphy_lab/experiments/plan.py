@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 import json
 import os
 import subprocess
@@ -27,6 +28,7 @@ from murphy_lab.experiments.contamination import ContaminationReport, refuse_ove
 from murphy_lab.methods import METHODS, SAMPLE_REFERENCE, default_methods, get_method
 from murphy_lab.methods.recipes import recipe_path
 from murphy_lab.profiles import TRAIN_DATA, Profile, check_benchmark, get_profile
+from murphy_lab.suggest import did_you_mean
 
 PRUNINGS = ("none", "intrap", "interp")  # MURPHY's pruning rules: none, IntraP (b_traj per group), InterP (b_grp)
 
@@ -45,6 +47,9 @@ class Experiment:
     mean) or "none" (no backup)."""
     gamma: float = 1.0
     """MeRS discount γ (ignored by MaRS)."""
+    credit_args: tuple[tuple[str, float], ...] = ()
+    """The credit rule's other knobs (`CreditRule.knobs`, e.g. GiGPO's ω), as MurphyConfig's `credit_args`; () the
+    rule's defaults. A dict is taken. In the keys and the variant label only when set (older runs keep theirs)."""
     pruning: str = "none"
     """"none", "intrap" (keep b_traj per group) or "interp" (keep b_grp groups per turn)."""
     backup_on: str = "full"
@@ -76,6 +81,8 @@ class Experiment:
     def __post_init__(self) -> None:
         prof = get_profile(self.profile)  # an unknown profile is an error naming the known ones
         object.__setattr__(self, "profile", prof)
+        if isinstance(self.credit_args, Mapping):  # {knob: value} -> the frozen, hashable form
+            object.__setattr__(self, "credit_args", tuple(sorted(self.credit_args.items())))
         if isinstance(self.benchmark_args, Mapping):  # {benchmark: {argument: value}} -> the frozen, hashable form
             args = {b: tuple(sorted(dict(a).items())) for b, a in self.benchmark_args.items()}
             object.__setattr__(self, "benchmark_args", tuple(sorted(args.items())))
@@ -87,7 +94,9 @@ class Experiment:
             object.__setattr__(self, "scaffold", get_method(self.method).scaffold)
         if prof.recipes and get_method(self.method).trains:
             recipe_path(self)  # a profile that trains from paper recipes: a method without them is refused here
-        credit_rule(self.credit)  # an unknown rule is an error naming the known ones
+        rule = credit_rule(self.credit)  # an unknown rule is an error naming the known ones
+        if self.credit_args:  # the rule's own knobs, in their ranges (one line naming the knob)
+            rule.knob_values(gamma=self.gamma if rule.discounted else None, **dict(self.credit_args))
         if self.pruning not in PRUNINGS:
             raise ValueError(f"pruning must be one of {PRUNINGS}, got {self.pruning!r}")
         if self.backup_on not in ("full", "pruned"):
@@ -122,7 +131,7 @@ class Experiment:
         "-" for a baseline at the profile's step budget."""
         if not get_method(self.method).variants:
             return "-" if self.budget == "steps" else "samples"
-        label = CREDIT_RULES[self.credit].variant(self.gamma)  # the rule table's one definition ("mers_0.9")
+        label = credit_label(self.credit, self.gamma, self.credit_args)
         return label if self.pruning == "none" else f"{label}+{pruning_label(self.pruning, self.backup_on)}"
 
     def train_config(self) -> dict:
@@ -131,6 +140,8 @@ class Experiment:
                    train_data=self.train_data, backend=self.backend, overrides=[list(kv) for kv in self.overrides])  # fmt: skip
         if get_method(self.method).variants:  # MURPHY's credit, γ and pruning (backup order only when pruned)
             cfg.update(credit=self.credit, gamma=float(self.gamma), pruning=self.pruning)
+            if self.credit_args:  # absent at the rule's defaults, so older runs keep their keys
+                cfg.update(credit_args={k: float(v) for k, v in self.credit_args})
             if self.pruning != "none":
                 cfg.update(backup_on=self.backup_on)
         if self.budget != "steps":  # absent at the default, so older runs keep their keys
@@ -149,22 +160,46 @@ class Experiment:
         return cfg
 
 
+def credit_label(credit: str, gamma: float = 1.0, credit_args: Mapping | Sequence = ()) -> str:
+    """A credit variant's label: the rule table's ("mars", "mers_0.9": a rule that reads γ carries it), plus each
+    knob the experiment sets ("gigpo_1.0_omega0.5")."""
+    args = sorted(dict(credit_args).items())
+    return CREDIT_RULES[credit].variant(gamma) + "".join(f"_{k}{float(v):g}" for k, v in args)
+
+
 def pruning_label(pruning: str, backup_on: str = "full") -> str:
     """"interp", or "interp+backup_pruned" when the credit backup sees only the pruned tree."""
     return pruning if backup_on == "full" or pruning == "none" else f"{pruning}+backup_pruned"
 
 
 def credit_variants(profile: str | Profile, credits: Sequence[str] | None = None,
-                    gammas: Sequence[float] | None = None) -> list[dict]:
+                    gammas: Sequence[float] | None = None,
+                    knobs: Mapping[str, Sequence[float]] | None = None) -> list[dict]:  # fmt: skip
     """The credit ablation's variants: each rule of `credits` (None: every rule of `CREDIT_RULES`) at the γ values
-    its knob ablates (`gammas` replaces them for a rule that reads γ). A profile that trains from paper recipes keeps,
-    by default, the variants MURPHY ships recipes for (MaRS, MeRS γ = 0.9 and 1.0: the paper's ablation); a rule
-    named there without its recipes is refused by the plan, naming the files."""
-    out = [{"credit": c, "gamma": float(g)} for c in (list(CREDIT_RULES) if credits is None else credits)
-           for g in (gammas if gammas is not None and credit_rule(c).discounted else credit_rule(c).ablation_gammas())]  # fmt: skip
+    its knob ablates (`gammas` replaces them for a rule that reads γ), and at every combination of its other knobs'
+    values: `knobs` ({knob name: values}, e.g. {"omega": [0.5, 1.0]}) for a rule that declares the knob, else the
+    knob's own `Knob.ablate` values, else its default (not set: the variant's keys and label stay the rule's). A knob
+    no chosen rule declares is refused naming the rules' knobs. A profile that trains from paper recipes keeps, by
+    default, the variants MURPHY ships recipes for (MaRS, MeRS γ = 0.9 and 1.0: the paper's ablation); a rule named
+    there without its recipes is refused by the plan, naming the files."""
+    rules = [credit_rule(c) for c in (list(CREDIT_RULES) if credits is None else credits)]
+    knobs = dict(knobs or {})
+    declared = sorted({k.name for r in rules for k in r.knobs if k.name != "gamma"})
+    unknown = sorted(set(knobs) - set(declared))
+    if unknown:
+        raise ValueError(f"knobs: no chosen credit rule has a knob {unknown[0]!r}{did_you_mean(unknown[0], declared)}; "
+                         f"their knobs besides gamma: {declared}")  # fmt: skip
+    out = []
+    for rule in rules:
+        swept = [[(k.name, float(v)) for v in knobs.get(k.name, k.ablate)] or [()]
+                 for k in rule.knobs if k.name != "gamma"]  # fmt: skip
+        for g in gammas if gammas is not None and rule.discounted else rule.ablation_gammas():
+            for values in itertools.product(*swept):
+                set_ = dict(kv for kv in values if kv)
+                out.append({"credit": rule.name, "gamma": float(g), **({"credit_args": set_} if set_ else {})})
     if credits is None and get_profile(profile).recipes:
         murphy = get_method("murphy")
-        out = [v for v in out if murphy.recipe_name(_Variant(**v)) in murphy.recipes]
+        out = [v for v in out if murphy.recipe_name(_Variant(v["credit"], v["gamma"])) in murphy.recipes]
     return out
 
 
@@ -279,8 +314,8 @@ def plan(
             if method in only and set(only[method]) & set(kw["benchmarks"]):
                 kw["benchmarks"] = tuple(b for b in kw["benchmarks"] if b in only[method])
             kw["benchmark_args"] = {b: a for b, a in extra.items() if b in kw["benchmarks"]}
-            if method in matched:  # the same baseline again, at MURPHY's sampled-sequence budget
-                variants_ = ({}, dict(budget="samples", overrides=tuple(kw["overrides"]) + tuple(budgets[method])))
+            if method in matched:  # the same baseline at MURPHY's sampled-sequence budget (first), and at its steps
+                variants_ = (dict(budget="samples", overrides=tuple(kw["overrides"]) + tuple(budgets[method])), {})
             else:
                 own = set(get_method(method).variants)
                 variants_ = [v for v in variants if set(v) <= own] or ({},)

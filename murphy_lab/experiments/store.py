@@ -33,7 +33,8 @@ from murphy_lab.experiments.plan import Experiment, code_version, run_key, train
 from murphy_lab.experiments.standins import STAND_IN_FNS
 from murphy_lab.methods import get_method
 from murphy_lab.methods.formats import prompt_format, trained_format
-from murphy_lab.runfolder import recorded_config
+from murphy_lab.runfolder import last_checkpoint, recorded_config
+from murphy_lab.trainer.metrics import cpu_seconds
 
 log = logging.getLogger(__name__)
 
@@ -119,12 +120,16 @@ def run_experiment(
                 f"model_paths={{'{run_label(exp)}': '<dir>'}}"
             )
         else:
-            if ckpt.exists():  # an interrupted run: start clean
+            if ckpt.exists() and last_checkpoint(ckpt) is None:  # interrupted before its first checkpoint: start clean
                 shutil.rmtree(ckpt)
-            ckpt.mkdir(parents=True)
-            t1 = time.perf_counter()
-            ckpt = Path(train_fn(exp, str(base), ckpt))
-            info.update(trained="now", train_s=round(time.perf_counter() - t1, 2), model_source="trained here")
+            ckpt.mkdir(parents=True, exist_ok=True)
+            t1, c1 = time.perf_counter(), cpu_seconds()
+            from murphy_lab.trainer.run import continuing_interrupted
+
+            with continuing_interrupted():  # an interrupted run continues from its newest checkpoint (exact)
+                ckpt = Path(train_fn(exp, str(base), ckpt))
+            info.update(trained="now", train_s=round(time.perf_counter() - t1, 2), model_source="trained here",
+                        train_cpu_s=round(cpu_seconds() - c1, 1))  # this process and the workers it reaped
             root = cache_dir / "checkpoints" / info["train_key"]
             # relative to the checkpoint folder when inside it, so the cache can move (an absolute path stays one)
             inside = ckpt.resolve().is_relative_to(root.resolve())
@@ -136,7 +141,7 @@ def run_experiment(
             _check_given_format(exp, Path(given), info)
         metrics_path = _find_metrics(Path(model_dir), cache_dir / "checkpoints" / info["train_key"])
 
-    t2 = time.perf_counter()
+    t2, c2 = time.perf_counter(), cpu_seconds()
     frames = []
     tmp = run_dir.with_name(key + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
@@ -157,6 +162,7 @@ def run_experiment(
             raise ValueError(f"evaluate_fn returned no column(s) {missing} for benchmark {bench!r}")
         frames.append(df.assign(benchmark=bench))
     info.update(eval_s=round(time.perf_counter() - t2, 2), total_s=round(time.perf_counter() - t0, 2),
+                eval_cpu_s=round(cpu_seconds() - c2, 1),
                 model_dir=model_dir, finished_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))  # fmt: skip
 
     (tmp / "config.json").write_text(

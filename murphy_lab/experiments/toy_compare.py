@@ -10,13 +10,13 @@ appended to `<out>/results.jsonl` as they finish; `summarize` turns them into me
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
 from pathlib import Path
 
 import numpy as np
 
+from murphy_lab import cli
 from murphy_lab.config import MurphyConfig
 from murphy_lab.modes import mode
 from murphy_lab.profiles import training_set
@@ -77,7 +77,8 @@ def summarize(rows: list[dict]) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(description="GRPO vs GRPO-MT vs MURPHY in the toy world, equal steps, over seeds.")
+    p = cli.Parser("python -m murphy_lab.experiments.toy_compare",
+                   "GRPO vs GRPO-MT vs MURPHY in the toy world, equal steps, over seeds.")
     p.add_argument("--methods", nargs="+", default=["grpo", "grpo_mt", "murphy_mars"], choices=sorted(RUNS))
     p.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     p.add_argument("--steps", type=int, default=40)
@@ -88,7 +89,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--out", default="runs/toy-compare")
     p.add_argument("--model", default="", help="a policy checkpoint (default: the cached toy policy)")
     p.add_argument("--threads", type=int, default=1)
-    args = p.parse_args(argv)
+    args = p.parse(argv)
     import torch  # heavy: only the command line sets its threads
 
     torch.set_num_threads(args.threads)
@@ -108,4 +109,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    cli.run(main)

@@ -25,6 +25,7 @@ from murphy_lab.experiments.paper_tables import (
     credit_name,
     main_rows,
 )
+from murphy_lab.experiments.plan import credit_label
 from murphy_lab.experiments.table_format import DASH, Table
 from murphy_lab.methods import get_method
 from murphy_lab.paired import paired_difference, verdict
@@ -37,8 +38,15 @@ PAIRS = (
     ("murphy", "mucode@samples"),
 )
 # the ablations' comparisons: "<method>:<variant>" is one configuration of a method (`Experiment.variant`)
-CREDIT_PAIRS = tuple(("murphy:mars", f"murphy:{rule.variant(g)}") for rule in CREDIT_RULES.values() if rule.name != "mars"
-                     for g in rule.ablation_gammas())  # every rule of the table against MaRS, at its ablation γ  # fmt: skip
+def credit_pairs(variants: Sequence[dict]) -> tuple[tuple[str, str], ...]:
+    """MaRS against every other variant of a credit ablation (`plan.credit_variants`: a rule, its γ, the knobs it
+    sweeps), as `paired_verdicts` pairs."""
+    labels = [credit_label(v["credit"], v.get("gamma", 1.0), v.get("credit_args", {})) for v in variants]
+    return tuple(("murphy:mars", f"murphy:{label}") for label in dict.fromkeys(labels) if label != "mars")
+
+
+CREDIT_PAIRS = credit_pairs([{"credit": rule.name, "gamma": g} for rule in CREDIT_RULES.values()
+                             for g in rule.ablation_gammas()])  # every rule of the table against MaRS, at its γ  # fmt: skip
 PRUNING_PAIRS = tuple((f"murphy:mars+{p}", "murphy:mars") for p in
                       ("intrap", "interp", "intrap+backup_pruned", "interp+backup_pruned"))  # fmt: skip
 BASE_PAIRS = (

@@ -2,8 +2,8 @@
 
     from murphy_lab.methods import METHODS, get_method
     m = get_method("mucode")            # imports murphy_lab.baselines.mucode.method and returns its METHOD
-    cfg = m.config(exp, base_model)     # the training config of an experiment (no model loads)
-    final = m.train(exp, base_model, output_dir)
+    cfg = m.config(exp, model)          # the training config of an experiment (no model loads); `model`: the
+    final = m.train(exp, model, output_dir)  # weights it trains (the profile's base model of exp.model)
     scaffold = m.evaluation(exp)        # the scaffold it is evaluated in (its own format: ReVeal's tagged rounds)
 
 A method's entry (a `Method`) lives in the method's own package — `murphy_lab/methods/murphy.py` for the
@@ -40,8 +40,8 @@ ENTRIES: dict[str, str] = {
 METHODS = tuple(ENTRIES)  # the one list of method names (importing it loads no method and no torch)
 SAMPLE_REFERENCE = "murphy"  # a sample-matched baseline (Experiment.budget="samples") samples as much as its run
 
-TrainFn = Callable[[Any, str, Path], Path]  # (experiment, base model, output dir) -> the trained model's folder
-ConfigFn = Callable[[Any, str], Any]  # (experiment, base model) -> the training config (no model loads)
+TrainFn = Callable[[Any, str, Path], Path]  # (experiment, model, output dir) -> the trained model's folder
+ConfigFn = Callable[[Any, str], Any]  # (experiment, model: the weights it trains) -> the training config, no model loads
 
 
 def shared_scaffold(exp: Any) -> Scaffold:

@@ -1,5 +1,6 @@
-"""One prompt format per experiment, in training and evaluation (docs/evaluation.md, "Prompt format"), and the one
-constructor of a generation policy (`load_policy`) that evaluation and µCode's rollouts share.
+"""One prompt format per experiment, in training and evaluation (docs/evaluation.md, "Prompt format"), and the policy
+an experiment is evaluated with (`make_policy`: `murphy_lab.models.load_policy`, the one constructor of a generation
+policy, which also loads a LoRA run's adapter over its base model).
 
 The prompt format is the *rendering* of a prompt (chat template or plain text, template arguments, tokens per turn);
 what the prompt says is the method's scaffold (`Method.scaffold`: Reflexion's prompts, ReVeal's tagged rounds).
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from murphy_lab.policy import TransformersPolicy, VLLMPolicy
+from murphy_lab.models import load_policy
 
 FORMAT_OPTIONS = ("chat", "chat_template_kwargs", "max_new_tokens")
 
@@ -31,29 +32,11 @@ def trained_format(cfg: Any) -> dict:
             "max_new_tokens": length}  # fmt: skip
 
 
-def check_prompt_format(exp: Any, trained: dict) -> None:
-    """Refuse (before any model loads) a training config whose prompt format differs from the evaluation's."""
-    want = prompt_format(exp)
-    for option in FORMAT_OPTIONS:
-        if trained[option] != want[option]:
-            raise ValueError(
-                f"{exp.model}/{exp.method}: training option {option}={trained[option]!r} differs from the "
-                f"evaluation's {want[option]!r}: every method is trained in the prompt format it is evaluated in "
-                "(docs/evaluation.md, 'Prompt format'); change the recipe or the override"
-            )
-
-
 def policy_kwargs(exp: Any) -> dict:
     """The evaluation policy's rendering and length: `prompt_format(exp)` as policy keywords."""
     fmt = prompt_format(exp)
     return {"max_new_tokens": fmt["max_new_tokens"], "use_chat_template": fmt["chat"],
             "chat_template_kwargs": fmt["chat_template_kwargs"] or None}  # fmt: skip
-
-
-def load_policy(model: str, use_vllm: bool = False, **kw: Any):
-    """A generation policy for `model`: vLLM (GPU) with `use_vllm`, else transformers. `kw`: max_new_tokens,
-    temperature, top_p, use_chat_template, chat_template_kwargs (murphy_lab.policy)."""
-    return (VLLMPolicy if use_vllm else TransformersPolicy)(model, **kw)
 
 
 def make_policy(model_dir: str, exp: Any):

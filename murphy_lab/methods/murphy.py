@@ -3,8 +3,9 @@
 The three train with `MurphyTrainer` (`murphy_lab.trainer.train`), one trainer mode each (`murphy_lab.modes`); they
 differ only in the fields their mode implies and, for MURPHY, its variants (credit rule, γ, pruning, backup order):
 
-    config(exp, base)   experiment_fields (recipes.py) + the mode's fields + MURPHY's variant -> MurphyConfig
-    train(exp, base)    locally: murphy_lab.trainer.train(config); a profile with recipes (paper): the launch scripts
+    config(exp, model)  experiment_fields (recipes.py) + the method's mode + MURPHY's variant -> MurphyConfig.layered
+                        (the profile's presets, these fields, the G2 / S the mode implies), once, validated
+    train(exp, model)   locally: murphy_lab.trainer.train(config); a profile with recipes (paper): the launch scripts
     mode                Method.mode: grpo | grpo_mt | murphy (murphy_lab.modes: G2 / S, scoring rule, loss groups)
     recipes             grpo | grpo_mt | murphy_<credit>[_g<γ>] | murphy_<pruning>   (reproduce/configs/<model>/)
 
@@ -14,50 +15,51 @@ and max(1, G1 // 2) for InterP; the paper profile's pruning recipes state theirs
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Any
 
 from murphy_lab.config import MurphyConfig
 from murphy_lab.credit import credit_rule
 from murphy_lab.methods import Method, get_method
-from murphy_lab.methods.recipes import check_config, experiment_fields, launch
+from murphy_lab.methods.recipes import experiment_fields, launch
 from murphy_lab.modes import mode
 from murphy_lab.trainer import train as train_run
 
-MURPHY_VARIANTS = ("credit", "gamma", "pruning", "backup_on")  # the Experiment fields of MURPHY's ablations
+MURPHY_VARIANTS = ("credit", "gamma", "credit_args", "pruning", "backup_on")  # the Experiment fields of its ablations
 MURPHY_RECIPES = ("murphy_mars", "murphy_mers_g0.9", "murphy_mers_g1.0", "murphy_interp", "murphy_intrap")  # the paper's
 TRAINER_BUDGET = ("g1", "g2", "turns", "per_device_train_batch_size", "max_steps")  # tasks × samples per step, steps
-FIELDS = {f.name for f in dataclasses.fields(MurphyConfig)}
 
 
-def fields(exp: Any, base_model: str) -> dict:
-    """The MurphyConfig fields of an experiment: the shared ones, the mode's, and the method's variant (MURPHY's
-    credit rule, γ and backup order; its pruning budgets are set in `config`)."""
-    kw = experiment_fields(exp, base_model, length="max_completion_length")  # an unknown override: MurphyConfig's error
-    method = get_method(exp.method)
+def fields(exp: Any, model: str) -> dict:
+    """The MurphyConfig fields of an experiment: the shared ones (`experiment_fields`), the method's mode and the G2 /
+    S it fixes (over a plan-wide override: a method trains in its mode), and MURPHY's variant (credit rule, γ, the
+    rule's own knobs, backup order, and the pruning budgets at the paper's ratio where no recipe states them)."""
+    kw = experiment_fields(exp, model, length="max_completion_length")  # an unknown override: MurphyConfig's error
+    method = get_method(exp.method)  # any method that shares this config (its Method.mode, Method.variants)
     kw.update(mode(method.mode).fields())  # the mode the method names (Method.mode): it fixes G2 / S
-    kw.update({f: getattr(exp, f) for f in method.variants if f in FIELDS})  # credit, gamma, backup_on
+    if "credit" in method.variants:
+        kw.update(credit=exp.credit, gamma=exp.gamma, backup_on=exp.backup_on)
+        if exp.credit_args:  # the rule's knobs other than γ, when the experiment sets them
+            kw["credit_args"] = dict(exp.credit_args)
+        if not exp.profile.recipes and exp.pruning != "none":  # a pruning recipe states its budget
+            size = {k: kw.get(k, exp.profile.trainer.get(k, getattr(MurphyConfig, k))) for k in ("g1", "g2")}
+            if exp.pruning == "intrap":
+                kw["b_traj"] = max(2, min(size["g1"], size["g2"]) // 2)  # b_traj, IntraP (paper: 4 of 8)
+            else:
+                kw["b_grp"] = max(1, size["g1"] // 2)  # b_grp, InterP (paper: 4 of 8 turn-2 groups)
     return kw
 
 
-def config(exp: Any, base_model: str) -> MurphyConfig:
-    """The MurphyConfig this experiment trains with (validated; no model loads)."""
-    cfg = MurphyConfig.for_profile(exp.profile, **fields(exp, base_model))
-    check_config(exp, cfg)  # before validate(): a format or data mismatch is the error to fix
-    if not exp.profile.recipes:  # a pruning recipe states its budget; the presets get the paper's ratio
-        if exp.pruning == "intrap":
-            cfg.b_traj = max(2, min(cfg.g1, cfg.g2) // 2)  # b_traj, IntraP (paper: 4 of 8)
-        elif exp.pruning == "interp":
-            cfg.b_grp = max(1, cfg.g1 // 2)  # b_grp, InterP (paper: 4 of 8 turn-2 groups)
-    return cfg.validate()
+def config(exp: Any, model: str) -> MurphyConfig:
+    """The MurphyConfig this experiment trains with (validated; no model loads): one `MurphyConfig.layered`."""
+    return MurphyConfig.layered(exp.profile, fields(exp, model), validate=True)
 
 
-def train(exp: Any, base_model: str, output_dir: Path) -> Path:
+def train(exp: Any, model: str, output_dir: Path) -> Path:
     """Train with the method's mode (module docstring); returns the trained model's folder."""
-    cfg = config(exp, base_model)  # refuses a wrong format, data or field before anything is launched
+    cfg = config(exp, model)  # refuses a wrong format, data or field before anything is launched
     if exp.profile.recipes:
-        return launch(fields(exp, base_model), output_dir)
+        return launch(cfg.to_dict(), output_dir)
     return Path(train_run(cfg, output_dir))
 
 

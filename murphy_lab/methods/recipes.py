@@ -1,6 +1,6 @@
 """How an experiment becomes the fields of a method's training config, in one place, and the one launch of a recipe.
 
-Every method's entry (`murphy_lab.methods.Method.config`) starts from `experiment_fields(exp, base_model, ...)`,
+Every method's entry (`murphy_lab.methods.Method.config(exp, model)`) starts from `experiment_fields(exp, model, ...)`,
 which applies, in this order (later wins):
 
     1. the prompt format          prompt_format(exp): chat, chat_template_kwargs, tokens per turn (formats.py)
@@ -9,12 +9,14 @@ which applies, in this order (later wins):
     4. the paper recipe           reproduce/configs/<model>/<recipe>.yaml, for a profile with `recipes` (paper)
        + local data               where the training set lives on this node: `task_args.source` from the data step's
                                   manifest when MURPHY_LAB_DATA is set (`local_args`; where, never which tasks)
-    5. the base model and seed    the experiment's
+    5. the model and the seed     the model the method trains (`model`: a path or hub id; `exp.model` is its key)
+                                  and the experiment's seed
     6. the experiment's overrides the profile's `train_overrides` and the notebook's (only fields the config has)
 
-and then adds its own fields (a mode, MURPHY's credit and pruning, ...). `check_config` refuses, before any model
-loads, a config that trains in another prompt format than the evaluation's, or on other tasks than the
-experiment's `train_data` says (a recipe or an override that disagrees: the error names the field).
+and refuses, before any model loads, fields that train in another prompt format than the evaluation's, or on other
+tasks than the experiment's `train_data` says (a recipe or an override that disagrees: the error names the field).
+The method then adds its own fields (its mode, MURPHY's credit rule and pruning) and builds its config once
+(`MurphyConfig.layered(exp.profile, fields, validate=True)`: the profile's presets, these fields, the mode's G2 / S).
 
 `launch(fields, output_dir, entry)` writes such fields as a recipe beside the run folder and starts
 `reproduce/configs/launch/train_8xh100.sh` (8 GPUs: 2 vLLM + 6 training) or `colocate_1gpu.sh` (fewer GPUs) with
@@ -30,14 +32,13 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
-import torch
 import yaml
 
 from murphy_lab.methods import get_method
-from murphy_lab.methods.formats import check_prompt_format, prompt_format, trained_format
-from murphy_lab.profiles import training_set
+from murphy_lab.methods.formats import FORMAT_OPTIONS, prompt_format
+from murphy_lab.profiles import TRAIN_DATA
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).absolute().parents[2]  # the checkout this package is in (a linked one too)
 RECIPE_DIRS = {"Qwen3-1.7B": "qwen3-1.7b", "Qwen3-4B": "qwen3-4b", "OLMo-2-7B": "olmo2-7b"}
 LAUNCH = REPO / "reproduce" / "configs" / "launch"
 DATA_ENV = "MURPHY_LAB_DATA"  # the folder `python -m murphy_lab.experiments.data` wrote (its manifest.json)
@@ -78,16 +79,20 @@ def recipe_path(exp: Any) -> Path:
     return path
 
 
-def experiment_fields(exp: Any, base_model: str, *, length: str, accepts: Collection[str] | None = None) -> dict:
-    """The training-config fields every method takes from an experiment (the module docstring's steps 1-6).
+def experiment_fields(exp: Any, model: str, *, length: str, accepts: Collection[str] | None = None) -> dict:
+    """The training-config fields every method takes from an experiment (the module docstring's steps 1-6), checked
+    against the evaluation's prompt format and the experiment's training set.
 
-    `length` is the config's name for tokens per turn (MurphyConfig: "max_completion_length", µCode:
-    "max_new_tokens"); `accepts` limits the experiment's overrides to the config's own fields (None: all), so a
-    profile's trainer overrides (e.g. the demo's max_steps) mean nothing to a method whose config lacks them.
+    `model`: the weights the method trains (a path or hub id: the profile's base model of `exp.model`). `length` is
+    the config's name for tokens per turn (MurphyConfig: "max_completion_length", µCode: "max_new_tokens");
+    `accepts` limits the experiment's overrides to the config's own fields (None: all), so a profile's trainer
+    overrides (e.g. the demo's max_steps) mean nothing to a method whose config lacks them.
     """
     prof, fmt = exp.profile, prompt_format(exp)
+    source, args = TRAIN_DATA[exp.train_data]  # the same tasks for every method and seed (profiles.training_set)
+    want = {"tasks": source, "task_args": dict(args)}
     fields: dict[str, Any] = {"chat": fmt["chat"], "chat_template_kwargs": fmt["chat_template_kwargs"],
-                              length: fmt["max_new_tokens"], **training_set(exp.train_data)}  # fmt: skip
+                              length: fmt["max_new_tokens"], **want}  # fmt: skip
     if prof.executor:
         fields["executor"] = dict(prof.executor)
     if prof.recipes:
@@ -98,26 +103,25 @@ def experiment_fields(exp: Any, base_model: str, *, length: str, accepts: Collec
     local = local_args(exp.train_data)
     if local:
         fields["task_args"] = {**fields.get("task_args", {}), **local}
-    fields.update(model=base_model, seed=exp.seed)
+    fields.update(model=model, seed=exp.seed)
     fields.update({k: v for k, v in exp.overrides if accepts is None or k in accepts})
-    return fields
-
-
-def check_config(exp: Any, cfg: Any) -> None:
-    """Refuse a training config in another prompt format than the evaluation's, or on other tasks than
-    `exp.train_data` names (call before `validate()`: these are the errors to fix)."""
-    check_prompt_format(exp, trained_format(cfg))
-    want = training_set(exp.train_data)
+    for option in FORMAT_OPTIONS:  # the evaluation's prompt format (docs/evaluation.md, "Prompt format")
+        given = fields[length if option == "max_new_tokens" else option]
+        if given != fmt[option]:
+            raise ValueError(f"{exp.model}/{exp.method}: training option {option}={given!r} differs from the "
+                             f"evaluation's {fmt[option]!r}: every method is trained in the prompt format it is "
+                             "evaluated in (docs/evaluation.md, 'Prompt format'); change the recipe or the override")
     for name in ("tasks", "task_args"):
-        given = getattr(cfg, name)
+        given = fields[name]
         if name == "task_args":  # where the rows are read from (the data step's files) is not which tasks
             given = {k: v for k, v in given.items() if k not in WHERE_KEYS or k in want[name]}
         if given != want[name]:
             raise ValueError(
-                f"{exp.model}/{exp.method}: training field {name}={getattr(cfg, name)!r} differs from the "
+                f"{exp.model}/{exp.method}: training field {name}={fields[name]!r} differs from the "
                 f"experiment's train_data={exp.train_data!r} ({want[name]!r}): every method trains on the tasks "
                 "`profiles.training_set` gives (change the recipe, the override, or train_data)"
             )
+    return fields
 
 
 def launch(fields: dict, output_dir: str | Path, entry: str = "murphy_lab.train") -> Path:
@@ -126,6 +130,8 @@ def launch(fields: dict, output_dir: str | Path, entry: str = "murphy_lab.train"
     output_dir = Path(output_dir)
     path = output_dir.parent / f"{output_dir.name}.recipe.yaml"
     path.write_text(yaml.safe_dump(fields, sort_keys=False))
+    import torch  # heavy: only to count the GPUs a launch runs on
+
     script = "train_8xh100.sh" if torch.cuda.device_count() >= 8 else "colocate_1gpu.sh"
     subprocess.run(["bash", str(LAUNCH / script), str(path), str(output_dir)], check=True,
                    env={**os.environ, "ENTRY": entry})  # fmt: skip

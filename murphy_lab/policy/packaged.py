@@ -100,8 +100,9 @@ QWEN_CODER = PackagedModel(
     sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32", tie_head=True,
     # it answers "prose, the program in a fence, an explanation", restating the signature and docstring: the
     # explanation is never read, so generation ends at the closed fence; 768 tokens leave room for long docstrings
-    # (docs/real_model.md: the cut rate measured on HumanEval)
-    generation=(("max_new_tokens", 768), ("stop_after_code", True)),
+    # (docs/real_model.md: the cut rate measured on HumanEval); rows that have ended leave the batch while the others
+    # decode (`compact_rows`: its answers' lengths vary ~4x within a batch, docs/performance.md)
+    generation=(("max_new_tokens", 768), ("stop_after_code", True), ("compact_rows", True)),
 )  # fmt: skip
 MODELS = {m.name: m for m in (SMOLLM2, QWEN_CODER)}
 REAL_MODEL = SMOLLM2.name  # the low-memory real model (135M; cannot write code)
@@ -111,6 +112,35 @@ CODE_MODEL = QWEN_CODER.name  # the real code model
 def generation_defaults(model: str | PackagedModel) -> dict:
     """The sampling keywords for `TransformersPolicy` that suit a packaged model ({} for none recorded)."""
     return dict(spec(model).generation)
+
+
+def defaults_for(model: Any) -> dict:
+    """The generation defaults (`generation_defaults`) of the packaged model `model` is, or was trained from: its name,
+    its cached folder (`source.json` names it), or a checkpoint or LoRA adapter of it (its `source.json`, or its
+    adapter's `base_model_name_or_path`); {} for any other model or a model object without such a path. The one rule
+    that tells the evaluation and the trainer's rollouts how a model generates (e.g. the code model's stop rule)."""
+    if isinstance(model, PackagedModel) or (isinstance(model, str) and model in MODELS):
+        return generation_defaults(model)
+    path = getattr(model, "name_or_path", model)
+    if not isinstance(path, (str, os.PathLike)) or not str(path):
+        return {}
+    folder = Path(path).expanduser()
+    for _ in range(3):  # a checkpoint's adapter names its base folder, which names its model
+        try:
+            source = json.loads((folder / SOURCE).read_text()) if (folder / SOURCE).is_file() else {}
+            adapter = json.loads((folder / "adapter_config.json").read_text()) if (
+                folder / "adapter_config.json").is_file() else {}  # fmt: skip
+        except (OSError, ValueError):
+            return {}
+        if source.get("model") in MODELS:
+            return generation_defaults(source["model"])
+        base = adapter.get("base_model_name_or_path")
+        if not base:
+            return {}
+        if base in MODELS:
+            return generation_defaults(base)
+        folder = Path(base).expanduser()
+    return {}
 
 
 def cache_root() -> Path:

@@ -5,8 +5,8 @@
 - `split_check`: HumanEval's ``def check(candidate): assert ...`` -> one case per assert, ``candidate`` renamed to
   the entry point, so the reward is a true pass fraction; a `check` with loops or helper variables stays one case
   ``check(<entry_point>)``.
-- `pytest_cases`: KodCode-style pytest files -> one case per test pytest would collect (`pytest_file`), the file
-  itself in `setup`.
+- `pytest_file_suite`: a KodCode-style pytest file -> a suite that pytest itself runs in the test worker, one case
+  per test id pytest collects from it (collected in the sandbox, without a program), the file in `setup`.
 
 Every function here returns cases that compile; text that does not parse raises `ValueError` (the loader names the
 row) or is skipped where the docstring says so.
@@ -17,9 +17,12 @@ from __future__ import annotations
 import ast
 import builtins
 import re
+from collections.abc import Sequence
+from dataclasses import dataclass
 
+from murphy_lab.executor import Executor
+from murphy_lab.executor.pytest_run import COLLECT, read_collection
 from murphy_lab.executor.types import TestSuite
-from murphy_lab.tasks.pytest_file import PytestCensus, pytest_suite
 
 # ---------------------------------------------------------------------------------------------------- doctests
 
@@ -196,51 +199,73 @@ def split_check(test_code: str, entry_point: str, check_name: str = "check") -> 
 # ------------------------------------------------------------------------------------------------ pytest files
 
 
-def _drop_solution_imports(test_code: str) -> str:
-    """The source without ``from solution import ...`` statements (each becomes ``pass``); aliased names
-    (``from solution import f as g``) are renamed back to ``f`` everywhere, so the result does not depend on
-    whether it runs before or after the program."""
-    module = ast.parse(test_code)
-    lines = test_code.splitlines()
-    aliases: dict[str, str] = {}
-    for node in ast.walk(module):
-        if isinstance(node, ast.Import) and any(a.name == "solution" for a in node.names):
-            raise ValueError(
-                "test code imports the `solution` module itself (import solution); cannot inline it"
-            )
-        if isinstance(node, ast.ImportFrom) and node.module == "solution":
-            aliases.update({a.asname: a.name for a in node.names if a.asname and a.asname != a.name})
-            lines[node.lineno - 1] = lines[node.lineno - 1][: node.col_offset] + "pass"
-            for k in range(node.lineno, node.end_lineno or node.lineno):
-                lines[k] = ""
-    text = "\n".join(lines)
-    if aliases:  # rare: rewrite the module (comments are lost, the tests are unchanged)
-        tree = ast.parse(text)
-        for alias, name in aliases.items():
-            tree = _Rename(alias, name).visit(tree)
-        text = ast.unparse(tree)
-    return text
+COLLECT_TIMEOUT = 10.0  # seconds for pytest to start and collect a file in the sandbox (no program runs)
 
 
-def pytest_cases(test_code: str) -> TestSuite:
-    """A pytest-style file as a `TestSuite`: one case per test pytest would collect (`pytest_file.pytest_suite`:
-    parametrize, the file's fixtures, test classes and skips spelled out as plain Python).
+@dataclass
+class PytestCensus:
+    """What pytest collected from a file: its test ids, and how many of them are parametrized, in classes
+    (unittest ones among them), use fixtures, carry a skip/skipif/xfail mark."""
 
-    ``from solution import ...`` statements are removed (the program under test defines those names itself); the
-    rest of the file (imports, helpers, the test functions) becomes the setup, which works run before or after
-    the program as long as the file does not call the solution at module level.
+    tests: int = 0
+    parametrized: int = 0
+    in_classes: int = 0
+    unittest: int = 0
+    fixtures: int = 0
+    marked: int = 0
+
+
+def pytest_file_suite(test_code: str, executor: Executor | None = None) -> tuple[TestSuite, PytestCensus]:
+    """A pytest test file (KodCode's ``from solution import ...`` style) as a suite that pytest itself runs in the
+    test worker (``TestSuite(runner="pytest")``: the file as `setup`, one case per test id), and its census.
+
+    The ids are pytest's own: the file is collected by pytest in the executor's sandbox, against a stand-in
+    module ``solution`` whose every name is a placeholder (no program runs; a file whose collection uses the
+    program's values collects them as placeholders). `executor`: the one to collect in (default: a shared one).
 
     Raises:
-        ValueError: the code does not parse, imports the `solution` module itself, has no test pytest would run,
-            or has a test that cannot run without pytest (`pytest_file.Unrunnable`: e.g. ``capsys``), named.
+        ValueError: the file does not parse, or pytest cannot collect it (the error pytest reported), or it holds
+            no test: nothing of it is dropped silently.
     """
-    return pytest_file_suite(test_code)[0]
+    got = pytest_file_suites([test_code], executor)[0]
+    if isinstance(got, ValueError):
+        raise got
+    return got
 
 
-def pytest_file_suite(test_code: str) -> tuple[TestSuite, PytestCensus]:
-    """`pytest_cases` and the census of what the file needed (`pytest_file.PytestCensus`)."""
-    try:
-        ast.parse(test_code)
-    except SyntaxError as err:
-        raise ValueError(f"test code does not parse: {err.msg} (line {err.lineno})") from err
-    return pytest_suite(test_code, _drop_solution_imports(test_code))
+def pytest_file_suites(
+    test_codes: Sequence[str], executor: Executor | None = None
+) -> list[tuple[TestSuite, PytestCensus] | ValueError]:
+    """`pytest_file_suite` of many files, collected in parallel; a file that cannot be collected gives its
+    `ValueError` in its place."""
+    out: list = [None] * len(test_codes)
+    jobs = []
+    for k, code in enumerate(test_codes):
+        try:
+            ast.parse(code)
+        except (SyntaxError, ValueError) as err:
+            out[k] = ValueError(f"test code does not parse: {getattr(err, 'msg', err)} (line {getattr(err, 'lineno', '?')})")
+            continue
+        jobs.append((k, ("", TestSuite(cases=(COLLECT,), setup=code, runner="pytest", timeout=COLLECT_TIMEOUT))))
+    results = (executor or _collector()).run_many([job for _, job in jobs]) if jobs else []
+    for (k, _), res in zip(jobs, results):
+        o = res.outcomes[0]
+        if o.status != "passed":
+            lines = o.detail.strip().splitlines()  # pytest's error ends with its cause; else how it stopped
+            why = lines[-1] if o.status == "error" and lines else f"{o.status} ({o.detail.strip()[:100]})"
+            out[k] = ValueError(f"pytest cannot collect the file: {why[:300]}")
+            continue
+        got = read_collection(o.detail)
+        suite = TestSuite(cases=tuple(got["ids"]), setup=test_codes[k], runner="pytest")
+        out[k] = (suite, PytestCensus(**got["census"]))
+    return out
+
+
+_COLLECTOR: list[Executor] = []
+
+
+def _collector() -> Executor:
+    """The executor that collects files when none is given (made on first use, closed at exit)."""
+    if not _COLLECTOR:
+        _COLLECTOR.append(Executor(workers=2, timeout=COLLECT_TIMEOUT))
+    return _COLLECTOR[0]

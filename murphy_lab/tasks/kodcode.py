@@ -2,19 +2,23 @@
 vendor). MURPHY trains on 1,000 KodCode tasks without saying which; our selection rule is documented and exact:
 
 1. **Eligible** rows: a `question_id`, a question, a reference `solution`, `test_info` naming the function under
-   test, and a `test` file whose every test runs as pytest runs it (`convert.pytest_cases`, `pytest_file`:
-   parametrize, the file's fixtures and test classes are spelled out as plain cases; a file that needs pytest's
-   built-in fixtures such as ``capsys``, ``xfail`` or ``import solution`` is refused whole, and counted in the log,
-   never run with some of its tests dropped); optionally restricted by `style`, `subset` and `gpt_difficulty`.
+   test, a `gpt_difficulty` among easy/medium/hard (or none), and a `test` file pytest collects (in the executor's
+   sandbox, `convert.pytest_file_suite`: pytest itself runs it, one case per test id); optionally restricted by
+   `style`, `subset` and `gpt_difficulty`.
 2. **Order** every row by ``sha256(f"{seed}:{question_id}")`` (a hash shuffle: independent of the file's row order
    and of how the dataset is sharded).
-3. **Take** the first `n` eligible rows in that order.
+3. **Verified**: the row's reference solution passes every one of its test ids through the executor, as real pytest
+   scores it. KodCode's authors kept only rows whose solution passes its tests, so a row whose reference fails here
+   is a difference of ours (or of the machine: a reference near the time limit), never the model's: it is left out
+   and counted by reason.
+4. **Take** the first `n` rows in that order that are eligible and verified.
 
 Each task: prompt = the question, plus the function declaration from `test_info` when the question does not
-already show it (so the model knows the name the tests call); hidden tests = one case per pytest function;
-visible tests = the same tests (KodCode is a *training* set: the paper's feedback and reward come from the same
+already show it (so the model knows the name the tests call); hidden tests = the suite pytest runs (one case per test
+id); visible tests = the same tests (KodCode is a *training* set: the paper's feedback and reward come from the same
 unit tests, there is no held-out test set); reference = the solution; difficulty = gpt_difficulty;
-``metadata["pytest"]``: what its tests needed (`pytest_file.PytestCensus`: plain, parametrized, fixtures, classes).
+``metadata["pytest"]``: what pytest collected (`convert.PytestCensus`). The counts of every selection, by reason,
+are logged and kept (`last_selection`) for the data step's manifest.
 """
 
 from __future__ import annotations
@@ -24,11 +28,13 @@ import hashlib
 import logging
 from collections import Counter
 from collections.abc import Sequence
+from contextlib import nullcontext
 from typing import Any
 
 from tqdm.auto import tqdm
 
-from murphy_lab.tasks.convert import pytest_file_suite
+from murphy_lab.executor import Executor
+from murphy_lab.tasks.convert import PytestCensus, pytest_file_suites
 from murphy_lab.tasks.sources import read_rows
 from murphy_lab.tasks.task import Task
 
@@ -36,6 +42,8 @@ log = logging.getLogger(__name__)
 
 HUB_ID = "KodCode/KodCode-V1"
 DIFFICULTIES = ("easy", "medium", "hard")
+REFERENCE_FAILS = "the reference fails its tests"  # the reason a row is left out by verification (+ its status)
+_LAST: dict = {}
 
 
 def selection_key(seed: int, question_id: str) -> str:
@@ -51,21 +59,30 @@ class Ineligible(ValueError):
         self.reason = reason
 
 
-def kodcode_task(row: dict, where: str = "KodCode") -> Task:
-    """One KodCode row as a `Task`; raises `Ineligible` (a ValueError naming the row) when it is not eligible."""
+def check_row(row: dict, where: str = "KodCode") -> str:
+    """The row's difficulty once its fields make it eligible (everything but its test file); `Ineligible`."""
     qid = row.get("question_id")
     if not qid or not row.get("question") or not row.get("solution"):
         raise Ineligible(where, qid, "lacks question_id, question or solution")
-    info = [i for i in (row.get("test_info") or []) if i and i.get("function_name")]
-    if not info:
+    if not [i for i in (row.get("test_info") or []) if i and i.get("function_name")]:
         raise Ineligible(where, qid, "no function name in test_info (not a function-style task)")
     difficulty = (row.get("gpt_difficulty") or "all").lower()
     if difficulty not in (*DIFFICULTIES, "all"):
         raise Ineligible(where, qid, f"unknown gpt_difficulty {row.get('gpt_difficulty')!r}")
-    try:
-        tests, census = pytest_file_suite(row.get("test") or "")
-    except ValueError as err:
-        raise Ineligible(where, qid, str(err)) from err
+    return difficulty
+
+
+def kodcode_task(row: dict, where: str = "KodCode", collected=None) -> Task:
+    """One KodCode row as a `Task` (not verified: `load_kodcode` does that); raises `Ineligible` (a ValueError
+    naming the row). `collected`: its test file's (suite, census) or `ValueError`, when collected already."""
+    difficulty = check_row(row, where)
+    qid = row["question_id"]
+    if collected is None:
+        collected = pytest_file_suites([row.get("test") or ""])[0]
+    if isinstance(collected, ValueError):
+        raise Ineligible(where, qid, str(collected))
+    tests, census = collected
+    info = [i for i in row["test_info"] if i and i.get("function_name")]
     question = row["question"].strip()
     declarations = [i.get("function_declaration") or "" for i in info]
     missing = [d.strip() for d in declarations if d.strip() and d.strip() not in question]
@@ -87,7 +104,7 @@ def kodcode_task(row: dict, where: str = "KodCode") -> Task:
             "subset": row.get("subset", ""),
             "gpt_pass_trial_num": row.get("gpt_pass_trial_num"),
             "gpt_pass_percentage": row.get("gpt_pass_percentage"),
-            "pytest": dataclasses.asdict(census),  # what its tests needed (pytest_file.PytestCensus)
+            "pytest": dataclasses.asdict(census),  # what pytest collected (convert.PytestCensus)
         },
     )
 
@@ -99,6 +116,16 @@ def _column(rows: Sequence[dict], name: str) -> list:
         return [row.get(name) for row in rows]
 
 
+def _reason(err: Ineligible) -> str:
+    return err.reason.split(" (")[0] if not err.reason.startswith("pytest cannot") else "pytest cannot collect the file"
+
+
+def verify(tasks: list[Task], executor: Executor) -> list[str]:
+    """'' for each task whose reference passes every test id, else why not (`REFERENCE_FAILS` and the status)."""
+    results = executor.run_many([t.job(t.reference, "hidden") for t in tasks])
+    return ["" if r.solved else f"{REFERENCE_FAILS} ({r.status})" for r in results]
+
+
 def load_kodcode(
     n: int = 1000,
     seed: int = 0,
@@ -107,8 +134,10 @@ def load_kodcode(
     style: str | Sequence[str] | None = None,
     subset: str | Sequence[str] | None = None,
     difficulty: str | Sequence[str] | None = None,
+    executor: Executor | None = None,
 ) -> list[Task]:
-    """The first `n` eligible KodCode tasks in seeded hash order (the selection rule in the module docstring).
+    """The first `n` eligible, verified KodCode tasks in seeded hash order (the selection rule in the module
+    docstring); the counts by reason go to the log and `last_selection()`.
 
     Args:
         n: how many tasks (the paper trains on 1,000).
@@ -116,6 +145,8 @@ def load_kodcode(
         source: hub id (default), local Hugging Face-layout folder or data file, `datasets.Dataset`, or rows.
         split: the dataset split (KodCode-V1 ships only "train").
         style, subset, difficulty: keep only rows whose `style` / `subset` / `gpt_difficulty` is (one of) these.
+        executor: the one that collects the test files and runs the references (default: one of 2 workers, made
+            for this call).
     """
     if n < 1:
         raise ValueError(f"n must be >= 1, not {n}")
@@ -140,31 +171,54 @@ def load_kodcode(
             rejected[f"{name} filter"] += len(candidates) - len(kept)
             candidates = kept
     order = sorted(candidates, key=lambda i: selection_key(seed, str(ids[i])))
+    where = source if isinstance(source, str) else "rows"
     tasks: list[Task] = []
-    with tqdm(total=n, desc="KodCode selection", disable=n < 2000) as bar:
-        for i in order:
-            row = rows[i]
-            try:
-                task = kodcode_task(row, where=f"{source if isinstance(source, str) else 'rows'} row {i}")
-            except Ineligible as err:
-                rejected[err.reason.split(" (")[0]] += 1
-                continue
-            if levels and task.difficulty not in levels:
-                rejected["difficulty filter"] += 1
-                continue
-            task.metadata["selection_rank"] = len(tasks)
-            tasks.append(task)
-            bar.update()
-            if len(tasks) == n:
-                break
+    considered = 0
+    with (nullcontext(executor) if executor else Executor(workers=2)) as ex, tqdm(
+        total=n, desc="KodCode selection", disable=n < 2000
+    ) as bar:
+        while order and len(tasks) < n:  # in chunks, in order: the same n tasks whatever the chunk size
+            chunk, order = order[: max(16, 2 * (n - len(tasks)))], order[max(16, 2 * (n - len(tasks))) :]
+            fields = []
+            for i in chunk:
+                try:
+                    level = check_row(rows[i], where=f"{where} row {i}")
+                except Ineligible as err:
+                    fields.append(err)
+                    continue
+                fields.append(Ineligible("", None, "difficulty filter") if levels and level not in levels else None)
+            todo = [i for i, f in zip(chunk, fields) if f is None]
+            suites = dict(zip(todo, pytest_file_suites([rows[i].get("test") or "" for i in todo], ex)))
+            made: list[tuple[int, Task | Ineligible]] = []
+            for i, f in zip(chunk, fields):
+                if f is None:
+                    try:
+                        f = kodcode_task(rows[i], where=f"{where} row {i}", collected=suites[i])
+                    except Ineligible as err:
+                        f = err
+                made.append((i, f))
+            fresh = [t for _, t in made if isinstance(t, Task)]
+            verdicts = dict(zip(map(id, fresh), verify(fresh, ex)))
+            for _, t in made:
+                considered += 1
+                if isinstance(t, Ineligible):
+                    rejected[_reason(t)] += 1
+                elif verdicts[id(t)]:
+                    rejected[verdicts[id(t)]] += 1
+                else:
+                    t.metadata["selection_rank"] = len(tasks)
+                    tasks.append(t)
+                    bar.update()
+                    if len(tasks) == n:
+                        break
+    _LAST.clear()
+    _LAST.update(rows=len(ids), considered=considered, selected=len(tasks), skipped=dict(rejected.most_common()))
     if rejected:
-        log.info(
-            "KodCode: skipped %d rows on the way: %s", sum(rejected.values()), dict(rejected.most_common(8))
-        )
-    unrunnable = {k: v for k, v in rejected.items() if k.startswith(("pytest's built-in", "a test decorator", "a module hook"))}
-    if unrunnable:  # tests pytest would run that cannot run here: the row is refused whole, and said so
-        log.warning("KodCode: %d rows refused because a test needs pytest itself (%s); see tasks/pytest_file.py",
-                    sum(unrunnable.values()), unrunnable)
+        log.info("KodCode: skipped %d rows on the way: %s", sum(rejected.values()), dict(rejected.most_common(8)))
+    failing = {k: v for k, v in rejected.items() if k.startswith(REFERENCE_FAILS)}
+    if failing:  # KodCode's own rows pass their tests: a failing reference is a difference of ours, said so
+        log.warning("KodCode: %d rows left out because their reference fails its tests under our executor (%s)",
+                    sum(failing.values()), failing)  # fmt: skip
     if not tasks:
         raise ValueError(
             f"KodCode source {source!r}: no eligible task among {len(ids)} rows (skipped: {dict(rejected)})"
@@ -174,20 +228,31 @@ def load_kodcode(
     return tasks
 
 
-def pytest_share(source: Any, split: str = "train") -> dict[str, Any]:
-    """How many rows of `source` need pytest's semantics (`pytest_file`), need none, or are refused (by reason):
-    the measurement behind docs/benchmarks.md's KodCode paragraph. Counts every row, not only a selection."""
-    counts: Counter[str] = Counter()
-    refused: Counter[str] = Counter()
+def last_selection() -> dict:
+    """The counts of the last `load_kodcode` of this process: rows read, rows considered in hash order, tasks
+    selected, and the rows skipped on the way by reason (`REFERENCE_FAILS` with the failing status among them)."""
+    return {k: dict(v) if isinstance(v, dict) else v for k, v in _LAST.items()}
+
+
+def pytest_share(source: Any, split: str = "train", executor: Executor | None = None) -> dict[str, Any]:
+    """Every row of `source`: how many pytest collects (and how many of those use parametrize, classes, unittest,
+    fixtures, skip/xfail marks), how many are refused and why, how many references pass their tests — the
+    measurement behind docs/benchmarks.md's KodCode paragraph. Counts every row, not only a selection."""
     rows = read_rows(source, split=split)
-    for i in range(len(rows)):
-        try:
-            task = kodcode_task(rows[i])
-        except Ineligible as err:
-            refused[err.reason] += 1
-            continue
-        counts["needs pytest" if task.metadata["pytest"]["parametrized"] or task.metadata["pytest"]["fixtures"]
-               or task.metadata["pytest"]["in_classes"] or task.metadata["pytest"]["skipped"] else "plain"] += 1  # fmt: skip
-    total = len(rows)
-    return {"rows": total, "plain": counts["plain"], "needs_pytest": counts["needs pytest"],
-            "refused": sum(refused.values()), "refused_by_reason": dict(refused.most_common())}  # fmt: skip
+    refused: Counter[str] = Counter()
+    uses: Counter[str] = Counter()
+    with nullcontext(executor) if executor else Executor(workers=2) as ex:
+        collected = pytest_file_suites([rows[i].get("test") or "" for i in range(len(rows))], ex)
+        tasks = []
+        for i in range(len(rows)):
+            try:
+                tasks.append(kodcode_task(rows[i], collected=collected[i]))
+            except Ineligible as err:
+                refused[err.reason] += 1
+        for t in tasks:
+            census = PytestCensus(**t.metadata["pytest"])
+            uses.update(k for k, v in dataclasses.asdict(census).items() if k != "tests" and v)
+        failing = Counter(v for v in verify(tasks, ex) if v)
+    return {"rows": len(rows), "collected": len(tasks), "refused": sum(refused.values()),
+            "refused_by_reason": dict(refused.most_common()), "uses": dict(sorted(uses.items())),
+            "reference_passes": len(tasks) - sum(failing.values()), "reference_fails": dict(failing)}  # fmt: skip

@@ -32,6 +32,7 @@ from typing import Any
 import torch
 from datasets import Dataset
 from trl import GRPOTrainer
+from trl.models import unwrap_model_for_generation
 from trl.models.utils import disable_gradient_checkpointing
 from trl.trainer.utils import pad, use_adapter
 
@@ -39,7 +40,8 @@ from murphy_lab import executor as executor_pkg
 from murphy_lab.config import MurphyConfig
 from murphy_lab.modes import Mode
 from murphy_lab.modes import mode as get_mode
-from murphy_lab.policy.packaged import resolve_model
+from murphy_lab.policy.hf import CodeBlockClosed, generate_groups
+from murphy_lab.policy.packaged import defaults_for, resolve_model
 from murphy_lab.prompts import answer_extractor, first_prompt, token_budget
 from murphy_lab.rollout import task_trees
 from murphy_lab.scoring import score_trees
@@ -92,10 +94,18 @@ class MurphyTrainer(PrefixSharing, GRPOTrainer):
         murphy: the MurphyConfig (mode, credit, budgets, G1/G2/S).
         tasks: list of murphy_lab.tasks.Task; rewards from `hidden_tests` (or visible, per `murphy.reward_tests`).
         executor: anything with `run_many(jobs)`; default `murphy_lab.executor.Executor(**murphy.executor)`.
+        stop_after_code: end each rollout completion at its closed code block (`policy.hf.CodeBlockClosed`, the
+            evaluation's rule); None: the model's own rule (`policy.packaged.defaults_for`: on for the code model).
         kwargs: GRPOTrainer's (e.g. `peft_config`; default with `murphy.use_peft`: `murphy.peft_config()`).
+
+    The transformers rollouts (`_generate_single_turn`) prefill each distinct prompt once for its rows
+    (`policy.hf.generate_groups`; `prefill_once = False`: every row prefills its prompt, as TRL does).
     """
 
-    def __init__(self, model, args, murphy: MurphyConfig, tasks: list, executor: Any = None, **kwargs: Any):
+    prefill_once = True  # the rollouts prefill each distinct prompt once (exact: tests/test_trainer_levers.py)
+
+    def __init__(self, model, args, murphy: MurphyConfig, tasks: list, executor: Any = None,
+                 stop_after_code: bool | None = None, **kwargs: Any):  # fmt: skip
         murphy.validate()
         if args.num_generations != murphy.g1:
             raise ValueError(f"args.num_generations ({args.num_generations}) must equal murphy.g1 ({murphy.g1})")
@@ -107,7 +117,11 @@ class MurphyTrainer(PrefixSharing, GRPOTrainer):
         self.executor = executor_pkg.Executor(**murphy.executor) if executor is None else executor
         if murphy.use_peft and kwargs.get("peft_config") is None:  # LoRA: TRL wraps the model in a PeftModel
             kwargs["peft_config"] = murphy.peft_config()
-        super().__init__(model=resolve_model(model), reward_funcs=_unused_reward, args=args, train_dataset=task_dataset(tasks),
+        model = resolve_model(model)
+        own = defaults_for(model)  # the model's own generation rules, as its evaluation applies them
+        self.stop_after_code = bool(own.get("stop_after_code", False) if stop_after_code is None else stop_after_code)
+        self.compact_rows = bool(own.get("compact_rows", False))  # rows that ended leave the batch (policy.hf)
+        super().__init__(model=model, reward_funcs=_unused_reward, args=args, train_dataset=task_dataset(tasks),
                          **kwargs)
         self.rollout_stats: dict[str, float] = {}  # the latest round's statistics (read by RunLog)
         self.run_log = RunLog(self)
@@ -158,6 +172,38 @@ class MurphyTrainer(PrefixSharing, GRPOTrainer):
     def later_group_size(self) -> int:
         """Samples per prompt after turn 1 (G2): what a rank that finished early joins the others' calls with."""
         return self.murphy.g2
+
+    def _generate_single_turn(self, prompt_ids, images, multimodal_fields, num_generations, has_tool_images=False):
+        """TRL's generation of one turn; on the plain transformers path (no vLLM, continuous batching or images) our
+        `policy.hf.generate_groups`: each distinct prompt prefilled once for its rows (`TurnSampler` sends each
+        prompt `num_generations` times in a row) and, with `stop_after_code`, each row ended at its closed code
+        block. A completion keeps its tokens up to and including its first EOS (TRL's rule) or its closing fence."""
+        if self.use_vllm or self.use_transformers_continuous_batching or images or multimodal_fields:
+            return super()._generate_single_turn(prompt_ids, images, multimodal_fields, num_generations,
+                                                 has_tool_images)  # fmt: skip
+        n = num_generations
+        grouped = self.prefill_once and len(prompt_ids) % n == 0 and all(
+            list(prompt_ids[i]) == list(prompt_ids[i - i % n]) for i in range(len(prompt_ids)))  # fmt: skip
+        prompts = [torch.tensor(p) for p in (prompt_ids[::n] if grouped else prompt_ids)]
+        ids = pad(prompts, padding_value=self._tokenizer.pad_token_id, padding_side="left",
+                  pad_to_multiple_of=self.pad_to_multiple_of).to(self.accelerator.device)  # fmt: skip
+        mask = pad([torch.ones_like(p) for p in prompts], padding_value=0, padding_side="left",
+                   pad_to_multiple_of=self.pad_to_multiple_of).to(self.accelerator.device)  # fmt: skip
+        stop = CodeBlockClosed(self._tokenizer, ids.size(1)) if self.stop_after_code else None
+        with (unwrap_model_for_generation(self.model_wrapped, self.accelerator,
+                                          gather_deepspeed3_params=self.args.ds3_gather_for_generation,
+                                          generation_kwargs=self.generation_kwargs,
+                                          gradient_checkpointing_kwargs=self.args.gradient_checkpointing_kwargs) as unwrapped,
+              torch.no_grad(), self._dist.summon_full_params(self.model_wrapped, recurse=False)):  # fmt: skip
+            seqs = generate_groups(unwrapped, ids, mask, n if grouped else 1, stop=stop, compact=self.compact_rows,
+                                   generation_config=self.generation_config)  # (rows, P + T)
+        ends = set(self.eos_token_ids)
+        out = []
+        for i, row in enumerate(seqs[:, ids.size(1) :].tolist()):
+            length = stop.ended.get(i, len(row)) if stop is not None else len(row)
+            eos = next((t for t, tok in enumerate(row[:length]) if tok in ends), None)
+            out.append(row[: length if eos is None else eos + 1])
+        return out, None
 
     # --- hook 2: credit and advantages (pure functions over the tree) ----------------------------------------------
     def score_trees(self, trees: list[RolloutTree]) -> None:

@@ -11,6 +11,10 @@ temperature) and executor, and adds to that step's metrics.jsonl line:
     eval/iter<k>_pass@1   pass@1 (%) of the held-out tasks within k attempts, for each k of eval_iters
     eval/n_tasks          how many held-out tasks
     time/eval_s           the evaluation's wall time (not part of time/step_s)
+    time/eval_cpu_s       its CPU seconds (the process's threads and the executor workers it reaped)
+
+and writes each task's episode to `eval/step_NNNNNN.jsonl` in the run folder (`evaluate`'s transcripts: paired
+comparisons over tasks).
 
 The evaluation leaves training as it found it: the model goes back to train mode, and the random generators
 (Python, NumPy, torch, CUDA) and the tokenizer's padding settings are restored, so a run with evaluation samples the
@@ -26,6 +30,7 @@ from __future__ import annotations
 
 import random
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -36,6 +41,7 @@ from murphy_lab.config import MurphyConfig
 from murphy_lab.evaluate import evaluate
 from murphy_lab.policy import TransformersPolicy
 from murphy_lab.tasks import load_tasks
+from murphy_lab.trainer.metrics import cpu_seconds
 
 
 class IterKEval(TrainerCallback):
@@ -77,14 +83,16 @@ class IterKEval(TrainerCallback):
         states = (random.getstate(), np.random.get_state(), torch.get_rng_state(),
                   torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None)  # fmt: skip
         padding = (tokenizer.padding_side, tokenizer.pad_token)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), cpu_seconds()
         try:
             policy = TransformersPolicy(model, tokenizer=tokenizer, max_new_tokens=cfg.max_completion_length,
                                         temperature=cfg.temperature, use_chat_template=cfg.chat,
                                         chat_template_kwargs=cfg.chat_template_kwargs or None)  # fmt: skip
+            out_dir = Path(trainer.args.output_dir) / "eval"  # each task's episode, for paired comparisons
+            out_dir.mkdir(parents=True, exist_ok=True)
             with torch.no_grad():
                 df = evaluate(policy, self.tasks, trainer.executor, iters=tuple(cfg.eval_iters), runs=1, seed=0,
-                              progress=False)  # fmt: skip
+                              progress=False, transcripts_path=str(out_dir / f"step_{trainer.state.global_step:06d}.jsonl"))  # fmt: skip
         finally:
             model.train(was_training)
             tokenizer.padding_side, tokenizer.pad_token = padding
@@ -96,7 +104,8 @@ class IterKEval(TrainerCallback):
         if "difficulty" in df.columns:
             df = df[df["difficulty"].fillna("all").astype(str) == "all"]
         out = {f"eval/iter{int(r['k'])}_pass@1": float(r["pass@1"]) for _, r in df.iterrows()}
-        return {**out, "eval/n_tasks": len(self.tasks), "time/eval_s": time.perf_counter() - t0}
+        return {**out, "eval/n_tasks": len(self.tasks), "time/eval_s": time.perf_counter() - t0,
+                "time/eval_cpu_s": cpu_seconds() - c0}
 
 
 def evaluating(trainer_cls: type, callback: IterKEval) -> type:

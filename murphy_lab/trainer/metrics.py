@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import resource
 import time
 from pathlib import Path
 from typing import Any
@@ -66,23 +67,31 @@ def tree_stats(trees: list[RolloutTree], kept: list[Node], padded: int, accelera
     }  # fmt: skip
 
 
+def cpu_seconds() -> float:
+    """CPU seconds of this process (all threads) and of the child processes it reaped: on a shared machine the
+    wall time says how loaded it was, this what the work cost (`time/step_cpu_s`, `time/eval_cpu_s`)."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 class RunLog(TrainerCallback):
     """Writes output_dir/metrics.jsonl: one line per optimizer step (round statistics, timings, TRL's loss/KL)."""
 
     TRL_KEYS = ("loss", "grad_norm", "learning_rate", "kl", "entropy", "clip_ratio/region_mean")
 
     def __init__(self, trainer: Any):
-        self.trainer, self.t0, self.line = trainer, 0.0, None
+        self.trainer, self.t0, self.c0, self.line = trainer, 0.0, 0.0, None
 
     def on_step_begin(self, args, state, control, **kw):
-        self.t0 = time.perf_counter()
+        self.t0, self.c0 = time.perf_counter(), cpu_seconds()
 
     def on_step_end(self, args, state, control, **kw):
         self._flush(args)
         step_s = time.perf_counter() - self.t0
         stats, self.trainer.rollout_stats = self.trainer.rollout_stats, {}  # empty when the round was reused
         self.line = {"step": state.global_step, "generated": bool(stats), **stats, "time/step_s": step_s,
-                     "time/optimization_s": step_s - stats.get("time/rollout_s", 0.0)}  # fmt: skip
+                     "time/optimization_s": step_s - stats.get("time/rollout_s", 0.0),
+                     "time/step_cpu_s": cpu_seconds() - self.c0}  # fmt: skip
 
     def on_log(self, args, state, control, logs=None, **kw):
         if self.line is not None and logs:

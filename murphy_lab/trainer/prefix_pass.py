@@ -9,6 +9,12 @@ A mixin in front of TRL's GRPOTrainer (`class MurphyTrainer(PrefixSharing, GRPOT
   micro-batches, so siblings stay in one micro-batch and share their prompt. An optimizer step sums the same rows'
   losses either way (every accepted loss_type normalises by round-level counts, decision 3 in docs/training.md),
   so its gradient is unchanged.
+
+Length-sorted batches (`sort_by_length`): the shuffled groups are then put in order of length before the split, so
+each micro-batch holds rows of similar length, and every log-prob pass runs chunks of similar length, each cut to
+its own last unmasked column (`prefix.shared_logps(by_length=True)`): the same rows and the same loss and gradient
+(tests/test_trainer_levers.py), less padding. On by default where the numbers already move with the batch's shape
+(bf16 / fp16); off in fp32, where the order of rows would change the last bits of a run's committed numbers.
 """
 
 from __future__ import annotations
@@ -25,6 +31,12 @@ logger = logging.getLogger(__name__)
 
 class PrefixSharing:
     """Prefix-shared log-probs for a GRPOTrainer subclass that has `self.murphy.prefix_sharing`."""
+
+    sort_by_length: bool | None = None  # length-sorted micro-batches and chunks; None: on in bf16 / fp16 (docstring)
+
+    def _by_length(self) -> bool:
+        on = self.sort_by_length
+        return bool(self.args.bf16 or self.args.fp16) if on is None else bool(on)
 
     def _get_per_token_logps_and_entropies(self, model, input_ids, attention_mask, logits_to_keep, batch_size=None,
                                            compute_entropy=False, compute_aux_loss=False, **extra):  # fmt: skip
@@ -44,7 +56,8 @@ class PrefixSharing:
 
         with self.accelerator.autocast():
             return prefix.shared_logps(model, input_ids, attention_mask, logits_to_keep, score=fused_head,
-                                       prefix_model=self.accelerator.unwrap_model(model), batch_size=batch_size)
+                                       prefix_model=self.accelerator.unwrap_model(model), batch_size=batch_size,
+                                       by_length=self._by_length())
 
     def _prepare_inputs(self, generation_batch):
         """TRL's `_prepare_inputs`, except that with prefix sharing the round is shuffled by prompt group."""
@@ -52,8 +65,10 @@ class PrefixSharing:
             return super()._prepare_inputs(generation_batch)
         spg = self.args.steps_per_generation
         if self._step % (spg * self.num_iterations) == 0 or self._buffered_inputs is None:
-            batch = self._generate_and_score_completions(generation_batch)
-            self._buffered_inputs = split_tensor_dict(prefix.shuffle_groups(batch), spg)
+            batch = prefix.shuffle_groups(self._generate_and_score_completions(generation_batch))
+            if self._by_length() and spg > 1:  # micro-batches of similar length (one micro-batch: nothing to sort)
+                batch = prefix.sort_groups(batch)
+            self._buffered_inputs = split_tensor_dict(batch, spg)
         return self._buffered_inputs[self._step % spg]
 
     def _prefix_ok(self, model, input_ids, attention_mask, logits_to_keep) -> bool:

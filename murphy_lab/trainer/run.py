@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import contextvars
 import dataclasses
 import json
 import logging
@@ -125,6 +126,22 @@ def open_run(output_dir: str | Path, resume: bool) -> Path | None:
     return checkpoint
 
 
+_CONTINUING = contextvars.ContextVar("murphy_lab_continue_interrupted", default=False)
+
+
+@contextlib.contextmanager
+def continuing_interrupted():
+    """Inside it, `train(config, output_dir)` continues an interrupted run that `output_dir` records (its config.yaml
+    and a complete checkpoint) as `resume=True` would: the experiment store trains through method entries that
+    never pass `resume` (`experiments.store.run_experiment`), and a run of hours (the real-cpu profile) must not
+    start over. A config that differs from the recorded one is still refused, field by field."""
+    token = _CONTINUING.set(True)
+    try:
+        yield
+    finally:
+        _CONTINUING.reset(token)
+
+
 def is_main_process() -> bool:
     return int(os.environ.get("RANK", "0")) == 0  # under `accelerate launch` every rank runs the lifecycle
 
@@ -162,6 +179,8 @@ def train(
     output_dir = Path(output_dir)
     if config is not None and not isinstance(config, MurphyConfig):
         config = MurphyConfig.from_yaml(config)
+    if _CONTINUING.get() and (output_dir / "config.yaml").is_file() and last_checkpoint(output_dir) is not None:
+        resume = True  # an interrupted run, inside `continuing_interrupted`
     continuing = resume and (output_dir / "config.yaml").is_file()
     changes: dict = {}
     if continuing:  # everything is checked before anything in the folder changes
@@ -269,5 +288,5 @@ def write_curves(output_dir: Path, title: str) -> Path | None:
     return output_dir / "curves.png"
 
 
-__all__ = ["RESUME_SAFE", "differences", "last_checkpoint", "open_run", "resumed_config", "train", "truncate_metrics",
+__all__ = ["RESUME_SAFE", "continuing_interrupted", "differences", "last_checkpoint", "open_run", "resumed_config", "train", "truncate_metrics",
            "write_curves"]  # last_checkpoint: murphy_lab.runfolder's, here for existing callers

@@ -195,7 +195,9 @@ def plot_budget_curves(points, path=None, title: str = "Held-out pass@1 against 
     """Held-out Iter-k pass@1 against the sequences each method sampled: the mean over seeds per checkpoint, with a
     band of ± one std over seeds. `points` is `murphy_lab.experiments.budget_curves(runs)`; every method's line
     starts at the base model (0 sequences); a method with its final model only (no checkpoints between) is dashed:
-    nothing was measured between its two points. `names` maps method keys to legend labels. Saves a PNG when `path`."""
+    nothing was measured between its two points. With one seed and an `se` column (each evaluation's standard
+    error, e.g. binomial), every point gets an error bar of ± se instead of the band. `names` maps method keys to
+    legend labels. Saves a PNG when `path`."""
     import numpy as np
     import pandas as pd
 
@@ -203,26 +205,34 @@ def plot_budget_curves(points, path=None, title: str = "Held-out pass@1 against 
         raise ValueError("no curve points: the runs have no metrics.jsonl / curve.csv (run with a curve profile)")
 
     names = dict(names or {})
-    base = points[points["method"] == "base"]["pass@1"]  # one point per seed, at 0 sequences
+    seeds = points["seed"].nunique()
+    bars = seeds == 1 and "se" in points  # one seed: each evaluation's own standard error, drawn as an error bar
+    spread = ("se", "mean") if bars else ("pass@1", _std)
+    base = points[points["method"] == "base"]  # one point per seed, at 0 sequences
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
     trained = points[points["method"] != "base"]
     for method in palette.by_method(dict.fromkeys(trained["method"])):  # legend in the palette's method order
         g = trained[trained["method"] == method]
-        by = g.groupby("step").agg(x=("sampled", "mean"), y=("pass@1", "mean"), s=("pass@1", _std))
+        by = g.groupby("step").agg(x=("sampled", "mean"), y=("pass@1", "mean"), s=spread)
         if len(base):  # the shared start: the base model, 0 sequences sampled (first whatever the steps are called)
-            by.loc[-1] = pd.Series(dict(x=0.0, y=base.mean(), s=_std(base)))
+            by.loc[-1] = pd.Series(dict(x=0.0, y=base["pass@1"].mean(),
+                                        s=base["se"].mean() if bars else _std(base["pass@1"])))  # fmt: skip
             by = by.sort_index()
         s = np.nan_to_num(by["s"].to_numpy())
         label, style = names.get(method, method), palette.method_style(method)
         if g["step"].nunique() == 1:  # the final model only (µCode: rounds, no checkpoints): nothing between
             label, style = f"{label} (final model only)", dict(style, linestyle="--")
         (line,) = ax.plot(by["x"], by["y"], marker="o", ms=3, lw=1.6, label=label, **style)
-        ax.fill_between(by["x"], by["y"] - s, by["y"] + s, color=line.get_color(), alpha=0.15, lw=0)
-    seeds = points["seed"].nunique()
+        if bars:
+            ax.errorbar(by["x"], by["y"], yerr=s, fmt="none", ecolor=line.get_color(), elinewidth=1, capsize=3)
+        else:
+            ax.fill_between(by["x"], by["y"] - s, by["y"] + s, color=line.get_color(), alpha=0.15, lw=0)
     ax.set_xlabel("sampled sequences per training run", fontsize=9)
     ax.set_ylabel(f"held-out Iter-{k} pass@1 (%)", fontsize=9)
     points_are = "base and final models only" if points["final"].all() else "last point: full evaluation"
-    ax.set_title(f"{title}\n(mean and ± std over {seeds} seed(s); {points_are})", fontsize=10)
+    spread_is = "one seed; bars: ± one standard error of each evaluation" if bars else \
+        f"mean and ± std over {seeds} seed(s)"
+    ax.set_title(f"{title}\n({spread_is}; {points_are})", fontsize=10)
     ax.tick_params(labelsize=8)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, frameon=False)

@@ -7,6 +7,7 @@ figure (notebooks, reproduce tables, the trainer's curves.png); the colour maps 
     by_method(names)              names in METHOD_ORDER (unknown names last, in their given order)
     SERIES                        colours for lines that are not methods (metrics, difficulties, Iter-k bars)
     VALUE_CMAP, ADVANTAGE_CMAP    node colours of the tree figures: r, r̃ in [0, 1]; Â diverging around 0
+    VERDICT_CMAP, HARNESS_COLORS  grids of verdicts (green passed / red not); notebook 11's two reward harnesses
 
 Figures never name a colour themselves (tests/test_palette.py reads their source and draws them to check).
 """
@@ -60,6 +61,9 @@ MISSING = "#bdbdbd"  # nodes without a value (the root; advantage of a pruned no
 INK, TEXT, EDGE, FAINT = "#333333", "#111111", "#777777", "#bbbbbb"  # outlines, labels, edges, pruned edges
 PANEL, PANEL_EDGE = "#f0f0f0", "#d0d0d0"  # the band behind a response group
 BOX, BOX_EDGE = "white", "#cccccc"  # the feedback snippets' boxes
+ON_BAR = "white"  # a value written on a filled bar
+VERDICT_CMAP = "RdYlGn"  # a grid of verdicts: 1 green (passed, or judged right), 0 red
+HARNESS_COLORS = {"naive": "#d62728", "executor": "#1f77b4"}  # notebook 11: the reward's harness (hacked: red)
 
 _ALIASES = {
     "base": "base", "grpo": "grpo", "grpo-mt": "grpo_mt", "grpo_mt": "grpo_mt", "µcode": "mucode",
@@ -109,6 +113,7 @@ def series_color(i: int) -> str:
 __all__ = [
     "ADVANTAGE_CMAP",
     "BOX",
+    "HARNESS_COLORS",
     "BOX_EDGE",
     "CREDIT_COLOR",
     "EDGE",
@@ -120,12 +125,14 @@ __all__ = [
     "METHOD_COLORS",
     "METHOD_ORDER",
     "MISSING",
+    "ON_BAR",
     "PANEL",
     "PANEL_EDGE",
     "PASS_COLOR",
     "PASS_RING",
     "PRUNING_COLORS",
     "REWARD_COLOR",
+    "VERDICT_CMAP",
     "SERIES",
     "TEXT",
     "VALUE_CMAP",

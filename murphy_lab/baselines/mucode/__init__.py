@@ -42,24 +42,29 @@ depart, and what we chose:
 7. Max new tokens per attempt is not stated: 1024 by default.
 """
 
+import importlib
+
 from murphy_lab.baselines.mucode.config import MuCodeConfig
-from murphy_lab.baselines.mucode.inference import VerifierBestOfN
-from murphy_lab.baselines.mucode.pipeline import (
-    evaluate_mucode,
-    finished_stages,
-    run_mucode,
-    stage,
-)
+
+# at once: `relabel` is also a submodule's name, which an import of that submodule would bind here instead
 from murphy_lab.baselines.mucode.relabel import choice_key, expert_choice, relabel
-from murphy_lab.baselines.mucode.rollouts import collect_rollouts, label_with_oracle
-from murphy_lab.baselines.mucode.verifier import (
-    Verifier,
-    bce_loss,
-    bradley_terry_loss,
-    encode,
-    preference_pairs,
-    train_verifier,
-)
+
+_LAZY = {  # name -> the module that defines it, imported on first use (TRL, torch: not for the command's --check)
+    "VerifierBestOfN": "inference",
+    **dict.fromkeys(("evaluate_mucode", "finished_stages", "run_mucode", "stage"), "pipeline"),
+    **dict.fromkeys(("collect_rollouts", "label_with_oracle"), "rollouts"),
+    **dict.fromkeys(("Verifier", "bce_loss", "bradley_terry_loss", "encode", "preference_pairs", "train_verifier"),
+                    "verifier"),
+}  # fmt: skip
+
+
+def __getattr__(name: str):
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "MuCodeConfig",

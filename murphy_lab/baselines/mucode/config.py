@@ -19,6 +19,8 @@ from typing import Any
 
 import yaml
 
+from murphy_lab.cli import refuse
+from murphy_lab.fields import field_types, type_problem
 from murphy_lab.profiles import Profile, get_profile
 
 VERIFIER_LOSSES = ("bt", "bce")
@@ -148,41 +150,45 @@ class MuCodeConfig:
 
     # ------------------------------------------------------------------------------------------------------------
     def __post_init__(self) -> None:
-        self.iters = tuple(self.iters)
+        if isinstance(self.iters, list):
+            self.iters = tuple(self.iters)
         self.validate()
 
     def validate(self) -> MuCodeConfig:
-        def positive(name: str, integer: bool = True) -> None:
-            v = getattr(self, name)
-            ok = isinstance(v, int) and not isinstance(v, bool) if integer else isinstance(v, (int, float))
-            if not ok or v <= 0:
-                raise ValueError(f"{name} must be a positive {'integer' if integer else 'number'}, got {v!r}")
+        """Raise `Refused` (a ValueError) naming every field with a problem, one line each. Returns self."""
+        refuse(self.problems())
+        return self
 
+    def problems(self) -> list[str]:
+        """Every problem of this config, one line each naming its field (a value of the wrong type alone)."""
+        typed = [p for k, tp in field_types(MuCodeConfig).items() for p in [type_problem(k, getattr(self, k), tp)] if p]
+        if typed:
+            return typed
+        out = []
         for name in ("rounds", "rollouts", "turns", "max_new_tokens", "pairs_per_task", "verifier_batch_size",
                      "verifier_grad_accum", "verifier_max_length", "sft_batch_size", "sft_grad_accum",
                      "sft_max_length", "runs", "best_of_n"):  # fmt: skip
-            positive(name)
+            if getattr(self, name) <= 0:
+                out.append(f"{name} must be a positive integer, got {getattr(self, name)!r}")
         for name in ("verifier_lr", "verifier_epochs", "sft_lr", "sft_epochs"):
-            positive(name, integer=False)
+            if getattr(self, name) <= 0:
+                out.append(f"{name} must be a positive number, got {getattr(self, name)!r}")
         for name, allowed in (("verifier_loss", VERIFIER_LOSSES), ("relabel_with", RELABEL_KEYS),
-                              ("selection", SELECTIONS), ("sft_from", SFT_FROM), ("use_vllm", (False, True))):  # fmt: skip
+                              ("selection", SELECTIONS), ("sft_from", SFT_FROM)):  # fmt: skip
             if getattr(self, name) not in allowed:
-                raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
-        if self.rollouts < 2:
-            raise ValueError(f"rollouts must be >= 2 (chains per task; µCode: 15), got {self.rollouts!r}")
+                out.append(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
+        if 0 < self.rollouts < 2:
+            out.append(f"rollouts must be >= 2 (chains per task; µCode: 15), got {self.rollouts!r}")
         for name in ("num_to_relabel", "n_train_tasks"):
-            v = getattr(self, name)
-            if not isinstance(v, int) or isinstance(v, bool) or v < 0:
-                raise ValueError(f"{name} must be an integer >= 0 (0 = all), got {v!r}")
+            if getattr(self, name) < 0:
+                out.append(f"{name} must be an integer >= 0 (0 = all), got {getattr(self, name)!r}")
         if not self.iters or any(not isinstance(k, int) or k < 1 for k in self.iters):
-            raise ValueError(f"iters must be positive integers, got {self.iters!r}")
+            out.append(f"iters must be positive integers, got {self.iters!r}")
         if not 0 < self.top_p <= 1 or self.temperature < 0 or self.eval_temperature < 0:
-            raise ValueError("top_p must lie in (0, 1] and temperatures must be >= 0")
+            out.append("top_p must lie in (0, 1] and temperatures must be >= 0")
         if self.best_of_n > 1 and self.eval_temperature == 0:
-            raise ValueError(
-                "eval_temperature must be > 0 when best_of_n > 1 (greedy candidates are identical)"
-            )
-        return self
+            out.append("eval_temperature must be > 0 when best_of_n > 1 (greedy candidates are identical)")
+        return out
 
     # --- construction -------------------------------------------------------------------------------------------
     @classmethod

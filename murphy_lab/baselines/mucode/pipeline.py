@@ -35,7 +35,7 @@ from murphy_lab.baselines.mucode.sft import sft_generator
 from murphy_lab.baselines.mucode.verifier import Verifier, preference_pairs, train_verifier
 from murphy_lab.evaluate import evaluate
 from murphy_lab.executor import Executor
-from murphy_lab.methods.formats import load_policy
+from murphy_lab.models import load_policy
 from murphy_lab.profiles import benchmark_tasks, get_profile, resolve
 from murphy_lab.scaffolds.reflexion import Reflexion
 from murphy_lab.tasks import load_tasks

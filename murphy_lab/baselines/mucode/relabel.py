@@ -24,7 +24,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from murphy_lab.baselines.mucode.verifier import candidates
 from murphy_lab.modes import chains
 from murphy_lab.tree import RolloutTree
 
@@ -45,6 +44,8 @@ def choice_key(meta: dict, relabel_with: str = "oracle+verifier") -> Any:
 
 def expert_choice(tree: RolloutTree, relabel_with: str = "oracle+verifier") -> dict:
     """y*(x): the sampled attempt with the largest key; the first one wins ties."""
+    from murphy_lab.baselines.mucode.verifier import candidates  # torch: not on the command's --check path
+
     cands = candidates(tree)
     if not cands:
         raise ValueError(f"tree {tree.task_id!r} has no candidates to choose from")

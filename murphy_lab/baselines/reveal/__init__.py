@@ -7,7 +7,9 @@ gold solution, turn-level rewards and TAPO advantages — on MURPHY's trainer, e
     verify.py    the tool: validate tests on the reference, run the program on the valid ones, write feedback
     chain.py     rollouts: chains of rounds, one generation call and one executor batch per round
     rewards.py   outcome / generation / verification rewards and TAPO advantages (exact definitions there)
-    trainer.py   ReVealTrainer(MurphyTrainer) (per-token advantages), train_reveal, load_recipe
+    config.py    ReVealConfig, a recipe's two configs (load_recipe), as_chains; read without TRL
+    trainer.py   ReVealTrainer(MurphyTrainer) (per-token advantages), train_reveal
+    __main__.py  python -m murphy_lab.baselines.reveal --config reveal.yaml --output-dir DIR [--check] [--set F=V]
     scaffold.py  ReVealScaffold (scaffold "reveal": its rounds, public-test feedback as every column),
                  ReVealOwnScaffold ("reveal-own": its own loop, an extra row), evaluate_reveal
     method.py    ReVeal's entry in murphy_lab.methods: trained from an experiment, evaluated in its rounds with the
@@ -26,6 +28,7 @@ time (scaffold.py), no format reward (a malformed round simply earns what its pa
 """
 
 from murphy_lab.baselines.reveal.chain import Chain, Turn, run_chains
+from murphy_lab.baselines.reveal.config import ReVealConfig, load_recipe
 from murphy_lab.baselines.reveal.format import Round, extract_tests, first_prompt, parse_round, reveal_extract
 from murphy_lab.baselines.reveal.rewards import (
     generation_reward,
@@ -49,7 +52,7 @@ for _name, _cls in REVEAL_SCAFFOLDS.items():  # evaluate(..., scaffold="reveal" 
 
 
 def __getattr__(name: str):  # the trainer imports TRL: load it only when asked for
-    if name in ("ReVealConfig", "ReVealTrainer", "train_reveal", "load_recipe", "chain_stats"):
+    if name in ("ReVealTrainer", "train_reveal", "chain_stats"):
         from murphy_lab.baselines.reveal import trainer
 
         return getattr(trainer, name)

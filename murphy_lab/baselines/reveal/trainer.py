@@ -19,10 +19,8 @@ tokenizers (each round's own tokens are the sampled ones); character tokenizers 
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,48 +28,13 @@ import torch
 import yaml
 
 from murphy_lab.baselines.reveal.chain import Chain, render, run_chains
+from murphy_lab.baselines.reveal.config import ReVealConfig, as_chains
 from murphy_lab.baselines.reveal.format import first_prompt
 from murphy_lab.baselines.reveal.rewards import tapo_groups
 from murphy_lab.config import MurphyConfig
-from murphy_lab.modes import mode
-from murphy_lab.train import apply_nested, parse_sets
 from murphy_lab.trainer import MurphyTrainer, TimedExecutor, TurnSampler
 from murphy_lab.trainer import run as lifecycle
 from murphy_lab.tree import Node
-
-MODE = "grpo_mt"  # ReVeal's trainer mode (its Method.mode): G chains of `rounds` rounds, G2 = 1 (`as_chains`)
-
-
-@dataclass
-class ReVealConfig:
-    """ReVeal's own knobs; everything else (G, lr, β, profiles, TRL fields) is the MurphyConfig's."""
-
-    rounds: int = 3
-    """Round budget in training (one round = a generation turn + a verification turn). ReVeal: 3."""
-    gamma: float = 1.0
-    """Discount of the turn returns G_t = Σ γ^{t'−t} r_{t'} (the paper does not state one; 1 = plain sum)."""
-    max_tests: int = 10
-    """Test cases run per verification turn (the rest are reported and ignored)."""
-    validate: bool = True
-    """Check the model's tests against the task's reference solution (tasks without one run them unvalidated)."""
-    stop_on_verdict: bool = True
-    """A chain stops when its program passes all its valid tests (else it always plays `rounds` rounds)."""
-
-    def validate_fields(self) -> ReVealConfig:
-        if isinstance(self.rounds, bool) or not isinstance(self.rounds, int) or self.rounds < 1:
-            raise ValueError(f"rounds: must be an integer >= 1, got {self.rounds!r}")
-        if not 0.0 <= self.gamma <= 1.0:
-            raise ValueError(f"gamma: must lie in [0, 1], got {self.gamma!r}")
-        if isinstance(self.max_tests, bool) or not isinstance(self.max_tests, int) or self.max_tests < 1:
-            raise ValueError(f"max_tests: must be an integer >= 1, got {self.max_tests!r}")
-        return self
-
-
-def as_chains(config: MurphyConfig, reveal: ReVealConfig) -> MurphyConfig:
-    """The MurphyConfig of a ReVeal run: G chains of `rounds` rounds (its mode's fields: grpo_mt, G2 = 1; no
-    pruning), so that MurphyConfig's checks and MurphyTrainer's round (one generation call per round on every rank)
-    apply. ReVeal scores and weighs its chains itself (TAPO: `score_trees`, `build_rows` below)."""
-    return dataclasses.replace(config, **mode(MODE).fields(), turns=reveal.rounds, b_grp=None, b_traj=None)
 
 
 class ReVealTrainer(MurphyTrainer):
@@ -180,56 +143,3 @@ def train_reveal(config: MurphyConfig, output_dir: str | Path, reveal: ReVealCon
     return lifecycle.train(as_chains(config, reveal), output_dir, resume, executor=executor, tasks=tasks,
                            callbacks=callbacks, trainer_cls=ReVealTrainer, trainer_kwargs={"reveal": reveal},
                            files={"reveal.yaml": yaml.safe_dump(dataclasses.asdict(reveal), sort_keys=False)})
-
-
-REVEAL_FIELDS = {f.name for f in dataclasses.fields(ReVealConfig)}
-
-
-def split_fields(fields: dict) -> tuple[dict, dict]:
-    """(MurphyConfig fields, ReVealConfig fields) of a ReVeal recipe's mapping: its `reveal:` mapping, then any
-    ReVealConfig field named at the top level (an override); unknown ReVealConfig fields are refused by name."""
-    d = dict(fields)
-    if not isinstance(d.get("reveal", {}), dict):
-        raise ValueError("reveal: must be a mapping of ReVealConfig fields")
-    rv = {**d.pop("reveal", {}), **{k: d.pop(k) for k in list(d) if k in REVEAL_FIELDS}}
-    unknown = sorted(set(rv) - REVEAL_FIELDS)
-    if unknown:
-        raise ValueError(f"reveal: unknown ReVealConfig field(s) {unknown}; known: {sorted(REVEAL_FIELDS)}")
-    return d, rv
-
-
-def recipe_configs(fields: dict, profile: str = "paper") -> tuple[MurphyConfig, ReVealConfig]:
-    """The two configs of a ReVeal recipe's mapping (`split_fields`); the ReVealConfig is validated, the
-    MurphyConfig is not yet (`load_recipe` and the method entry validate it as `train_reveal` runs it)."""
-    murphy, rv = split_fields(fields)
-    return MurphyConfig.for_profile(murphy.pop("profile", profile), **murphy), ReVealConfig(**rv).validate_fields()
-
-
-def load_recipe(path: str | Path, **overrides: Any) -> tuple[MurphyConfig, ReVealConfig]:
-    """A ReVeal recipe (reproduce/configs/<model>/reveal.yaml): MurphyConfig fields plus a `reveal:` mapping of
-    ReVealConfig fields. `overrides` may name fields of either; both configs are validated (errors name the field)."""
-    path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"config: no such file {str(path)!r}")
-    d = yaml.safe_load(path.read_text()) or {}
-    if not isinstance(d, dict):
-        raise ValueError(f"config {str(path)!r} must be a mapping of MurphyConfig fields with a `reveal:` mapping")
-    config, reveal = recipe_configs({**d, **overrides})
-    as_chains(config, reveal).validate()  # as train_reveal runs it
-    return config, reveal
-
-
-def main(argv: list[str] | None = None) -> Path:
-    """`python -m murphy_lab.baselines.reveal --config reveal.yaml --output-dir DIR [--resume] [--set F=V ...]`."""
-    p = argparse.ArgumentParser(prog="python -m murphy_lab.baselines.reveal", description="Train ReVeal from a recipe")
-    p.add_argument("--config", required=True, help="reveal.yaml: MurphyConfig fields and a `reveal:` mapping")
-    p.add_argument("--output-dir", required=True, help="run folder")
-    p.add_argument("--resume", action="store_true", help="continue from the newest checkpoint in --output-dir")
-    p.add_argument("--set", nargs="*", default=[], metavar="FIELD=VALUE", help="override MurphyConfig/ReVealConfig fields")
-    a = p.parse_args(argv)
-    plain, nested = parse_sets(a.set)  # FIELD=VALUE, and dotted items (task_args.path=...) merged into mappings
-    config, reveal = load_recipe(a.config, **plain)
-    config = apply_nested(config, nested)
-    final = train_reveal(config, a.output_dir, reveal, resume=a.resume)
-    print(f"final model: {final}")
-    return final

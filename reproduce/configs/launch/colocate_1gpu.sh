@@ -10,7 +10,8 @@
 # 80 GB GPU only with short batches, and a 141 GB H200 comfortably. Host RAM: ~16 bytes/param (7B: ~112 GB).
 # (Estimates from parameter counts; not measured: no GPU run has been made.)
 # Usage: reproduce/configs/launch/colocate_1gpu.sh CONFIG.yaml OUTPUT_DIR [--resume] [--set FIELD=VALUE ...]
-# Your --set values win over this script's (they are appended after them in one --set list).
+# Your --set values win over this script's: a field you set (vllm_mode, trl) is not set by the script, since the
+# trainer refuses a field given twice with different values.
 set -euo pipefail
 source "$(dirname "$0")/venv.sh"  # the project's venv: .venv unless one is active (VENV=...)
 CONFIG=${1:?usage: colocate_1gpu.sh CONFIG.yaml OUTPUT_DIR [--resume] [--set FIELD=VALUE ...]}
@@ -19,13 +20,17 @@ shift 2
 HERE=$(cd "$(dirname "$0")" && pwd)
 ENTRY=${ENTRY:-murphy_lab.train}
 TRL=$(python "$HERE/recipe_field.py" "$CONFIG" colocate_trl)
-SETS=(vllm_mode=colocate "trl=$TRL")  # train.py keeps only the last --set list: merge the user's into ours
+USER_SETS=()
 REST=()
 in_set=0
 for arg in "$@"; do
   if [[ $arg == --set ]]; then in_set=1; continue; fi
   if [[ $arg == --* ]]; then in_set=0; fi
-  if (( in_set )); then SETS+=("$arg"); else REST+=("$arg"); fi
+  if (( in_set )); then USER_SETS+=("$arg"); else REST+=("$arg"); fi
 done
+SETS=()  # ours first, unless the user sets the same field; then the user's, in one --set list
+[[ " ${USER_SETS[*]} " == *" vllm_mode="* ]] || SETS+=(vllm_mode=colocate)
+[[ " ${USER_SETS[*]} " == *" trl="* ]] || SETS+=("trl=$TRL")
+SETS+=("${USER_SETS[@]}")
 CUDA_VISIBLE_DEVICES=${GPU:-0} accelerate launch --config_file "$HERE/accelerate_zero2_1gpu.yaml" \
   -m "$ENTRY" --config "$CONFIG" --output-dir "$OUT" "${REST[@]}" --set "${SETS[@]}"
