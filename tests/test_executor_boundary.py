@@ -271,7 +271,7 @@ def test_a_set_of_equal_hash_ints_is_refused_not_built(ex):
     forged = FORGE + prog(f"""
         def f():
             items = [{modulus} * k + 1 for k in range(50_000)]
-            forge(b"S" + struct.pack("<I", len(items)) + b"".join(b"i" + bytes([12]) + v.to_bytes(12, "little", signed=True) for v in items))
+            forge(b"S" + struct.pack("<II", len(items), 0) + b"".join(b"i" + bytes([12]) + v.to_bytes(12, "little", signed=True) for v in items))
     """)
     honest_list = f"def f():\n    return [{modulus} * k + 1 for k in range(50_000)]\n"
     t0 = time.monotonic()

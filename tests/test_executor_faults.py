@@ -304,8 +304,11 @@ def test_a_normal_user_gets_verdicts_and_each_isolation_warning_once(tmp_path):
                     ("def f(x):\n    return x * 2", ["assert f(2) == 4", "assert f(3) == 7"]),
                     ("def f():\n    while True:\n        pass", ["assert f() == 1"]),
                     ("print(int(input()) * 2)", [IOTest("21", "42")]),
+                    ("def read(name):\n    return open(name).read()",  # one job folder, as root has it too
+                     ["import tempfile\nwith tempfile.NamedTemporaryFile('w', delete=False) as f:\n    f.write('t')\n"
+                      "assert read(f.name) == 't'"]),
                 ])]
-        assert got == ["failed", "timeout", "passed"], got
+        assert got == ["failed", "timeout", "passed", "passed"], got
         parts = [p for w in seen for p in str(w.message).removeprefix("executor: ").split("; ")]
         assert len(parts) == len(set(parts)), parts
     """)

@@ -77,21 +77,6 @@ LOOKS_PLAIN = [
     ),
     ("a list holding a liar", "def f():\n    return [AE()]\n", "assert f() == [3]"),
     (
-        "__round__",
-        "class R:\n    def __round__(self, n=None): return 0.5\ndef f():\n    return R()\n",
-        "assert round(f(), 2) == 0.5",
-    ),
-    (
-        "__int__",
-        "class I:\n    def __int__(self): return 3\ndef f():\n    return I()\n",
-        "assert int(f()) == 3",
-    ),
-    (
-        "__float__",
-        "class F:\n    def __float__(self): return 0.5\ndef f():\n    return F()\n",
-        "assert float(f()) == 0.5",
-    ),
-    (
         "__str__ returning a lying str",
         "class S(str):\n    def __eq__(self, o): return True\nclass T:\n    def __str__(self): return S('x')\n"
         "def f():\n    return T()\n",
@@ -103,6 +88,21 @@ LOOKS_PLAIN = [
 @pytest.mark.parametrize("name, body, test", LOOKS_PLAIN, ids=[c[0] for c in LOOKS_PLAIN])
 def test_a_value_that_only_looks_plain_passes_nothing(ex, name, body, test):
     assert ex.run(LIARS + body, [test]).passed == 0
+
+
+def test_a_conversion_is_the_programs_own_answer_as_in_one_process(ex):
+    # round(), int() and float() of a program object call its own methods (they see none of the test's data): the
+    # value they give is the program's answer, as a returned number would be
+    p = prog("""
+        class R:
+            def __round__(self, n=None): return 0.5
+            def __int__(self): return 3
+            def __float__(self): return 0.5
+        def f():
+            return R()
+    """)
+    res = ex.run(p, ["assert round(f(), 2) == 0.5", "assert int(f()) == 3", "assert float(f()) == 0.5"])
+    assert res.solved, res.feedback
 
 
 def test_a_numpy_object_array_of_liars_passes_nothing(ex):

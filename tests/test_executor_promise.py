@@ -49,8 +49,9 @@ FORGER = prog("""
     class Raw:
         def __init__(self, data):
             self.data = data
-    def ref(obj):  # a reference to one of our objects, as the program side writes it
-        return Raw(b"R" + _v((id(obj), type(obj).__name__, "f", "", True)))
+    def ref(obj):  # a reference to one of our objects, as the program side writes it (its type: callable)
+        described = (id(type(obj)), type(obj).__name__, "solution", 1 << 9)
+        return Raw(b"R" + _v((id(obj), described, "f", "", None)))
     def send(kind, value):
         payload = kind + _v(value)
         data = memoryview(struct.pack("<I", len(payload)) + payload)
@@ -80,7 +81,7 @@ def test_a_forged_enum_with_dunder_members_forges_nothing(ex):
     assert "refused the program's reply" in res.outcomes[0].detail
 
 
-def test_enums_and_namedtuples_cross_as_frozen_values_of_our_types(ex):
+def test_enums_and_namedtuples_keep_their_identity_and_fields(ex):
     p = prog("""
         import enum, collections
         class Color(enum.Enum):
@@ -171,9 +172,11 @@ def test_the_reply_rule_is_one_function_for_every_pair():
     assert "never sent" in fits(b"C", call, b"V", (None, None, 12), {11: [1]})
     assert "more than the result" in fits(b"O", (None, "getattr", ("x",)), b"V", (1, [1]))
     assert "StopIteration" in fits(b"C", (None, (), {}), b"E", StopIteration())
+    assert fits(b"O", (None, "next", ()), b"E", StopIteration()) == ""  # stepping a program's iterator ends it
+    assert "StopIteration" in fits(b"O", (None, "getitem", (0,)), b"E", StopIteration())
 
 
-# --- 3. nothing answers for the program on the test side ----------------------------------------------------------
+# --- 3. a program object answers for itself, with its own methods, in its own process ----------------------------
 ANSWERS = prog("""
     class Box:
         def __call__(self):
@@ -181,11 +184,13 @@ ANSWERS = prog("""
         def __iter__(self):
             return iter([5])
         def __contains__(self, x):
-            return True
+            return x == 5
         def __len__(self):
             return 3
         def __bool__(self):
-            return True
+            return False
+        def __str__(self):
+            return "box"
     class Plain:
         pass
     def box():
@@ -196,7 +201,7 @@ ANSWERS = prog("""
         raise StopIteration
     import types, weakref
     _box = Box()
-    def proxy():  # a C type: its truth, length and items were forwarded to the program's Box
+    def proxy():  # a C type: its truth, length and items are the program's Box's, as in one process
         return weakref.proxy(_box)
     def mapping():
         return types.MappingProxyType({"k": Box()})
@@ -204,52 +209,30 @@ ANSWERS = prog("""
 
 
 @pytest.mark.parametrize(
-    "test",
+    "test, passes",
     [
-        "assert not callable(plain())",
-        "import collections.abc as abc\nassert not isinstance(plain(), (abc.Iterable, abc.Sized, abc.Container))",
-        "assert 5 in box()",
-        "assert list(box()) == [5]",
-        "assert len(box()) == 3",
-        "assert box()",
-        "assert str(box()) != ''",
-        "assert list(map(stop, [1, 2])) == []",
-        "assert all(map(stop, [1, 2]))",
-        "assert proxy()",
-        "assert 5 in proxy()",
-        "assert 'k' in mapping()",
+        ("assert not callable(plain()) and callable(box())", True),
+        ("import collections.abc as abc\nassert not isinstance(plain(), (abc.Iterable, abc.Sized, abc.Container))",
+         True),
+        ("import collections.abc as abc\nassert isinstance(box(), (abc.Iterable)) and isinstance(box(), abc.Sized)",
+         True),
+        ("assert 5 in box() and 4 not in box()", True),
+        ("assert list(box()) == [5]", True),
+        ("assert len(box()) == 3", True),
+        ("assert not box()", True),
+        ("assert str(box()) == 'box' and f'{box()}' == 'box'", True),
+        ("assert not proxy() and 5 in proxy() and len(proxy()) == 3", True),
+        ("assert 'k' in mapping() and len(mapping()) == 1", True),
+        ("assert len(plain()) == 0", False),  # TypeError, as in one process: Plain has no __len__
+        ("assert list(map(stop, [1, 2])) == []", False),  # a call's StopIteration never ends the test's loop
+        ("assert all(map(stop, [1, 2]))", False),
+        ("assert box() == 1", False),  # never equal to the test's own data
+        ("assert mapping() == {'k': 1}", False),
     ],
-    ids=[
-        "callable",
-        "abc",
-        "contains",
-        "iter",
-        "len",
-        "bool",
-        "str",
-        "StopIteration",
-        "all(map)",
-        "weakref.proxy truth",
-        "weakref.proxy containment",
-        "MappingProxyType",
-    ],  # fmt: skip
-)
-def test_a_program_value_that_cannot_cross_answers_nothing(ex, test):
+)  # fmt: skip
+def test_a_program_object_answers_for_itself_as_in_one_process(ex, test, passes):
     res = ex.run(ANSWERS, [test])
-    out = res.outcomes[0]
-    if "assert not" in test:  # a plain object is what it is: not callable, not a container
-        assert out.status == "passed", res.feedback
-        return
-    assert out.status == "error", res.feedback
-    # fails closed naming the type (len(): Python's own TypeError, since a `__len__` would make it Sized)
-    named = (
-        "Box object of the program",
-        "StopIteration",
-        "ProxyType object",
-        "mappingproxy object",
-        "has no len()",
-    )
-    assert any(n in out.detail for n in named), out.detail
+    assert res.solved == passes, res.feedback
 
 
 def test_calls_attributes_and_identity_of_references_still_work(ex):
@@ -300,7 +283,8 @@ def test_a_range_longer_than_the_element_cap_does_not_cross(ex):
     t0 = time.monotonic()
     res = ex.run(p, ["assert sum(f()) == 5", "assert sum(g()) == 10 and g() == range(5)"])
     assert time.monotonic() - t0 < 5
-    assert [o.status for o in res.outcomes] == ["error", "passed"], res.feedback
+    # the long one stays in the program and is iterated there, item by item: within the timer's reach
+    assert [o.status for o in res.outcomes] == ["timeout", "passed"], res.feedback
     with pytest.raises(wire.Refused):
         wire.Decoder().decode(b"r" + b"".join(wire.encode(v) for v in (0, 10**18, 1)))
 

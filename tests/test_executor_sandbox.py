@@ -37,7 +37,7 @@ def prog(src: str) -> str:
 
 def test_every_mechanism_is_active_as_root(ex):
     assert ex.run("", ["assert True"]).solved
-    wanted = ("network", "root", "private_tmp", "pid", "user", "cgroup", "cpu")
+    wanted = ("network", "root", "private_tmp", "pid", "user", "cgroup", "cpu", "job_folder")
     assert {k: ex.isolation.get(k) for k in wanted} == dict.fromkeys(wanted, True)
     assert {k: ex.isolation.get(f"worker_{k}") for k in ("network", "root", "user")} == dict.fromkeys(
         ("network", "root", "user"), True

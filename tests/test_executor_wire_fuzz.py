@@ -13,6 +13,7 @@ import decimal
 import fractions
 import random
 import time
+import zoneinfo
 
 import pytest
 
@@ -49,29 +50,55 @@ _VALUES = st.recursive(
     ),
     max_leaves=20,
 )
+def _caused() -> BaseException:
+    try:
+        try:
+            raise KeyError("k")
+        except KeyError as e:
+            raise ValueError("v") from e
+    except ValueError as e:
+        return e
+
+
 _EXTRA = [
-    wire.encode(wire.EnumValue("E", "A", 1)),
     wire.encode(wire.NamedTupleValue("P", ("x", "y"), (1, 2))),
     wire.encode(ValueError("x", 3)),
+    wire.encode(_caused()),
+    wire.encode(type("BankError", (KeyError,), {"code": 3})),
     wire.encode(range(3, 10, 2)),
     wire.encode(collections.defaultdict(list, {"a": [1]})),
     wire.encode(len),
     wire.encode(KeyError),
-    wire.encode(wire.MatchValue("ab", ((0, 2), (0, 1)), {"x": 1})),
+    wire.encode(wire.MatchValue("ab", ((0, 2), (0, 1)), {"x": 1}, 1, 0, 2)),
+    wire.encode({1: 2}.items()),
+    wire.encode({12, 13, 14, 15, 16}),
+    wire.encode(datetime.datetime(2024, 1, 1, tzinfo=zoneinfo.ZoneInfo("Europe/Paris"))),
     b"j" + wire.encode([1, 2]),
+    b"R" + wire.encode((1, (2, "Box", "solution", 3), "<Box>", "", None)),
+    b"O" + wire.encode((1, (2, "Color", "solution", 0), "red", "Color.RED", None, True)),
 ]
-_TAGS = b"NTFiIfcsbaltSzdQDqrjokemYHWGZPUXKBAMRhL\x00\xff"
+try:
+    import numpy as np
+
+    _EXTRA += [wire.encode(np.arange(6).reshape(2, 3)), wire.encode(np.float32(0.5)), wire.encode(np.bool_(True))]
+except ImportError:  # pragma: no cover - numpy ships with the dev environment
+    np = None
+_TAGS = b"NTFiIfcsbaltSzdQDqrjokemvYHWGZwPXKBAnpMROhL\x00\xff"
 _CLOSED = (
     type(None), bool, int, float, complex, str, bytes, bytearray, list, tuple, dict, set, frozenset,
     fractions.Fraction, decimal.Decimal, collections.deque, collections.OrderedDict, collections.Counter,
     collections.defaultdict, range, datetime.date, datetime.time, datetime.timedelta, datetime.timezone,
-    wire.EnumValue, wire.NamedTupleValue, wire.ProgramModule, wire.MatchValue, BaseException, type(iter([])), type,
+    zoneinfo.ZoneInfo, type({}.keys()), type({}.values()), type({}.items()), wire.NamedTupleValue,
+    wire.ProgramModule, wire.MatchValue, BaseException, type(iter([])), type,
+    *((np.ndarray, np.generic) if np is not None else ()),
 )  # fmt: skip
 
 
 class _Ref:
-    def __init__(self, *fields):
-        self.fields = fields
+    """The stand-in the test side's channel would make of a program object (``R``, ``O``, ``P`` with an id)."""
+
+    def __init__(self, tag, fields):
+        self.tag, self.fields = tag, fields
 
 
 def _closed(x, depth: int = 0) -> bool:
@@ -82,7 +109,7 @@ def _closed(x, depth: int = 0) -> bool:
         return False
     if isinstance(x, type):
         return issubclass(x, BaseException)
-    if isinstance(x, (list, tuple, set, frozenset, collections.deque)):
+    if isinstance(x, (list, tuple, set, frozenset, collections.deque, type({}.keys()), type({}.values()), type({}.items()))):
         return all(_closed(v, depth + 1) for v in x)
     if isinstance(x, dict):
         return all(_closed(k, depth + 1) and _closed(v, depth + 1) for k, v in x.items())
@@ -115,7 +142,7 @@ def _mutants(frame: bytes, rng: random.Random, n: int):
 
 def _decode_total(data: bytes) -> None:
     try:
-        x = wire.Decoder(ref=_Ref).decode(data)
+        x = wire.Decoder(objects=_Ref).decode(data)
     except wire.Refused:
         return
     assert _closed(x), (data[:80], type(x))
@@ -168,6 +195,7 @@ def _families(n: int) -> dict[str, bytes]:
         "dict": wire.encode({str(i): i for i in range(n)}),
         "set of colliding ints (refused)": b"S"
         + wire._U32.pack(n)
+        + wire._U32.pack(0)
         + b"".join(wire.encode(modulus * k + 1) for k in range(n)),
         "decimals": wire.encode([decimal.Decimal(i) / 8 for i in range(n // 4)]),
         "cut short": wire.encode(list(range(n)))[:-3],
@@ -179,7 +207,7 @@ def _decode_time(data: bytes) -> float:
     for _ in range(5):
         t0 = time.perf_counter()
         try:
-            wire.Decoder(ref=_Ref).decode(data)
+            wire.Decoder(objects=_Ref).decode(data)
         except wire.Refused:
             pass
         best = min(best, time.perf_counter() - t0)

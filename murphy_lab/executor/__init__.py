@@ -9,9 +9,10 @@ Modules, one idea each (docs/executor.md, "The modules"): `types` (IOTest, TestS
 ExecutionResult), `pool` (Executor: the parent side), `feedback` (every text a model reads); in the test worker:
 `worker` (holds the tests and runs them), `timer` (the wall-clock limit of test code), `testcode` (test code
 compiled, the names it takes from the program), `harness` (running cases, the verdicts), `channel` (the test side
-of a program process: requests, replies checked, references), `io_compare` (an IO test's stdout); between the two:
-`protocol` (what the worker hands the server), `wire` with `wire_format`, `wire_encode`, `wire_decode` and
-`values` (the only thing between a test and its program: plain data in a bounded binary format); in the program
+of a program process: requests, replies checked), `standin` (the stand-ins of program objects, which answer for
+themselves), `io_compare` (an IO test's stdout); between the two: `protocol` (what the worker hands the server),
+`wire` with `wire_format`, `wire_encode`, `wire_decode`, `wire_libraries` and `values` (the only thing between a
+test and its program: plain data in a bounded binary format); in the program
 server: `server` (forks the program processes, never sees a test), `program` (the program process: loads and
 serves the program, or runs it as a script), `sandbox` with `sandbox_root`, `sandbox_seccomp`, `sandbox_cgroups`
 and `sandbox_cleanup` (namespaces, the allow-list root, the syscall filter, cgroups, cleanup after each job).
@@ -20,8 +21,9 @@ The verdict cannot be spoken, reached or named by the program, by construction: 
 and the comparison live in a process that never executes program code; the program process sends no status word
 (statuses come from the test worker, the kernel's wait status and the worker's timer); only plain data crosses,
 rebuilt by the receiver's own constructors and decoded under bounds, and the test side serves nothing (the
-program's other objects stay where they are, as references served by their own process); the test namespace is
-declared (builtins cannot be shadowed, no name the program chose reaches an import). The sandbox (as root) hides
+program's other objects stay where they are, answering for themselves from their own process, and are never equal
+to, nor ordered against, the test's own data); the test namespace is declared (builtins cannot be shadowed, no name
+the program chose reaches an import). The sandbox (as root) hides
 benchmark data, the repository and dataset caches from programs, gives each program process its own IPC
 namespace, private world-writable directories, cgroups and a seccomp filter against nested user namespaces, and
 a bad job fails alone. docs/executor.md has the threat model: what holds by construction, what by the sandbox,

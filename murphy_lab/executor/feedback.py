@@ -52,6 +52,16 @@ CRASH_HINTS = {
 }
 
 
+def valid_text(text: str) -> str:
+    """`text` as valid UTF-8: a lone surrogate (a program's exception text may hold one) becomes its escape
+    (``\\udc80``), so that feedback, outcomes and the prompts quoting them always encode."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def cut(text: str, limit: int = MAX_CHARS) -> str:
     """`text` cut to `limit` characters, marking the cut."""
     return text if len(text) <= limit else text[:limit] + f"... ({len(text) - limit} more characters)"

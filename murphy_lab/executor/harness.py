@@ -1,7 +1,7 @@
 """The test side: run test cases against the program, which lives in another process; make the verdicts.
 
-Loaded by the test worker (`worker.py`) by path, fresh for every job (with `channel.py`, set as `channel_module` before it
-runs, and `testcode`, the names compiled test code carries), and run there; it stands on the standard library and
+Loaded by the test worker (`worker.py`) by path, fresh for every job (with `channel.py` and `standin.py`, set as
+`channel_module` before it runs, and `testcode`, the names compiled test code carries), and run there; it stands on the standard library and
 `wire.py`. The worker never runs program code: the tests, their expected values and the comparisons live here, the
 program in a program process (`server.py`, `program.py`) that answers requests with plain data only.
 
@@ -10,10 +10,11 @@ How a verdict is made (the rules the feedback and the tests rely on):
 - The test namespace is declared, not taken from the program: clean builtins (the program cannot shadow them),
   what the setup and the case define and import, the standard-library modules the test text names without
   importing them, and, from the program, only the names `testcode.program_names` declares, fetched in one
-  request. Module ``solution`` is a proxy for ``from solution import f``. No name the program chose reaches our
-  import system.
-- Program values are plain data or references (`channel.py`); every reply carries exactly what its request asked
-  for, or the case fails closed.
+  request (a module the program bound to one of them is our own import of that module, `own_module`). Module
+  ``solution`` is a proxy for ``from solution import f``. No name the program chose reaches our import system.
+- Program values are plain data or stand-ins of the program's objects, which answer for themselves but are never
+  equal to, nor ordered against, the test's own data (`channel.py`); every reply carries exactly what its request
+  asked for, or the case fails closed.
 - Every ``assert`` was rewritten (`testcode.compile_test`) into a call of `Check`, which compares with Python's own
   operators (on values that are ours) and reports the left side's value for feedback.
 - ``passed`` only for a case whose test code ran to its end with no fault of the channel (a program process that
@@ -33,6 +34,7 @@ import traceback
 
 PROGRAM_FILE = "solution.py"  # the name the program's frames carry in tracebacks
 LOADING = "(loading the program)"  # the assertion of a verdict that loading the program decided
+WORKER_MEMORY = "the test code ran out of memory"  # the detail of a `memory` verdict measured in the worker
 MAX_DETAIL = 2000  # characters of a detail sent back (feedback.py truncates further)
 wire = globals().get("wire")  # the channel's format (`wire.py`): the worker sets it before this file runs
 channel_module = globals().get("channel_module")  # this job's `channel.py`, made fresh with this module
@@ -82,10 +84,12 @@ class Check:
 
 # --- reporting --------------------------------------------------------------------------------------------------
 class _Repr(reprlib.Repr):
-    def repr_Ref(self, x, level) -> str:  # noqa: N802 - reprlib's naming: repr_<type name>
-        return channel_module.ref_text(x)
-
-    repr_CallableRef = repr_Ref
+    def repr1(self, x, level) -> str:
+        if isinstance(x, channel_module.Ref):  # the repr text it crossed with: feedback asks the program nothing
+            return channel_module.ref_text(x)
+        if isinstance(type(x), channel_module.StandIn):  # a value of the program's: its own repr, as it crossed
+            return builtins.repr(x)
+        return super().repr1(x, level)
 
 
 _repr = _Repr()
@@ -152,7 +156,7 @@ def run_cases(channel, report, job) -> None:
     if getattr(job, "pytest", None) is not None:  # a pytest file: pytest itself runs it (pytest_run.py)
         return job.pytest.run(channel, channel_module.SolutionModule, report, job, LOADING)
     base = {name: importlib.import_module(name) for name in job.modules}
-    base.update(values)
+    base.update((name, own_module(value)) for name, value in values.items())
     sys.modules[channel_module.PROGRAM_MODULE] = channel_module.SolutionModule(channel)
     check = Check(job.compare == "livecodebench")
     _remember_source(testcode.SETUP_FILE, job.setup)
@@ -162,6 +166,28 @@ def run_cases(channel, report, job) -> None:
         if channel.fault is not None:
             return None
     return None
+
+
+def own_module(value):
+    """A module the program bound to a name the test reads (``np``): the test side's own import of that module
+    (never the program's object), when it is the standard library's or one of `IMPORTABLE`; else as it came."""
+    if type(value) is not wire.ProgramModule:
+        return value
+    name = value.name
+    top = name.split(".")[0]
+    allowed = top in IMPORTABLE or top in sys.stdlib_module_names and top not in _NEVER_IMPORTED
+    if not (allowed and all(part.isidentifier() for part in name.split("."))):
+        return value
+    try:
+        return importlib.import_module(name)
+    except Exception:  # noqa: BLE001 - not installed here: the test meets the program's module by name only
+        return value
+
+
+IMPORTABLE = frozenset({"numpy", "pandas", "scipy", "sympy", "networkx", "sortedcontainers"})
+_NEVER_IMPORTED = frozenset(
+    {"antigravity", "this", "idlelib", "tkinter", "turtle", "turtledemo", "test", "__hello__", "__phello__"}
+)
 
 
 def run_case(channel, names: dict, check: Check, setup_code, case_code) -> tuple[str, str, str]:
@@ -178,7 +204,7 @@ def run_case(channel, names: dict, check: Check, setup_code, case_code) -> tuple
     except _AssertFailed as f:
         out = ("failed", f.value, f.assertion)
     except MemoryError:  # the test code's own (the worker's limit; the program's is a fault of the channel)
-        out = ("memory", "", "")
+        out = ("memory", WORKER_MEMORY, "")
     except BaseException as e:  # noqa: BLE001
         out = ("error", format_exception(e), "")
     if channel.fault is not None:

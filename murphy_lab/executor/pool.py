@@ -11,10 +11,12 @@ import atexit
 import json
 import os
 import selectors
+import shutil
 import socket
 import struct
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import warnings
@@ -32,28 +34,9 @@ WATCHDOG_EXIT = (
     1  # a worker's exit status when its watchdog ended it (faulthandler's `_exit(1)`; timer.WATCHDOG_S)
 )
 PIPELINE = 2  # jobs queued at each worker, so it never waits for the parent between jobs
-JOB_FIELDS = (
-    "program",
-    "prelude",
-    "setup",
-    "cases",
-    "timeout",
-    "entry_points",
-    "compare",
-    "load_timeout",
-    "runner",
-)  # what a worker gets
-SEVERITY = (
-    "syntax",
-    "too_large",
-    "timeout",
-    "memory",
-    "crashed",
-    "output",
-    "exit",
-    "error",
-    "failed",
-)  # job status order
+JOB_FIELDS = ("program", "prelude", "setup", "cases", "timeout", "entry_points", "compare", "load_timeout",
+              "runner")  # fmt: skip
+SEVERITY = ("syntax", "too_large", "timeout", "memory", "crashed", "output", "exit", "error", "failed")  # job status
 
 
 @dataclass
@@ -63,6 +46,7 @@ class _Slot:
     proc: subprocess.Popen  # the test worker (holds the tests)
     server: subprocess.Popen  # its program server (runs the programs)
     buf: bytearray
+    job_dir: str  # the slot's job folder: where the two mount the one the worker makes (or, unisolated, itself)
     jobs: deque = field(default_factory=deque)  # indices sent and not yet answered, oldest first
     deadline: float = 0.0  # for the oldest one
 
@@ -80,7 +64,7 @@ class Executor:
         max_processes: processes a test may have at once (as root, counted on its private uid).
         isolate: enter network and mount namespaces (no network; private /tmp) where the kernel allows it.
         drop_user: run tests as a private unprivileged uid; None = yes when running as root.
-        tmp_mb: size of each worker's private /tmp (tmpfs), in MB.
+        tmp_mb: size of each private tmpfs (/tmp, /var/tmp, /dev/shm) and of each slot's job folder, in MB.
         max_program_kb: largest program accepted (larger ones get status `too_large`), in KB.
         max_input_kb: largest total test text of one job (setup, cases, IO inputs and outputs), in KB.
         max_worker_mb: a worker or program server whose resident memory grew past this is replaced after its job.
@@ -130,9 +114,10 @@ class Executor:
         self._warned = False
 
     # --- lifecycle ---------------------------------------------------------------------------------------------
-    def _config(self) -> str:
+    def _config(self, job_dir: str) -> str:
         return json.dumps(
             {
+                "job_dir": job_dir,
                 "memory_mb": self.memory_mb,
                 "output_kb": self.output_kb,
                 "timeout": self.timeout,
@@ -152,13 +137,14 @@ class Executor:
         Both are pinned to one CPU (slot k -> the k-th CPU we may use): a test and its program hand the CPU to
         each other on every call, which is fastest on one core."""
         env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}  # nothing of the caller's environment
+        job_dir = tempfile.mkdtemp(prefix="murphy-job-")
         ours, theirs = socket.socketpair()
         procs = []
         try:
             for script, fd, pipes in ((SERVER, theirs.fileno(), False), (WORKER, ours.fileno(), True)):
                 procs.append(
                     subprocess.Popen(
-                        [sys.executable, "-I", script, self._config(), str(fd), str(_cpu(k))],
+                        [sys.executable, "-I", script, self._config(job_dir), str(fd), str(_cpu(k))],
                         stdin=subprocess.PIPE if pipes else subprocess.DEVNULL,
                         stdout=subprocess.PIPE if pipes else subprocess.DEVNULL,
                         env=env,
@@ -172,7 +158,7 @@ class Executor:
             theirs.close()
         server, proc = procs
         os.set_blocking(proc.stdout.fileno(), False)
-        return _Slot(proc, server, bytearray())
+        return _Slot(proc, server, bytearray(), job_dir)
 
     def _start(self) -> None:
         if self._pid != os.getpid():  # we were forked (or unpickled): the workers belong to another process
@@ -202,6 +188,7 @@ class Executor:
             _stop(slot.proc, grace=2.0)
             _stop(slot.server, grace=2.0)
             slot.proc.stdout.close()
+            shutil.rmtree(slot.job_dir, ignore_errors=True)
 
     def _terminate(self) -> None:
         """Stop the workers now (SIGTERM: each kills its running test and sweeps), without waiting for jobs."""
@@ -210,6 +197,7 @@ class Executor:
             _stop(slot.proc, grace=0.0)
             _stop(slot.server, grace=0.0)
             slot.proc.stdout.close()
+            shutil.rmtree(slot.job_dir, ignore_errors=True)
 
     def __enter__(self) -> Executor:
         return self
@@ -256,12 +244,12 @@ class Executor:
                 results[i] = ExecutionResult(0.0, 0, 0, "no_tests", feedback.NO_TESTS)
         bar = _progress(len(todo)) if progress else None
         with self._lock:
-            if todo:
-                self._start()
             try:
+                if todo:
+                    self._start()
                 self._dispatch(prepared, todo, results, bar)
-            except BaseException:  # e.g. KeyboardInterrupt: workers may hold queued jobs; start afresh
-                self._terminate()
+            except BaseException:  # e.g. KeyboardInterrupt: workers may hold queued jobs, or an unread hello
+                self._terminate()  # (interrupted while starting): start afresh
                 raise
         if bar is not None:
             bar.close()
@@ -334,6 +322,7 @@ class Executor:
         _stop(slot.proc, grace=0.0)
         _stop(slot.server, grace=0.0)
         slot.proc.stdout.close()
+        shutil.rmtree(slot.job_dir, ignore_errors=True)
         new = self._spawn(self._slots.index(slot) if slot in self._slots else 0)
         if self._read_message(new, time.monotonic() + 60) is None:
             raise RuntimeError("executor worker failed to restart")
@@ -384,7 +373,7 @@ class Executor:
     # --- results -----------------------------------------------------------------------------------------------
     def _result(self, job: dict, msg: dict) -> ExecutionResult:
         outcomes = [
-            TestOutcome(test, o["status"], o.get("detail", ""), o.get("assertion", ""), o.get("got", ""))
+            TestOutcome(test, o["status"], *(feedback.valid_text(o.get(k, "")) for k in ("detail", "assertion", "got")))
             for test, o in zip(job["tests"], msg["outcomes"])
         ]
         return self._summarize(outcomes, msg.get("runtime_s", 0.0), job["timeout"])

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import atexit
 import builtins
+import copy
 import errno
 import gc
 import io
-import itertools
 import linecache
+import operator
 import os
 import resource
 import sys
@@ -34,19 +35,65 @@ CHILD_STDIO = tuple(
 )  # the program process's sys.stdin, sys.stdout, sys.stderr (fds 0-2, set by the server before each fork)
 
 
-_OPS = {
-    "getattr": getattr,
-    "setattr": setattr,
-    "delattr": delattr,
-}  # all a test may do to a reference but call it
+def _contains(target, x):
+    return x in target
 
+
+def _enter(target):
+    return type(target).__enter__(target)
+
+
+def _leave(target, kind, value, tb):
+    return type(target).__exit__(target, kind, value, tb)
+
+
+def _take(iterator, n: int) -> tuple:
+    """Up to `n` next items of an iterator the test loops over: (items, the exception it raised or None, whether
+    it ended). A batch stops where the iterator ended or raised; the test side meets that end at that item."""
+    items = []
+    try:
+        for _ in range(n):
+            items.append(next(iterator))
+    except StopIteration:
+        return items, None, True
+    except BaseException as e:  # noqa: BLE001 - the program's exception, met by the test's loop in its place
+        if _isinstance(e, MemoryError):
+            _room()
+        return items, e, True
+    return items, None, False
+
+
+# what a test may do to a program object besides calling it (`C`), each done here with the program's own methods:
+# the `O` request's operations (`channel.py` forwards the special methods of `wire.PROTOCOLS` as these)
+_OPS = {
+    "getattr": getattr, "setattr": setattr, "delattr": delattr, "len": len, "bool": bool, "str": str,
+    "repr": repr, "format": format, "iter": iter, "next": next, "reversed": reversed, "contains": _contains,
+    "getitem": operator.getitem, "setitem": operator.setitem, "delitem": operator.delitem, "eq": operator.eq,
+    "ne": operator.ne, "lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge,
+    "neg": operator.neg, "pos": operator.pos, "abs": abs, "invert": operator.invert, "int": int, "float": float,
+    "complex": complex, "index": operator.index, "round": round, "bytes": bytes, "dir": dir, "copy": copy.copy,
+    "deepcopy": copy.deepcopy, "enter": _enter, "exit": _leave, "next_many": _take,
+    "instancecheck": lambda c, o: isinstance(o, c),
+    "subclasscheck": lambda c, s: issubclass(s, c),
+}  # fmt: skip
+for _op in wire.BINARY_OPS:
+    _fn = getattr(operator, _op + "_" if _op in ("and", "or") else _op)
+    _OPS[_op], _OPS["i" + _op] = _fn, getattr(operator, "i" + _op)
+    _OPS["r" + _op] = lambda target, other, fn=_fn: fn(other, target)
 
 _UNHELD = 2  # sys.getrefcount of a followed argument that only `ProgramSide.kept` holds (its entry and
 # getrefcount's argument)
-_ITERATOR_MODULES = frozenset(
-    {"builtins", "itertools"}
-)  # whose iterator types cross drained (map, zip, chain...)
+# iterators over a container that run no code of the program: they cross drained (``j``); any other iterator (a
+# generator, map, filter, zip, itertools) is a reference the test steps lazily, as one process would
+_INERT = frozenset(
+    type(it)
+    for it in (iter([]), reversed([]), iter(()), iter(range(0)), iter(range(1 << 70)), iter(""), iter("\xe9"),
+               iter(b""), iter(bytearray()), iter({}), iter({}.values()), iter({}.items()), reversed({}),
+               reversed({}.values()), reversed({}.items()), iter(set()))
+)  # fmt: skip
 _REFERENCED = frozenset({types.FunctionType, types.MethodType})  # the common references, encoded straight
+_DEFAULTS = {name: getattr(object, name, None) for name in wire.PROTOCOLS}  # object's own: not forwarded
+_HASHED, _UNHASHABLE = wire.PROTOCOLS.index("__hash__"), wire.PROTOCOLS.index("__hash__ None")
 
 
 class _Stays:
@@ -58,19 +105,15 @@ class _Stays:
         self.obj, self.note = obj, note
 
 
-def reference(objects: dict, x, note: str = "") -> tuple:
-    """(id, type name, repr text, note, whether it is callable) of `x`, kept alive in `objects` so that its id stays
-    its own."""
-    objects[id(x)] = x
-    t = type(x)
-    if t is int:  # only an int too large to cross comes here
-        text = f"<an int of about {int(x.bit_length() * 0.30103) + 1:,} digits>"
-    else:
-        try:
-            text = repr(x)[:REPR_CHARS]
-        except Exception:  # noqa: BLE001 - a broken __repr__ is the program's
-            text = f"<{t.__name__} object>"
-    return (id(x), str(t.__name__)[:100], text if type(text) is str else "", note, callable(x))
+def repr_text(x) -> str:
+    """The program's repr of `x` (cut), for feedback; an int too large to print is described."""
+    if type(x) is int:  # only an int too large to cross comes here
+        return f"<an int of about {int(x.bit_length() * 0.30103) + 1:,} digits>"
+    try:
+        text = repr(x)[:REPR_CHARS]
+    except Exception:  # noqa: BLE001 - a broken __repr__ is the program's
+        text = f"<{type(x).__name__} object>"
+    return text if type(text) is str else ""
 
 
 class ProgramSide:
@@ -79,7 +122,8 @@ class ProgramSide:
     Requests (`wire` messages): ``N`` (names) -> the values of those of the program's globals it defines; ``C``
     (reference, args, kwargs, a token per argument: the test's, for a mutable one) -> (the call's result, the
     followed arguments whose state changed, as (token, new value), the token of the argument the result is);
-    ``O`` (reference, getattr/setattr/delattr, args) -> (the result, None). The reply ``V`` carries a value, ``E``
+    ``O`` (reference, an operation of `_OPS`, args) -> (the result, None): an attribute, ``len``, truth, ``str``,
+    an item, iteration, ``==`` or an operator, done with the object's own methods. The reply ``V`` carries a value, ``E``
     an exception (the load's, to every ``N`` request, when loading the program raised; a call's `SystemExit` too,
     as a test in the same process would see it); ``S`` a compile error (`did_not_compile`). This side sends nothing
     else, ever: how it ended, the kernel tells the server."""
@@ -88,6 +132,7 @@ class ProgramSide:
         self.fd, self.namespace, self.load_error = fd, namespace, load_error
         self.objects: dict[int, object] = {}  # what crossed as a reference: id -> object (kept alive)
         self.kept: dict[int, list] = {}  # the test's token -> [a mutable argument, its last encoding]
+        self.types: dict[type, tuple] = {}  # a type -> its description (`describe`)
         self.reader = wire.Reader(fd)
         self.decoder = wire.Decoder(home=self.objects.__getitem__, untrusted=False)
         self.printed: _Printed | None = None  # after a ``P`` request: what the program prints, sent back
@@ -137,27 +182,44 @@ class ProgramSide:
         raise TypeError(f"not a request: {kind!r}")
 
     def encode(self, value) -> bytes:
-        return wire.encode(value, self._reference, _REFERENCED, self._keep)
+        return wire.encode(value, self._reference, _REFERENCED, self._keep, describe=self.describe)
 
     def _keep(self, x) -> int:
         self.objects[id(x)] = x
         return id(x)
 
+    def describe(self, t: type) -> tuple:
+        """A type's description for its stand-in on the test side (`describe_type`). Kept alive, so that its id
+        stays its own (the common types were described before the fork: `warm_up`)."""
+        described = self.types.get(t)
+        if described is None:
+            described = self.types[t] = _DESCRIBED.get(t) or describe_type(t)
+            self._keep(t)
+        return described
+
     def _reference(self, encoder, x, depth: int) -> None:
-        """What is not plain data stays here and crosses as a reference (``R``: id, type name, repr text); a
-        generator or an iterator of the builtins or itertools crosses as the iterator of its items (``j``), drained
-        here (the test side iterates nothing of the program's), as many as a list may have."""
+        """What is not plain data stays here and crosses as a reference (``R``: id, its type's description, repr
+        text, why it stayed, its hash when its type defines one, False when it is unhashable); an iterator over a
+        container (`_INERT`: it runs no program code) crosses drained (``j``), as many items as a list may have."""
         t = type(x)
-        if t is types.GeneratorType or (t.__module__ in _ITERATOR_MODULES and hasattr(t, "__next__")):
-            items = list(itertools.islice(x, wire.MAX_ITEMS + 1))
-            if len(items) <= wire.MAX_ITEMS:
-                encoder.out += b"j"
-                return encoder.value(items, depth + 1)
-            raise wire.Refused(f"an iterator of more than {wire.MAX_ITEMS:,} items")
-        encoder.out += b"R"
+        if t in _INERT and operator.length_hint(x) <= wire.MAX_ITEMS:
+            encoder.out += b"j"
+            return encoder.value(list(x), depth + 1)
+        note = ""
         if t is _Stays:
-            return encoder.value(reference(self.objects, x.obj, x.note), depth + 1)
-        encoder.value(reference(self.objects, x), depth + 1)
+            x, note = x.obj, x.note
+            t = type(x)
+        described = self.describe(t)
+        hashed = None
+        if described[3] >> _HASHED & 1:
+            try:
+                hashed = hash(x)
+            except Exception:  # noqa: BLE001 - the program's __hash__ raised: unhashable there too
+                hashed = False
+        elif described[3] >> _UNHASHABLE & 1:
+            hashed = False
+        encoder.out += b"R"
+        encoder.value((self._keep(x), described, repr_text(x), note, hashed), depth + 1)
 
     def reply(self, value: tuple) -> bytes:
         """A ``V`` reply; a result too large or too deep to cross stays here and crosses as a reference."""
@@ -192,6 +254,27 @@ class ProgramSide:
         """Stop following the arguments nothing of the program holds any more (only `kept` and this loop do)."""
         for token in [t for t, entry in self.kept.items() if sys.getrefcount(entry[0]) <= _UNHELD]:
             del self.kept[token]
+
+
+def describe_type(t: type) -> tuple:
+    """(its id, name, module, the bits of the special methods of `wire.PROTOCOLS` it has, object's own left out)."""
+    bits, mro = 0, type.__dict__["__mro__"].__get__(t)
+    for k, name in enumerate(wire.PROTOCOLS):
+        # as Python finds a special method: in the type's own MRO (a class's metaclass is not asked)
+        slot = "__hash__" if name == "__hash__ None" else name
+        found = next((c.__dict__[slot] for c in mro if slot in c.__dict__), None)
+        if name == "__hash__ None":
+            bits |= (found is None) << k
+        else:
+            bits |= (found is not None and found is not _DEFAULTS[name]) << k
+    module = getattr(t, "__module__", "")
+    return (id(t), str(t.__name__)[:100], str(module)[:100], bits)
+
+
+# the types most references have, described once in the server before the first fork (`warm_up`)
+_COMMON_TYPES = (types.FunctionType, types.MethodType, types.BuiltinFunctionType, type, types.GeneratorType, map,
+                 filter, zip, enumerate, reversed)  # fmt: skip
+_DESCRIBED: dict[type, tuple] = {}
 
 
 class _Printed:
@@ -237,9 +320,10 @@ def warm_up(rounds: int = 200) -> None:
     def target(xs, k=1, **kwargs):
         return sorted(xs)[:k], {"n": len(xs), "s": str(k)}, (None, True, 2.5, -3)
 
+    _DESCRIBED.update((t, describe_type(t)) for t in _COMMON_TYPES)
     program = protocol.pack(None, "x = 1")
     for _ in range(rounds):
-        protocol.unpack(program)
+        protocol.compile_program(protocol.unpack(program)[2])
         _module("_murphy_warm", "x = 1")
         side = ProgramSide(-1, {"f": target, "v": [1, "a"]}, None)
         side.reply(side.perform(b"N", side.decoder.decode(wire.encode(("f", "v", "g")))))
@@ -251,11 +335,6 @@ def warm_up(rounds: int = 200) -> None:
         side.error(ValueError("warm"))
     sys.modules.pop("_murphy_warm", None)
     linecache.cache.pop(PROGRAM_FILE, None)
-
-
-def _arguments(args: tuple, kwargs: dict):
-    yield from enumerate(args)
-    yield from kwargs.items()
 
 
 def exit_status(e: SystemExit) -> int:
@@ -288,16 +367,18 @@ def _module(name: str, program: str) -> types.ModuleType:
 
 
 def serve_program(prelude, code, program: str, fd: int) -> None:
-    """Load the program as module ``solution`` (after the prelude, in its namespace), then serve it on `fd`.
+    """Load the program as module ``solution`` (the prelude first, in its namespace; then the program, compiled
+    here when the worker did not), then serve it on `fd`.
 
-    `sys.exit` while loading ends the process as Python would; any other exception is kept and becomes the reply
-    to every request for names (a load failure the test worker reports for every test)."""
+    A program that does not compile answers the first request with its error (`did_not_compile`); `sys.exit`
+    while loading ends the process as Python would; any other exception is kept and becomes the reply to every
+    request for names (a load failure the test worker reports for every test)."""
     module = _module(PROGRAM_MODULE, program)
     load_error = None
     try:
         if prelude is not None:
             exec(prelude, module.__dict__)
-        exec(code, module.__dict__)
+        exec(code if code is not None else _compiled(program, script=False), module.__dict__)
     except SystemExit as e:
         _exit(exit_status(e))
     except BaseException as e:  # noqa: BLE001 - reported, as data, to the test worker
@@ -305,6 +386,15 @@ def serve_program(prelude, code, program: str, fd: int) -> None:
             _room()
         load_error = e
     ProgramSide(fd, module.__dict__, load_error).serve()
+
+
+def _compiled(program: str, script: bool):
+    """The program compiled here, on its own clock, after its prelude ran; or the process ends as one that does
+    not compile (`did_not_compile`)."""
+    code, error = protocol.compile_program(program)
+    if error is not None:
+        did_not_compile(error, script)
+    return code
 
 
 def did_not_compile(error: str, script: bool) -> None:
@@ -330,8 +420,8 @@ def run_script(prelude, code, program: str) -> None:
     status = 0
     try:
         if prelude is not None:
-            exec(prelude, module.__dict__)
-        exec(code, module.__dict__)
+            exec(prelude, module.__dict__)  # it may end the script itself (lcb_harness's stdin wrapper does)
+        exec(code if code is not None else _compiled(program, script=True), module.__dict__)
     except SystemExit as e:
         status = exit_status(e)
     except BaseException as e:  # noqa: BLE001 - as the interpreter does: the traceback on stderr, status 1

@@ -16,19 +16,19 @@ Every status in these replies is the kernel's (a wait status, a cgroup counter) 
 a program writes is a status. stdout is what an IO test compares; stderr is feedback only.
 
 The program file (a memfd) is what a program process reads: the compiled prelude (a benchmark's header, trusted
-text: the worker compiles it, cached), the program compiled by the worker when it is small, and the program's
-text, which the program process compiles itself when it is not, on the clock of its first test (compiling a hostile program costs what the case limit allows: 21k int constants of one
-hash make CPython's compile quadratic, out of reach of a timer in the process that compiles). A program that does
-not compile: the program process answers the first request with ``S`` (its SyntaxError text; assert tests) or
-exits with `SYNTAX_EXIT` after writing it to stderr (IO tests), before running anything of the program. The server
-passes the file on unread, so nothing of one job's program is in the memory the next job's program process is
-forked from:
+text: the worker compiles it, cached), the program compiled by the worker when it is small and compiled there, and
+the program's text. Compiling is C code, out of any timer's reach in the process that compiles, and its cost is
+not bounded by the program's size (1.2 KB of nested ``try: return / finally:`` takes CPython 2.2 s and 500 MB,
+exponential in the nesting), so the worker compiles a program of at most `WORKER_COMPILES` bytes only under its
+watchdog, on the first case's clock (the watchdog ends the worker at that limit plus 0.5 s: the job is a
+`timeout`); a larger program, or one the worker could not compile, is compiled by its program process after the
+prelude ran, on its own clock — a prelude may take the program over first (lcb_runner's stdin wrapper compiles
+the program inside a function, where a top-level ``return`` is legal). A program that does not compile there: the
+program process answers the first request with ``S`` (its SyntaxError text; assert tests) or exits with
+`SYNTAX_EXIT` after writing it to stderr (IO tests), before running anything of the program. The server passes the
+file on unread, so nothing of one job's program is in the memory the next job's program process is forked from:
 
     b"M" + len (4 bytes) + marshal(prelude code or None) + len + marshal(program code or None) + the program's text
-
-A program of at most `WORKER_COMPILES` bytes is compiled by the worker, as before (its compile is bounded: the
-quadratic case of 21k colliding constants in 520 KB takes 7.5 s on a loaded 2-core machine, so one of 16 KB takes
-under 10 ms; a syntax error then starts no program process); a larger one by its program process, on the clock.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ RAN = struct.Struct(
 FILENAME = "solution.py"  # the program's name in tracebacks and feedback
 PRELUDE = "<prelude>"  # a benchmark's header, run in the program's module before the program
 MAX_DETAIL = 2000  # characters of an error text kept (feedback.py cuts further)
-WORKER_COMPILES = 16 << 10  # programs this small are compiled by the worker (bounded cost; see above)
+WORKER_COMPILES = 16 << 10  # programs this small are compiled by the worker, under its watchdog (above)
 SYNTAX_EXIT = 0x5E  # an IO program process's exit status when its program does not compile
 
 
@@ -73,13 +73,11 @@ def pack(prelude_code, program: str, code=None) -> bytes:
 
 
 def unpack(data: bytes):
-    """(prelude code or None, program code or None, the program's text, the compile error or None): the program
-    process's side, which compiles the program if the worker did not."""
+    """(prelude code or None, program code or None, the program's text): the program process's side, which
+    compiles the program, after the prelude, when the worker did not."""
     at, parts = 1, []
     for _ in range(2):
         n = int.from_bytes(data[at : at + 4], "little")
         parts.append(marshal.loads(data[at + 4 : at + 4 + n]))
         at += 4 + n
-    source = data[at:].decode("utf-8", "surrogatepass")
-    code, error = (parts[1], None) if parts[1] is not None else compile_program(source)
-    return parts[0], code, source, error
+    return parts[0], parts[1], data[at:].decode("utf-8", "surrogatepass")

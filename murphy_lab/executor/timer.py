@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import faulthandler
 import signal
+import time
 
 wire, _DEVNULL = globals()["wire"], globals()["devnull"]  # set by worker.py before this file runs
 
@@ -36,6 +37,19 @@ class Timer:
         except RuntimeError:  # no thread to be had: the pool's own deadline remains
             pass
 
+    def within(self, limit: float, fn, *args) -> tuple:
+        """(`fn(*args)`, the seconds it took) on a clock of `limit` s: Python code is stopped by the timer (its
+        `wire.Fault` is the result then), C code (a compile) by the watchdog, which ends this process."""
+        clock, started = _Clock(), time.monotonic()
+        self.start(clock, limit)
+        try:
+            result = fn(*args)
+        except wire.Fault as f:
+            result = f
+        finally:
+            self.stop()
+        return result, time.monotonic() - started
+
     def stop(self) -> None:
         signal.setitimer(signal.ITIMER_REAL, 0)
         faulthandler.cancel_dump_traceback_later()
@@ -48,6 +62,12 @@ class Timer:
         if ep.fault is None:
             ep.fault = wire.Fault("timeout", self.detail)
         raise ep.fault
+
+
+class _Clock:
+    """The endpoint of a clock that serves no channel (`Timer.within`): only its fault."""
+
+    fault = None
 
 
 WATCHDOG_S = (

@@ -1,62 +1,22 @@
 """The values of the program's own classes that cross as data: fixed types of ours, built from plain fields.
 
-Loaded by `wire.py` (stdlib only). A program's enum member or namedtuple reaches the test side as one of these
-frozen values, never as a class made from the program's description: the class name, member names and field names
-the program sends are data held in slots, never attributes, class-body entries or names looked up anywhere, and
-equality is defined here.
+Loaded by `wire.py` (stdlib only). A program's namedtuple or match reaches the other side as one of these frozen
+values, never as a class made from the program's description: the class name and field names the program sends
+are data held in slots, never attributes, class-body entries or names looked up anywhere, and equality is defined
+here (a namedtuple's is the tuple's).
 
-- `EnumValue`: an `enum.Enum`/`Flag` member that is not an int or str (IntEnum, StrEnum cross as their value).
-  Equal to an `EnumValue` of the same class name, member name and value; ``.name``, ``.value``; hashable. Passed
-  back to the program process it made, it is that process's own member again (by the id it came with).
 - `NamedTupleValue`: a tuple (equal to a tuple of the same items, as a namedtuple is) whose fields are readable by
-  name (``p.x``), with ``_fields``, ``_asdict()`` and ``_replace()``; its class name shows in ``repr``.
-- `MatchValue`: a `re.Match` (true; ``group``, ``groups``, ``groupdict``, ``span``, ``start``, ``end``).
-- `ProgramModule`: a module of the program, by name only (the test side never imports it).
+  name (``p.x``, ahead of the tuple's own methods: a field named ``count`` is the field, as in the program), with
+  ``_fields``, ``_asdict()`` and ``_replace()``; its class name shows in ``repr``. On the test side the channel
+  makes it an instance of a subclass named like the program's class, which goes home as the program's own object
+  (`channel.py`).
+- `MatchValue`: a `re.Match` (true; ``group``, ``groups``, ``groupdict``, ``span``, ``start``, ``end``,
+  ``lastindex``, ``lastgroup``, ``pos``, ``endpos``).
+- `ProgramModule`: a module of the program, by name only (the test side imports its own copy of a module the
+  test's names bind, `harness.own_module`, and never this one).
 """
 
 from __future__ import annotations
-
-
-class EnumValue:
-    """An enum member of the program: (class name, member name, value, whether a Flag)."""
-
-    __slots__ = ("_class", "name", "value", "_flag", "_home")
-
-    def __init__(self, class_name: str, name, value, flag: bool = False, home: int | None = None):
-        for slot, v in zip(EnumValue.__slots__, (class_name, name, value, flag, home)):
-            object.__setattr__(self, slot, v)
-
-    def __setattr__(self, attr: str, value) -> None:
-        raise AttributeError("an enum member of the program is frozen")
-
-    __delattr__ = __setattr__
-
-    def __eq__(self, other):
-        if type(other) is not EnumValue:
-            return NotImplemented
-        return (self._class, self.name, self._flag) == (other._class, other.name, other._flag) and _same(
-            self.value, other.value
-        )
-
-    def __ne__(self, other):
-        same = self.__eq__(other)
-        return same if same is NotImplemented else not same
-
-    def __hash__(self) -> int:
-        return hash((self._class, self.name))
-
-    def __repr__(self) -> str:
-        return f"<{self._class}.{self.name}: {self.value!r}>"
-
-    def __str__(self) -> str:
-        return f"{self._class}.{self.name}"
-
-    def __reduce__(self):
-        return (EnumValue, (self._class, self.name, self.value, self._flag, self._home))
-
-
-def _same(a, b) -> bool:
-    return type(a) is type(b) and a == b
 
 
 class NamedTupleValue(tuple):
@@ -67,13 +27,12 @@ class NamedTupleValue(tuple):
         object.__setattr__(self, "_murphy_meta", (class_name, fields))
         return self
 
-    def __getattr__(self, attr: str):
-        meta = object.__getattribute__(self, "__dict__").get("_murphy_meta")
-        if meta is not None and not attr.startswith("_"):
-            fields = meta[1]
+    def __getattribute__(self, attr: str):
+        if attr[:1] != "_":  # a field first, as the program's class has it (a field `count` is not tuple.count)
+            fields = object.__getattribute__(self, "__dict__")["_murphy_meta"][1]
             if attr in fields:
                 return tuple.__getitem__(self, fields.index(attr))
-        raise AttributeError(attr)
+        return object.__getattribute__(self, attr)
 
     def __setattr__(self, attr: str, value) -> None:
         raise AttributeError("a namedtuple of the program is frozen")
@@ -105,11 +64,16 @@ class MatchValue:
     """A `re.Match` of the program (a final C type: no program code in it): its string, the span of each group
     (0 first; (-1, -1) for a group that did not take part) and the group names. Always true, as a match is."""
 
-    __slots__ = ("string", "_spans", "_names")
+    __slots__ = ("string", "_spans", "_names", "lastindex", "pos", "endpos")
 
-    def __init__(self, string, spans: tuple, names: dict):
-        for slot, v in zip(MatchValue.__slots__, (string, spans, names)):
+    def __init__(self, string, spans: tuple, names: dict, lastindex=None, pos: int = 0, endpos: int | None = None):
+        endpos = len(string) if endpos is None else endpos
+        for slot, v in zip(MatchValue.__slots__, (string, spans, names, lastindex, pos, endpos)):
             object.__setattr__(self, slot, v)
+
+    @property
+    def lastgroup(self):
+        return next((n for n, i in self._names.items() if i == self.lastindex), None)
 
     def __setattr__(self, attr: str, value) -> None:
         raise AttributeError("a match of the program is frozen")

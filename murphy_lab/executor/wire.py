@@ -2,8 +2,8 @@
 
 Loaded by path (stdlib only) by the test worker and by the program processes; the one module of the format they
 load, which loads its parts: `wire_format.py` (the tags, the bounds, the errors: the format's description is
-there), `wire_encode.py` (values -> bytes) and `wire_decode.py` (bytes -> values, under the bounds), and
-`values.py` (the frozen values of ours an enum member, a namedtuple or a match becomes). This module frames
+there), `wire_encode.py` (values -> bytes) and `wire_decode.py` (bytes -> values, under the bounds), with
+`wire_libraries.py` (numpy's and pandas' values), and `values.py` (the frozen values of ours a namedtuple or a match becomes). This module frames
 messages: one message is a 4-byte length, a kind byte and one value, written whole (`send`) and read whole
 (`Reader`), and it names the parts' public pieces for its readers (``wire.encode``, ``wire.Decoder``, ...).
 """
@@ -30,13 +30,14 @@ def _sibling(name: str, **names):
 
 values = _sibling("values")
 wire_format = _sibling("wire_format")
-wire_encode = _sibling("wire_encode", wire_format=wire_format, values=values)
-wire_decode = _sibling("wire_decode", wire_format=wire_format, values=values)
-EnumValue, NamedTupleValue, ProgramModule = values.EnumValue, values.NamedTupleValue, values.ProgramModule
-MatchValue = values.MatchValue
+wire_libraries = _sibling("wire_libraries", wire_format=wire_format)
+wire_encode = _sibling("wire_encode", wire_format=wire_format, values=values, libraries=wire_libraries)
+wire_decode = _sibling("wire_decode", wire_format=wire_format, values=values, libraries=wire_libraries)
+NamedTupleValue, ProgramModule, MatchValue = values.NamedTupleValue, values.ProgramModule, values.MatchValue
 Fault, Refused, NotPlain = wire_format.Fault, wire_format.Refused, wire_format.NotPlain
 MAX_MESSAGE, MAX_ITEMS, MAX_DEPTH = wire_format.MAX_MESSAGE, wire_format.MAX_ITEMS, wire_format.MAX_DEPTH
 BUILTINS, _U32, _len = wire_format.BUILTINS, wire_format.U32, len
+PROTOCOLS, BINARY_OPS, MAX_CLASSES = wire_format.PROTOCOLS, wire_format.BINARY_OPS, wire_format.MAX_CLASSES
 Encoder, encode, exception_fields = wire_encode.Encoder, wire_encode.encode, wire_encode.exception_fields
 Decoder = wire_decode.Decoder
 

@@ -7,29 +7,43 @@ One message is a 4-byte length, a kind byte and one value. A value is a one-byte
     i  len(1) bytes        int, two's complement, little-endian (I: a 4-byte length); no decimal text anywhere
     f  float64   c  2 x float64                 float (NaN and inf included), complex
     s b a  len(4) bytes    str (UTF-8, lone surrogates kept), bytes, bytearray
-    l t S z  n(4) items    list, tuple, set, frozenset;   d  n(4) key value ...   dict
+    l t  n(4) items        list, tuple;   d  n(4) key value ...   dict
+    S z  n(4) size(4) items    set, frozenset, with the sender's table size (the receiver builds the same size:
+                           a set of ints iterates in the order the sender's did, as in one process)
     Q  int int             Fraction          D  str            Decimal
-    j  list                an iterator (program -> test: a generator or builtin iterator, drained)
+    j  list                an iterator over a container, drained (program -> test: a list, tuple, str, dict, set
+                           or range iterator; one that runs program code is a reference, stepped lazily)
     q  maxlen items        deque             r  int int int    range (at most MAX_ITEMS long)
     o  pairs   k  pairs    OrderedDict, Counter        e  factory pairs   defaultdict (a builtin factory or None)
-    Y H W G Z  fields      date, time, datetime, timedelta, fixed-offset timezone (constructor arguments)
-    m  string spans names  re.Match (a final C type)
-    P  name fields values  namedtuple        U  class name flag value   enum member (Enum, Flag)
-    X  name base args text head frames attrs   exception   K  name base   exception class
+    v  kind dict           a dict's keys, values or items view (kind 0, 1, 2), of that dict
+    Y H W G  fields        date, time, datetime, timedelta (constructor arguments; a tzinfo is Z or w)
+    Z  offset name         fixed-offset timezone     w  key     zoneinfo.ZoneInfo (the receiver's own, by key)
+    m  string spans names lastindex pos endpos      re.Match (a final C type)
+    P  id type name fields items   namedtuple (id and type: the program's object, or None)
+    X  class args text head frames attrs cause context suppress id      exception (class: K's fields)
+    K  id name module bases attrs  exception class (bases: builtin class names or K fields; attrs: plain class
+                           attributes)
     B  name                a builtin class or function, by name (the receiver's own)
     L  module qualname     a standard-library function (test -> program only: the program side's own)
-    A  dtype shape bytes   numeric numpy array (numpy scalars cross as their Python value)
+    A  dtype shape bytes   numpy array of a numeric, bool, date or fixed-width text dtype
+    n  dtype bytes         numpy scalar of such a dtype (np.int64, np.bool_, np.float32 stay themselves)
+    p  kind fields         pandas Index, RangeIndex, Series or DataFrame of such columns (rebuilt by the receiver's
+                           pandas from dtype names, arrays and plain values)
     M  name                a module, by name (the test side never imports it because of this)
-    R  id type text        a reference to an object that stays in the program process (program -> test)
+    R  id type text note hash   a reference to an object that stays in the program process (program -> test);
+                           type = (id, name, module, protocol bits): the special methods its stand-in forwards
+    O  id type value str repr truth   an instance of a program subclass of int, float, complex, str or bytes (an
+                           IntEnum or a (str, Enum) member too): its base value, with its own str, repr and truth
     h  id                  one of those objects going home as an argument (test -> program)
 
 The receiver rebuilds every value with its own constructors from a closed set of types: the builtin ones, the
-standard library's above, and `values.py`'s (an enum member or namedtuple is a frozen value of ours holding its
-class name, member or field names and items as data; no string a sender chose becomes an attribute, a class body
-entry, a namespace key, a module name or a callable). An exception is its first builtin class, or our subclass of
-it named like the program's (its name is only the class's ``__name__``; its plain attributes are data read through
-``__getattr__``). Builtin subclasses cross as their base, read with the base's own methods (IntEnum and IntFlag
-members as int, StrEnum as str). Decoding is total (any bytes: a value or `Refused`), linear in the message size
+standard library's above, numpy's and pandas' (from dtype names and bytes, never object arrays), and `values.py`'s
+(a namedtuple or match is a frozen value of ours holding its class name, field names and items as data; no string
+a sender chose becomes an attribute, a class body entry, a namespace key, a module name or a callable). An
+exception class is our subclass of its builtin bases and of its program bases, rebuilt the same way, named like
+the program's (its name is only the class's ``__name__``; its plain attributes, and its class's, are data read
+through ``__getattr__``). Container subclasses cross as the nearest container of the format (an OrderedDict
+subclass as an OrderedDict), read with that type's own methods; scalar subclasses as ``O``. Decoding is total (any bytes: a value or `Refused`), linear in the message size
 and bounded: `MAX_MESSAGE` bytes, `MAX_ITEMS` values (a range counts as its length), `MAX_DEPTH` levels, ints of
 at most `MAX_INT_BYTES`, Decimals of exponent at most `MAX_DECIMAL_EXPONENT`, Fractions' parts together at most
 `MAX_FRACTION_BYTES` (their normalizing gcd is quadratic), at most `MAX_CLASSES` rebuilt exception classes per
@@ -54,10 +68,11 @@ MAX_DECIMAL_EXPONENT = (
     158_000  # |adjusted exponent| of a Decimal: about MAX_INT_BYTES' digits (int(), round()
 )
 # of Decimal('1e999999999') would build a billion-digit int in C, out of the timer's reach)
-MAX_CLASSES = 256  # exception classes one channel rebuilds
+MAX_CLASSES = 256  # exception classes, and stand-in classes of program types, one channel makes
 MAX_FIELDS = 256  # fields of one namedtuple, plain attributes of one exception
 MAX_PER_HASH = 8  # distinct values of one hash in one container of untrusted data
-NUMERIC_KINDS = "biufc"  # numpy arrays of these dtype kinds cross as their bytes
+NUMERIC_KINDS = "biufcmMUS"  # numpy arrays and scalars of these dtype kinds cross as their bytes
+MAX_CAUSES = 5  # links of an exception's __cause__/__context__ chain that cross
 
 _type, _len, _isinstance, _issubclass = type, len, isinstance, issubclass
 F64, C128, U32 = struct.Struct("<d"), struct.Struct("<dd"), struct.Struct("<I")
@@ -107,10 +122,25 @@ def decimal_in_bounds(x):
     return x
 
 
+# The special methods of a program type that its stand-in on the test side has, forwarding each to the program
+# (`channel.py`): bit k of a type's description is PROTOCOLS[k]. A stand-in has exactly those its program type has,
+# so `callable()`, `len()`, `iter()` and the `collections.abc` checks say what the program's type is.
+# "__hash__": the program defines its own hash (sent with each reference); "__hash__ None": unhashable.
+BINARY_OPS = ("add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "pow", "lshift", "rshift", "and",
+              "xor", "or")  # fmt: skip
+PROTOCOLS = (
+    "__len__", "__iter__", "__next__", "__reversed__", "__contains__", "__getitem__", "__setitem__", "__delitem__",
+    "__bool__", "__call__", "__enter__", "__exit__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
+    "__hash__", "__hash__ None", "__neg__", "__pos__", "__abs__", "__invert__", "__int__", "__float__",
+    "__complex__", "__index__", "__round__", "__bytes__", "__instancecheck__", "__subclasscheck__",
+    *(f"__{p}{op}__" for op in BINARY_OPS for p in ("", "r", "i")),
+)  # fmt: skip
+SCALARS = (int, float, complex, str, bytes)  # a program subclass of one of these crosses as ``O``
+
 # the builtin bases a subclass crosses as; the tags of the containers and the date types, both ways
 BASES = (int, float, complex, str, bytes, list, tuple, dict, set, frozenset)
 SEQ_TAGS = {list: b"l", tuple: b"t", set: b"S", frozenset: b"z"}
-SEQ_BUILDERS = {b"l": list, b"t": tuple, b"S": set, b"z": frozenset}
+SEQ_BUILDERS = {b"l": list, b"t": tuple}
 TAGS = [bytes((i,)) for i in range(256)]
 DATE_TAGS = {"date": b"Y", "time": b"H", "datetime": b"W", "timedelta": b"G"}
 DATE_NAMES = {v: k for k, v in DATE_TAGS.items()}

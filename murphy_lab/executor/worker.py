@@ -1,19 +1,18 @@
 """The test worker: holds the tests, runs them (`harness.py`), and writes the outcomes.
 
 Started by `pool.Executor` as ``python -I worker.py '<config json>' <socket fd>``; speaks length-prefixed JSON
-with the pool on the pipes it was started with (one job in, one list of outcomes out; moved above fd 2, so test
-code meets /dev/null there) and drives its program server (`server.py`) over the socket. This process never
-executes program code: the program runs in a program process of the server, which never receives a test or an
-expected value.
+with the pool on the pipes it was started with (moved above fd 2, so test code meets /dev/null there) and drives
+its program server (`server.py`) over the socket. This process never executes program code: the program runs in a
+program process of the server, which never receives a test or an expected value.
 
-A job: the worker checks sizes, compiles the prelude and the tests (cached: they repeat across samples; the
-program is compiled by its program process, on the clock of the first test: `protocol.py`), and computes which names the tests take from the
-program (`testcode.program_names`, cached). Its assert tests: a socketpair is the channel; one end goes to the
-server, which forks a program process that loads the program and serves it there; the test code runs here, in a
-harness made fresh for the job, against the other end (`harness.run_cases`), each case within the wall-clock
-timeout of the previous verdict (`timer.Timer`); then the server kills and sweeps the program process and reports its
-wait status. One IO test: the server runs the program as a script on the input and returns how it ended and its
-stdout and stderr; the worker compares stdout (exit status 0) or reports the error.
+A job: the worker checks sizes, compiles the prelude, the tests (cached) and a small program on the first case's
+clock (`protocol.py`), and computes which names the tests take from the program (`testcode.program_names`,
+cached). Its assert tests: a socketpair is the channel; one end goes to the server, which forks a program process
+that loads the program and serves it there; the test code runs here, in the job folder, in a harness made fresh
+for the job, against the other end (`harness.run_cases`), each case within the wall-clock timeout of the previous
+verdict (`timer.Timer`); then the server kills and sweeps the program process and reports its wait status. One IO
+test: the server runs the program as a script on the input and returns how it ended and its stdout and stderr;
+the worker compares stdout (exit status 0), on its timer, or reports the error.
 
 A job that cannot be run (invalid text, too large, a fault of ours) gets its own outcomes; the worker goes on. A
 worker past ``max_worker_mb`` (or whose server died) answers its job, then asks to be replaced (``{"retire": ...}``).
@@ -33,6 +32,7 @@ import signal
 import socket
 import struct
 import sys
+import tempfile
 import time
 import types
 
@@ -62,14 +62,8 @@ def _code(file: str):
         return compile(f.read(), os.path.join(_HERE, file), "exec", dont_inherit=True)
 
 
-CHANNEL, HARNESS = _code("channel.py"), _code("harness.py")
-ASSERT, FINISH, FINISHED, IO, RAN = (
-    protocol.ASSERT,
-    protocol.FINISH,
-    protocol.FINISHED,
-    protocol.IO,
-    protocol.RAN,
-)
+STANDIN, CHANNEL, HARNESS = _code("standin.py"), _code("channel.py"), _code("harness.py")
+ASSERT, FINISH, FINISHED, IO, RAN = protocol.ASSERT, protocol.FINISH, protocol.FINISHED, protocol.IO, protocol.RAN
 MB = 1 << 20
 _DEVNULL = os.open(os.devnull, os.O_RDWR)
 timer = _load("_murphy_timer", "timer.py", wire=wire, devnull=_DEVNULL)  # the wall-clock limit of test code
@@ -80,20 +74,19 @@ _compile_prelude = functools.lru_cache(maxsize=64)(protocol.compile_program)  # 
 
 
 def fresh_harness():
-    """The harness for one job, made anew with its channel module: nothing a job did to their classes,
-    comparisons or builtins, nor any value it decoded, reaches the next one (0.1 ms; a fork per job cost 1.2 ms of
-    CPU)."""
+    """The harness for one job, made anew with its channel and stand-in modules: nothing a job did to their
+    classes, comparisons or builtins, nor any value it decoded, reaches the next one (0.1 ms; a fork per job cost
+    1.2 ms of CPU)."""
+    standin = types.ModuleType("_murphy_standin")
+    standin.__dict__.update(__builtins__=dict(vars(builtins)), wire=wire)
+    exec(STANDIN, standin.__dict__)
     channel = types.ModuleType("_murphy_channel")
-    channel.__dict__.update(__builtins__=dict(vars(builtins)), wire=wire)
+    channel.__dict__.update(__builtins__=dict(vars(builtins)), wire=wire, standin=standin)
     exec(CHANNEL, channel.__dict__)
     # of `testcode`, only the names compiled test code carries (the module itself stays out of the test's reach)
-    names = types.SimpleNamespace(
-        TEST_FILE=testcode.TEST_FILE, SETUP_FILE=testcode.SETUP_FILE, CHECK=testcode.CHECK
-    )
+    names = types.SimpleNamespace(TEST_FILE=testcode.TEST_FILE, SETUP_FILE=testcode.SETUP_FILE, CHECK=testcode.CHECK)
     module = types.ModuleType("_murphy_harness")
-    module.__dict__.update(
-        __builtins__=dict(vars(builtins)), wire=wire, channel_module=channel, testcode=names
-    )
+    module.__dict__.update(__builtins__=dict(vars(builtins)), wire=wire, channel_module=channel, testcode=names)
     exec(HARNESS, module.__dict__)
     return module
 
@@ -104,8 +97,15 @@ PROGRAM_MODULE = harness.channel_module.PROGRAM_MODULE
 
 @functools.cache
 def _pytest_run():
-    """The pytest runner (`pytest_run.py`, which imports pytest): loaded at the first pytest job only."""
-    return _load("_murphy_pytest_run", "pytest_run.py", wire=wire, scope=_scope)
+    """The pytest runner (`pytest_run.py`, which imports pytest), loaded at the first pytest job; its folder (the
+    test file, rootdir, ini) made in `PRIVATE_DIR`: in the job folder the program would read the test."""
+    runner = _load("_murphy_pytest_run", "pytest_run.py", wire=wire, scope=_scope)
+    shared, tempfile.tempdir = tempfile.tempdir, PRIVATE_DIR
+    try:
+        runner._folder()  # made once, kept by the runner
+    finally:
+        tempfile.tempdir = shared
+    return runner
 
 
 class ServerLost(Exception):
@@ -116,15 +116,26 @@ class Worker:
     def __init__(self, cfg: dict, sock: socket.socket):
         self.cfg, self.sock = cfg, sock
         self.active, self.warnings = sandbox.isolate(cfg, "worker")  # our own root, uid, filter
+        tree = sandbox.JOB_TREE  # the job folder, for the server to mount at the same path
+        self._ps_send(b"J%d" % sandbox.WORKER_UID, (tree,) if tree is not None else ())
+        if tree is not None:
+            os.close(tree)
         hello = self._ps_recv(60)
         # the server meets the same kernel: say each refusal once
         self.active = {**hello["active"], **self.active}
         self.warnings = list(dict.fromkeys(self.warnings + hello["warnings"]))
         self.retire = ""  # why this worker should be replaced after the current job
         self.unread = 0  # replies of the server to `finish` requests not read yet
+        self.compiling = 0.0  # seconds compiling this job's program took here (`compile_program`)
         self.grew = False  # this worker or its server grew past max_worker_mb: replace it after this job
+        global PRIVATE_DIR  # ours alone (our private /tmp): for files a program must never see (a test file)
+        PRIVATE_DIR = tempfile.mkdtemp(prefix="murphy-worker-")
         os.environ.clear()
-        os.environ.update(sandbox.CHILD_ENV)
+        os.environ.update(sandbox.CHILD_ENV, HOME=cfg["job_dir"], TMPDIR=cfg["job_dir"])
+        # the job folder is the test code's working directory and tempfile's directory, as the program's: a file
+        # one side writes, the other reads (and we write nothing there: the tests and their answers stay here)
+        os.chdir(cfg["job_dir"])
+        tempfile.tempdir = cfg["job_dir"]
         gc.collect()
         gc.freeze()
 
@@ -173,13 +184,7 @@ class Worker:
             prelude, error = _compile_prelude(job["prelude"], protocol.PRELUDE)
             if error:
                 return [{"status": "error", "detail": f"the task's prelude does not compile: {error}"}] * n
-        code = None
-        if (
-            len(job["program"]) <= protocol.WORKER_COMPILES
-        ):  # bounded cost (protocol.py); larger: on the clock
-            code, error = protocol.compile_program(job["program"])
-            if error:
-                return [{"status": "syntax", "detail": error}] * n
+        code = self.compile_program(job) if len(job["program"]) <= protocol.WORKER_COMPILES else None
         if job.get("runner") == "pytest":  # pytest reads the file and its test ids itself (pytest_run.py)
             _pytest_run()  # imported once, outside any case's clock
             return None, [None] * n, protocol.pack(prelude, job["program"], code)
@@ -196,15 +201,29 @@ class Worker:
                 cases.append({"status": "error", "detail": f"the test does not compile: {e}"})
         return setup_code, cases, protocol.pack(prelude, job["program"], code)
 
+    def compile_program(self, job: dict):
+        """The program compiled here, on the first case's clock (C code the timer cannot stop: the watchdog ends this
+        worker past that limit plus 0.5 s, and the job is a `timeout`; 1.2 KB of nested ``try/finally`` takes
+        seconds). None when it does not compile here: its program process compiles it after its prelude, which may
+        take it over (lcb_runner's wrapper makes a top-level ``return`` legal)."""
+        compiled, self.compiling = _TIMER.within(job.get("load_timeout") or job["timeout"],
+                                                 protocol.compile_program, job["program"])  # fmt: skip
+        return compiled[0] if type(compiled) is tuple and compiled[1] is None else None
+
+    def budget(self, limit: float) -> float:
+        """The first case's limit, less what compiling the program here took (then the whole limit)."""
+        spent, self.compiling = self.compiling, 0.0
+        return max(limit - spent, 1e-3)
+
     def run_job(self, job: dict) -> list[dict]:
         """All tests of one job. The program is sent to the server once; its assert tests share one program
-        process, loaded once, until a test ends it (then a fresh one takes the rest)."""
+        process, loaded once, until a test ends it (then a fresh one takes the rest). A LiveCodeBench job runs
+        with lcb_runner's int-digit limit here too (its tests' literals and values are compared under it)."""
+        sys.set_int_max_str_digits(LCB_INT_DIGITS if job["compare"] == "livecodebench" else _INT_DIGITS)
         try:
             prepared = self.prepare(job)
         except Exception as e:  # noqa: BLE001 - a bad job fails alone
-            prepared = [{"status": "error", "detail": f"the job could not be prepared: {e!r}"[:2000]}] * len(
-                job["cases"]
-            )
+            prepared = [{"status": "error", "detail": f"the job could not be prepared: {e!r}"[:2000]}] * len(job["cases"])
         if isinstance(prepared, list):
             return prepared
         setup_code, codes, program_file = prepared
@@ -220,9 +239,7 @@ class Worker:
             pending = [i for i, c in enumerate(job["cases"]) if outcomes[i] is None and c[0] == "assert"]
             runner = fresh_harness()
             while pending and not self.retire:
-                got = self.run_asserts(
-                    job, runner, setup_code, [(codes[i], job["cases"][i][1]) for i in pending]
-                )
+                got = self.run_asserts(job, runner, setup_code, [(codes[i], job["cases"][i][1]) for i in pending])
                 for i, out in zip(pending, got):
                     outcomes[i] = out
                 if got and got[-1].get("assertion") == harness.LOADING:  # the same for every test
@@ -250,10 +267,8 @@ class Worker:
         timeout = job["timeout"]
         mine, theirs = socket.socketpair()
         try:
-            self._ps_send(
-                ASSERT.pack(b"A", timeout * len(cases) + (job.get("load_timeout") or 0)),
-                (theirs.fileno(), self.program),
-            )
+            cpu = timeout * len(cases) + (job.get("load_timeout") or 0)
+            self._ps_send(ASSERT.pack(b"A", cpu), (theirs.fileno(), self.program))
         finally:
             theirs.close()
         verdicts: list[dict] = []
@@ -276,7 +291,8 @@ class Worker:
         def report(status: str, detail: str, assertion: str) -> None:
             _TIMER.stop()
             verdicts.append({"status": status, "detail": detail, "assertion": assertion})
-            if status == "memory":  # room to go on, then a fresh worker
+            if status == "memory" and detail == harness.WORKER_MEMORY:  # ours: room to go on, then a fresh worker
+                # (measured here: the test code's own MemoryError; a program that raises MemoryError retires nothing)
                 _, hard = resource.getrlimit(resource.RLIMIT_AS)
                 resource.setrlimit(resource.RLIMIT_AS, (hard, hard))
                 self.grew = True
@@ -285,7 +301,7 @@ class Worker:
         quiet = sys.stdout, sys.stderr
         sys.stdout = sys.stderr = _QUIET  # what the test code prints goes nowhere
         try:
-            _TIMER.start(channel, load or timeout)  # loading: its own limit, or the first case's
+            _TIMER.start(channel, self.budget(load or timeout))  # loading: its own limit, or the first case's
             runner.run_cases(channel, report, plan)
         except wire.Fault:  # the limit struck between cases
             pass
@@ -304,10 +320,8 @@ class Worker:
             out.append({"status": "crashed", "detail": "the test ended without a verdict", "assertion": ""})
         if out and out[-1]["status"] == "lost":  # the program process ended: how it ended is the outcome
             done = self._finished()
-            out[-1] = dict(
-                _ended(done["status"], done.get("oom", False), timeout, self.cfg),
-                assertion=out[-1]["assertion"],
-            )
+            ended = _ended(done["status"], done.get("oom", False), timeout, self.cfg)
+            out[-1] = dict(ended, assertion=out[-1]["assertion"])
         return out
 
     def _finished(self) -> dict:
@@ -329,7 +343,8 @@ class Worker:
         stdout is compared; any other ending is what the kernel or the server's timer says (stderr: feedback)."""
         timeout = job["timeout"]
         self._finished()
-        self._ps_send(IO.pack(b"I", timeout) + case[1].encode("utf-8", "surrogatepass"), (self.program,))
+        started, limit = time.monotonic(), self.budget(timeout)
+        self._ps_send(IO.pack(b"I", limit) + case[1].encode("utf-8", "surrogatepass"), (self.program,))
         self.sock.settimeout(timeout + 30)
         try:
             _, timed_out, status, oom, rss, n_out, n_err = RAN.unpack(self._exact(RAN.size))
@@ -340,9 +355,7 @@ class Worker:
         if timed_out:
             return {"status": "timeout", "detail": f"{timeout:g}"}
         if os.WIFEXITED(status) and os.waitstatus_to_exitcode(status) == protocol.SYNTAX_EXIT:
-            detail = err.decode(
-                "utf-8", "replace"
-            ).strip()  # the compile error, written before the program ran
+            detail = err.decode("utf-8", "replace").strip()  # the compile error, written before the program ran
             return {"status": "syntax", "detail": detail[-protocol.MAX_DETAIL :]}
         if not os.WIFEXITED(status) or os.waitstatus_to_exitcode(status) != 0:
             ended = _ended(status, oom, timeout, self.cfg)
@@ -350,8 +363,13 @@ class Worker:
                 detail = err.decode("utf-8", "replace").strip() or f"exit status {ended['detail']}"
                 return {"status": "error", "detail": detail[-protocol.MAX_DETAIL :]}
             return ended
-        got = out.decode("utf-8", "replace")
-        same = io_compare.io_equal(got, case[2], job["compare"])
+        # decoding and comparing are ours, on our timer: the case ends by its limit plus the margin (what the
+        # comparison reads of the output is bounded by the expected output: io_compare)
+        got = out.decode("utf-8", "replace")  # C, linear: at most `output_kb`
+        left = max(started + limit + timer.WATCHDOG_S - time.monotonic(), 0.05)
+        same, _ = _TIMER.within(left, io_compare.io_equal, got, case[2], job["compare"])
+        if type(same) is not bool:  # the limit struck
+            return {"status": "timeout", "detail": f"{timeout:g}"}
         return {"status": "passed" if same else "failed", "detail": "", "assertion": "", "got": got[:4000]}
 
     def _watch(self, reply: dict) -> None:
@@ -360,10 +378,7 @@ class Worker:
             self.grew = True
 
     def shutdown(self) -> None:
-        try:
-            self.sock.close()
-        except OSError:
-            pass
+        self.sock.close()  # at exit (an error here would change nothing)
 
 
 def _too_large(job: dict, cfg: dict) -> str:
@@ -424,6 +439,9 @@ def _send(stream, obj) -> None:
 
 
 _STATM = os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC)  # ours, for `sandbox.rss_mb`
+_INT_DIGITS = sys.get_int_max_str_digits()  # Python's default (4,300)
+LCB_INT_DIGITS = 50_000  # lcb_runner's `sys.set_int_max_str_digits(50000)` (its testing_util.py, at import)
+PRIVATE_DIR = ""  # this worker's own directory, which no program sees (`Worker.__init__`): never the job folder
 _TIMER = timer.Timer()
 _QUIET = open(_DEVNULL, "w", closefd=False)  # sys.stdout and sys.stderr while test code runs
 
@@ -439,15 +457,6 @@ def _own_stdio() -> tuple[int, object]:
     return jobs, replies
 
 
-def _limit_memory(cfg: dict) -> None:
-    """An address-space limit for this process: what it holds now, plus what a test's data may take (the
-    program's own limit and 256 MB; a test's MemoryError is its verdict `memory`, and the worker is replaced)."""
-    now = int(os.pread(_STATM, 256, 0).split()[0]) * os.sysconf("SC_PAGE_SIZE")
-    limit = now + (cfg["memory_mb"] + 256) * MB
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit + 64 * MB))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-
-
 def main() -> None:
     cfg = json.loads(sys.argv[1])
     sock = socket.socket(fileno=int(sys.argv[2]))
@@ -461,7 +470,7 @@ def main() -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     sandbox.not_dumpable()
     worker = Worker(cfg, sock)
-    _limit_memory(cfg)
+    sandbox.limit_worker_memory(cfg, _STATM)
     try:
         _send(stdout, {"ready": True, "active": worker.active, "warnings": worker.warnings})
         while True:
@@ -472,9 +481,7 @@ def main() -> None:
             try:
                 outcomes = worker.run_job(job)
             except Exception as e:  # noqa: BLE001 - a fault of ours fails this job alone, and retires us
-                outcomes = [{"status": "crashed", "detail": f"executor fault: {e!r}"[:2000]}] * len(
-                    job["cases"]
-                )
+                outcomes = [{"status": "crashed", "detail": f"executor fault: {e!r}"[:2000]}] * len(job["cases"])
                 worker.retire = worker.retire or "executor fault"
             _send(stdout, {"outcomes": outcomes, "runtime_s": time.perf_counter() - t0})
             if worker.retire or worker.grew:

@@ -20,8 +20,11 @@ May 2025) does not run a stdin program as a script. `grade_stdio` rewrites it an
 `stdin_harness(code)` is a prelude that does all of this in the program process and then ends it: the executor
 runs the task's `Program` as a plain IO program (a script on the test's stdin), the prelude reads that stdin
 once, runs the candidate as above and prints only the capture. The candidate's own text stays the `Program`'s
-code (compiled by the executor: a syntax error is still a syntax error, tracebacks keep its line numbers; the
-rewritten module is compiled from the candidate's syntax tree, so its line numbers are the candidate's own).
+code, which the executor compiles only after the prelude ran (`executor/protocol.py`): the prelude compiles the
+wrapped candidate itself, as lcb_runner does (a top-level ``return`` is legal there), and a candidate that does
+not compile ends as the executor's syntax verdict; tracebacks keep its line numbers (the rewritten module is
+compiled from the candidate's syntax tree, so its line numbers are the candidate's own). The program runs with
+lcb_runner's int-string limit (50,000 digits), and the executor compares its values under the same limit.
 
 `functional_prelude(code)` serves LeetCode problems as `grade_call_based` does: the header before the program,
 ``quit = None``, and ONE ``Solution()`` for all of a problem's tests — or, when the text has no
@@ -29,6 +32,8 @@ rewritten module is compiled from the candidate's syntax tree, so its line numbe
 """
 
 from __future__ import annotations
+
+from murphy_lab.executor.protocol import SYNTAX_EXIT
 
 # LiveCodeBench's harness puts these lines in front of every program (functional and stdin): lcb_runner's
 # `import_string`, exactly. The starter code's signatures use typing names (List, Optional) without importing
@@ -47,8 +52,13 @@ SHARED = "_lcb_solution"  # the program-side name a functional test calls for th
 
 # `reliability_guard`'s changes that a program can observe in its own names (the rest of it disables os.kill,
 # os.remove, subprocess.Popen, ... whose effects our sandbox forbids anyway): run before the header, so that the
-# header's `from builtins import *` binds them as lcb_runner's does
-_GUARD = "import builtins as _b\n_b.quit = None\n_b.help = None\ndel _b\n"
+# header's `from builtins import *` binds them as lcb_runner's does; and the int-string limit lcb_runner's
+# testing_util.py raises at import (`sys.set_int_max_str_digits(50000)`), in whose process the program runs
+INT_DIGITS = 50_000
+_GUARD = (
+    "import builtins as _b\n_b.quit = None\n_b.help = None\ndel _b\n"
+    f"import sys as _s\n_s.set_int_max_str_digits({INT_DIGITS})\ndel _s\n"
+)
 
 # The stdin prelude. It runs as the program process's `__main__` (its names are not the candidate's: the
 # candidate runs in its own module `tmp_sol`), and ends the process itself (SystemExit: the executor's script
@@ -151,8 +161,14 @@ def _main():
     _sys.stdin = _io.TextIOWrapper(_io.FileIO(null, "r", closefd=False))  # a multiprocessing child's stdin
     _linecache.cache[_FILE] = (len(_CODE), None, _CODE.splitlines(True), _FILE)
     tmp_sol = _types.ModuleType("tmp_sol")
+    try:  # the program wrapped, then compiled (a top-level `return` is legal inside wrapped_function)
+        code = compile(_module_tree(_CODE), _FILE, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, MemoryError, RecursionError) as error:  # the executor's syntax verdict
+        text = "".join(_traceback.format_exception_only(type(error), error)).strip()
+        _os.write(2, text.encode("utf-8", "replace") + b"\n")
+        _os._exit(__SYNTAX_EXIT__)
     try:
-        exec(compile(_module_tree(_CODE), _FILE, "exec", dont_inherit=True), tmp_sol.__dict__)
+        exec(code, tmp_sol.__dict__)
         method = tmp_sol.wrapped_function
     except BaseException as error:  # loading failed: lcb_runner's "Error during testing"
         _report(error)
@@ -190,8 +206,10 @@ _main()
 
 
 def stdin_harness(code: str) -> str:
-    """The prelude that runs `code` as lcb_runner's `grade_stdio` runs one test, printing only what it captured."""
-    template = _STDIN.replace("__HEADER__", repr(IMPORT_HEADER))
+    """The prelude that runs `code` as lcb_runner's `grade_stdio` runs one test, printing only what it captured.
+    It wraps the code before compiling it (a program that does not compile ends as the executor's own syntax
+    verdict: its error on stderr, `protocol.SYNTAX_EXIT`)."""
+    template = _STDIN.replace("__HEADER__", repr(IMPORT_HEADER)).replace("__SYNTAX_EXIT__", str(SYNTAX_EXIT))
     return _GUARD + template.replace("__CODE__", repr(code))  # the code last: its text may spell a marker
 
 
