@@ -120,8 +120,7 @@ def ours(executor, test: str, program: str) -> dict[str, str]:
 
 
 def _expected(cases: dict) -> list:
-    return [pytest.param(*v, id=k, marks=pytest.mark.xfail(strict=True, reason="program objects answer for themselves: "
-            "branch execobjects (issue 45, item 2)") if k in OBJECTS else ()) for k, v in cases.items()]  # fmt: skip
+    return [pytest.param(*v, id=k) for k, v in cases.items()]
 
 
 def test_real_pytest_agrees_with_every_expectation():

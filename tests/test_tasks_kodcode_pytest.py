@@ -15,9 +15,9 @@ from murphy_lab.tasks import load_kodcode
 from murphy_lab.tasks.kodcode import REFERENCE_FAILS, last_selection, pytest_share
 
 ROWS = Path(__file__).parent / "fixtures" / "kodcode_style.jsonl"
-# rows whose reference real pytest passes and ours does not, with the reason (each a limit docs/executor.md states)
-KNOWN = {"Algorithm_909_I": "tmp_path: the test writes a file the program cannot see (test and program have their "
-                            "own temporary filesystems; issue 45, item 4)"}  # fmt: skip
+# rows whose reference real pytest passes and ours does not, with the reason (each a limit docs/executor.md states):
+# none since the job folder (a test's tmp_path and the program's files are one filesystem; issue 45, item 4)
+KNOWN: dict[str, str] = {}
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +31,7 @@ def test_the_sample_keeps_every_row_whose_reference_passes_and_counts_the_rest(l
     every = {json.loads(line)["question_id"] for line in ROWS.open()}
     assert set(tasks) == every - set(KNOWN)  # capsys, unittest, fixtures, classes, parametrize: all run
     assert selection == {"rows": 12, "considered": 12, "selected": 12 - len(KNOWN),
-                         "skipped": {f"{REFERENCE_FAILS} (error)": len(KNOWN)}}  # fmt: skip
+                         "skipped": {f"{REFERENCE_FAILS} (error)": len(KNOWN)} if KNOWN else {}}  # fmt: skip
 
 
 def test_the_reference_a_selection_keeps_passes_every_test_id(loaded, executor):
@@ -73,7 +73,7 @@ def test_pytest_share_counts_what_pytest_collects_and_what_passes(executor):
     share = pytest_share(str(ROWS), executor=executor)
     assert share == {"rows": 12, "collected": 12, "refused": 0, "refused_by_reason": {},
                      "uses": {"fixtures": 5, "in_classes": 2, "marked": 1, "parametrized": 4, "unittest": 1},
-                     "reference_passes": 12 - len(KNOWN), "reference_fails": {f"{REFERENCE_FAILS} (error)": len(KNOWN)}}  # fmt: skip
+                     "reference_passes": 12 - len(KNOWN), "reference_fails": {f"{REFERENCE_FAILS} (error)": len(KNOWN)} if KNOWN else {}}  # fmt: skip
 
 
 def test_the_data_steps_manifest_records_the_selections_counts(tmp_path, monkeypatch):
@@ -84,4 +84,4 @@ def test_the_data_steps_manifest_records_the_selections_counts(tmp_path, monkeyp
     entry = manifest["datasets"]["kodcode-1k"]
     assert entry["tasks"] == 12 - len(KNOWN) and entry["files"]["kodcode/train.jsonl"]["rows"] == 12 - len(KNOWN)
     assert entry["selection"] == {"rows": 12, "considered": 12, "selected": 12 - len(KNOWN),
-                                  "skipped": {f"{REFERENCE_FAILS} (error)": len(KNOWN)}}  # fmt: skip
+                                  "skipped": {f"{REFERENCE_FAILS} (error)": len(KNOWN)} if KNOWN else {}}  # fmt: skip

@@ -84,8 +84,10 @@ def run(channel, solution_module, report, job, loading: str) -> None:
     if not collect and "import *" in job.setup:  # `from solution import *`: the names the file reads
         module.__dict__["__all__"] = _star_names(channel, job.setup)
     session = _Session(ids, report, channel, path, collect, loading, pytest)
+    # tmp_path and its kin live in the job folder (tempfile's directory here, as in the program's process): a file
+    # the test makes there, the program reads, and the other way round; the test file stays in our own folder
     args = [path, "-c", os.path.join(folder, "pytest.ini"), "--rootdir", folder,
-            "--basetemp", os.path.join(folder, "tmp"), *ARGS, *(("--collect-only",) if collect else ())]  # fmt: skip
+            "--basetemp", os.path.join(tempfile.gettempdir(), "pytest-tmp"), *ARGS, *(("--collect-only",) if collect else ())]  # fmt: skip
     saved = _State()
     sys.modules["solution"] = module  # the worker removes it after the job
     try:
