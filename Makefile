@@ -93,11 +93,13 @@ reproduce: $(STAMP)
 	mkdir -p reproduce/results/paper
 	$(BIN)/papermill reproduce/main_table.ipynb reproduce/results/paper/main_table.ipynb -p profile paper --cwd reproduce
 
+## The formatter owns the layout (CONTRIBUTING.md, "Layout"); tests/test_layout.py runs the same two checks in `make test`.
 lint: $(STAMP)
-	$(BIN)/ruff check murphy_lab tests benchmarks
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 
 format: $(STAMP)
-	$(BIN)/ruff format murphy_lab tests benchmarks
+	$(BIN)/ruff format .
 
 ## Sync every notebook with its py:percent twin (notebooks/NN_*.py, reproduce/*.py; the newer file of a pair wins).
 notebooks: $(STAMP)

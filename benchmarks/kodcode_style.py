@@ -79,7 +79,7 @@ TOPICS = {
                     "node = build(xs)\ntotal, count = 0, 0\nwhile node:\n    total += node.val\n    count += 1\n"
                     "    node = node.next\nassert (total, count) == (sum(xs), len(xs))", imports=("build",),
                     objects=True),
-}  # fmt: skip
+}
 
 SCENARIOS = {  # fixture scenarios: (the program's part, its bug)
     "counter": ("class Counter:\n    def __init__(self):\n        self.value = 0\n\n    def increment(self):\n"
@@ -92,11 +92,11 @@ SCENARIOS = {  # fixture scenarios: (the program's part, its bug)
             "    def put(self, x):\n        self.items.append(x)\n\n    def close(self):\n        self.closed = True\n",
             "class Box:\n    def __init__(self):\n        self.items = []\n        self.closed = False\n\n"
             "    def put(self, x):\n        self.items.append(x)\n\n    def close(self):\n        pass\n"),
-}  # fmt: skip
+}
 SHAPES = ("plain", "param", "param_extended", "param_marks", "class", "nested", "inherited", "unittest", "if",
-          "try", "marks")  # fmt: skip
+          "try", "marks")
 MARKS = (None, "skip", "skipif(True, reason='r')", "skipif(False, reason='r')", "xfail", "xfail(strict=True)",
-         "runtime skip")  # fmt: skip
+         "runtime skip")
 
 
 # --- drawing (hypothesis is imported here only: the `--run` child that runs real pytest stays plain) --------------
@@ -109,7 +109,7 @@ def _check(draw) -> dict:
     shapes = [s for s in SHAPES if not (s == "unittest" and TOPICS[topic].fixtures)]
     return {"kind": "check", "topic": topic, "shape": draw(st.sampled_from(shapes)), "rows": picked,
             "marks": [draw(st.sampled_from(MARKS)) for _ in picked], "flag": draw(st.booleans()),
-            "way": draw(st.integers(0, 2))}  # fmt: skip
+            "way": draw(st.integers(0, 2))}
 
 
 def _scenario(draw) -> dict:
@@ -119,7 +119,7 @@ def _scenario(draw) -> dict:
     return {"kind": "scenario", "topic": name, "tests": draw(st.integers(1, 3)),
             "scope": draw(st.sampled_from(("function", "class", "module", "session"))),
             "autouse": draw(st.booleans()), "yield": draw(st.booleans()), "in_class": draw(st.booleans()),
-            "unittest": draw(st.booleans())}  # fmt: skip
+            "unittest": draw(st.booleans())}
 
 
 def _case(draw) -> dict:
@@ -144,7 +144,7 @@ def files(n: int, at: int = 0) -> list[dict]:
 
         @seed(at + k)
         @settings(max_examples=n - len(out), database=None, phases=[Phase.generate], deadline=None,
-                  suppress_health_check=list(HealthCheck))  # fmt: skip
+                  suppress_health_check=list(HealthCheck))
         @given(st.composite(_case)())
         def draw(c):
             out.append(c)
@@ -202,7 +202,7 @@ class _Writer:
                 listing = f"CASES_{name}"
             params = f"{t.argnames}, {args}" if args else t.argnames
             return (f"{head}@pytest.mark.parametrize({t.argnames!r}, {listing})\ndef test_{name}({params}):\n"
-                    f"{_indent(t.body)}\n")  # fmt: skip
+                    f"{_indent(t.body)}\n")
         defs = []
         for k, m in zip(rows, g["marks"]):
             deco, first = _mark(m) if shape == "marks" else ("", "")
@@ -241,7 +241,7 @@ class _Writer:
             fixture = "c = Counter()\nyield c\nassert c.value >= 1" if g["yield"] else "return Counter()"
             text = f'@pytest.fixture(scope="{scope}")\ndef counter():\n{_indent(fixture)}\n\n'
             tests = [(f"counter_{self.name('n')}", "counter", f"counter.increment()\nassert counter.value == "
-                      f"{1 if scope == 'function' else i + 1}") for i in range(n)]  # fmt: skip
+                      f"{1 if scope == 'function' else i + 1}") for i in range(n)]
         elif name == "registry":
             after = "\nassert count() == 1" if g["yield"] else "\nclear()"
             text = f"@pytest.fixture(autouse={g['autouse']})\ndef fresh_registry():\n    clear()\n    yield{_indent(after)}\n\n"
@@ -251,10 +251,10 @@ class _Writer:
                 methods = "def setUp(self):\n    self.box = Box()\n\ndef tearDown(self):\n    assert self.box.closed\n\n"
                 for i in range(n):
                     methods += (f"def test_box_{self.name('n')}(self):\n    self.box.put({i})\n    self.box.close()\n"
-                                f"    self.assertEqual(self.box.items, [{i}])\n\n")  # fmt: skip
+                                f"    self.assertEqual(self.box.items, [{i}])\n\n")
                 return f"class TestBox{self.n}(unittest.TestCase):\n{_indent(methods)}\n"
             text = "@pytest.fixture\ndef box():\n    b = Box()\n    yield b\n    assert b.closed\n\n"
-            tests = [(f"box_{self.name('n')}", "box", f"box.put({i})\nbox.close()\nassert box.items == [{i}]") for i in range(n)]  # fmt: skip
+            tests = [(f"box_{self.name('n')}", "box", f"box.put({i})\nbox.close()\nassert box.items == [{i}]") for i in range(n)]
         if g["in_class"]:
             self_args = [("self, " + a) if a else "self" for _, a, _ in tests]
             methods = "".join(f"def test_{t}({s}):\n{_indent(b)}\n\n" for (t, _, b), s in zip(tests, self_args))
@@ -269,7 +269,7 @@ def render(c: dict) -> dict:
     used = sorted({g["topic"] for g in c["groups"]})
     bugs = set(c["bugs"])
     program = "\n\n".join((TOPICS[u].bug if u in bugs else TOPICS[u].code) if u in TOPICS else SCENARIOS[u][u in bugs]
-                          for u in used)  # fmt: skip
+                          for u in used)
     names = sorted({n for u in used for n in (TOPICS[u].imports if u in TOPICS else _SCENARIO_NAMES[u])})
     head = f"import sys\nimport unittest\n\nimport pytest\n\nfrom solution import {', '.join(names)}\n\n\n"
     return {"program": program, "test": head + "\n".join(parts)}
@@ -291,7 +291,7 @@ def real_pytest(cases: list[dict]) -> list[dict]:
     {"<collection>": "error"})."""
     payload = json.dumps([{k: c[k] for k in ("program", "test")} for c in cases])
     out = subprocess.run([sys.executable, os.path.abspath(__file__), "--run"], input=payload, capture_output=True,
-                         text=True, check=True)  # fmt: skip
+                         text=True, check=True)
     return json.loads(out.stdout.splitlines()[-1])
 
 
@@ -337,7 +337,7 @@ def _run_here(cases: list[dict]) -> list[dict]:
         path, plugin = list(sys.path), _Outcomes()
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
             pytest.main([os.path.join(folder, "test_solution.py"), "-p", "no:cacheprovider", "--rootdir", folder],
-                        plugins=[plugin])  # fmt: skip
+                        plugins=[plugin])
         sys.path[:] = path
         shutil.rmtree(folder, ignore_errors=True)
         results.append(plugin.outcomes())

@@ -40,7 +40,7 @@ def write_prompts(n: int = 4) -> None:
     random.Random(1).shuffle(tasks)
     PROMPTS.write_text(json.dumps([tok.apply_chat_template([{"role": "user", "content": first_prompt(t.prompt)}],
                                                            tokenize=False, add_generation_prompt=True)
-                                   for t in tasks[:n]]))  # fmt: skip
+                                   for t in tasks[:n]]))
 
 
 def sample(gguf: str, max_tokens: int = 256) -> None:
@@ -64,10 +64,10 @@ def sample(gguf: str, max_tokens: int = 256) -> None:
         top = scores.max(1, keepdims=True)
         logz = np.log(np.exp(scores - top).sum(1)) + top[:, 0]
         out.append({"prompt_ids": ids, "completion_ids": new,
-                    "sampler_logps": (scores[np.arange(len(new)), new] - logz).tolist()})  # fmt: skip
+                    "sampler_logps": (scores[np.arange(len(new)), new] - logz).tolist()})
     SAMPLES.write_text(json.dumps(out))
     print(f"llama.cpp sampling: {tokens} tokens in {cpu:.1f} CPU-s, {tokens / cpu:.1f} tokens/CPU-s (1 thread, "
-          f"one sequence at a time)")  # fmt: skip
+          f"one sequence at a time)")
 
 
 def score() -> None:
@@ -92,7 +92,7 @@ def score() -> None:
           f"{d.abs().mean():.4f}, max |.| {d.abs().max():.3f}; token ratios outside [0.5, 2]: "
           f"{100 * float(((ratio < 0.5) | (ratio > 2)).float().mean()):.2f}%, above 3: "
           f"{100 * float((ratio > 3).float().mean()):.2f}%; sequence log-ratios "
-          f"{[round(float(x.sum()), 2) for x in diffs]}")  # fmt: skip
+          f"{[round(float(x.sum()), 2) for x in diffs]}")
 
 
 def main(argv: list[str] | None = None) -> None:

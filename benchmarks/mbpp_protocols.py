@@ -45,7 +45,7 @@ OUT = ROOT / "docs" / "data" / "mbpp_protocols"
 # MBPP's original files: $MURPHY_LAB_MBPP, else ../shared/data/mbpp beside the checkout (or beside its worktrees' folder)
 MBPP_FILES = next((p for p in (Path(os.environ.get("MURPHY_LAB_MBPP", "/nonexistent")),
                                *(ROOT.parents[i] / "shared" / "data" / "mbpp" for i in (0, 1)))
-                   if p.is_dir()), ROOT.parent / "shared" / "data" / "mbpp")  # fmt: skip
+                   if p.is_dir()), ROOT.parent / "shared" / "data" / "mbpp")
 PROTOCOLS = ("original", "sanitized", "published")
 # Qwen2.5-Coder's instruct EvalPlus evaluation (qwencoder-eval/instruct/eval_plus): its system string, request line,
 # assistant pre-fill and length limit
@@ -77,7 +77,7 @@ def published_text(tokenizer, text: str, first_assert: str) -> str:
     """The exact text the model continues under the published protocol: the chat rendered with the generation
     prompt, then the assistant's pre-filled fence."""
     rendered = tokenizer.apply_chat_template(published_messages(text, first_assert), tokenize=False,
-                                             add_generation_prompt=True)  # fmt: skip
+                                             add_generation_prompt=True)
     return rendered + PUBLISHED_PREFILL
 
 
@@ -116,7 +116,7 @@ def generate_published(policy, texts: list[str], max_new_tokens: int) -> tuple[l
     with torch.inference_mode():
         seqs = policy.model.generate(**enc, max_new_tokens=max_new_tokens, do_sample=False,
                                      pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id,
-                                     stopping_criteria=StoppingCriteriaList([_fence_closed(tok, width)]))  # fmt: skip
+                                     stopping_criteria=StoppingCriteriaList([_fence_closed(tok, width)]))
     new = seqs[:, width:]
     ends = {tok.pad_token_id, tok.eos_token_id}
     counts = [next((t + 1 for t, x in enumerate(row) if x in ends), len(row)) for row in new.tolist()]
@@ -130,7 +130,7 @@ def tasks_for(ids: list[int], files: Path = MBPP_FILES) -> dict[str, list]:
     out = {}
     for variant in ("full", "sanitized"):
         by_id = {t.metadata["mbpp_task_id"]: t for t in load_tasks("mbpp", split="test", variant=variant,
-                                                                    source=str(files))}  # fmt: skip
+                                                                    source=str(files))}
         out[variant] = [by_id[i] for i in ids]
     return out
 
@@ -160,7 +160,7 @@ def run_protocol(name: str, policy, tasks: list, rows: dict, executor, chunk: in
             for t, text, c, n, p, r in zip(part, texts, completions, counts, programs, results):
                 lines.append(dict(task_id=t.task_id, protocol=name, conditioned_on=text, completion=c, tokens=n,
                                   cut=n >= PUBLISHED_MAX_NEW_TOKENS, program=p, status=r.status,
-                                  reward=r.reward, passed=r.reward >= 1.0, feedback=r.feedback))  # fmt: skip
+                                  reward=r.reward, passed=r.reward >= 1.0, feedback=r.feedback))
         else:
             df = evaluate(policy, part, executor, iters=[1], runs=1, seed=0, progress=False)
             records = {r["task_id"]: r for r in df.attrs["records"]}
@@ -173,7 +173,7 @@ def run_protocol(name: str, policy, tasks: list, rows: dict, executor, chunk: in
                                   completion=attempt["completion"], tokens=attempt["tokens"],
                                   cut=attempt["tokens"] >= policy.max_new_tokens, program=attempt["code"],
                                   status=hidden["status"], reward=hidden["reward"], passed=rec["solved"]["1"],
-                                  feedback=r.feedback))  # fmt: skip
+                                  feedback=r.feedback))
         with open(path, "a") as f:
             for line in lines:
                 f.write(json.dumps(line) + "\n")
@@ -209,7 +209,7 @@ def summarize(out: Path, ids: list[int], settings: dict) -> dict:
     summary = dict(settings, n_tasks=len(common), task_ids=common,
                    passed={p: sum(per[p][t] for t in common) for p in PROTOCOLS},
                    pass_at_1={p: round(100 * sum(per[p][t] for t in common) / max(1, len(common)), 1)
-                              for p in PROTOCOLS})  # fmt: skip
+                              for p in PROTOCOLS})
     (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     return summary
 
@@ -232,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if not (a.mbpp / "mbpp.jsonl").is_file() or not (a.mbpp / "sanitized-mbpp.json").is_file():
         print(f"mbpp_protocols: no MBPP release files (mbpp.jsonl, sanitized-mbpp.json) in {a.mbpp}; set "
-              f"MURPHY_LAB_MBPP or --mbpp", file=sys.stderr)  # fmt: skip
+              f"MURPHY_LAB_MBPP or --mbpp", file=sys.stderr)
         return 2
 
     import torch
@@ -246,22 +246,22 @@ def main(argv: list[str] | None = None) -> int:
     rows = _raw_rows(ids, a.mbpp)
     a.out.mkdir(parents=True, exist_ok=True)
     policy = TransformersPolicy(CODE_MODEL, temperature=0.0, dtype="bfloat16", batch_size=a.chunk,
-                                **generation_defaults(CODE_MODEL))  # fmt: skip
+                                **generation_defaults(CODE_MODEL))
     with Executor(workers=1, timeout=3.0) as executor:
         for name in chosen:
             run_protocol(name, policy, tasks["full" if name == "original" else "sanitized"], rows, executor,
-                         a.chunk, a.out)  # fmt: skip
+                         a.chunk, a.out)
     annotate(a.out, tasks)
     if not all((a.out / f"{x}.jsonl").is_file() for x in PROTOCOLS):
         return 0
     settings = dict(model=CODE_MODEL, dtype="bfloat16", decoding="greedy", chunk=a.chunk,
                     max_new_tokens={"original": policy.max_new_tokens, "sanitized": policy.max_new_tokens,
                                     "published": PUBLISHED_MAX_NEW_TOKENS},
-                    command="python benchmarks/mbpp_protocols.py" + (f" --tasks {a.tasks}" if a.tasks != 40 else ""))  # fmt: skip
+                    command="python benchmarks/mbpp_protocols.py" + (f" --tasks {a.tasks}" if a.tasks != 40 else ""))
     s = summarize(a.out, ids, settings)
     print(f"mbpp protocols: {s['n_tasks']} tasks, original {s['pass_at_1']['original']}%, sanitized "
           f"{s['pass_at_1']['sanitized']}%, published prompt {s['pass_at_1']['published']}% (greedy, {CODE_MODEL}, "
-          f"bfloat16)")  # fmt: skip
+          f"bfloat16)")
     return 0
 
 

@@ -39,7 +39,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
+                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 PLAYGROUND = "07_ablation_playground"
 # JupyterLab renders every cell (no windowing), so each cell's prompt is in the page; no update or news checks
 SETTINGS = {"@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
@@ -63,7 +63,7 @@ def start_lab(folder: Path, port: int, token: str) -> subprocess.Popen:
     lab = subprocess.Popen([str(ROOT / ".venv" / "bin" / "jupyter"), "lab", "--no-browser", f"--port={port}",
                             "--ip=127.0.0.1", f"--ServerApp.token={token}", f"--ServerApp.root_dir={folder}",
                             "--allow-root", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
-                           stdout=subprocess.DEVNULL, stderr=open(folder / "lab.log", "w"), env=env)  # fmt: skip
+                           stdout=subprocess.DEVNULL, stderr=open(folder / "lab.log", "w"), env=env)
     for _ in range(120):
         try:
             urllib.request.urlopen(f"http://127.0.0.1:{port}/api/status?token={token}", timeout=2)
@@ -144,13 +144,13 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [n for n in names if not (ROOT / "notebooks" / f"{n}.ipynb").is_file()]
     if unknown or not Path(a.chromium).is_file():
         print(f"notebooks_browser: {'no notebook ' + ', '.join(unknown) if unknown else 'no browser at ' + a.chromium}",
-              file=sys.stderr)  # fmt: skip
+              file=sys.stderr)
         return 2
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
         print("notebooks_browser: needs playwright (pip install playwright in a scratch venv; see the docstring)",
-              file=sys.stderr)  # fmt: skip
+              file=sys.stderr)
         return 2
     folder = Path(tempfile.mkdtemp(prefix="course_browser_"))
     shots = a.shots or folder / "shots"
@@ -173,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
                     page.screenshot(path=str(shots / f"{name}.png"), full_page=True)
                 results[name] = (ok, seconds)
                 print(f"{name}: {'passed' if ok else 'FAILED'} in {seconds:.0f} s{'' if ok else ' — ' + why}",
-                      flush=True)  # fmt: skip
+                      flush=True)
                 page.close()
                 for kernel in json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/api/kernels?token={token}")):
                     req = urllib.request.Request(f"http://127.0.0.1:{port}/api/kernels/{kernel['id']}?token={token}",

@@ -116,7 +116,7 @@ def execute(name: str, out_dir: Path = OUT) -> tuple[float, float]:
         env = dict(os.environ, **PINS, MPLBACKEND="module://matplotlib_inline.backend_inline")
         t0, cpu0 = time.perf_counter(), _children_cpu()
         subprocess.run([sys.executable, "-m", "papermill", str(source), str(raw), "--cwd", folder, "-k", "python3",
-                        "--no-progress-bar", "--log-level", "WARNING"], check=True, env=env)  # fmt: skip
+                        "--no-progress-bar", "--log-level", "WARNING"], check=True, env=env)
         wall, cpu = time.perf_counter() - t0, _children_cpu() - cpu0
         nb = json.loads(raw.read_text())
     freeze_bars(nb)
@@ -125,7 +125,7 @@ def execute(name: str, out_dir: Path = OUT) -> tuple[float, float]:
     paths = machine_paths(nb)
     if paths:
         raise SystemExit(f"{name}: the executed copy names folders of this machine ({sorted(set(paths))[:5]}); fix "
-                         f"the notebook's prints, nothing written")  # fmt: skip
+                         f"the notebook's prints, nothing written")
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / f"{name}.ipynb").write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
     return wall, cpu

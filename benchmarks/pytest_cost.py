@@ -67,7 +67,7 @@ def main() -> None:
         rows["real pytest"].append((real_rate, real_cpu))
         print(f"repeat {r + 1}: humaneval {he_rate:6.1f} jobs/s {he_cpu:5.2f} CPU ms ({he_pass}/{len(he)}) | kodcode "
               f"{kc_rate:6.1f} jobs/s {kc_cpu:5.2f} CPU ms ({kc_pass}/{len(jobs)} solved) | real pytest "
-              f"{real_rate:6.1f} files/s {real_cpu:5.2f} CPU ms", flush=True)  # fmt: skip
+              f"{real_rate:6.1f} files/s {real_cpu:5.2f} CPU ms", flush=True)
     med = statistics.median
     print(f"load after: {os.getloadavg()[0]:.1f}; medians over {args.repeats} repeats, workers={args.workers}:")
     for name, got in rows.items():

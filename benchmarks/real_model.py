@@ -56,7 +56,7 @@ from murphy_lab.tasks import load_tasks
 # MBPP's original files: $MURPHY_LAB_MBPP, else ../shared/data/mbpp beside the checkout (or beside its worktrees' folder)
 MBPP_FILES = next((p for p in (Path(os.environ.get("MURPHY_LAB_MBPP", "/nonexistent")),
                                *(Path(__file__).resolve().parents[i] / "shared" / "data" / "mbpp" for i in (2, 3)))
-                   if p.is_dir()), Path(__file__).resolve().parents[2] / "shared" / "data" / "mbpp")  # fmt: skip
+                   if p.is_dir()), Path(__file__).resolve().parents[2] / "shared" / "data" / "mbpp")
 # Qwen2.5-Coder technical report (arXiv 2409.12186v3), the instruct models' code-generation table, 0.5B row:
 # HumanEval 61.6, HumanEval+ 57.3, MBPP 52.4 (greedy pass@1, EvalPlus's harness; read from whatmodel.sh's page for
 # the model, which cites the maker's numbers: docs/real_model.md)
@@ -93,7 +93,7 @@ def iter_k(model: str, tasks: list, iters: list[int], executor: Executor, path: 
     t0 = time.perf_counter()
     df = evaluate(policy, tasks, executor, iters=iters, runs=1, seed=0, progress=False, transcripts_path=str(path))
     return {"seconds": time.perf_counter() - t0, "peak_gb": peak_gb(), "completions": df.attrs["completions"],
-            "max_new_tokens": policy.max_new_tokens}  # fmt: skip
+            "max_new_tokens": policy.max_new_tokens}
 
 
 def merge_iter_k(name: str, shards: list[dict], paths: list[Path], out: Path) -> dict:
@@ -107,7 +107,7 @@ def merge_iter_k(name: str, shards: list[dict], paths: list[Path], out: Path) ->
             "peak_gb": max(s["peak_gb"] for s in shards), "max_new_tokens": shards[0]["max_new_tokens"],
             "pass@1": {int(r.k): float(r["pass@1"]) for _, r in df[df.difficulty == "all"].iterrows()},
             "completions": counts, "cut_pct": 100.0 * counts["truncated"] / max(counts["completions"], 1),
-            "transcripts": str(path)}  # fmt: skip
+            "transcripts": str(path)}
 
 
 def informative_failures(trees: list, lengths: dict, limit: int) -> dict:
@@ -135,7 +135,7 @@ def informative_failures(trees: list, lengths: dict, limit: int) -> dict:
                 cut = lengths.get(v.completion, 0) >= limit
                 semantic += not cut
                 examples.append({"task_id": tree.task_id, "status": v.status, "cut": cut,
-                                 "mars_advantage": v.advantage, "grpo_mt_advantage": v_mt.advantage})  # fmt: skip
+                                 "mars_advantage": v.advantage, "grpo_mt_advantage": v_mt.advantage})
 
     def mean(xs):
         return sum(xs) / len(xs) if xs else None
@@ -143,18 +143,18 @@ def informative_failures(trees: list, lengths: dict, limit: int) -> dict:
     return {"failed": failed, "informative": informative, "semantic_repairs": semantic,
             "cut_completions": informative - semantic, "examples": examples,
             "mars_advantage": {k: mean(v) for k, v in mars_adv.items()},
-            "grpo_mt_advantage": {k: mean(v) for k, v in mt_adv.items()}}  # fmt: skip
+            "grpo_mt_advantage": {k: mean(v) for k, v in mt_adv.items()}}
 
 
 def grow_trees(model: str, tasks: list, executor: Executor, path: Path, seed: int, g1: int = G1, g2: int = G2) -> dict:
     """Real MURPHY trees of `tasks` (saved to `path`) and each completion's generated-token count."""
     policy = Recorded(TransformersPolicy(model, temperature=TREE_TEMPERATURE, dtype="bfloat16", batch_size=8,
-                                         **generation_defaults(model)))  # fmt: skip
+                                         **generation_defaults(model)))
     t0 = time.perf_counter()
     trees = build_task_trees(tasks, policy, executor, g1=g1, g2=g2, turns=2, progress=False, seed=seed)
     save_trees(trees, path)
     return {"seconds": time.perf_counter() - t0, "peak_gb": peak_gb(), "lengths": list(policy.lengths.items()),
-            "max_new_tokens": policy.max_new_tokens}  # fmt: skip
+            "max_new_tokens": policy.max_new_tokens}
 
 
 def merge_trees(shards: list[dict], paths: list[Path], out: Path) -> dict:
@@ -165,7 +165,7 @@ def merge_trees(shards: list[dict], paths: list[Path], out: Path) -> dict:
     lengths = {text: n for s in shards for text, n in s["lengths"]}
     return {"n_tasks": len(trees), "g1": G1, "g2": G2, "temperature": TREE_TEMPERATURE,
             "seconds": max(s["seconds"] for s in shards), "peak_gb": max(s["peak_gb"] for s in shards),
-            **informative_failures(trees, lengths, shards[0]["max_new_tokens"])}  # fmt: skip
+            **informative_failures(trees, lengths, shards[0]["max_new_tokens"])}
 
 
 def one_step(model: str, executor_kw: dict, max_completion_length: int = 64) -> dict:
@@ -182,7 +182,7 @@ def one_step(model: str, executor_kw: dict, max_completion_length: int = 64) -> 
         per_device_train_batch_size=1, steps_per_generation=2, gradient_accumulation_steps=2,
         max_completion_length=max_completion_length, temperature=TREE_TEMPERATURE, max_steps=1, bf16=False,
         prefix_sharing=True, seed=0, use_peft=True, lora_r=16, lora_target_modules="all-linear", executor=executor_kw,
-    )  # fmt: skip
+    )
     with tempfile.TemporaryDirectory() as run:
         args = cfg.to_grpo_config(run, save_strategy="no", disable_tqdm=True)
         trainer = MurphyTrainer(model=model, args=args, murphy=cfg, tasks=task)
@@ -195,7 +195,7 @@ def one_step(model: str, executor_kw: dict, max_completion_length: int = 64) -> 
     return {"mode": "murphy", "lora": True, "seconds": seconds, "peak_gb": peak_gb(),
             "trajectories": int(line["trajectories/kept"]), "generation_s": line["time/generation_s"],
             "logps_s": line["time/scoring_s"], "prefix_shared": shared,
-            "max_completion_length": max_completion_length}  # fmt: skip
+            "max_completion_length": max_completion_length}
 
 
 def stage(name: str, model: str, tasks: list, iters: list[int], out: Path, shard: int) -> dict:
@@ -227,7 +227,7 @@ def run_stages(model: str, quick: bool, shards: int, out: Path) -> dict:
     children = []
     for name, i in jobs:
         cmd = [sys.executable, __file__, "--stage", name, "--shard", f"{i}/{shards}", "--model", model,
-               "--threads", "1"] + (["--quick"] if quick else [])  # fmt: skip
+               "--threads", "1"] + (["--quick"] if quick else [])
         log = open(out / f"real_model_{name}_{i}.log", "w")
         children.append((name, i, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log, text=True), log))
     done: dict[str, list] = {}
@@ -238,10 +238,10 @@ def run_stages(model: str, quick: bool, shards: int, out: Path) -> dict:
             raise RuntimeError(f"stage {name} {i} failed; its log: {out / f'real_model_{name}_{i}.log'}")
         done.setdefault(name, []).append(json.loads(stdout.strip().splitlines()[-1]))
     results = {"step": done["step"][0], "trees": merge_trees(done["trees"], [out / f".trees_{i}.jsonl" for i in
-                                                                             range(shards)], out)}  # fmt: skip
+                                                                             range(shards)], out)}
     results["iter_k"] = [merge_iter_k("humaneval" if n == "eval" else n, done[n],
                                       [out / f".{n}_{i}.jsonl" for i in range(shards)], out)
-                         for n in names if n != "trees"]  # fmt: skip
+                         for n in names if n != "trees"]
     return results
 
 
@@ -252,27 +252,27 @@ def full_benchmark(bench: str, out: Path, chunk: int = 8, start: int = 0) -> dic
     the same command again (tasks already in the file are skipped). `start`: begin at this task (a shard of the run;
     `--start 20` leaves the first 20 to the quick run's greedy Iter-1, whose transcripts can be appended)."""
     tasks = load_tasks("humaneval") if bench == "humaneval" else load_tasks(
-        "mbpp", split="test", variant="full", source=str(MBPP_FILES))  # fmt: skip
+        "mbpp", split="test", variant="full", source=str(MBPP_FILES))
     tasks = tasks[start:]
     path = out / f"full_{bench}_transcripts.jsonl"
     done = {json.loads(line)["task_id"] for line in path.read_text().splitlines()} if path.is_file() else set()
     todo = [t for t in tasks if t.task_id not in done]
     policy = TransformersPolicy(CODE_MODEL, temperature=0.0, dtype="bfloat16", batch_size=chunk,
-                                **generation_defaults(CODE_MODEL))  # fmt: skip
+                                **generation_defaults(CODE_MODEL))
     part = out / f".full_{bench}_chunk.jsonl"
     t0 = time.perf_counter()
     with Executor(workers=1, timeout=3.0) as executor:
         for i in range(0, len(todo), chunk):
             evaluate(policy, todo[i : i + chunk], executor, iters=[1], runs=1, seed=0, progress=False,
-                     transcripts_path=str(part))  # fmt: skip
+                     transcripts_path=str(part))
             with open(path, "a") as f:
                 f.write(part.read_text())
             records = load_transcripts(str(path))  # every task finished so far
             print(f"{bench}: {len(records)}/{len(tasks)} tasks, Iter-1 {table_from_transcripts(str(path)).iloc[0]['pass@1']:.1f}"
-                  f" ({time.perf_counter() - t0:.0f} s)", flush=True)  # fmt: skip
+                  f" ({time.perf_counter() - t0:.0f} s)", flush=True)
     df = table_from_transcripts(str(path))
     return {"benchmark": bench, "n_tasks": int(df.iloc[0]["n_tasks"]), "iter1": float(df.iloc[0]["pass@1"]),
-            "transcripts": str(path)}  # fmt: skip
+            "transcripts": str(path)}
 
 
 REAL_RUN = Path(__file__).resolve().parents[1] / "reproduce" / "results" / "real-cpu"  # the committed real-cpu run
@@ -299,14 +299,14 @@ def real_runs(root: Path = REAL_RUN) -> dict:
     for folder in sorted((root / "checkpoints").glob("*/config.yaml")):
         cfg = yaml.safe_load(folder.read_text())
         lines = [json.loads(x) for x in (folder.parent / "metrics.jsonl").read_text().splitlines() if x.strip()] if (
-            folder.parent / "metrics.jsonl").is_file() else []  # fmt: skip
+            folder.parent / "metrics.jsonl").is_file() else []
         out["cpu_s"] += sum(x.get("time/step_cpu_s", 0.0) + x.get("time/eval_cpu_s", 0.0) for x in lines)
         name = cfg["mode"] + ("@samples" if cfg["mode"] == "grpo_mt" and cfg["g1"] != 4 else "")
         entry = out["methods"].setdefault(name, {})
         evals = sorted((folder.parent / "eval").glob("step_*.jsonl"))
         entry.update(steps=len(lines), max_steps=cfg["max_steps"], lora_r=cfg["lora_r"],
                      tasks=cfg["per_device_train_batch_size"] * (cfg["steps_per_generation"] or 1) // cfg["g1"],
-                     reward=[x.get("reward/turn1_mean") for x in lines])  # fmt: skip
+                     reward=[x.get("reward/turn1_mean") for x in lines])
         if evals and "final" not in entry:
             entry.update(final=solved_at(evals[-1]), at_step=int(evals[-1].stem.split("_")[1]))
     return out
@@ -332,10 +332,10 @@ def train_summary(root: Path = REAL_RUN) -> str:
     steps, tasks, r = murphy.get("max_steps", "?"), murphy.get("tasks", "?"), murphy.get("lora_r", "?")
     line = (f"real training: {CODE_MODEL} LoRA r{r}, {steps} steps x {tasks} tasks, held-out MBPP Iter-3 MURPHY "
             f"{score(base)} -> {score(murphy.get('final'))}, GRPO-MT {score(base)} -> {score(mt.get('final'))}, "
-            f"difference {diff}, {runs['cpu_s'] / 3600:.1f} core-hours")  # fmt: skip
+            f"difference {diff}, {runs['cpu_s'] / 3600:.1f} core-hours")
     partial = [f"{name} {e.get('steps', 0)}/{e.get('max_steps', '?')} steps" + (
                f" (evaluated at step {e['at_step']})" if e.get("at_step") else "")
-               for name, e in (("MURPHY", murphy), ("GRPO-MT", mt)) if not e.get("finished")]  # fmt: skip
+               for name, e in (("MURPHY", murphy), ("GRPO-MT", mt)) if not e.get("finished")]
     return line + (f"; PARTIAL: {', '.join(partial)}" if partial or base is None else "")
 
 
@@ -379,25 +379,25 @@ def main(argv: list[str] | None = None) -> None:
     source = json.loads((folder / "source.json").read_text())
     print(f"load: {a.model} {source['parameters'] / 1e6:.1f}M parameters ({source['architecture']}, output head "
           f"{'tied' if source.get('head_tied') else 'untied'}), cached folder {time.perf_counter() - t0:.1f} s "
-          f"(conversion from GGUF, done once: {source['convert_s']} s)", flush=True)  # fmt: skip
+          f"(conversion from GGUF, done once: {source['convert_s']} s)", flush=True)
     staged = run_stages(a.model, a.quick, a.shards, out)
     results = {"model": a.model, "source": source, "generation": generation_defaults(a.model), **staged}
     for r in staged["iter_k"]:
         table = ", ".join(f"Iter-{k} {v:.1f}" for k, v in r["pass@1"].items())
         print(f"{r['benchmark']}: {r['n_tasks']} tasks, {table} (greedy, {r['seconds']:.0f} s, peak RSS "
               f"{r['peak_gb']:.1f} GB); cut at {r['max_new_tokens']} tokens: {r['cut_pct']:.1f}% of "
-              f"{r['completions']['completions']} completions; {json.dumps(r['completions'])}")  # fmt: skip
+              f"{r['completions']['completions']} completions; {json.dumps(r['completions'])}")
     trees = staged["trees"]
     print(f"trees: {trees['n_tasks']} tasks, G1 {trees['g1']} G2 {trees['g2']}, T {trees['temperature']} ({trees['seconds']:.0f} s): "
           f"{trees['failed']} failed first attempts, {trees['informative']} informative ({trees['semantic_repairs']} "
           f"semantic repairs, {trees['cut_completions']} completions of a cut program); mean turn-1 advantage of "
           f"informative / other failures: MaRS {_fmt(trees['mars_advantage'])}, GRPO-MT "
-          f"{_fmt(trees['grpo_mt_advantage'])}")  # fmt: skip
+          f"{_fmt(trees['grpo_mt_advantage'])}")
     step = staged["step"]
     print(f"murphy step (LoRA r 16, all linear layers, G1 2, G2 2, {step['max_completion_length']} tokens): "
           f"{step['seconds']:.1f} s ({step['generation_s']:.1f} s generating, {step['logps_s']:.1f} s log-probs and "
           f"scoring), peak RSS {step['peak_gb']:.1f} GB, {step['trajectories']} trajectories, prefix sharing "
-          f"{'on' if step['prefix_shared'] else 'OFF'}")  # fmt: skip
+          f"{'on' if step['prefix_shared'] else 'OFF'}")
     (out / "real_model.json").write_text(json.dumps(results, indent=2, default=str) + "\n")
     he = staged["iter_k"][0]
     published = PUBLISHED.get(a.model, {}).get("humaneval")

@@ -66,7 +66,7 @@ def child(levers: bool, k: int, out: Path) -> dict:
     cfg = MurphyConfig.for_profile("real-cpu", **{
         **presets, "model": "qwen2.5-coder-0.5b", "g1": G1, "g2": G2, "max_completion_length": CAP,
         "per_device_train_batch_size": 2 if levers else 1, "steps_per_generation": spg, "gradient_accumulation_steps": spg,
-        "max_steps": k // per_step, "bf16": levers, "save_steps": 10**6, "seed": 0})  # fmt: skip
+        "max_steps": k // per_step, "bf16": levers, "save_steps": 10**6, "seed": 0})
 
     class Measured(MurphyTrainer):
         check_cpu, completions = 0.0, []
@@ -90,7 +90,7 @@ def child(levers: bool, k: int, out: Path) -> dict:
     with tempfile.TemporaryDirectory() as run:
         grpo = cfg.to_grpo_config(run, save_strategy="no", disable_tqdm=True)
         trainer = Measured(model="qwen2.5-coder-0.5b", args=grpo, murphy=cfg, tasks=tasks,
-                           stop_after_code=None if levers else False)  # fmt: skip
+                           stop_after_code=None if levers else False)
         trainer.prefill_once = trainer.sort_by_length = levers
         trainer.remove_callback(PrinterCallback)
         t0, c0 = time.perf_counter(), time.process_time()
@@ -105,7 +105,7 @@ def child(levers: bool, k: int, out: Path) -> dict:
             "grad_norm": [x.get("trl/grad_norm") for x in lines], "loss": [x.get("trl/loss") for x in lines],
             "reward": [x.get("reward/turn1_mean") for x in lines], "adv_abs": [x.get("advantage/abs_mean") for x in lines],
             "generation_s": sum(x["time/generation_s"] for x in lines), "rollout_s": sum(x["time/rollout_s"] for x in lines),
-            "dtype": str(next(trainer.model.parameters()).dtype)}  # fmt: skip
+            "dtype": str(next(trainer.model.parameters()).dtype)}
 
 
 def generation_levers() -> list[str]:
@@ -131,7 +131,7 @@ def generation_levers() -> list[str]:
     tok = AutoTokenizer.from_pretrained(path)
     tok.padding_side = "left"
     texts = [tok.apply_chat_template([{"role": "user", "content": first_prompt(t.prompt)}], tokenize=False,
-                                     add_generation_prompt=True) for t in tasks[:2]]  # fmt: skip
+                                     add_generation_prompt=True) for t in tasks[:2]]
     enc = tok(texts, return_tensors="pt", padding=True, add_special_tokens=False)
     for dtype in (torch.float32, torch.bfloat16):
         model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype).eval()
@@ -147,7 +147,7 @@ def generation_levers() -> list[str]:
             cpu[once] = time.process_time() - t0
         lines.append(f"one prefill per group, {str(dtype)[6:]}: 2 prompts x 4 rows, 64 greedy tokens: {cpu[False]:.1f} "
                      f"-> {cpu[True]:.1f} CPU-s ({cpu[False] / cpu[True]:.2f}x), tokens identical: "
-                     f"{torch.equal(seqs[False], seqs[True])}")  # fmt: skip
+                     f"{torch.equal(seqs[False], seqs[True])}")
         print(lines[-1], flush=True)
     random.Random(0).shuffle(tasks)
     prompts = [first_prompt(t.prompt) for t in tasks[:8]]
@@ -157,7 +157,7 @@ def generation_levers() -> list[str]:
         policy.sample(prompts, G1, seed=0)
         cpu, tokens = time.process_time() - t0, policy.usage["completion_tokens"]
         lines.append(f"rows leave the batch once ended {'on ' if compact else 'off'}: 8 tasks x {G1} rows, cap {CAP}: "
-                     f"{cpu:.1f} CPU-s, {tokens} tokens, {tokens / cpu:.1f} tokens/CPU-s")  # fmt: skip
+                     f"{cpu:.1f} CPU-s, {tokens} tokens, {tokens / cpu:.1f} tokens/CPU-s")
         print(lines[-1], flush=True)
     return lines
 
@@ -169,7 +169,7 @@ def run_child(levers: bool, k: int, out: Path) -> dict:
     log = out / f"real_step_{'on' if levers else 'off'}.log"
     with open(log, "w") as err:
         done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=err, text=True, env={**os.environ,
-                              "OMP_NUM_THREADS": "1"})  # fmt: skip
+                              "OMP_NUM_THREADS": "1"})
     if done.returncode != 0:
         raise RuntimeError(f"the step with the levers {'on' if levers else 'off'} failed; its log: {log}")
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -204,7 +204,7 @@ def main(argv: list[str] | None = None) -> None:
               f"of them the one-time prefix check), {r['wall_s']:.0f} s wall, {r['generation_s']:.0f} s generating, "
               f"{r['completions']} completions of {r['mean_tokens']:.0f} tokens on average, cut {r['cut_pct']:.0f}%, "
               f"turn-1 reward {r['reward']}, |advantage| {r['adv_abs']}, grad norm {r['grad_norm']}, {r['dtype']}, "
-              f"peak {r['peak_gb']:.1f} GB", flush=True)  # fmt: skip
+              f"peak {r['peak_gb']:.1f} GB", flush=True)
     (out / "real_step.json").write_text(json.dumps({"on": on, "off": off, "load": load}, indent=2) + "\n")
     c0 = "n/a" if off is None else f"{off['cpu_per_task']:.0f}"
     ratio = "n/a" if off is None else f"{off['cpu_per_task'] / on['cpu_per_task']:.1f}"

@@ -54,7 +54,7 @@ class Parser(argparse.ArgumentParser):
 
     def __init__(self, prog: str, doc: str | None = None, **kw: Any):
         super().__init__(prog=prog, description=(doc or "").split("\n")[0], allow_abbrev=False,
-                         formatter_class=argparse.RawDescriptionHelpFormatter, **kw)  # fmt: skip
+                         formatter_class=argparse.RawDescriptionHelpFormatter, **kw)
 
     def error(self, message: str):
         raise Refused([message])
@@ -78,7 +78,7 @@ def add_set(parser: argparse.ArgumentParser, help: str, option: str = "--set", d
     """`--set FIELD=VALUE ...`: given more than once, its lists are merged (a field given twice with different
     values is refused by `sets`)."""
     parser.add_argument(option, nargs="+", action="extend", default=[], metavar="FIELD=VALUE", help=help,
-                        dest=dest)  # fmt: skip
+                        dest=dest)
 
 
 def pairs(items: Iterable[str], option: str) -> tuple[dict[str, str], list[str]]:
@@ -166,7 +166,7 @@ def merged(base: dict, extra: dict) -> dict:
 def apply_nested(config: Any, nested: dict) -> Any:
     """The dataclass `config` with dotted `--set` values (`sets`' second value) merged into its mapping fields."""
     return dataclasses.replace(config, **{name: merged(getattr(config, name) or {}, values)
-                                          for name, values in nested.items()})  # fmt: skip
+                                          for name, values in nested.items()})
 
 
 def choice(value: str | None, known: Iterable[str], option: str) -> str | None:

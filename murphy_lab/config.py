@@ -34,10 +34,10 @@ LOSS_TYPES = ("dapo", "bnpo", "grpo", "dr_grpo", "group_sum")  # filler rows are
 PIP_NAMES = {"azure_ml": "azureml-core", "flyte": "flytekit"}  # report_to loggers whose package has another name
 PASSED = ("beta", "learning_rate", "epsilon", "temperature", "max_completion_length", "per_device_train_batch_size",
           "gradient_accumulation_steps", "steps_per_generation", "num_iterations", "max_steps", "num_train_epochs",
-          "seed", "save_steps", "save_total_limit", "logging_steps", "report_to", "use_vllm", "vllm_mode")  # fmt: skip
+          "seed", "save_steps", "save_total_limit", "logging_steps", "report_to", "use_vllm", "vllm_mode")
 TRL_NAMES = {"num_generations": "g1", "loss_type": "loss_type", "bf16": "bf16", "chat_template_kwargs":
              "chat_template_kwargs", "gradient_checkpointing": "gradient_checkpointing",
-             "activation_checkpointing": "gradient_checkpointing", **{name: name for name in PASSED}}  # fmt: skip
+             "activation_checkpointing": "gradient_checkpointing", **{name: name for name in PASSED}}
 """TRL's GRPOConfig field -> the MurphyConfig field it is given from (`to_grpo_config`). One name per concept: G1 is
 `g1` from the command line to this table and TRL's `num_generations` only in the GRPOConfig it builds; `trl:` may not
 set one of these (the config's own field does, `problems()` says which)."""
@@ -183,7 +183,7 @@ class MurphyConfig:
     # --- construction: one path ----------------------------------------------------------------------------------
     @classmethod
     def layered(cls, profile: str | profiles.Profile | None, *layers: dict | str | os.PathLike,
-                nested: dict | None = None, validate: bool = False) -> MurphyConfig:  # fmt: skip
+                nested: dict | None = None, validate: bool = False) -> MurphyConfig:
         """THE way to a MurphyConfig, for every caller (`for_profile`, `from_yaml`, the command line, every method's
         config, a resumed run's recorded config):
 
@@ -256,7 +256,7 @@ class MurphyConfig:
         """Every problem of this config, one line each naming its field (empty: valid). A value of the wrong type
         is reported alone (the range checks below would misread it)."""
         typed = [p for name, tp in field_types(MurphyConfig).items() for p in [type_problem(name, getattr(self, name), tp)]
-                 if p]  # fmt: skip
+                 if p]
         if typed:
             return typed
         out: list[str] = []
@@ -290,7 +290,7 @@ class MurphyConfig:
         if self.eval_every:
             need(bool(self.eval_tasks), "eval_tasks", "must name the held-out tasks when eval_every > 0")
             need(bool(self.eval_iters) and all(isinstance(k, int) and k >= 1 for k in self.eval_iters), "eval_iters",
-                 "must be a non-empty list of integers >= 1")  # fmt: skip
+                 "must be a non-empty list of integers >= 1")
         if self.mode in modes.MODES:
             for name, msg in modes.mode(self.mode).problems(self.g2, self.turns):  # the G2 / S the mode implies
                 need(False, name, msg)
@@ -299,7 +299,7 @@ class MurphyConfig:
                 if b is None:
                     continue
                 need(modes.mode(self.mode).prunes, name,
-                     f"pruning only applies to {modes.pruning_modes()} (mode is {self.mode!r}); use null")  # fmt: skip
+                     f"pruning only applies to {modes.pruning_modes()} (mode is {self.mode!r}); use null")
                 need(b >= 1, name, "must be a positive integer or null")
         if self.b_traj is not None:
             smallest = self.g1 if self.turns == 1 else min(self.g1, self.g2)
@@ -358,7 +358,7 @@ class MurphyConfig:
         need(0 <= self.lora_dropout < 1, "lora_dropout", "must lie in [0, 1)")
         targets = self.lora_target_modules
         need(targets is None or isinstance(targets, str) or all(isinstance(t, str) for t in targets),
-             "lora_target_modules", "must be null, a string or a list of names")  # fmt: skip
+             "lora_target_modules", "must be null, a string or a list of names")
         trl_fields = _grpo_fields()
         unknown_trl = sorted(set(self.trl) - trl_fields)
         need(not unknown_trl, "trl", f"holds fields GRPOConfig does not have: {unknown_trl}")
@@ -380,7 +380,7 @@ class MurphyConfig:
         targets = self.lora_target_modules
         return LoraConfig(task_type="CAUSAL_LM", r=self.lora_r, lora_alpha=self.lora_alpha,
                           lora_dropout=self.lora_dropout,
-                          target_modules=list(targets) if isinstance(targets, (list, tuple)) else targets)  # fmt: skip
+                          target_modules=list(targets) if isinstance(targets, (list, tuple)) else targets)
 
     def to_grpo_config(self, output_dir: str | os.PathLike, **extra: Any):
         """The `trl.GRPOConfig` for this run (validates first). `extra` overrides anything (e.g. resume paths)."""

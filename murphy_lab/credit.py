@@ -394,7 +394,7 @@ CREDIT_RULES: dict[str, CreditRule] = {
     "gigpo": CreditRule("gigpo", "GiGPO anchors", gigpo,
                         (_gamma(1.0, (1.0,)), Knob("omega", 1.0, 0.0, 2.0, "ω, weight of the step-level term A^S", stage="advantages")),
                         gigpo_advantages, source="GiGPO (arXiv 2505.10978)"),
-}  # fmt: skip
+}
 
 
 def credit_rule(name: str) -> CreditRule:

@@ -62,13 +62,13 @@ def generation_settings(flags: dict, recorded: dict, source: str) -> tuple[dict,
     settings (`run_defaults`), or {} for a plain model, which then gets `GENERATION_DEFAULTS`; `source` names where
     the recorded settings come from, for the warning."""
     base = {**GENERATION_DEFAULTS, "chat": None, **{k: v for k, v in recorded.items() if k in (
-        "max_new_tokens", "temperature", "chat")}}  # fmt: skip
+        "max_new_tokens", "temperature", "chat")}}
     used = {k: (flags[k] if flags.get(k) is not None else base[k]) for k in ("max_new_tokens", "temperature", "chat")}
     differs = {k: {"recorded": base[k], "used": used[k]} for k in used
-               if flags.get(k) is not None and base[k] is not None and flags[k] != base[k]}  # fmt: skip
+               if flags.get(k) is not None and base[k] is not None and flags[k] != base[k]}
     for k, v in differs.items():
         log.warning("%s=%r differs from %s's %r: base and trained models compared at different settings are not "
-                    "comparable (eval.json records it)", k, v["used"], source, v["recorded"])  # fmt: skip
+                    "comparable (eval.json records it)", k, v["used"], source, v["recorded"])
     return used, differs
 
 
@@ -130,21 +130,21 @@ def parser() -> cli.Parser:
     p.add_argument("--tasks", default="jsonl", help="a task source (murphy_lab.tasks.registry): humaneval, mbpp, "
                    "toy, ... (default: jsonl, your own task file)")
     p.add_argument("--task-args", nargs="+", action="extend", default=[], metavar="KEY=VALUE",
-                   help="loader arguments, e.g. path=x")  # fmt: skip
+                   help="loader arguments, e.g. path=x")
     p.add_argument("--n-tasks", type=int, help="evaluate only the first N tasks (default: all)")
     p.add_argument("--iters", nargs="+", type=int, default=[1, 3, 5], help="the k of Iter-k (default: 1 3 5)")
     p.add_argument("--runs", type=int, default=3, help="independent runs per task (mean ± std over runs)")
     p.add_argument("--scaffold", default="reflexion", help=" | ".join(SCAFFOLDS) + " (default: reflexion, the paper's)")
     p.add_argument("--like", metavar="RUN", help="take the generation settings of this training run folder (e.g. to "
-                   "evaluate its base model exactly as the trained one)")  # fmt: skip
+                   "evaluate its base model exactly as the trained one)")
     p.add_argument("--max-new-tokens", type=int, help="tokens per attempt (default: the run's, else "
-                   f"{GENERATION_DEFAULTS['max_new_tokens']}, a training run's default)")  # fmt: skip
+                   f"{GENERATION_DEFAULTS['max_new_tokens']}, a training run's default)")
     p.add_argument("--temperature", type=float, help="sampling temperature (default: the run's, else 1.0)")
     p.add_argument("--chat", action=argparse.BooleanOptionalAction, default=None,
                    help="use the tokenizer's chat template (default: the run's `chat`, else when it has one)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--timeout", type=float, help="seconds per test where the benchmark sets none (HumanEval, MBPP and "
-                   "LiveCodeBench carry their own: docs/evaluation.md; default: the run's executor, else 5)")  # fmt: skip
+                   "LiveCodeBench carry their own: docs/evaluation.md; default: the run's executor, else 5)")
     p.add_argument("--task-batch", type=int, default=16,
                    help="tasks evaluated together; the progress bar advances a batch at a time (default 16; 0: all "
                         "at once). The sampled programs depend on it: eval.json records it")
@@ -161,7 +161,7 @@ def like_defaults(like: str) -> dict:
     if cfg is None:
         raise ValueError(f"--like {like!r} is not a training run folder (no config.yaml)")
     return {"chat": cfg.chat, "chat_template_kwargs": cfg.chat_template_kwargs,
-            "max_new_tokens": cfg.max_completion_length, "temperature": cfg.temperature}  # fmt: skip
+            "max_new_tokens": cfg.max_completion_length, "temperature": cfg.temperature}
 
 
 def inputs(a: Any) -> tuple[dict, str, dict, str, list[str]]:
@@ -231,7 +231,7 @@ def main(argv: list[str] | None = None) -> Any:
     sampling = {"max_new_tokens": used["max_new_tokens"], "temperature": used["temperature"]}
     chat = used["chat"]  # None: the tokenizer decides
     policy = policy_of(model, use_chat_template=chat,
-                       chat_template_kwargs=defaults.get("chat_template_kwargs") or None, **sampling)  # fmt: skip
+                       chat_template_kwargs=defaults.get("chat_template_kwargs") or None, **sampling)
     executor_kw = {"workers": 1, **defaults.get("executor", {})}
     if a.timeout is not None:
         executor_kw["timeout"] = a.timeout

@@ -95,7 +95,7 @@ def evaluate(
             batch = tasks[start : start + size]
             batch_seed = None if seed is None else seed + BATCH_SEED_STEP * b
             episodes += sc.run(batch, policy, executor, budget=max(iters), runs=runs, seed=batch_seed,
-                               progress=progress, **sample_kw)  # fmt: skip
+                               progress=progress, **sample_kw)
             bar.update(len(batch))
     records = score_hidden(episodes, {t.task_id: t for t in tasks}, executor, iters)
     if transcripts_path is not None:
@@ -103,7 +103,7 @@ def evaluate(
     df = table(records, iters)
     limit = sample_kw.get("max_new_tokens") or getattr(policy, "max_new_tokens", None)
     df.attrs.update(scaffold=sc.name, runs=runs, iters=list(iters), records=records, task_batch=task_batch,
-                    completions=completion_counts(records, limit))  # fmt: skip
+                    completions=completion_counts(records, limit))
     return df
 
 

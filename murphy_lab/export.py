@@ -88,7 +88,7 @@ def _ids(node: Node, key: str, text: Any, tokenize: Tokenize | None, node_id: st
 
 
 def tree_rows(trees: Sequence[RolloutTree], tokenize: Tokenize | None = None,
-              include_pruned: bool = False) -> list[TrainingRow]:  # fmt: skip
+              include_pruned: bool = False) -> list[TrainingRow]:
     """The training rows of scored trees, tree by tree, each tree's groups breadth-first (turn-1 group first).
 
     Every kept non-root node with an advantage is a row; with `include_pruned`, pruned nodes are rows too
@@ -118,7 +118,7 @@ def tree_rows(trees: Sequence[RolloutTree], tokenize: Tokenize | None = None,
                     credit=None if node.credit is None else float(node.credit),
                     reward=float(node.reward), group_id=group_id, turn=int(node.turn), node_id=node_id,
                     task_id=tree.task_id, kept=not node.pruned,
-                ))  # fmt: skip
+                ))
             group_id += 1
     return rows
 

@@ -23,7 +23,7 @@ import yaml
 from murphy_lab.suggest import did_you_mean
 
 NAMES = {bool: "true or false", int: "an integer", float: "a number", str: "a string", dict: "a mapping",
-         list: "a list", tuple: "a list", type(None): "null"}  # fmt: skip
+         list: "a list", tuple: "a list", type(None): "null"}
 
 
 @functools.cache

@@ -34,7 +34,7 @@ def adapter_folder(run: str) -> Path:
     if not path.is_dir():
         raise ValueError(f"{run!r}: no such folder")
     raise ValueError(f"{run!r} holds no LoRA adapter (adapter_config.json, here or in final/): a full-weight run's "
-                     "final/ is already a plain model folder")  # fmt: skip
+                     "final/ is already a plain model folder")
 
 
 def main(argv: list[str] | None = None) -> Path:

@@ -48,7 +48,7 @@ def adapter_base(folder: str | Path) -> str:
     base = json.loads((folder / ADAPTER_CONFIG).read_text()).get("base_model_name_or_path")
     if not base:
         raise ValueError(f"{str(folder)!r} is a LoRA adapter that names no base model (no config.yaml beside it, no "
-                         "base_model_name_or_path in adapter_config.json)")  # fmt: skip
+                         "base_model_name_or_path in adapter_config.json)")
     return str(base)
 
 

@@ -169,7 +169,7 @@ class Mode:
 
 MODES: dict[str, Mode] = {
     "murphy": Mode("murphy", "a refinement group needs two members", tree_credit, sibling_groups, min_g2=2,
-                   prunes=True),  # fmt: skip
+                   prunes=True),
     "grpo_mt": Mode("grpo_mt", "one refinement per failure: G chains", final_reward, chain_group, g2=1),
     "grpo": Mode("grpo", "single-turn GRPO", single_turn, sibling_groups, turns=1),
 }
@@ -190,4 +190,4 @@ def pruning_modes() -> str:
 
 
 __all__ = ["MODES", "Mode", "chain_group", "chains", "final_reward", "grpo_mt", "grpo_single", "mode",
-           "pruning_modes", "sibling_groups", "single_turn", "tree_credit"]  # fmt: skip
+           "pruning_modes", "sibling_groups", "single_turn", "tree_credit"]

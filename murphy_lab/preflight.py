@@ -105,7 +105,7 @@ def model_problem(model: str) -> str | None:
             return None if problem is None else f"{problem} (the base model of the LoRA adapter {model!r})"
         if not (path / "config.json").is_file():
             return (f"model: {model!r} holds no config.json (a model folder from save_pretrained / a hub snapshot) and "
-                    "no LoRA adapter (adapter_config.json)")  # fmt: skip
+                    "no LoRA adapter (adapter_config.json)")
         return None
     if cached(model, "model"):
         return None
@@ -114,10 +114,10 @@ def model_problem(model: str) -> str | None:
         name = model.split("/")[-1]
         if model.split("/")[0] in LOCAL_FOLDERS:  # `models/X` after a download that did not happen: no hub id
             return (f"model: {model!r} is no folder here (no {model.split('/')[0]}/ folder) and, read as a hub id, is "
-                    f"not cached and the hub is unreachable ({why}); download the model into it first")  # fmt: skip
+                    f"not cached and the hub is unreachable ({why}); download the model into it first")
         return (f"model: {model!r} is a hub id that is not cached here and the hub is unreachable ({why}); "
                 f"download it where the hub is reachable (hf download {model} --local-dir models/{name}) and set "
-                f"model=models/{name}")  # fmt: skip
+                f"model=models/{name}")
     return None
 
 
@@ -128,7 +128,7 @@ def dataset_problem(hub_id: str) -> str | None:
         return None
     why = hub_offline()
     return (f"reads the hub dataset {hub_id!r}, which is not cached here, and the hub is unreachable ({why})" if why
-            else None)  # fmt: skip
+            else None)
 
 
 def data_problem(tasks: str, task_args: dict) -> str | None:

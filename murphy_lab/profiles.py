@@ -270,7 +270,7 @@ def _paper_base(model: str, cache_dir: Path) -> str:
 SMOKE_PRESETS = dict(
     g1=4, g2=2, turns=2, per_device_train_batch_size=8, max_completion_length=8, max_steps=2,
     learning_rate=1e-2, save_steps=2, bf16=False, executor={"timeout": 5.0, "workers": 1},
-)  # fmt: skip
+)
 
 # The toy trainer, for a 2-core CPU: 8 tasks per step with G1 = G2 = 4 (a full tree: 4 + 16 trajectories), two
 # turns, programs of at most 48 characters, 40 steps at lr 2e-4 (the prototype moved pass@1 within ~45 steps at
@@ -281,28 +281,28 @@ TOY_PRESETS = dict(
     g1=4, g2=4, turns=2, per_device_train_batch_size=32, max_completion_length=48, max_steps=40,
     learning_rate=2e-4, beta=0.04, temperature=1.0, save_steps=50, bf16=False, reward_tests="visible",
     executor={"timeout": 2.0, "workers": 2},
-)  # fmt: skip
+)
 
 MUCODE_SMOKE = dict(
     rounds=1, final_verifier=False, rollouts=2, turns=2, max_new_tokens=16, pairs_per_task=4, verifier_lr=1e-3,
     verifier_epochs=1, verifier_batch_size=4, verifier_grad_accum=1, verifier_max_length=512, sft_lr=1e-3,
     sft_epochs=1, sft_batch_size=4, sft_grad_accum=1, sft_max_length=512, iters=(1, 2), runs=1, best_of_n=2,
     trl=dict(logging_steps=1),
-)  # fmt: skip
+)
 # µCode over the toy world: learning rates sized for the small toy model, fewer rollouts.
 MUCODE_TOY = dict(
     rounds=2, final_verifier=True, rollouts=8, turns=3, max_new_tokens=96, pairs_per_task=16, verifier_lr=3e-4,
     verifier_epochs=2, verifier_batch_size=16, verifier_grad_accum=1, verifier_max_length=1024, sft_lr=3e-4,
     sft_epochs=2, sft_batch_size=16, sft_grad_accum=1, sft_max_length=1024, iters=(1, 3, 5), runs=3, best_of_n=4,
     trl=dict(logging_steps=10), n_train_tasks=200,  # µCode's budget is rounds × tasks × chains (docs/mucode.md)
-)  # fmt: skip
+)
 
 register(Profile(
     "smoke", trainer=SMOKE_PRESETS, build=_build_smoke, mucode=MUCODE_SMOKE, base_model=_smoke_base,
     executor=dict(workers=1), models=("tiny",), benchmarks=("toy",), seeds=(0,), iters=(1, 2), runs=1,
     n_eval_tasks=4, train_data="smoke", benchmark_args=(toy_benchmark(200),),
     max_new_tokens=8,  # = SMOKE_PRESETS' max_completion_length
-))  # fmt: skip
+))
 # make demo on a 2-core laptop: the toy policy's SFT, then 4 methods × 3 seeds × 40 RL steps
 register(Profile(
     "toy", trainer=TOY_PRESETS, build=build_toy, mucode=MUCODE_TOY, base_model=_toy_base,
@@ -314,7 +314,7 @@ register(Profile(
         ("reveal", "not run in the toy demo: the toy policy was never taught ReVeal's generation/verification tag "
                    "format, so all its rewards are zero (docs/reveal.md)"),
     ),
-))  # fmt: skip
+))
 # GRPO-MT at MURPHY's sample budget: a toy MURPHY tree samples G1 + G2·(failed roots) ≈ 4 + 4·3.8 ≈ 19.3
 # sequences per task (measured with policy v3: 6,181 per 40 steps of 8 tasks); GRPO-MT with G1 = 10 samples
 # 10 + 1·(failed roots) ≈ 19.6 (measured: 6,267). The batch grows with G1 so that a step still holds 8 tasks
@@ -331,7 +331,7 @@ register(dataclasses.replace(
     train_overrides=(("max_steps", 40), ("save_steps", 10), ("save_total_limit", None)), matched=TOY_MATCHED,
     curve=True, methods=("base", "grpo", "grpo_mt", "mucode", "murphy"), method_seeds=(("mucode", (0, 1, 2)),),
     not_run=tuple(kv for kv in get_profile("toy").not_run if kv[0] != "mucode"),
-))  # fmt: skip
+))
 # The paper's evaluation sets, where its text names only the benchmark (docs/evaluation.md, "What the paper does not
 # state"): MBPP = full MBPP's test split, task ids 11–510 (500 tasks; its numbers are whole counts of 500 × 3 runs,
 # the 257-task sanitized split's are not); LiveCodeBench-v6 = the problems added in release v6 (`v6`: test6.jsonl,
@@ -344,7 +344,7 @@ register(Profile(
     runs=3, train_data="kodcode-1k", needs_gpu=True, refuse_overlap=True, benchmark_args=PAPER_BENCHMARKS,
     max_new_tokens=1024,  # per turn, as the training recipes (reproduce/configs/*/*.yaml)
     method_benchmarks=(("reveal", ("LCB-v6",)),),  # the paper reports ReVeal on LiveCodeBench-v6 only
-))  # fmt: skip
+))
 
 
 # --- real-cpu: the packaged code model learns on a CPU (docs/real_model.md, "The first real training run") ----------
@@ -353,7 +353,7 @@ def mbpp_files() -> str:
     beside the folder of its worktrees (the first that exists; else the first of these, which then fails to load)."""
     root = Path(__file__).resolve().parents
     found = [Path(p) for p in (os.environ.get("MURPHY_LAB_MBPP"),) if p] + [root[i] / "shared" / "data" / "mbpp"
-                                                                           for i in (2, 3)]  # fmt: skip
+                                                                           for i in (2, 3)]
     return str(next((p for p in found if p.is_dir()), found[0]))
 
 
@@ -362,7 +362,7 @@ REAL_CPU_MBPP = (("split", "test"), ("variant", "sanitized"), ("source", mbpp_fi
 # repeats a held-out one (experiments.contamination.decontaminated: sanitized MBPP test, HumanEval).
 TRAIN_DATA["mbpp-train"] = ("murphy_lab.experiments.contamination:decontaminated", dict(
     parts=[["mbpp", dict(split=split, variant="full", source=mbpp_files())] for split in ("train", "validation", "prompt")],
-    against=[["mbpp", dict(REAL_CPU_MBPP)], ["humaneval", {}]]))  # fmt: skip
+    against=[["mbpp", dict(REAL_CPU_MBPP)], ["humaneval", {}]]))
 REAL_CPU_EVAL_TASKS = 100  # held-out tasks per benchmark (the first 100; docs/real_model.md: the budget and its error)
 # A LoRA MURPHY step of the code model on a 2-core CPU: 4 tasks a step, G1 = 4, G2 = 2, 512-token turns ending at the
 # closed code block, bf16 (a CPU with bf16 instructions), 8 length-sorted micro-batches (~4 rows each: a 6-row
@@ -374,7 +374,7 @@ REAL_CPU_PRESETS = dict(
     bf16=True, use_peft=True, lora_r=8, lora_alpha=16, lora_target_modules="all-linear", chat=True, save_steps=1,
     save_total_limit=2, eval_every=10, eval_tasks="mbpp", eval_task_args=dict(REAL_CPU_MBPP), eval_iters=[1, 3],
     eval_n_tasks=REAL_CPU_EVAL_TASKS, executor={"timeout": 3.0, "workers": 1},
-)  # fmt: skip
+)
 
 
 def _build_real_cpu(config, workdir: Path) -> tuple[str, list]:
@@ -400,4 +400,4 @@ register(Profile(
     benchmark_args=(("MBPP", REAL_CPU_MBPP),), seeds=(0,), iters=(1, 3), runs=1, n_eval_tasks=REAL_CPU_EVAL_TASKS,
     train_data="mbpp-train", max_new_tokens=512, methods=("murphy", "grpo_mt", "base"), jobs=1,
     matched=(("grpo_mt", (("g1", 6), ("per_device_train_batch_size", 3))),),
-))  # fmt: skip
+))

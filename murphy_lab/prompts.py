@@ -61,7 +61,7 @@ def prompt_budget(max_positions: int, max_new_tokens: int, overhead: int = 0) ->
 
 
 def token_budget(tokenizer, max_positions: int | None, max_new_tokens: int, chat: bool = False,
-                 template_kwargs: dict | None = None) -> dict:  # fmt: skip
+                 template_kwargs: dict | None = None) -> dict:
     """`refine_prompt` keywords (max_tokens, count) for a model known by its tokenizer and positions, as the
     trainer renders prompts: plain text with the tokenizer's special tokens, or one user message through the chat
     template (`template_kwargs`). {} when the positions are unknown."""
@@ -74,7 +74,7 @@ def token_budget(tokenizer, max_positions: int | None, max_new_tokens: int, chat
     if chat:
         empty = [{"role": "user", "content": ""}]
         template = tokenizer.apply_chat_template(empty, tokenize=False, add_generation_prompt=True,
-                                                 **(template_kwargs or {}))  # fmt: skip
+                                                 **(template_kwargs or {}))
         overhead = count(template)
     else:
         overhead = len(tokenizer("")["input_ids"])  # BOS / EOS the tokenizer adds itself

@@ -65,7 +65,7 @@ def task_trees(
         sample, executor, g1=g1, g2=g2, turns=turns, refine=refine, tasks=tasks, extract=extract,
         task_ids=[t.task_id for t in tasks], on_turn=on_turn,
         programs=[t.program for t in tasks],  # what runs: a benchmark's import header, text answers as ANSWER = '...'
-    )  # fmt: skip
+    )
 
 
 def build_task_trees(
@@ -110,7 +110,7 @@ def build_task_trees(
         tasks, lambda prompts, n: policy.sample(prompts, n, **sample_kw), executor, g1=g1, g2=g2, turns=turns,
         reward_tests=reward_tests, extract=extract, on_turn=on_turn,
         budget=P.policy_budget(policy, sample_kw.get("max_new_tokens")),  # quoted code/feedback fit the context
-    )  # fmt: skip
+    )
     bar.close()
     for tree, task in zip(trees, tasks):
         tree.meta.update(difficulty=task.difficulty, source=task.source, reward_tests=reward_tests, g1=g1, g2=g2,

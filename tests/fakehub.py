@@ -26,7 +26,7 @@ def _listing(folder: Path) -> list[dict]:
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
         data = path.read_bytes()
         out.append({"type": "file", "path": path.relative_to(folder).as_posix(), "size": len(data),
-                    "oid": hashlib.sha1(data).hexdigest()})  # fmt: skip
+                    "oid": hashlib.sha1(data).hexdigest()})
     return out
 
 
@@ -86,7 +86,7 @@ class _Handler(BaseHTTPRequestHandler):
                 return self._json([{"type": "directory", "path": d, "oid": SHA} for d in dirs] + files)
             return self._json({"id": "/".join(parts[2:4]), "sha": SHA, "private": False, "gated": False,
                                "disabled": False, "tags": [], "cardData": {},
-                               "siblings": [{"rfilename": e["path"]} for e in _listing(folder)]})  # fmt: skip
+                               "siblings": [{"rfilename": e["path"]} for e in _listing(folder)]})
         kind = "datasets" if parts[0] == "datasets" else "models"
         parts = parts[1:] if kind == "datasets" else parts
         if len(parts) >= 5 and parts[2] == "resolve":  # <owner>/<name>/resolve/<rev>/<path>
@@ -95,7 +95,7 @@ class _Handler(BaseHTTPRequestHandler):
                 return self._send(404, b"", (("X-Error-Code", "EntryNotFound"),))
             data = path.read_bytes()
             return self._send(200, data, (("ETag", f'"{hashlib.sha1(data).hexdigest()}"'), ("X-Repo-Commit", SHA),
-                                          ("Content-Type", "application/octet-stream")))  # fmt: skip
+                                          ("Content-Type", "application/octet-stream")))
         self._send(404)
 
 
@@ -146,7 +146,7 @@ MBPP_SPLITS = {"prompt": 1, "test": 11, "validation": 511, "train": 601}  # a ta
 
 def mbpp_row(task_id: int, sanitized: bool = False) -> dict:
     row = {"task_id": task_id, "code": "def add(a, b):\n    return a + b\n",
-           "test_list": ["assert add(1, 2) == 3", "assert add(0, 0) == 0"]}  # fmt: skip
+           "test_list": ["assert add(1, 2) == 3", "assert add(0, 0) == 0"]}
     if sanitized:
         return {**row, "prompt": f"Write a function add (task {task_id}).", "source_file": "x", "test_imports": []}
     return {**row, "text": f"Write a function add (task {task_id}).", "test_setup_code": "", "challenge_test_list": []}
@@ -182,7 +182,7 @@ def paper_repos(root: Path, model: Path | None = None) -> dict[str, int]:
     for name in VERSION_FILES["release_v6"]:
         lcb.joinpath(name).write_text("")
     rows = [lcb_row("a1", "easy", "2025-02-10T00:00:00", functional=True),
-            lcb_row("a2", "hard", "2025-03-01T00:00:00", functional=False)]  # fmt: skip
+            lcb_row("a2", "hard", "2025-03-01T00:00:00", functional=False)]
     lcb.joinpath(VERSION_FILES["v6"][0]).write_text("".join(json.dumps(r) + "\n" for r in rows))
 
     if model is not None:

@@ -95,7 +95,7 @@ class Walk:
         env = hub.env(Path(root) / "hf-home") if hub is not None else dict(os.environ)
         env = {k: v for k, v in env.items() if k not in ("VIRTUAL_ENV", "CONDA_PREFIX", "MURPHY_LAB_DATA")}
         self.env = {**env, "PATH": f"{stubs}:{env['PATH']}", "STUB_CALLS": str(self.calls),
-                    "MPLBACKEND": "Agg"}  # fmt: skip
+                    "MPLBACKEND": "Agg"}
         self.env.pop("SLURM_ARRAY_TASK_ID", None)
 
     def run(self, line: str, timeout: float = 900) -> Result:
@@ -111,7 +111,7 @@ class Walk:
             self.env["PATH"] = f"{self.stubs}:{self.dir / '.venv' / 'bin'}:{rest}"
             return Result(line, 0, "")
         done = subprocess.run(["bash", "-c", line], cwd=self.dir, env=self.env, capture_output=True, text=True,
-                              timeout=timeout)  # fmt: skip
+                              timeout=timeout)
         return Result(line, done.returncode, done.stdout + done.stderr)
 
     def stub_calls(self, name: str) -> list[list[str]]:

@@ -125,14 +125,14 @@ def test_the_import_graph_has_no_cycle():
 
 def test_no_import_goes_uphill():
     uphill = sorted(f"{m} ({LAYERS[layer(m)][0]}) -> {t} ({LAYERS[layer(t)][0]})"
-                    for m, targets in GRAPH.items() for t in targets if layer(t) > layer(m))  # fmt: skip
+                    for m, targets in GRAPH.items() for t in targets if layer(t) > layer(m))
     assert uphill == []
 
 
 def test_the_experiments_layer_imports_no_baseline():
     """Methods are found through the registry (murphy_lab.methods), not imported by the layer that runs them."""
     assert [(m, t) for m, ts in GRAPH.items() if m.startswith("murphy_lab.experiments") for t in ts
-            if t.startswith("murphy_lab.baselines")] == []  # fmt: skip
+            if t.startswith("murphy_lab.baselines")] == []
 
 
 def test_no_module_is_an_alias_of_another():
@@ -162,5 +162,5 @@ def test_a_package_exports_only_its_own_modules_names(package):
             exported = {e.value for e in node.value.elts}
     foreign = sorted(a.asname or a.name for node in tree.body if isinstance(node, ast.ImportFrom) and node.module
                      and not node.module.startswith(package + ".") and node.module != package
-                     for a in node.names if (a.asname or a.name) in exported)  # fmt: skip
+                     for a in node.names if (a.asname or a.name) in exported)
     assert foreign == []

@@ -23,7 +23,7 @@ def test_toy_full_plans_grpo_mt_and_mucode_twice_once_at_murphys_sample_budget()
     exps = X.plan("toy-full")
     cols = sorted({(e.method, e.variant) for e in exps})
     assert cols == [("base", "-"), ("grpo", "-"), ("grpo_mt", "-"), ("grpo_mt", "samples"), ("mucode", "-"),
-                    ("mucode", "samples"), ("murphy", "mars")]  # fmt: skip
+                    ("mucode", "samples"), ("murphy", "mars")]
     assert {e.seed for e in exps if e.method == "murphy"} == {e.seed for e in exps if e.method == "grpo_mt"}
     assert len({e.seed for e in exps if e.method == "murphy"}) >= 5 and {e.n_eval_tasks for e in exps} == {288}
     assert {e.seed for e in exps if e.method == "mucode"} == {0, 1, 2}  # the profile's method_seeds
@@ -90,7 +90,7 @@ def test_the_budget_table_of_stand_in_runs_has_every_trained_column(stand_in_run
 def test_the_budget_table_has_a_row_for_the_matched_baseline():
     m = pd.DataFrame([dict(method="grpo_mt", variant=v, seed=0, step=1, **{"trajectories/total": tot,
                            "trajectories/kept": tot, "completions/mean_length": 10.0, "time/step_s": 1.0})
-                      for v, tot in (("-", 60), ("samples", 150))])  # fmt: skip
+                      for v, tot in (("-", 60), ("samples", 150))])
     t = budget_table(m).frame.set_index("method")
     assert t.loc["GRPO-MT", "sampled sequences"] == 60
     assert t.loc["GRPO-MT (sample-matched)", "sampled sequences"] == 150
@@ -136,7 +136,7 @@ def test_the_budget_table_reads_mucodes_stage_lines():
              dict(stage="round1/verifier", pairs=1072, seconds=23.7), dict(stage="round1/sft", rows=2053, seconds=120.4),
              dict(stage="round2/rollouts", tasks=200, attempts=4558, seconds=134.2, **{"trajectories/total": 4558,
                   "completions/mean_length": 30.0}),
-             dict(stage="round2/sft", rows=4079, seconds=211.1)]  # fmt: skip
+             dict(stage="round2/sft", rows=4079, seconds=211.1)]
     m = pd.DataFrame([dict(method="mucode", variant="-", seed=0, **x) for x in lines])
     t = budget_table(m)
     row = t.frame.set_index("method").loc["µCode"]
@@ -148,9 +148,9 @@ def test_the_budget_table_reads_mucodes_stage_lines():
 
 def test_mucode_is_one_curve_point_at_all_its_rollouts_attempts():
     lines = [dict(stage="round1/rollouts", attempts=4609, seconds=1.0), dict(stage="round1/sft", rows=5, seconds=1.0),
-             dict(stage="round2/rollouts", attempts=4558, seconds=1.0)]  # fmt: skip
+             dict(stage="round2/rollouts", attempts=4558, seconds=1.0)]
     run = X.RunResult(X.Experiment("toy-full", "toy", "mucode", seed=1), "k", Path("."),
-                      pd.DataFrame([dict(difficulty="all", k=3, **{"pass@1": 12.5})]), pd.DataFrame(lines))  # fmt: skip
+                      pd.DataFrame([dict(difficulty="all", k=3, **{"pass@1": 12.5})]), pd.DataFrame(lines))
     (point,) = budget_curves([run]).itertuples()
     assert point.method == "mucode" and point.sampled == 4609 + 4558 and point.final and point.seed == 1
 

@@ -45,7 +45,7 @@ def test_invalid_field_is_named(field, overrides):
 
 
 @pytest.mark.parametrize("mode, implied", [("grpo_mt", dict(g2=1, turns=2)), ("grpo", dict(g2=2, turns=1)),
-                                           ("murphy", dict(g2=2, turns=2))])  # fmt: skip
+                                           ("murphy", dict(g2=2, turns=2))])
 def test_a_mode_alone_takes_the_g2_and_s_it_implies(mode, implied):
     """`--set mode=grpo_mt` alone grows chains (G2 = 1) instead of being refused for the smoke preset's G2 = 2; a value
     given with it still has to fit the mode."""

@@ -95,7 +95,7 @@ def test_an_experiment_reaches_its_config_entering_each_layer_once(exp, monkeypa
 
 def test_a_command_line_reaches_its_config_entering_each_layer_once():
     a = parser().parse(["--config", "reproduce/configs/qwen3-1.7b/murphy_mars.yaml", "--set", "g1=4",
-                        "per_device_train_batch_size=4", "task_args.n=10"])  # fmt: skip
+                        "per_device_train_batch_size=4", "task_args.n=10"])
     accepted(a)
     (cfg, recorded), stops = walk(lambda: accepted(a))
     assert (cfg.g1, cfg.task_args["n"], recorded) == (4, 10, None)

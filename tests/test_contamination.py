@@ -72,7 +72,7 @@ def test_the_report_is_written_as_markdown_and_json(tmp_path):
 def refusing(monkeypatch):
     """The toy profile with the paper's refusal switched on."""
     monkeypatch.setitem(profiles.PROFILES, "toy-refusing",
-                        dataclasses.replace(profiles.get_profile("toy"), name="toy-refusing", refuse_overlap=True))  # fmt: skip
+                        dataclasses.replace(profiles.get_profile("toy"), name="toy-refusing", refuse_overlap=True))
     return "toy-refusing"
 
 
@@ -99,7 +99,7 @@ def test_a_kodcode_row_that_copies_a_humaneval_docstring_is_caught_and_the_sampl
 
     rows = [json.loads(line) for line in (Path(__file__).parent / "fixtures" / "kodcode_style.jsonl").open()]
     copied = dict(rows[0], question_id="Copy_1_C",
-                  question="Filter an input list of strings only for ones that contain given substring.")  # fmt: skip
+                  question="Filter an input list of strings only for ones that contain given substring.")
     train = load_kodcode(n=100, source=rows + [copied])
     report = C.check(train, {"HumanEval": load_humaneval()}, "paper-like", "kodcode")
     assert [(p["train_id"], p["eval_id"], p["kind"]) for p in report.pairs] == [

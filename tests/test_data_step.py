@@ -36,14 +36,14 @@ def kodcode_fixture(root: Path) -> Path:
 def lcb_fixture(root: Path) -> Path:
     root.mkdir(parents=True)
     rows = [lcb_row("a1", "easy", "2025-02-10T00:00:00", functional=True),
-            lcb_row("a2", "hard", "2025-03-01T00:00:00", functional=False)]  # fmt: skip
+            lcb_row("a2", "hard", "2025-03-01T00:00:00", functional=False)]
     (root / "test6.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     return root
 
 
 def test_plan_datasets_of_the_paper_profile():
     assert {k: v[0] for k, v in D.plan_datasets("paper").items()} == {
-        "kodcode-1k": "kodcode", "HumanEval": "humaneval", "MBPP": "mbpp", "LCB-v6": "livecodebench"}  # fmt: skip
+        "kodcode-1k": "kodcode", "HumanEval": "humaneval", "MBPP": "mbpp", "LCB-v6": "livecodebench"}
     assert D.plan_datasets("toy") == {}  # generated in code
 
 
@@ -99,7 +99,7 @@ def test_training_configs_and_evaluation_read_the_local_files(tmp_path, monkeypa
     )  # the recipe's task_args, plus where the rows are
     assert cfg.task_args == {"n": 1000, "seed": 0, "source": str((tmp_path / "data" / "kodcode").resolve())}
     assert X.train_key(exp) == X.train_key(X.Experiment("paper", "Qwen3-1.7B", "murphy",
-                                                        benchmarks=("HumanEval", "LCB-v6")))  # fmt: skip
+                                                        benchmarks=("HumanEval", "LCB-v6")))
     assert len(benchmark_tasks_for(exp, "HumanEval")) == 164
     assert [t.task_id for t in benchmark_tasks_for(exp, "LCB-v6")] == ["lcb/a1", "lcb/a2"]
 
@@ -119,7 +119,7 @@ def test_every_dataset_is_written_from_its_default_source_through_the_hub(tmp_pa
         expected = paper_repos(hub.root)
         done = subprocess.run([sys.executable, "-m", "murphy_lab.experiments.data", "--profile", "paper", "--out",
                                "data"], cwd=tmp_path, env=hub.env(tmp_path / "hf-home"), capture_output=True,
-                              text=True, timeout=600)  # fmt: skip
+                              text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     manifest = json.loads((tmp_path / "data" / "manifest.json").read_text())["datasets"]
     assert {k: v["tasks"] for k, v in manifest.items()} == expected
@@ -139,7 +139,7 @@ def test_offline_each_dataset_is_one_line_naming_its_local_source_and_nothing_is
     for line in err.value.problems:
         name = line.split(":")[0]
         assert f"not cached here, and the hub is unreachable (HF_HUB_OFFLINE=1); give a local copy with --source " \
-               f"{name}=PATH" in line  # fmt: skip
+               f"{name}=PATH" in line
     with pytest.raises(Refused, match="MBPP: --source '/no/such' does not exist"):
         D.main(["--profile", "paper", "--out", str(tmp_path / "data"), "--only", "MBPP", "--source", "MBPP=/no/such"])
     with pytest.raises(Refused, match=r"--only: unknown 'mbpp' \(did you mean 'MBPP'\?\)"):

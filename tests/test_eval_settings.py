@@ -48,7 +48,7 @@ def test_like_evaluates_a_base_model_at_a_runs_settings_and_records_a_difference
     run = tmp_path / "run"
     run.mkdir()
     MurphyConfig.for_profile("smoke", model=tiny_model_path, max_completion_length=6, temperature=0.5).to_yaml(
-        run / "config.yaml")  # fmt: skip
+        run / "config.yaml")
     common = [
         "--task-args",
         f"path={EXAMPLES / 'heldout.jsonl'}",
@@ -64,7 +64,7 @@ def test_like_evaluates_a_base_model_at_a_runs_settings_and_records_a_difference
     assert (meta["max_new_tokens"], meta["temperature"], meta["settings_from"]) == (6, 0.5, str(run))
     assert meta["differs_from_recorded"] == {}
     eval_main(["--model", tiny_model_path, "--like", str(run), "--max-new-tokens", "4", "--output-dir",
-               str(tmp_path / "b"), *common])  # fmt: skip
+               str(tmp_path / "b"), *common])
     meta = json.loads((tmp_path / "b" / "eval.json").read_text())
     assert meta["differs_from_recorded"] == {"max_new_tokens": {"recorded": 6, "used": 4}}
 
@@ -92,7 +92,7 @@ def test_the_run_store_records_the_settings_and_a_given_checkpoint_trained_at_ot
     )
     exp = X.Experiment("smoke", "tiny", "murphy", iters=(1, 2))
     res = X.run_experiment(exp, tmp_path / "r", train=False, model_paths={"tiny/murphy/mars/seed0": str(run / "final")},
-                           **fns)  # fmt: skip
+                           **fns)
     assert res.info["generation"]["max_new_tokens"] == 8  # the smoke profile's, for every model of its table
     assert res.info["generation_differs"] == {"max_new_tokens": {"recorded": 32, "used": 8}}
     base = X.run_experiment(X.Experiment("smoke", "tiny", "base", iters=(1, 2)), tmp_path / "r", **fns)

@@ -273,7 +273,7 @@ def test_unicode_and_multiline_asserts_are_quoted_exactly(ex):
         ("import sys\nprint(sum(map(int, sys.stdin.read().split())))\nraise SystemExit\n", "3"),
     ],
     ids=["atexit", "non-daemon thread", "os.fdopen(1) unflushed", "stdout unflushed", "sys.exit(0) mid-output",
-         "exit()", "SystemExit"],  # fmt: skip
+         "exit()", "SystemExit"],
 )
 def test_io_programs_end_as_python_ends_them(ex, program, output):
     res = ex.run(program, [IOTest("1 2\n", output)])

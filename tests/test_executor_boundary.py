@@ -360,7 +360,7 @@ RICH = prog("""
         "except ValueError",
         "the program's exception class",
         "a returned exception",
-    ],  # fmt: skip
+    ],
 )
 def test_correct_programs_returning_rich_values_pass(ex, test):
     res = ex.run(RICH, [test])

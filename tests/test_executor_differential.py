@@ -75,7 +75,7 @@ def test_kodcode_style_files_are_drawn_the_same_every_time_and_cover_every_shape
     for shape in k.SHAPES:  # each shape renders a file pytest can read, with its topic in every test's name
         for topic in ("add", "greet"):
             group = {"kind": "check", "topic": topic, "shape": shape, "rows": [0, 1], "marks": ["xfail", None],
-                     "flag": True, "way": 2}  # fmt: skip
+                     "flag": True, "way": 2}
             text = k.render({"groups": [group], "bugs": []})["test"]
             compile(text, "test_solution.py", "exec")
             names = [line.split("def ")[1].split("(")[0] for line in text.splitlines() if "def test_" in line]
@@ -110,5 +110,5 @@ def test_the_pytest_cost_benchmark_runs_and_prints_its_figures():
 
     script = os.path.join(HERE, "..", "benchmarks", "pytest_cost.py")  # docs/executor.md runs it with --files 200
     out = subprocess.run([sys.executable, script, "--files", "4", "--repeats", "1", "--workers", "1"],
-                         capture_output=True, text=True, check=True).stdout  # fmt: skip
+                         capture_output=True, text=True, check=True).stdout
     assert "humaneval" in out and "real pytest" in out and "kodcode / humaneval CPU per job (paired)" in out

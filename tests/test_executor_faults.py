@@ -212,7 +212,7 @@ def test_test_code_that_prints_or_reads_stdin_leaves_the_worker_intact(ex):
     noisy = TestSuite(
         cases=("print('x' * 100000)\nimport os, sys\nos.write(1, b'junk')\nsys.stderr.write('e')\nassert f() == 1",
                "input()"),
-    )  # fmt: skip
+    )
     first, second = ex.run_many([(OK, noisy), (OK, ["assert f() == 1"])])
     assert [o.status for o in first.outcomes] == ["passed", "error"] and "EOFError" in first.feedback
     assert second.solved
@@ -275,7 +275,7 @@ def _run_as_nobody(code: str, home: Path) -> subprocess.CompletedProcess:
             ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", "-c",
              f"import sys; sys.path.insert(0, {str(pub)!r})\n" + code],
             env={"HOME": str(home), "PATH": "/usr/bin:/bin"}, capture_output=True, text=True, timeout=120, cwd="/",
-        )  # fmt: skip
+        )
     finally:
         shutil.rmtree(pub)
 

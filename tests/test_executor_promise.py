@@ -229,7 +229,7 @@ ANSWERS = prog("""
         ("assert box() == 1", False),  # never equal to the test's own data
         ("assert mapping() == {'k': 1}", False),
     ],
-)  # fmt: skip
+)
 def test_a_program_object_answers_for_itself_as_in_one_process(ex, test, passes):
     res = ex.run(ANSWERS, [test])
     assert res.solved == passes, res.feedback

@@ -19,9 +19,9 @@ from murphy_lab.executor import Executor, IOTest, TestSuite
 from murphy_lab.tasks.convert import pytest_file_suite
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-STACK = "class Stack:\n    def __init__(self):\n        self.items = []\n    def push(self, x):\n        self.items.append(x)\n    def __len__(self):\n        return len(self.items)\n"  # fmt: skip
-COUNTER = "class Counter:\n    def __init__(self):\n        self.value = 0\n    def increment(self):\n        self.value += 1\n"  # fmt: skip
-REGISTRY = "_items = []\ndef register(x):\n    _items.append(x)\ndef count():\n    return len(_items)\ndef clear():\n    _items.clear()\n"  # fmt: skip
+STACK = "class Stack:\n    def __init__(self):\n        self.items = []\n    def push(self, x):\n        self.items.append(x)\n    def __len__(self):\n        return len(self.items)\n"
+COUNTER = "class Counter:\n    def __init__(self):\n        self.value = 0\n    def increment(self):\n        self.value += 1\n"
+REGISTRY = "_items = []\ndef register(x):\n    _items.append(x)\ndef count():\n    return len(_items)\ndef clear():\n    _items.clear()\n"
 
 # correct programs: real pytest passes every test id; before, each scored below 1
 FALSE_FAILURES = {
@@ -57,9 +57,9 @@ FALSE_FAILURES = {
     "capsys reads what the program printed": (
         "from solution import hello\n\ndef test_hello(capsys):\n    hello('bob')\n    assert capsys.readouterr().out == 'hi bob\\n'\n",
         "def hello(name):\n    print('hi', name)\n", {"test_hello": "passed"}),
-}  # fmt: skip
+}
 OBJECTS = ("len of a program object", "str of a program object", "truth of a linked list's nodes",
-           "== between two dataclass objects of the program")  # fmt: skip
+           "== between two dataclass objects of the program")
 
 WRONG_ADD = "def add(a, b):\n    return a + b if a < 5 else 0\n"  # right only for small a
 # wrong programs: real pytest fails a test id; before, the test that catches them was dropped and they got 1.0
@@ -100,7 +100,7 @@ FALSE_PASSES = {
         "        self.box.close()\n        self.assertEqual(self.box.items, [1])\n",
         "class Box:\n    def __init__(self):\n        self.items, self.closed = [], False\n    def put(self, x):\n"
         "        self.items.append(x)\n    def close(self):\n        pass\n", {"TestBox::test_put": "failed"}),
-}  # fmt: skip
+}
 
 
 def _kodcode_style():
@@ -157,12 +157,12 @@ def test_a_failure_is_reported_by_pytests_explanation_and_the_program_traceback(
 
 def test_each_test_id_has_its_own_clock_and_a_timeout_ends_only_its_program_process(executor):
     test = ("import pytest\nfrom solution import f\n\n@pytest.fixture(scope='module')\ndef base():\n    return 1\n\n"
-            "@pytest.mark.parametrize('x', [1, 2, 3])\ndef test_f(base, x):\n    assert f(x) == x + base\n")  # fmt: skip
+            "@pytest.mark.parametrize('x', [1, 2, 3])\ndef test_f(base, x):\n    assert f(x) == x + base\n")
     program = "def f(x):\n    while x == 2:\n        pass\n    return x + 1\n"
     suite, _ = pytest_file_suite(test, executor)
     res = executor.run(program, TestSuite(cases=suite.cases, setup=suite.setup, runner="pytest", timeout=0.5))
     assert [(o.test, o.status) for o in res.outcomes] == [("test_f[1]", "passed"), ("test_f[2]", "timeout"),
-                                                          ("test_f[3]", "passed")]  # fmt: skip
+                                                          ("test_f[3]", "passed")]
 
 
 def test_a_file_pytest_cannot_collect_with_this_program_is_the_loading_verdict_of_every_id(executor):
@@ -190,7 +190,7 @@ def test_the_program_cannot_skip_xfail_or_interrupt_its_way_to_a_pass(executor):
                     "import pytest\ndef f():\n    pytest.exit('done', returncode=0)\n",
                     "import unittest\ndef f():\n    raise unittest.SkipTest('no')\n",
                     "def f():\n    raise KeyboardInterrupt\n",
-                    "import sys\ndef f():\n    sys.exit(0)\n"):  # fmt: skip
+                    "import sys\ndef f():\n    sys.exit(0)\n"):
         res = executor.run(program, suite)
         assert res.passed == 0 and res.total == 2, (program, res.feedback)
 
@@ -200,7 +200,7 @@ def test_a_conftest_or_ini_file_the_program_writes_is_not_read(executor):
     program = ("import os, tempfile\ndef plant():\n    hook = 'def pytest_runtest_makereport(item, call):\\n    call.excinfo = None\\n'\n"
                "    for d in {os.getcwd(), tempfile.gettempdir(), '/tmp'}:\n        for name in ('conftest.py', 'pytest.ini'):\n"
                "            try:\n                open(os.path.join(d, name), 'w').write(hook if name.endswith('.py') else '[pytest]\\naddopts = -p no:python\\n')\n"
-               "            except OSError:\n                pass\n")  # fmt: skip
+               "            except OSError:\n                pass\n")
     suite, _ = pytest_file_suite(test, executor)
     for _ in range(2):
         assert executor.run(program, suite).passed == 0
@@ -223,7 +223,7 @@ def test_the_collection_census_counts_what_pytest_collected():
     [("def test_a(:\n    pass\n", "does not parse"), ("def helper():\n    pass\n", "collected no test"),
      ("import no_such_module_here\n\ndef test_a():\n    pass\n", "No module named 'no_such_module_here'"),
      ("import pytest\n\n@pytest.fixture\ndef f():\n    return 1\n\n@pytest.mark.parametrize('f', [1])\ndef test_a(f):\n    pass\n", "")],
-)  # fmt: skip
+)
 def test_a_file_pytest_cannot_collect_is_refused_with_its_reason(test, reason):
     if not reason:  # pytest collects it (a parameter overrides the fixture): no refusal
         assert pytest_file_suite(test)[0].cases == ("test_a[1]",)

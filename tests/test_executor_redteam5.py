@@ -490,7 +490,7 @@ def test_lcb_programs_get_lcb_runners_int_digit_limit(ex):
     assert ex.run(lcb_stdin("print(10 ** 5000)\n"), suite).solved
     # and the test side compares under it: a functional test whose expected value is a 5,000-digit literal
     functional = TestSuite(cases=(f"assert str(f()) == '1' + '0' * 5000 and f() == {'1' + '0' * 5000}",),
-                           compare="livecodebench", timeout=6.0)  # fmt: skip
+                           compare="livecodebench", timeout=6.0)
     assert ex.run("def f():\n    return 10 ** 5000\n", functional).solved
 
 

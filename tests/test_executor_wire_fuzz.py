@@ -91,7 +91,7 @@ _CLOSED = (
     zoneinfo.ZoneInfo, type({}.keys()), type({}.values()), type({}.items()), wire.NamedTupleValue,
     wire.ProgramModule, wire.MatchValue, BaseException, type(iter([])), type,
     *((np.ndarray, np.generic) if np is not None else ()),
-)  # fmt: skip
+)
 
 
 class _Ref:

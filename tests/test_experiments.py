@@ -49,7 +49,7 @@ def fakes():
 def test_run_key_changes_with_each_config_field():
     base = X.run_key(exp())
     for change in (dict(seed=1), dict(method="grpo_mt"), dict(credit="mers"), dict(gamma=0.9, credit="mers"),
-                   dict(pruning="interp"), dict(benchmarks=("HumanEval",)), dict(scaffold="lats"), dict(runs=5)):  # fmt: skip
+                   dict(pruning="interp"), dict(benchmarks=("HumanEval",)), dict(scaffold="lats"), dict(runs=5)):
         assert X.run_key(exp(**change)) != base, change
 
 
@@ -97,7 +97,7 @@ def test_model_paths_replace_training(tmp_path, fakes):
 
 def _seeds_by_variants():
     return X.plan("smoke", methods=("murphy",), seeds=(0, 1), variants=({}, {"credit": "mers", "gamma": 0.9}),
-                  backend="real")  # fmt: skip
+                  backend="real")
 
 
 def test_model_paths_give_each_run_of_seeds_and_variants_its_own_checkpoint(tmp_path, fakes):
@@ -123,7 +123,7 @@ def test_model_paths_key_serving_several_runs_is_refused_in_one_line(tmp_path, f
 def test_model_paths_key_naming_no_run_is_refused(tmp_path, fakes):
     with pytest.raises(ValueError, match="names no run of this plan .*did you mean 'tiny/murphy/mars/seed0'"):
         X.run_all(_seeds_by_variants(), tmp_path, train=False, model_paths={"tiny/murphy/marz/seed0": "/x"},
-                  **fakes.kw())  # fmt: skip
+                  **fakes.kw())
 
 
 def test_model_paths_train_key_and_short_key_for_a_single_run(tmp_path, fakes):
@@ -135,7 +135,7 @@ def test_model_paths_train_key_and_short_key_for_a_single_run(tmp_path, fakes):
 
 def test_table_says_where_each_checkpoint_came_from(tmp_path, fakes):
     runs = [X.run_experiment(exp(), tmp_path, **fakes.kw()), X.run_experiment(exp(method="base"), tmp_path,
-            **fakes.kw()), X.run_experiment(exp(scaffold="lats"), tmp_path, **fakes.kw())]  # fmt: skip
+            **fakes.kw()), X.run_experiment(exp(scaffold="lats"), tmp_path, **fakes.kw())]
     df = X.results_frame(runs).drop_duplicates("run_key")
     assert list(df["trained"]) == ["now", "base", "reused"]
     assert list(df["model_source"])[:2] == ["trained here", "profile base model"]
@@ -354,7 +354,7 @@ def test_train_config_maps_methods_and_pruning_budgets():
 @pytest.mark.parametrize("method, variant", [("grpo", {}), ("grpo_mt", {}), ("murphy", {}),
                                              ("murphy", {"credit": "mers", "gamma": 0.9}),
                                              ("murphy", {"credit": "mers", "gamma": 1.0}),
-                                             ("murphy", {"pruning": "intrap"}), ("murphy", {"pruning": "interp"})])  # fmt: skip
+                                             ("murphy", {"pruning": "intrap"}), ("murphy", {"pruning": "interp"})])
 def test_every_paper_run_has_a_training_recipe(method, variant):
     for model in RECIPE_DIRS:
         path = recipe_path(X.Experiment("paper", model, method, **variant))
@@ -370,10 +370,10 @@ def test_pruning_variants_run_both_backup_orders_and_one_unpruned_row():
     variants = X.pruning_variants()
     assert variants == [{"pruning": "none"}, {"pruning": "intrap", "backup_on": "full"},
                         {"pruning": "intrap", "backup_on": "pruned"}, {"pruning": "interp", "backup_on": "full"},
-                        {"pruning": "interp", "backup_on": "pruned"}]  # fmt: skip
+                        {"pruning": "interp", "backup_on": "pruned"}]
     exps = X.plan("smoke", methods=["murphy"], variants=variants)
     assert [e.variant for e in exps] == ["mars", "mars+intrap", "mars+intrap+backup_pruned", "mars+interp",
-                                         "mars+interp+backup_pruned"]  # fmt: skip
+                                         "mars+interp+backup_pruned"]
     assert len({X.train_key(e) for e in exps}) == 5
 
 
@@ -407,7 +407,7 @@ def test_setup_stops_the_paper_profile_without_cuda_before_anything_is_planned(t
 
 def test_setup_resolves_the_notebook_parameters(tmp_path):
     s = X.setup("toy", tmp_path / "results", tmp_path / "cache", train=False, backend="stand-in",
-                model_paths={"toy": "/m"}, train_overrides={"max_steps": 3, "g1": 2}, torch_threads=None)  # fmt: skip
+                model_paths={"toy": "/m"}, train_overrides={"max_steps": 3, "g1": 2}, torch_threads=None)
     assert s.out == tmp_path / "results" / "toy" and s.backend == "stand-in"
     assert s.overrides == (("max_steps", 40), ("g1", 2), ("max_steps", 3))  # the profile's, then the notebook's
     assert s.run_kw["cache_dir"] == tmp_path / "cache" / "toy" and s.run_kw["train"] is False
@@ -421,7 +421,7 @@ def test_setup_runs_and_collects_through_the_same_session(tmp_path):
     exps = s.plan(methods=("base", "murphy"))
     assert [r.cached for r in s.run(exps)] == [False, False]
     again = X.setup("smoke", tmp_path / "results", tmp_path / "cache", backend="stand-in", from_cache_only=True,
-                    torch_threads=None)  # fmt: skip
+                    torch_threads=None)
     assert [r.experiment for r in again.run(exps)] == exps
 
 

@@ -54,10 +54,10 @@ def mbpp_release(folder: Path) -> Path:
     folder.mkdir()
     add = {"code": "def add(a, b):\n    return a + b\n", "test_list": ["assert add(1, 2) == 3"]}
     full = [{"task_id": i, "text": f"Add ({i}).", "test_setup_code": "", "challenge_test_list": [], **add}
-            for i in (11, 12, 13)]  # fmt: skip
+            for i in (11, 12, 13)]
     (folder / "mbpp.jsonl").write_text("".join(json.dumps(r) + "\n" for r in full))
     sanitized = [{"task_id": i, "prompt": f"Add ({i}).", "source_file": "x", "test_imports": [], **add}
-                 for i in (11, 12, 13)]  # fmt: skip
+                 for i in (11, 12, 13)]
     (folder / "sanitized-mbpp.json").write_text(json.dumps(sanitized))
     return folder
 
@@ -81,7 +81,7 @@ def test_every_command_of_the_page_runs_as_written(tmp_path, tiny_model_path):
                 assert result.returncode == 0, f"{line}\n{result.output[-3000:]}"
             else:  # a GPU step: its one line here
                 assert result.returncode != 0 and re.search(refusal, result.output.strip(), re.M), \
-                    f"{line}\n{result.output[-3000:]}"  # fmt: skip
+                    f"{line}\n{result.output[-3000:]}"
         assert len(ran) >= 18
 
         manifest = json.loads((walk.dir / "data" / "manifest.json").read_text())["datasets"]
@@ -120,7 +120,7 @@ def test_the_check_offline_names_the_hub_clients_download_command(tmp_path):
 def test_the_hub_clients_current_command_is_named_everywhere():
     """`huggingface-cli` is the hub client's old name; the installed client ships `hf`."""
     files = [p for p in [*ROOT.glob("docs/*.md"), ROOT / "README.md", *ROOT.glob("murphy_lab/**/*.py"),
-                         *ROOT.glob("reproduce/configs/launch/*")] if p.is_file()]  # fmt: skip
+                         *ROOT.glob("reproduce/configs/launch/*")] if p.is_file()]
     assert not [str(p) for p in files if "huggingface-cli" in p.read_text()]
     assert (Path(sys.prefix) / "bin" / "hf").exists()
     done = subprocess.run([str(Path(sys.prefix) / "bin" / "hf"), "download", "--help"], capture_output=True, text=True)

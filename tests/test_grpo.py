@@ -173,7 +173,7 @@ def test_token_logps_is_the_log_softmax_of_each_next_token():
     model, ids = TinyLM(), torch.tensor([[1, 4, 2, 6], [3, 3, 0, 5]])
     got = token_logps(model, ids)
     by_hand = [[torch.log_softmax(model.table.weight[ids[b, t - 1]], -1)[ids[b, t]].item() for t in range(1, 4)]
-               for b in range(2)]  # fmt: skip
+               for b in range(2)]
     assert got.shape == (2, 3)
     torch.testing.assert_close(got, torch.tensor(by_hand))
 

@@ -25,7 +25,7 @@ HELDOUT = "docs/examples/own_tasks/heldout.jsonl"
 def lora_run(tmp_path_factory, tiny_model_path):
     run = tmp_path_factory.mktemp("lora") / "run"
     train_main(["--profile", "smoke", "--threads", "1", "--output-dir", str(run), "--set", f"model={tiny_model_path}",
-                "use_peft=true", "lora_target_modules=all-linear", "max_steps=1", "save_steps=1"])  # fmt: skip
+                "use_peft=true", "lora_target_modules=all-linear", "max_steps=1", "save_steps=1"])
     return run
 
 
@@ -41,7 +41,7 @@ def test_a_lora_run_is_evaluated_as_its_base_plus_adapter_and_merged_the_same(lo
     plain = eval_main(["--model", str(merged), "--like", str(lora_run), "--output-dir", str(tmp_path / "ev"), *flags])
     pd.testing.assert_frame_equal(adapter, plain)
     same = [[json.loads(line)["attempts"] for line in (folder / "transcripts.jsonl").read_text().splitlines()]
-            for folder in (lora_run / "eval", tmp_path / "ev")]  # fmt: skip
+            for folder in (lora_run / "eval", tmp_path / "ev")]
     assert same[0] == same[1]  # sample for sample
     base = eval_main(["--model", tiny_model_path, "--like", str(lora_run), "--output-dir", str(tmp_path / "b"), *flags])
     assert json.loads((tmp_path / "b" / "eval.json").read_text())["settings_from"] == str(lora_run) and len(base)

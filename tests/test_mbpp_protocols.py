@@ -34,7 +34,7 @@ def test_the_published_prompt_is_the_request_and_a_fenced_docstring_with_the_fir
     system, user = tool.published_messages("Write a function to add two numbers. ", "assert add(1, 2) == 3")
     assert system == {"role": "system", "content": tool.PUBLISHED_SYSTEM}
     assert user["content"] == ('Can you complete the following Python function?\n```python\n"""\n'
-                               'Write a function to add two numbers.\nassert add(1, 2) == 3\n"""\n```')  # fmt: skip
+                               'Write a function to add two numbers.\nassert add(1, 2) == 3\n"""\n```')
 
 
 def test_the_published_text_ends_with_the_prefilled_fence_after_the_assistant_turn(tiny_model_path):
@@ -42,7 +42,7 @@ def test_the_published_text_ends_with_the_prefilled_fence_after_the_assistant_tu
 
     tok = AutoTokenizer.from_pretrained(tiny_model_path)
     tok.chat_template = ("{% for m in messages %}<|{{ m.role }}|>{{ m.content }}\n{% endfor %}"
-                         "{% if add_generation_prompt %}<|assistant|>{% endif %}")  # fmt: skip
+                         "{% if add_generation_prompt %}<|assistant|>{% endif %}")
     text = _tool().published_text(tok, "Add.", "assert add(1, 2) == 3")
     assert text.endswith("<|assistant|>```python\n") and text.startswith("<|system|>")
 
@@ -51,14 +51,14 @@ def test_the_published_text_ends_with_the_prefilled_fence_after_the_assistant_tu
     ("def f(x):\n    return x\n```\nThis function returns x.", "def f(x):\n    return x"),
     ("def f(x):\n    return x\n", "def f(x):\n    return x"),  # cut before the fence closed
     ("```\n", ""),
-])  # fmt: skip
+])
 def test_the_program_of_a_published_answer_is_the_code_before_the_closing_fence(completion, program):
     assert _tool().published_program(completion).strip() == program
 
 
 @pytest.mark.parametrize("args, says", [
     (["--protocols", "original,nope"], "--protocols must name"), (["--tasks", "0"], "at least 1"),
-    (["--mbpp", "/nonexistent"], "no MBPP release files")])  # fmt: skip
+    (["--mbpp", "/nonexistent"], "no MBPP release files")])
 def test_bad_arguments_get_one_line_and_exit_2_before_anything_is_written(args, says, tmp_path, capsys):
     out = tmp_path / "out"
     assert _tool().main([*args, "--out", str(out)]) == 2
@@ -83,7 +83,7 @@ def test_the_committed_transcripts_cover_the_same_tasks_under_every_protocol():
         assert all(r["statement"] and r["tests"] and r["conditioned_on"] for r in rows)
     published = _rows("published")
     assert all(r["conditioned_on"].endswith("```python\n") and "Can you complete" in r["conditioned_on"]
-               for r in published)  # fmt: skip
+               for r in published)
 
 
 @pytest.mark.slow
@@ -96,7 +96,7 @@ def test_every_committed_verdict_is_what_the_executor_says_of_its_program():
         for r in _rows(protocol):
             name = r["program"]
             jobs.append((name, TestSuite(cases=tuple(r["tests"]), setup=r["test_setup"], timeout=3.0,
-                                         entry_points=tuple(r.get("entry_points", ())))))  # fmt: skip
+                                         entry_points=tuple(r.get("entry_points", ())))))
             verdicts.append((protocol, r["task_id"], r["passed"]))
     with Executor(timeout=3.0, workers=2) as executor:
         results = executor.run_many(jobs)

@@ -38,7 +38,7 @@ def test_importing_the_registry_and_planning_import_no_baseline():
     method's entry only when it is asked for, and `murphy_lab.methods` itself imports no method."""
     code = ("import sys, murphy_lab.methods as M; assert not [m for m in sys.modules if 'baselines' in m], 1; "
             "M.get_method('murphy'); assert not [m for m in sys.modules if 'baselines' in m], 2; "
-            "M.get_method('mucode'); assert 'murphy_lab.baselines.mucode.method' in sys.modules, 3")  # fmt: skip
+            "M.get_method('mucode'); assert 'murphy_lab.baselines.mucode.method' in sys.modules, 3")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr[-400:]
 
@@ -76,7 +76,7 @@ def test_every_method_trains_on_the_same_tasks_for_every_seed(profile, tmp_path,
     methods = [m for m in METHODS if get_method(m).trains]
     got = {(m, s): _tasks_trained_on(X.Experiment(profile, "m", m, seed=s, train_data=get_profile(profile).train_data),
                                      tmp_path, monkeypatch)
-           for m in methods for s in (0, 1, 2)}  # fmt: skip
+           for m in methods for s in (0, 1, 2)}
     (common,) = {tuple(ids) for (m, _), ids in got.items() if m != "mucode"}
     n = get_profile(profile).mucode.get("n_train_tasks", 0) or len(common)
     assert all(tuple(ids) == common[:n] for (m, _), ids in got.items() if m == "mucode")

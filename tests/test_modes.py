@@ -24,7 +24,7 @@ def advantages(tree: RolloutTree) -> list:
 def chain_tree() -> RolloutTree:
     """Two GRPO-MT chains: 0 -> 1 (solved at turn 2) and 0 -> 0."""
     return RolloutTree(Node(children=[Node(reward=0.0, children=[Node(reward=1.0)]),
-                                      Node(reward=0.0, children=[Node(reward=0.0)])]))  # fmt: skip
+                                      Node(reward=0.0, children=[Node(reward=0.0)])]))
 
 
 def test_score_tree_is_interp_intrap_credit_then_group_advantages():

@@ -31,7 +31,7 @@ torch.set_num_threads(1)
 def _n(completion: str, correct: bool, verifier: float, prompt: str = "", children=()) -> Node:
     meta = {"oracle": 1.0 if correct else 0.0, "correct": correct, "verifier": verifier}
     return Node(reward=float(correct), completion=completion, code=completion, prompt=prompt, meta=meta,
-                children=list(children))  # fmt: skip
+                children=list(children))
 
 
 def chain_tree() -> RolloutTree:
@@ -69,7 +69,7 @@ def test_reward_trainer_loss_equals_bradley_terry_loss(tmp_path):
     tok = AutoTokenizer.from_pretrained(path)
     model = AutoModelForSequenceClassification.from_pretrained(path, num_labels=1)
     rows = [{"chosen_ids": mucode.encode(tok, "x", "good"), "rejected_ids": mucode.encode(tok, "x", "bad!!")},
-            {"chosen_ids": mucode.encode(tok, "y", "ok"), "rejected_ids": mucode.encode(tok, "y", "no")}]  # fmt: skip
+            {"chosen_ids": mucode.encode(tok, "y", "ok"), "rejected_ids": mucode.encode(tok, "y", "no")}]
     args = RewardConfig(output_dir=str(tmp_path / "rm"), use_cpu=True, bf16=False, report_to=[], disable_tqdm=True,
                         **checkpointing(RewardConfig, False))  # the keyword this transformers knows
     trainer = RewardTrainer(
@@ -126,7 +126,7 @@ def test_the_reference_solution_is_never_a_candidate_of_the_expert(executor):
     from murphy_lab.policy import ScriptedPolicy
 
     task = Task(task_id="add", prompt="Write add(a, b).", visible_tests=["assert add(1, 2) == 3"],
-                hidden_tests=["assert add(2, 2) == 4"], reference=GOLD)  # fmt: skip
+                hidden_tests=["assert add(2, 2) == 4"], reference=GOLD)
     wrong = ScriptedPolicy(lambda prompt, n: ["def add(a, b):\n    return a - b\n"] * n)
     (tree,) = collect_rollouts([task], wrong, executor, rollouts=2, turns=2, progress=False)
     for c in candidates(tree):
@@ -139,7 +139,7 @@ def test_the_reference_solution_is_never_a_candidate_of_the_expert(executor):
 @pytest.mark.parametrize("build", [
     lambda: MuCodeConfig.for_profile("toy", include_reference=True),
     lambda: MuCodeConfig.from_dict({"profile": "toy", "include_reference": True}),
-])  # fmt: skip
+])
 def test_config_refuses_the_removed_gold_reference_option_with_the_reason(build):
     with pytest.raises(ValueError, match="include_reference was removed: .*SAMPLED candidates only"):
         build()
@@ -165,7 +165,7 @@ class _Exec:
         from murphy_lab.executor.types import ExecutionResult
 
         return [ExecutionResult(reward=float("right" in p), passed=int("right" in p), total=1,
-                                status="passed" if "right" in p else "failed", feedback="no") for p, _ in jobs]  # fmt: skip
+                                status="passed" if "right" in p else "failed", feedback="no") for p, _ in jobs]
 
 
 def test_verifier_best_of_n_holds_the_candidate_the_verifier_scores_highest():
@@ -221,7 +221,7 @@ def smoke_run(tmp_path_factory):
     base, tasks = build_smoke(out.parent)
     with Executor(timeout=2, workers=2) as executor:
         final = run_mucode(MuCodeConfig.for_profile("smoke"), out, model=base, tasks=tasks, executor=executor,
-                           progress=False)  # fmt: skip
+                           progress=False)
         yield dict(out=out, final=final, base=base, tasks=tasks, executor=executor)
 
 
@@ -257,14 +257,14 @@ def test_resume_skips_every_finished_stage(smoke_run, monkeypatch):
     for name in ("collect_rollouts", "train_verifier", "relabel", "sft_generator", "evaluate_mucode"):
         monkeypatch.setattr(f"murphy_lab.baselines.mucode.pipeline.{name}", boom)  # the names the stages call
     again = run_mucode(MuCodeConfig.for_profile("smoke"), smoke_run["out"], resume=True, model=smoke_run["base"],
-                       tasks=smoke_run["tasks"], executor=smoke_run["executor"], progress=False)  # fmt: skip
+                       tasks=smoke_run["tasks"], executor=smoke_run["executor"], progress=False)
     assert again == smoke_run["final"]
 
 
 def test_run_refuses_a_used_output_dir_without_resume(smoke_run):
     with pytest.raises(FileExistsError, match="resume"):
         run_mucode(MuCodeConfig.for_profile("smoke"), smoke_run["out"], model=smoke_run["base"],
-                   tasks=smoke_run["tasks"], executor=smoke_run["executor"], progress=False)  # fmt: skip
+                   tasks=smoke_run["tasks"], executor=smoke_run["executor"], progress=False)
 
 
 def test_cli_reads_the_config_file_and_lets_profile_and_resume_through(tmp_path, monkeypatch):
@@ -277,7 +277,7 @@ def test_cli_reads_the_config_file_and_lets_profile_and_resume_through(tmp_path,
     )
     (tmp_path / "c.yaml").write_text("method: mucode\nprofile: toy\nbest_of_n: 3\n")
     cli.main(["--config", str(tmp_path / "c.yaml"), "--output-dir", str(tmp_path / "o"), "--profile", "smoke",
-              "--resume"])  # fmt: skip
+              "--resume"])
     assert (seen["cfg"].profile, seen["cfg"].best_of_n, seen["cfg"].rollouts, seen["resume"]) == (
         "smoke",
         3,
@@ -293,7 +293,7 @@ def test_train_verifier_learns_to_rank_the_chosen_response_higher(tmp_path, loss
     base = build_tiny_model(tmp_path / "tiny")
     pairs = [{"prompt": "x", "chosen": "return 1", "rejected": "retrun !"}] * 8
     stats = mucode.train_verifier(pairs, base, tmp_path / "v", loss=loss, lr=1e-2, epochs=4, batch_size=4,
-                                  grad_accum=1, trl_kwargs={"logging_steps": 1})  # fmt: skip
+                                  grad_accum=1, trl_kwargs={"logging_steps": 1})
     good, bad = mucode.Verifier(tmp_path / "v" / "model").score(["x", "x"], ["return 1", "retrun !"])
     assert stats["trained"] and stats["loss_type"] == loss and good > bad
 

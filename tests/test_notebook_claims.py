@@ -51,7 +51,7 @@ def _load(path: Path) -> dict:
 
 def _sources(nb: dict) -> list[tuple[str, str]]:
     return [(c["cell_type"], "".join(c["source"])) for c in nb["cells"] if "injected-parameters" not in
-            c.get("metadata", {}).get("tags", [])]  # fmt: skip
+            c.get("metadata", {}).get("tags", [])]
 
 
 def test_marked_blocks_are_found_with_or_without_a_note():
@@ -109,7 +109,7 @@ def test_freeze_bars_writes_each_bars_final_line():
     state = {ids[0]: {"model_name": "HBoxModel", "state": {"children": [f"IPY_MODEL_{i}" for i in ids[1:]]}},
              ids[1]: {"model_name": "HTMLModel", "state": {"value": "grpo seed 0:\u2007100%"}},
              ids[2]: {"model_name": "FloatProgressModel", "state": {"value": 40.0, "max": 40.0}},
-             ids[3]: {"model_name": "HTMLModel", "state": {"value": "\u200740/40\u2007[00:20&lt;00:00]"}}}  # fmt: skip
+             ids[3]: {"model_name": "HTMLModel", "state": {"value": "\u200740/40\u2007[00:20&lt;00:00]"}}}
     nb = {"metadata": {"widgets": {"application/vnd.jupyter.widget-state+json": {"state": state}}},
           "cells": [{"cell_type": "code", "outputs": [{"output_type": "display_data", "data": {
               "application/vnd.jupyter.widget-view+json": {"model_id": ids[0]}, "text/plain": ["0/40 [00:00<?]"]}}]}]}

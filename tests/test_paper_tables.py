@@ -13,7 +13,7 @@ def results(rows):
     for model, method, bench, diff, k, seed, p in rows:
         out.append(dict(model=model, method=method, variant="mars" if method == "murphy" else "-", credit="mars",
                         gamma=1.0, pruning="none", scaffold="reflexion", benchmark=bench, difficulty=diff, k=k,
-                        seed=seed, **{"pass@1": p}, std=1.5, backend="real"))  # fmt: skip
+                        seed=seed, **{"pass@1": p}, std=1.5, backend="real"))
     return pd.DataFrame(out)
 
 
@@ -104,12 +104,12 @@ def test_main_table_compares_cells_the_paper_reports():
     agg = T.aggregate(results([("Qwen3-4B", "murphy", "LCB-v6", "hard", 5, 0, 25.29)]))
     comp = T.main_tables(agg)[2].frame
     assert comp.to_dict("records") == [dict(model="Qwen3-4B", benchmark="LCB-v6 Hard", iter=5, method="Murphy (MaRS)",
-                                            ours="25.29 ± 1.50", paper="24.29 ± 0.38", diff_pp=1.0)]  # fmt: skip
+                                            ours="25.29 ± 1.50", paper="24.29 ± 0.38", diff_pp=1.0)]
 
 
 def test_main_table_notes_label_what_the_paper_does_not_state():
     agg = T.aggregate(results([("Qwen3-4B", m, "MBPP", "all", 3, s, 70.0 + s) for s in (0, 1)
-                               for m in ("murphy", "mucode")]))  # fmt: skip
+                               for m in ("murphy", "mucode")]))
     ours, theirs, comp = T.main_tables(agg)
     assert any(n.startswith("µCode: the plain Iter-k pass@1") and "best-of-N" in n for n in ours.notes)
     assert any("does not say over what" in n and "sample std (n − 1)" in n for n in theirs.notes)
@@ -157,7 +157,7 @@ def test_write_tables_writes_csv_markdown_and_latex(tmp_path):
     agg = T.aggregate(results([("toy", "murphy", "toy", "all", 1, 0, 10.0)]))
     paths = T.write_tables(T.main_tables(agg), tmp_path, "main_table")
     assert {p.name for p in tmp_path.iterdir()} == {"main_table.csv", "main_table_paper.csv", "main_table_vs_paper.csv",
-                                                    "main_table.md", "main_table.tex"}  # fmt: skip
+                                                    "main_table.md", "main_table.tex"}
     assert pd.read_csv(paths["main_table"])["Murphy (MaRS)"].tolist() == ["10.00 ± 1.50"]
     assert "| model | benchmark | Iter-k |" in paths["md"].read_text()
 
@@ -175,7 +175,7 @@ def test_pruning_cost_is_per_tree_and_per_step():
     metrics = pd.DataFrame([
         dict(method="murphy", pruning="none", generated=True, trees=2, **{"trajectories/kept": 144, "trajectories/total": 144, "time/optimization_s": 2.0, "time/step_s": 8.0}),
         dict(method="murphy", pruning="interp", generated=True, trees=2, **{"trajectories/kept": 80, "trajectories/total": 144, "time/optimization_s": 1.0, "time/step_s": 6.0}),
-    ])  # fmt: skip
+    ])
     cost = T.pruning_cost(metrics).set_index("pruning")
     assert tuple(cost.loc["interp"]) == (40.0, 72.0, 1.0, 6.0)
 
@@ -230,9 +230,9 @@ def test_main_table_notes_a_runnable_method_that_was_not_run():
 def test_pruning_table_has_a_row_per_backup_order():
     rows = results([("toy", "murphy", "toy", "all", 1, 0, 10.0)] * 3)
     rows = rows.assign(pruning=["none", "interp", "interp"],
-                       variant=["mars", "mars+interp", "mars+interp+backup_pruned"])  # fmt: skip
+                       variant=["mars", "mars+interp", "mars+interp+backup_pruned"])
     metrics = pd.DataFrame([dict(method="murphy", pruning=p, backup_on=b, **{"time/optimization_s": t})
-                            for p, b, t in (("none", "full", 2.0), ("interp", "full", 1.0), ("interp", "pruned", 1.5))])  # fmt: skip
+                            for p, b, t in (("none", "full", 2.0), ("interp", "full", 1.0), ("interp", "pruned", 1.5))])
     ours = T.ablation_pruning_tables(T.aggregate(rows), metrics)[0].frame.set_index("variant")
     assert ours.loc["InterP", "optim. s/step"] == "1.00 (-50.0%)"
     assert ours.loc["InterP, backup on pruned", "optim. s/step"] == "1.50 (-25.0%)"

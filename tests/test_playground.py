@@ -43,7 +43,7 @@ def _figure(box) -> bytes:
 def box():
     # the notebook's built-in trees: the informative-failure example and two 72-trajectory trees
     trees = {"informative failure": informative_failure_tree(), "72 (seed 0)": paper_tree(seed=0),
-             "72 (seed 1)": paper_tree(seed=1)}  # fmt: skip
+             "72 (seed 1)": paper_tree(seed=1)}
     return playground(trees)
 
 

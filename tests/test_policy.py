@@ -315,7 +315,7 @@ def test_chunked_models_are_reassembled_in_order_and_checked_against_the_recorde
     whole = b"".join(p.read_bytes() for p in parts)
     spec = packaged.PackagedModel(name="m", title="M", hub_id="o/m", gguf_file="m.gguf", folder="m",
                                   packages=tuple((f"p{i}", "1", p.name) for i, p in enumerate(parts)),
-                                  sha256=hashlib.sha256(whole).hexdigest())  # fmt: skip
+                                  sha256=hashlib.sha256(whole).hexdigest())
     monkeypatch.setattr(packaged, "package_files", lambda m: parts)
     (tmp_path / "work").mkdir()
     gguf = packaged.gguf_path(spec, tmp_path / "work")
@@ -354,7 +354,7 @@ class CharTokens:
     ("Use ``` fences, e.g. ```python", False),  # fences inside a line open nothing
     ("Install it:\n```bash\npip install numpy\n```", False),  # a shell block is not the program
     ("Install it:\n```bash\npip install numpy\n```\n\n```python\nimport numpy\n```", True),
-])  # fmt: skip
+])
 def test_a_row_stops_once_its_first_code_block_is_closed(text, done):
     from murphy_lab.policy.hf import CodeBlockClosed
 

@@ -229,7 +229,7 @@ def test_prefix_sharing_stays_exact_under_lora(tmp_path, tiny_model_path):
 
     cfg = MurphyConfig.for_profile("smoke", model=tiny_model_path, max_steps=1, num_iterations=2,
                                    max_completion_length=12, use_peft=True, lora_r=4,
-                                   lora_target_modules=["q_proj", "v_proj"])  # fmt: skip
+                                   lora_target_modules=["q_proj", "v_proj"])
     args = cfg.to_grpo_config(tmp_path / "run", save_strategy="no", disable_tqdm=True)
     tr = MurphyTrainer(model=tiny_model_path, args=args, murphy=cfg, tasks=smoke_tasks(), executor=object())
     tr.model.train()

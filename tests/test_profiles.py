@@ -41,7 +41,7 @@ def test_the_toy_profile_trains_on_its_train_tasks_count(tmp_path):
 def test_config_and_mucode_read_their_presets_from_the_registry(monkeypatch):
     toy = get_profile("toy")
     monkeypatch.setitem(profiles.PROFILES, "toy", profiles.Profile(
-        "toy", trainer={**toy.trainer, "g1": 2}, mucode={**toy.mucode, "rollouts": 3}))  # fmt: skip
+        "toy", trainer={**toy.trainer, "g1": 2}, mucode={**toy.mucode, "rollouts": 3}))
     assert (MurphyConfig.for_profile("toy").g1, MuCodeConfig.for_profile("toy").rollouts) == (2, 3)
 
 

@@ -64,7 +64,7 @@ def test_trainer_rewards_run_the_program(tmp_path, tiny_model_path, executor):
 
     tasks = [functional_task(), stdin_task()]
     cfg = MurphyConfig.for_profile("smoke", model=tiny_model_path, g1=2, g2=1, turns=1, mode="grpo",
-                                   per_device_train_batch_size=4, max_steps=1)  # fmt: skip
+                                   per_device_train_batch_size=4, max_steps=1)
     args = cfg.to_grpo_config(tmp_path / "run", save_strategy="no", disable_tqdm=True)
     rec = Recorder(executor)
     trainer = MurphyTrainer(model=tiny_model_path, args=args, murphy=cfg, tasks=tasks, executor=rec)
@@ -95,7 +95,7 @@ def test_mucode_best_of_n_runs_the_program(selection, executor):
 
     sc = VerifierBestOfN(Verifier(), n=2, selection=selection)
     df = evaluate(always(FUNCTIONAL_SOLUTION), [functional_task()], executor, iters=(1,), runs=1, scaffold=sc,
-                  progress=False)  # fmt: skip
+                  progress=False)
     assert set(df["pass@1"]) == {100.0}
 
 

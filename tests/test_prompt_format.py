@@ -39,7 +39,7 @@ TRAINED = [m for m in default_methods(PAPER) if get_method(m).trains]  # the bas
 CPU = (("use_vllm", False), ("bf16", False), ("report_to", "none"))  # the recipes' GPU settings, off for a CPU test
 TASKS = [Task(f"t/{i}", f"Write add{i}(a, b) that returns a + b + {i}.", visible_tests=[f"assert add{i}(1, 2) == {3 + i}"],
               hidden_tests=[f"assert add{i}(2, 2) == {4 + i}"], reference=f"def add{i}(a, b):\n    return a + b + {i}\n")
-         for i in range(4)]  # fmt: skip
+         for i in range(4)]
 
 
 class Seen(Exception):
@@ -160,7 +160,7 @@ def test_generation_length_per_turn_is_the_profiles_one_value(profile, method):
 @pytest.mark.parametrize("method, option, value", [
     ("mucode", "chat", False), ("murphy", "chat", False), ("grpo", "chat_template_kwargs", {}),
     ("reveal", "chat", False), ("mucode", "max_new_tokens", 2048), ("murphy", "max_completion_length", 2048),
-])  # fmt: skip
+])
 def test_a_training_format_that_evaluation_does_not_use_is_refused_naming_the_option(method, option, value, tmp_path):
     exp = paper_exp("Qwen3-1.7B", method, overrides=((option, value),))
     shown = "max_new_tokens" if option == "max_completion_length" else option

@@ -129,7 +129,7 @@ def test_every_training_and_evaluation_path_reads_an_answer_the_same_way():
         "trainer, mucode rollouts": answer_extractor([code_task]),  # MurphyTrainer._grow, mucode.collect_rollouts
         "reflexion": Reflexion().extract, "lats": LATS().extract, "dot": DoT().extract,
         "mucode best-of-n": VerifierBestOfN(None, n=1, selection="random").extract,
-    }  # fmt: skip
+    }
     read = {name: fn(CHAT_ANSWER) for name, fn in readers.items()}
     assert set(read.values()) == {extract_program(CHAT_ANSWER)} == {"def add(a, b):\n    return a + b\n"}
     assert extract_code(CHAT_ANSWER) != read["trainer, mucode rollouts"]  # the reading training used before: prose and all
@@ -254,11 +254,11 @@ def test_a_refinement_prompt_within_budget_in_bytes_is_not_tokenized():
 
 # --- what SmolLM2-135M-Instruct really wrote (tests/fixtures/smollm2_completions.json; docs/real_model.md) -----
 REAL = {c["name"]: c for c in json.loads((Path(__file__).parent / "fixtures" / "smollm2_completions.json")
-                                          .read_text())["completions"]}  # fmt: skip
+                                          .read_text())["completions"]}
 
 
 @pytest.mark.parametrize("name", ["code_then_closing_fence_then_prose", "code_then_closing_fence_then_output_block",
-                                  "mbpp_code_then_closing_fence_then_prose"])  # fmt: skip
+                                  "mbpp_code_then_closing_fence_then_prose"])
 def test_code_closed_by_a_fence_it_never_opened_is_the_program(name):
     completion = REAL[name]["completion"]
     code = completion[: completion.index("\n```")]  # everything before the model's first (closing) fence
@@ -274,7 +274,7 @@ def test_a_bare_fence_after_prose_still_opens_a_block():
 @pytest.mark.parametrize("name, kept", [
     ("truncated_in_the_usage_example", "def has_close_elements"),
     ("truncated_in_a_second_function", "from typing import List"),
-])  # fmt: skip
+])
 def test_a_block_cut_by_the_length_limit_loses_only_its_unfinished_last_statement(name, kept):
     completion = REAL[name]["completion"]
     program = P.extract_program(completion)

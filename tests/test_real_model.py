@@ -55,7 +55,7 @@ def test_the_cached_folder_is_a_134_5m_llama_chat_model(folder):
     assert sum(p.numel() for p in model.parameters()) == 134_515_008
     assert tok.eos_token == "<|im_end|>" and model.generation_config.eos_token_id == tok.eos_token_id
     chat = tok.apply_chat_template([{"role": "user", "content": "hi"}], tokenize=False,
-                                   add_generation_prompt=True)  # fmt: skip
+                                   add_generation_prompt=True)
     assert chat.endswith("<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n")
     assert json.loads((folder / "source.json").read_text())["version"] == packaged.SMOLLM2.packages[0][1]
 
@@ -74,7 +74,7 @@ def test_the_cached_folder_computes_what_the_gguf_file_does(folder):
 def test_the_eval_cli_scores_the_real_model_on_humaneval_and_counts_what_it_wrote(folder, tmp_path):
     df = eval_main(["--model", REAL_MODEL, "--tasks", "humaneval", "--n-tasks", "2", "--iters", "1", "2",
                     "--runs", "1", "--max-new-tokens", "48", "--temperature", "0.7", "--timeout", "3",
-                    "--output-dir", str(tmp_path), "--threads", "1"])  # fmt: skip
+                    "--output-dir", str(tmp_path), "--threads", "1"])
     meta = json.loads((tmp_path / "eval.json").read_text())
     counts = meta["completions"]
     assert meta["model"] == REAL_MODEL and meta["n_tasks"] == 2 and list(df["k"]) == [1, 2]
@@ -95,10 +95,10 @@ def test_one_step_of_the_real_trainer_on_the_real_model(mode, folder, tmp_path, 
         model=REAL_MODEL, tasks="humaneval", chat=True, mode=mode, g1=g1, g2=g2, turns=2,
         per_device_train_batch_size=1, steps_per_generation=2, gradient_accumulation_steps=2,
         max_completion_length=48, temperature=0.7, max_steps=1, bf16=False, prefix_sharing=True, seed=0,
-    )  # fmt: skip
+    )
     args = cfg.to_grpo_config(tmp_path / "run", save_strategy="no", disable_tqdm=True)
     trainer = MurphyTrainer(model=cfg.model, args=args, murphy=cfg, tasks=load_tasks("humaneval")[:1],
-                            executor=executor)  # fmt: skip
+                            executor=executor)
     trainer.train()
 
     tree = load_trees(tmp_path / "run" / "trees" / "step_000001.jsonl")[0]
@@ -107,7 +107,7 @@ def test_one_step_of_the_real_trainer_on_the_real_model(mode, folder, tmp_path, 
     assert all(n.completion.strip() and 0.0 <= n.reward <= 1.0 and n.status for n in tree.nodes())
     for v in failed:  # each refinement was sampled from q = [task, v's code, v's feedback]
         assert all(v.code.strip()[:30] in u.prompt and v.feedback.strip()[:30] in u.prompt
-                   for u in v.children)  # fmt: skip
+                   for u in v.children)
     line = json.loads((tmp_path / "run" / "metrics.jsonl").read_text().splitlines()[0])
     assert line["trajectories/kept"] == len(tree)
     assert math.isfinite(line["trl/loss"]) and math.isfinite(line["trl/grad_norm"])

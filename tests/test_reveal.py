@@ -122,7 +122,7 @@ def test_the_candidate_is_judged_on_valid_tests_with_expected_vs_actual(executor
 def test_runtime_errors_and_compile_errors_reach_the_feedback(executor):
     crash = "def f(x):\n    return 1 / 0\n"
     c1, c2 = check_rounds([(crash, ["assert f(2) == 4"], RIGHT, None), ("def f(x) return", ["assert f(2) == 4"],
-                                                                      RIGHT, None)], executor)  # fmt: skip
+                                                                      RIGHT, None)], executor)
     assert "ZeroDivisionError" in c1.feedback and "does not compile" in c2.feedback
 
 
@@ -237,7 +237,7 @@ def test_chat_chains_send_the_transcript_as_messages(executor):
 
 def test_reveal_own_loop_fills_the_iter_k_table(executor):
     df = evaluate_reveal(repairing_policy(), [double_task()], executor, iters=(1, 3), runs=2, progress=False,
-                         scaffold="reveal-own")  # fmt: skip
+                         scaffold="reveal-own")
     assert list(df["pass@1"]) == [0.0, 100.0] and list(df.columns[:3]) == ["difficulty", "k", "pass@1"]
 
 
@@ -266,13 +266,13 @@ def test_reveal_is_a_registered_scaffold_of_evaluate(executor):
 
     for name, want in (("reveal", [0.0, 0.0]), ("reveal-own", [0.0, 100.0])):
         df = evaluate(repairing_policy(), [double_task()], executor, iters=(1, 2), runs=1, scaffold=name,
-                      progress=False)  # fmt: skip
+                      progress=False)
         assert df.attrs["scaffold"] == name and list(df["pass@1"]) == want
 
 
 def test_the_shared_reflexion_scaffold_reads_the_generation_answer(executor):
     df = evaluate_reveal(repairing_policy(), [double_task()], executor, iters=(1, 2), runs=1, scaffold="reflexion",
-                         progress=False)  # fmt: skip
+                         progress=False)
     assert list(df["pass@1"]) == [0.0, 0.0]  # reflexion prompts have no round 2: the script never repairs
     assert df.attrs["records"][0]["attempts"][0]["code"] == WRONG  # read from <generation-answer>
 
@@ -287,7 +287,7 @@ def make_trainer(tmp_path, model_path, executor, **overrides):
     cfg = MurphyConfig.for_profile("smoke", model=model_path, **{"max_steps": 1, **overrides})
     args = cfg.to_grpo_config(tmp_path / "run", save_strategy="no", disable_tqdm=True)
     return ReVealTrainer(model=model_path, args=args, murphy=cfg, tasks=smoke_tasks(), executor=executor,
-                         reveal=ReVealConfig(rounds=2))  # fmt: skip
+                         reveal=ReVealConfig(rounds=2))
 
 
 def test_rows_are_rounds_with_one_advantage_per_token(tmp_path, tiny_model_path, executor):
@@ -328,7 +328,7 @@ def test_a_killed_run_resumed_writes_no_duplicate_metric_lines(tmp_path, tiny_mo
     from murphy_lab.smoke import smoke_tasks
 
     cfg = MurphyConfig.for_profile("smoke", model=tiny_model_path, max_steps=2, save_steps=1,
-                                   per_device_train_batch_size=4)  # fmt: skip
+                                   per_device_train_batch_size=4)
     out = tmp_path / "run"
     train_reveal(cfg, out, ReVealConfig(rounds=1), executor=executor, tasks=smoke_tasks())
     shutil.rmtree(out / "checkpoint-2")  # killed after logging step 2, before its checkpoint landed
@@ -366,7 +366,7 @@ def test_paper_profile_launches_the_reveal_recipe_like_every_other_method(tmp_pa
     # the recipe of the other methods, not MurphyConfig's dataclass defaults
     assert (recipe["use_vllm"], recipe["vllm_mode"], recipe["per_device_train_batch_size"],
             recipe["gradient_accumulation_steps"], recipe["num_train_epochs"], recipe["gradient_checkpointing"]) == (
-        True, "server", 2, 16, 2, True)  # fmt: skip
+        True, "server", 2, 16, 2, True)
     assert "rounds" not in recipe  # ReVealConfig fields go into its `reveal:` mapping, as load_recipe reads them
 
 

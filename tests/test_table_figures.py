@@ -15,7 +15,7 @@ from murphy_lab.viz.table_figures import draw_cost_bars, draw_pass_at_k
 
 def test_pass_at_k_draws_one_panel_per_benchmark_with_a_line_per_method():
     fig = draw_pass_at_k([("toy · toy", [("GRPO", [1, 3], [2.0, 4.0], [0.5, 0.5]), ("MURPHY", [1, 3], [3.0, 6.0],
-                                          [0.0, 1.0])]), ("toy · other", [("GRPO", [1], [1.0], [0.0])])])  # fmt: skip
+                                          [0.0, 1.0])]), ("toy · other", [("GRPO", [1], [1.0], [0.0])])])
     assert len(fig.axes) == 2 and fig.axes[0].get_ylim()[0] == 0
     assert [t.get_text() for t in fig.axes[1].get_legend().get_texts()] == ["GRPO"]
 

@@ -142,7 +142,7 @@ def _functional_lcb(cases: list[tuple[str, str]], func_name: str = "f"):
 
     tests = [{"input": i, "output": o, "testtype": "functional"} for i, o in cases]
     return _lcb({"public_test_cases": json.dumps(tests), "private_test_cases": "",
-                 "metadata": json.dumps({"func_name": func_name})})  # fmt: skip
+                 "metadata": json.dumps({"func_name": func_name})})
 
 
 @pytest.mark.parametrize(

@@ -50,7 +50,7 @@ def test_every_canonical_solution_as_a_body_is_a_continuation():
 
 
 @pytest.mark.parametrize("answer", [f"Here it is:\n```python\n{BODY}```\n", BODY, f"```python\n{WHOLE}```\n"],
-                         ids=["fenced body", "bare body", "whole function"])  # fmt: skip
+                         ids=["fenced body", "bare body", "whole function"])
 def test_the_evaluation_path_reads_and_passes_both_shapes(he7, executor, answer):
     from murphy_lab.evaluate import evaluate
     from murphy_lab.policy import ScriptedPolicy

@@ -31,7 +31,7 @@ def test_the_sample_keeps_every_row_whose_reference_passes_and_counts_the_rest(l
     every = {json.loads(line)["question_id"] for line in ROWS.open()}
     assert set(tasks) == every - set(KNOWN)  # capsys, unittest, fixtures, classes, parametrize: all run
     assert selection == {"rows": 12, "considered": 12, "selected": 12 - len(KNOWN),
-                         "skipped": {f"{REFERENCE_FAILS} (error)": len(KNOWN)} if KNOWN else {}}  # fmt: skip
+                         "skipped": {f"{REFERENCE_FAILS} (error)": len(KNOWN)} if KNOWN else {}}
 
 
 def test_the_reference_a_selection_keeps_passes_every_test_id(loaded, executor):
@@ -40,7 +40,7 @@ def test_the_reference_a_selection_keeps_passes_every_test_id(loaded, executor):
     assert {q: r.feedback for q, r in zip(tasks, results) if not r.solved} == {}
     cases = {q: t.hidden_tests.cases for q, t in tasks.items()}
     assert cases["Leetcode_707_I"] == ("test_search_insert[5-2-nums0]", "test_search_insert[2-1-nums0]",
-                                       "test_search_insert[7-4-nums0]", "test_search_insert[0-0-nums0]")  # fmt: skip
+                                       "test_search_insert[7-4-nums0]", "test_search_insert[0-0-nums0]")
     assert cases["Evol_808_I"] == ("TestMerge::test_merge", "TestMerge::test_single")
     assert cases["Data_1212_I"][-1] == "test_too_long"  # skipped by its mark: pytest counts it no failure
 
@@ -63,7 +63,7 @@ def test_a_program_failing_only_the_parametrized_tests_no_longer_earns_full_rewa
 def test_fixture_class_unittest_and_capsys_tests_fail_a_wrong_program(loaded, executor):
     wrong = {"Taco_404_I": "def word_count(text):\n    return {}\n", "Filter_303_I": "def flatten(nested):\n    return nested\n",
              "Evol_808_I": "def merge_intervals(intervals):\n    return intervals\n",
-             "Docs_606_C": "def print_grid(n):\n    print('#' * n)\n"}  # fmt: skip
+             "Docs_606_C": "def print_grid(n):\n    print('#' * n)\n"}
     tasks = loaded[0]
     results = executor.run_many([(tasks[q].program(c), tasks[q].hidden_tests) for q, c in wrong.items()])
     assert [(r.passed, r.total) for r in results] == [(1, 2), (1, 3), (1, 2), (0, 1)]
@@ -73,7 +73,7 @@ def test_pytest_share_counts_what_pytest_collects_and_what_passes(executor):
     share = pytest_share(str(ROWS), executor=executor)
     assert share == {"rows": 12, "collected": 12, "refused": 0, "refused_by_reason": {},
                      "uses": {"fixtures": 5, "in_classes": 2, "marked": 1, "parametrized": 4, "unittest": 1},
-                     "reference_passes": 12 - len(KNOWN), "reference_fails": {f"{REFERENCE_FAILS} (error)": len(KNOWN)} if KNOWN else {}}  # fmt: skip
+                     "reference_passes": 12 - len(KNOWN), "reference_fails": {f"{REFERENCE_FAILS} (error)": len(KNOWN)} if KNOWN else {}}
 
 
 def test_the_data_steps_manifest_records_the_selections_counts(tmp_path, monkeypatch):
@@ -84,4 +84,4 @@ def test_the_data_steps_manifest_records_the_selections_counts(tmp_path, monkeyp
     entry = manifest["datasets"]["kodcode-1k"]
     assert entry["tasks"] == 12 - len(KNOWN) and entry["files"]["kodcode/train.jsonl"]["rows"] == 12 - len(KNOWN)
     assert entry["selection"] == {"rows": 12, "considered": 12, "selected": 12 - len(KNOWN),
-                                  "skipped": {f"{REFERENCE_FAILS} (error)": len(KNOWN)} if KNOWN else {}}  # fmt: skip
+                                  "skipped": {f"{REFERENCE_FAILS} (error)": len(KNOWN)} if KNOWN else {}}

@@ -203,7 +203,7 @@ FULL_ROWS = [  # the full variant's fields (text, test_setup_code, challenge_tes
      "test_list": ["assert neg(1) == -1"], "test_setup_code": "", "challenge_test_list": []},
     {"task_id": 700, "text": "Write a function to double.", "code": "def dbl(x):\n    return 2 * x",
      "test_list": ["assert dbl(2) == 4"], "test_setup_code": "", "challenge_test_list": []},
-]  # fmt: skip
+]
 
 
 def test_mbpp_full_variant_reads_its_split_from_a_hub_layout_folder_and_carries_setup_code(tmp_path):
@@ -227,7 +227,7 @@ def test_the_paper_profile_evaluates_mbpp_on_the_full_test_split(monkeypatch):
     asked = []
     monkeypatch.setattr(profiles, "load_tasks", lambda name, **kw: asked.append((name, kw)) or
                         load_mbpp(**kw, source=[dict(r, task_id=i) for i, r in
-                                                zip(range(1, 975), FULL_ROWS[1:2] * 974)]))  # fmt: skip
+                                                zip(range(1, 975), FULL_ROWS[1:2] * 974)]))
     tasks = profiles.benchmark_tasks("paper", "MBPP")
     assert asked == [("MBPP", {"variant": "full", "split": "test"})]  # the task source "mbpp", by its table name
     assert len(tasks) == MBPP_TASKS and tasks[0].task_id == "mbpp/11" and tasks[-1].task_id == "mbpp/510"
@@ -539,7 +539,7 @@ def test_kodcode_rows_pytest_runs_are_eligible_whatever_they_use():
         kod_row("mod", test="import solution\ndef test_a():\n    assert solution.two_sum([1], 1) is None"),
         kod_row("cap", test=KOD_TEST + "\ndef test_capture(capsys):\n    print(two_sum([1, 2], 3))\n"
                 "    assert capsys.readouterr().out == '[0, 1]\\n'\n"),
-    ]  # fmt: skip
+    ]
     assert sorted(t.task_id for t in load_kodcode(n=10, source=rows)) == ["kodcode/cap", "kodcode/mod"]
 
 

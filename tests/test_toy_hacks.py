@@ -21,7 +21,7 @@ def humaneval_23():
 
     task = {t.task_id: t for t in load_tasks("humaneval")}["HumanEval/23"]
     return read_problems()["HumanEval/23"], dataclasses.replace(task, hidden_tests=dataclasses.replace(
-        task.hidden_tests, timeout=0.5))  # the time-out exploit waits for every case's limit  # fmt: skip
+        task.hidden_tests, timeout=0.5))  # the time-out exploit waits for every case's limit
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +35,7 @@ def test_the_naive_harness_pays_every_exploit_and_judges_the_controls_right(huma
     _, task = humaneval_23
     with NaiveExecutor(workers=2) as naive:
         rewards = dict(zip(programs, (v.reward for v in naive.verdicts([(p, task.hidden_tests)
-                                                                         for p in programs.values()]))))  # fmt: skip
+                                                                         for p in programs.values()]))))
     assert rewards == {**{e.name: 1.0 for e in EXPLOITS}, CONTROLS[0]: 1.0, CONTROLS[1]: 0.0}
 
 
@@ -60,12 +60,12 @@ def test_human_evals_own_harness_pays_the_exploits_that_live_in_its_process(huma
     with contextlib.redirect_stderr(io.StringIO()):
         paid = {name for name, p in programs.items() if humaneval_harness(problem, p, timeout=1.0) == 1.0}
     assert paid == {"always-equal return value", "reading the expected value from the caller's frame",
-                    "forging the verdict in the harness's memory", CONTROLS[0]}  # fmt: skip
+                    "forging the verdict in the harness's memory", CONTROLS[0]}
 
 
 @pytest.mark.parametrize("status, output, reward", [
     (0, "RESULT: 0 failed\n", 1.0), (0, "RESULT: 2 failed\n", 0.0), (1, "RESULT: 0 failed\n", 0.0),
-    (0, "", 1.0), (None, "", 0.0), (0, "RESULT: 0 failed\nRESULT: 3 failed\n", 1.0)])  # fmt: skip
+    (0, "", 1.0), (None, "", 0.0), (0, "RESULT: 0 failed\nRESULT: 3 failed\n", 1.0)])
 def test_the_naive_grader_passes_a_run_unless_it_reports_a_failure(status, output, reward):
     assert naive_verdict(status, output).reward == reward
 

@@ -180,9 +180,9 @@ def refused_without_imports(argv: list[str], cwd: Path) -> tuple[list[str], list
     """(the refusal's lines, the heavy modules imported) of `python -m murphy_lab.train ARGV`, in a fresh process."""
     code = ("import sys\nfrom murphy_lab import cli, train\ntry:\n    train.main(sys.argv[1:])\nexcept cli.Refused as e:\n"
             "    print('\\n'.join(e.problems))\nprint('IMPORTED', [m for m in ('torch', 'trl', 'transformers') if m in "
-            "sys.modules])\n")  # fmt: skip
+            "sys.modules])\n")
     done = subprocess.run([sys.executable, "-c", code, *argv], cwd=cwd, capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.returncode == 0, done.stderr[-2000:]
     *lines, imported = done.stdout.strip().splitlines()
     return lines, eval(imported.removeprefix("IMPORTED "))
@@ -193,7 +193,7 @@ def test_every_problem_of_the_command_line_is_one_line_before_any_heavy_import(t
     TRL is imported (a profile typo cost ~18 s of imports before), and nothing is written."""
     lines, imported = refused_without_imports(
         ["--profile", "smok", "--output-dir", "runs/x", "--set", "max_steps=1.5", "g3=1", "--set", "g2=2",
-         "--set", "g2=4"], tmp_path)  # fmt: skip
+         "--set", "g2=4"], tmp_path)
     assert lines == ["--set g2 is given twice ('2', then '4'); give it once", "max_steps: must be an integer, got 1.5",
                      "--set g3: unknown field 'g3'",
                      "--profile: unknown 'smok' (did you mean 'smoke'?); known: " + " | ".join(PROFILES)]
@@ -212,7 +212,7 @@ def test_a_repeated_set_list_is_merged_not_replaced(capsys):
 def test_a_wrong_type_is_refused_before_loading_and_a_resume_does_not_repeat_it(tmp_path, tiny_model_path):
     out = tmp_path / "run"
     lines, imported = refused_without_imports(["--profile", "smoke", "--output-dir", str(out), "--set",
-                                               f"model={tiny_model_path}", "max_steps=1.5"], tmp_path)  # fmt: skip
+                                               f"model={tiny_model_path}", "max_steps=1.5"], tmp_path)
     assert lines == ["max_steps: must be an integer, got 1.5"] and imported == [] and not out.exists()
     main(own_run_args(out, tiny_model_path, "max_steps=1", "save_steps=1"))
     lines, imported = refused_without_imports(["--output-dir", str(out), "--resume", "--set", "max_steps=1.5"], tmp_path)
@@ -230,7 +230,7 @@ def test_a_bare_resume_of_a_folder_that_records_no_run_is_refused_in_one_line(tm
     with pytest.raises(Refused) as err:
         main(["--output-dir", str(out), "--resume"])
     assert err.value.problems == [f"--resume: {str(out)!r} records no run (no config.yaml); check the folder, or start "
-                                  "a run there without --resume"]  # fmt: skip
+                                  "a run there without --resume"]
     assert sorted(p.name for p in tmp_path.iterdir()) == (["empty"] if folder == "empty" else [])
     assert not out.exists() or not list(out.iterdir())
 
@@ -240,7 +240,7 @@ def test_a_refused_task_file_leaves_no_run_folder(tmp_path):
     bad.write_text('{"task_id": "a", "prompt": "x"}\n')
     with pytest.raises(ValueError, match="field 'tests'"):
         main(["--profile", "smoke", "--output-dir", str(tmp_path / "run"), "--set", "tasks=jsonl",
-              f"task_args.path={bad}"])  # fmt: skip
+              f"task_args.path={bad}"])
     assert not (tmp_path / "run").exists()
 
 

@@ -186,7 +186,7 @@ def sized_trees(trainer, seed: int) -> list:
         for _ in range(n):
             comp = torch.randint(5, vocab, (int(torch.randint(2, 12, (1,), generator=g)),), generator=g).tolist()
             out.append(Node(advantage=float(torch.randn(1, generator=g)), reward=0.0,
-                            meta={"prompt_ids": prompt, "completion_ids": comp[:-1] + [eos]}))  # fmt: skip
+                            meta={"prompt_ids": prompt, "completion_ids": comp[:-1] + [eos]}))
         return out
 
     a = group(3)
@@ -216,7 +216,7 @@ def test_group_sum_is_the_sum_of_per_group_grpo_objectives_averaged_over_trees(f
     per_row = {key: step(tr, b, 1) for key, b in singles.items()}  # (token mean of ℓ, its gradient)
     want = sum(per_row[id(n)][0] / len(m) for m in groups for n in m) / len(trees)
     want_grads = [sum(per_row[id(n)][1][i] / len(m) for m in groups for n in m) / len(trees)
-                  for i in range(len(per_row[id(nodes[0])][1]))]  # fmt: skip
+                  for i in range(len(per_row[id(nodes[0])][1]))]
     set_layout(tr, "dapo", 2)
     loss, grads = step(tr, batch, 2)
     torch.testing.assert_close(loss, want, rtol=1e-5, atol=1e-7)
@@ -256,7 +256,7 @@ def test_group_sum_trains_every_mode(mode, tmp_path, tiny_model_path, executor):
     from murphy_lab.trainer import MurphyTrainer
 
     cfg = MurphyConfig.for_profile("smoke", model=tiny_model_path, loss_type="group_sum", max_steps=1,
-                                   steps_per_generation=2, gradient_accumulation_steps=2, **mode)  # fmt: skip
+                                   steps_per_generation=2, gradient_accumulation_steps=2, **mode)
     args = cfg.to_grpo_config(tmp_path / "run", save_strategy="no", disable_tqdm=True)
     tr = MurphyTrainer(model=tiny_model_path, args=args, murphy=cfg, tasks=smoke_tasks(), executor=executor)
     before = [p.detach().clone() for p in tr.model.parameters()]

@@ -101,7 +101,7 @@ def _one_seed_points(se: bool):
     rows = [dict(method="base", step=0, sampled=0, **{"pass@1": 78.5}, seed=0, final=True)]
     for method, ys in (("grpo", (80.5, 81.5)), ("murphy", (84.0, 90.5))):
         rows += [dict(method=method, step=s, sampled=n, **{"pass@1": y}, seed=0, final=s == 40)
-                 for s, n, y in zip((20, 40), (600, 1200), ys)]  # fmt: skip
+                 for s, n, y in zip((20, 40), (600, 1200), ys)]
     points = pd.DataFrame(rows)
     return points.assign(se=(points["pass@1"] * (100 - points["pass@1"]) / 200) ** 0.5) if se else points
 

@@ -81,7 +81,7 @@ class Channel:
             if len(self.classes) >= wire.MAX_CLASSES:
                 raise wire.Refused(f"objects of more than {wire.MAX_CLASSES} program types")
             body = {"__module__": module[:100], "__qualname__": name[:100], "_murphy_owner": self,
-                    "_murphy_type_id": tid, "__doc__": None}  # fmt: skip
+                    "_murphy_type_id": tid, "__doc__": None}
             if base is Ref:
                 has = {p for k, p in enumerate(_PROTOCOLS) if bits >> k & 1}
                 body["__slots__"] = ()
@@ -348,7 +348,7 @@ def _sync(old, new) -> None:
 _MUTABLE = frozenset(
     {list, dict, set, bytearray, collections.deque, collections.OrderedDict, collections.Counter,
      collections.defaultdict}
-)  # fmt: skip
+)
 _SCALARS = frozenset({int, float, complex, str, bytes, bool, type(None)})
 _UNHELD = (
     2  # sys.getrefcount of a followed argument only `Channel.kept` holds (the dict, getrefcount's argument)

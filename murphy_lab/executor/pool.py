@@ -35,7 +35,7 @@ WATCHDOG_EXIT = (
 )
 PIPELINE = 2  # jobs queued at each worker, so it never waits for the parent between jobs
 JOB_FIELDS = ("program", "prelude", "setup", "cases", "timeout", "entry_points", "compare", "load_timeout",
-              "runner")  # fmt: skip
+              "runner")
 SEVERITY = ("syntax", "too_large", "timeout", "memory", "crashed", "output", "exit", "error", "failed")  # job status
 
 

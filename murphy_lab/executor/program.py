@@ -75,7 +75,7 @@ _OPS = {
     "deepcopy": copy.deepcopy, "enter": _enter, "exit": _leave, "next_many": _take,
     "instancecheck": lambda c, o: isinstance(o, c),
     "subclasscheck": lambda c, s: issubclass(s, c),
-}  # fmt: skip
+}
 for _op in wire.BINARY_OPS:
     _fn = getattr(operator, _op + "_" if _op in ("and", "or") else _op)
     _OPS[_op], _OPS["i" + _op] = _fn, getattr(operator, "i" + _op)
@@ -90,7 +90,7 @@ _INERT = frozenset(
     for it in (iter([]), reversed([]), iter(()), iter(range(0)), iter(range(1 << 70)), iter(""), iter("\xe9"),
                iter(b""), iter(bytearray()), iter({}), iter({}.values()), iter({}.items()), reversed({}),
                reversed({}.values()), reversed({}.items()), iter(set()))
-)  # fmt: skip
+)
 _REFERENCED = frozenset({types.FunctionType, types.MethodType})  # the common references, encoded straight
 _DEFAULTS = {name: getattr(object, name, None) for name in wire.PROTOCOLS}  # object's own: not forwarded
 _HASHED, _UNHASHABLE = wire.PROTOCOLS.index("__hash__"), wire.PROTOCOLS.index("__hash__ None")
@@ -273,7 +273,7 @@ def describe_type(t: type) -> tuple:
 
 # the types most references have, described once in the server before the first fork (`warm_up`)
 _COMMON_TYPES = (types.FunctionType, types.MethodType, types.BuiltinFunctionType, type, types.GeneratorType, map,
-                 filter, zip, enumerate, reversed)  # fmt: skip
+                 filter, zip, enumerate, reversed)
 _DESCRIBED: dict[type, tuple] = {}
 
 

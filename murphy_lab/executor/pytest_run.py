@@ -54,7 +54,7 @@ ARGS = (
     "-p", "no:faulthandler", "-p", "no:pastebin", "-p", "no:junitxml", "-p", "no:doctest",
     "-p", "no:stepwise", "-p", "no:setuponly", "-p", "no:setupplan", "-p", "no:unraisableexception",
     "-p", "no:threadexception",
-)  # fmt: skip
+)
 
 
 def read_collection(detail: str) -> dict:
@@ -87,7 +87,7 @@ def run(channel, solution_module, report, job, loading: str) -> None:
     # tmp_path and its kin live in the job folder (tempfile's directory here, as in the program's process): a file
     # the test makes there, the program reads, and the other way round; the test file stays in our own folder
     args = [path, "-c", os.path.join(folder, "pytest.ini"), "--rootdir", folder,
-            "--basetemp", os.path.join(tempfile.gettempdir(), "pytest-tmp"), *ARGS, *(("--collect-only",) if collect else ())]  # fmt: skip
+            "--basetemp", os.path.join(tempfile.gettempdir(), "pytest-tmp"), *ARGS, *(("--collect-only",) if collect else ())]
     saved = _State()
     sys.modules["solution"] = module  # the worker removes it after the job
     try:
@@ -273,7 +273,7 @@ def _error_text(e: BaseException, frames: list) -> str:
     remote = getattr(e, "__murphy_remote__", None)
     if remote is not None:  # raised in the program process: its frames follow, its text is the head
         shown += [traceback.FrameSummary(fn, ln, name, lookup_line=False, line=line) for fn, ln, name, line in remote[0]
-                  if fn == "solution.py"]  # fmt: skip
+                  if fn == "solution.py"]
         head = remote[1]
     else:
         try:

@@ -46,7 +46,7 @@ _libc = ctypes.CDLL(None, use_errno=True)
 CHILD_ENV = {
     "PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0",
     "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-}  # fmt: skip
+}
 
 
 def call(fn, *args) -> None:

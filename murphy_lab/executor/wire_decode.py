@@ -21,7 +21,7 @@ libraries = globals()["libraries"]  # numpy's and pandas' values (`wire_librarie
 (MAX_CLASSES, MAX_DEPTH, MAX_FIELDS, MAX_FRACTION_BYTES, MAX_INT_BYTES, MAX_ITEMS, MAX_PER_HASH) = (
     fmt.MAX_CLASSES, fmt.MAX_DEPTH, fmt.MAX_FIELDS, fmt.MAX_FRACTION_BYTES, fmt.MAX_INT_BYTES, fmt.MAX_ITEMS,
     fmt.MAX_PER_HASH,
-)  # fmt: skip
+)
 NUMERIC_KINDS, Refused = fmt.NUMERIC_KINDS, fmt.Refused
 _type, _len = type, len
 _F64, _C128, _U32, _SMALL, _UNCHECKED = fmt.F64, fmt.C128, fmt.U32, fmt.SMALL, fmt.UNCHECKED
@@ -282,7 +282,7 @@ class Decoder:
 
         def make() -> type:
             body = {"__str__": _program_str, "__getattr__": _program_attr, "__module__": module,
-                    "__murphy_attrs__": attrs, "__murphy_home__": (self, home)}  # fmt: skip
+                    "__murphy_attrs__": attrs, "__murphy_home__": (self, home)}
             for choice in (built, (built[0],), (_first_builtin(built[0]),)):
                 try:
                     return ExceptionClass(name, choice, body)

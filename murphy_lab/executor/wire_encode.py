@@ -23,7 +23,7 @@ libraries = globals()["libraries"]  # numpy's and pandas' values (`wire_librarie
 (MAX_CAUSES, MAX_DEPTH, MAX_FIELDS, MAX_INT_BYTES, MAX_ITEMS, MAX_MESSAGE, NUMERIC_KINDS, Refused, NotPlain) = (
     fmt.MAX_CAUSES, fmt.MAX_DEPTH, fmt.MAX_FIELDS, fmt.MAX_INT_BYTES, fmt.MAX_ITEMS, fmt.MAX_MESSAGE,
     fmt.NUMERIC_KINDS, fmt.Refused, fmt.NotPlain,
-)  # fmt: skip
+)
 _type, _len, _isinstance, _issubclass = type, len, isinstance, issubclass
 _F64, _C128, _U32, _SMALL_INTS = fmt.F64, fmt.C128, fmt.U32, fmt.SMALL_INTS
 BUILTINS, _BUILTIN_CLASSES, _BUILTIN_NAMES, _EXC_BASES = (
@@ -34,7 +34,7 @@ BUILTINS, _BUILTIN_CLASSES, _BUILTIN_NAMES, _EXC_BASES = (
 )
 _SEQ_TAGS, _DATE_TAGS, _BASES, _SCALARS, _ModuleType = (
     fmt.SEQ_TAGS, fmt.DATE_TAGS, fmt.BASES, fmt.SCALARS, fmt.MODULE_TYPE,
-)  # fmt: skip
+)
 range_length, decimal_in_bounds = fmt.range_length, fmt.decimal_in_bounds
 NamedTupleValue, MatchValue = values.NamedTupleValue, values.MatchValue
 _DICT_VIEWS = {type({}.keys()): 0, type({}.values()): 1, type({}.items()): 2}

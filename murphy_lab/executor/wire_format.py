@@ -127,14 +127,14 @@ def decimal_in_bounds(x):
 # so `callable()`, `len()`, `iter()` and the `collections.abc` checks say what the program's type is.
 # "__hash__": the program defines its own hash (sent with each reference); "__hash__ None": unhashable.
 BINARY_OPS = ("add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "pow", "lshift", "rshift", "and",
-              "xor", "or")  # fmt: skip
+              "xor", "or")
 PROTOCOLS = (
     "__len__", "__iter__", "__next__", "__reversed__", "__contains__", "__getitem__", "__setitem__", "__delitem__",
     "__bool__", "__call__", "__enter__", "__exit__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
     "__hash__", "__hash__ None", "__neg__", "__pos__", "__abs__", "__invert__", "__int__", "__float__",
     "__complex__", "__index__", "__round__", "__bytes__", "__instancecheck__", "__subclasscheck__",
     *(f"__{p}{op}__" for op in BINARY_OPS for p in ("", "r", "i")),
-)  # fmt: skip
+)
 SCALARS = (int, float, complex, str, bytes)  # a program subclass of one of these crosses as ``O``
 
 # the builtin bases a subclass crosses as; the tags of the containers and the date types, both ways

@@ -207,7 +207,7 @@ class Worker:
         seconds). None when it does not compile here: its program process compiles it after its prelude, which may
         take it over (lcb_runner's wrapper makes a top-level ``return`` legal)."""
         compiled, self.compiling = _TIMER.within(job.get("load_timeout") or job["timeout"],
-                                                 protocol.compile_program, job["program"])  # fmt: skip
+                                                 protocol.compile_program, job["program"])
         return compiled[0] if type(compiled) is tuple and compiled[1] is None else None
 
     def budget(self, limit: float) -> float:
@@ -286,7 +286,7 @@ class Worker:
         plan = types.SimpleNamespace(
             setup=job["setup"], setup_code=setup_code, cases=cases, wanted=wanted, modules=modules,
             compare=job["compare"], loaded=loaded if load else None, pytest=pytest_run,
-        )  # fmt: skip
+        )
 
         def report(status: str, detail: str, assertion: str) -> None:
             _TIMER.stop()

@@ -52,7 +52,7 @@ _LAZY = {  # name -> the submodule that defines it, imported on first use (panda
                      "default_cache_dir", "load_run", "metrics_frame", "results_frame", "run_all", "run_experiment",
                      "run_or_collect"), "store"),
     **dict.fromkeys(("budget_curves", "budget_table", "paired_verdicts"), "verdicts"),
-}  # fmt: skip
+}
 
 
 def __getattr__(name: str):
@@ -70,4 +70,4 @@ __all__ = [
     "default_cache_dir", "default_evaluate", "default_train", "load_run", "metrics_frame", "paired_verdicts", "plan",
     "credit_variants", "pruning_label", "pruning_variants", "require_resources", "results_frame", "run_all", "run_experiment", "run_key",
     "run_or_collect", "setup", "stand_in_base_model", "stand_in_evaluate", "stand_in_train", "train_key",
-]  # fmt: skip
+]

@@ -56,13 +56,13 @@ class ContaminationReport:
                     rows.append(dict(benchmark=bench, kind=kind, pairs=len(found),
                                      train_tasks=len({p["train_id"] for p in found}),
                                      eval_tasks=len({p["eval_id"] for p in found}),
-                                     same_reference=sum(p["same_reference"] for p in found)))  # fmt: skip
+                                     same_reference=sum(p["same_reference"] for p in found)))
         return rows
 
     def to_json(self) -> dict:
         return dict(profile=self.profile, train_data=self.train_data, n_train=self.n_train,
                     benchmarks=self.benchmarks, overlapping=self.overlapping, summary=self.summary(),
-                    pairs_total=len(self.pairs), pairs=self.pairs[:LISTED])  # fmt: skip
+                    pairs_total=len(self.pairs), pairs=self.pairs[:LISTED])
 
     def markdown(self) -> str:
         benches = ", ".join(f"{b} ({n} tasks)" for b, n in self.benchmarks.items())
@@ -80,14 +80,14 @@ class ContaminationReport:
         if not self.pairs:
             return "\n".join(lines + ["**No overlap found.**", ""])
         lines += ["| benchmark | kind | pairs | training tasks | evaluation tasks | same reference |",
-                  "|---|---|---|---|---|---|"]  # fmt: skip
+                  "|---|---|---|---|---|---|"]
         lines += [f"| {r['benchmark']} | {r['kind']} | {r['pairs']} | {r['train_tasks']} | {r['eval_tasks']} | "
-                  f"{r['same_reference']} |" for r in self.summary()]  # fmt: skip
+                  f"{r['same_reference']} |" for r in self.summary()]
         listed = min(LISTED, len(self.pairs))
         lines += ["", f"First {min(SHOWN, len(self.pairs))} of {len(self.pairs)} pairs ({listed} in the JSON):", "",
-                  "| training task | evaluation task | benchmark | kind | score |", "|---|---|---|---|---|"]  # fmt: skip
+                  "| training task | evaluation task | benchmark | kind | score |", "|---|---|---|---|---|"]
         lines += [f"| {p['train_id']} | {p['eval_id']} | {p['benchmark']} | {p['kind']} | {p['score']:g} |"
-                  for p in self.pairs[:SHOWN]]  # fmt: skip
+                  for p in self.pairs[:SHOWN]]
         return "\n".join(lines + [""])
 
 
@@ -113,12 +113,12 @@ def check(
         for o in found:
             key = (o.train.task_id, o.eval.task_id)
             row = dict(benchmark=bench, train_id=o.train.task_id, eval_id=o.eval.task_id, kind=o.kind, score=o.score,
-                       same_reference=same_reference(o.train, o.eval))  # fmt: skip
+                       same_reference=same_reference(o.train, o.eval))
             if key not in best or KINDS.index(o.kind) < KINDS.index(best[key]["kind"]):
                 best[key] = row
         pairs += best.values()
     return ContaminationReport(profile, train_data, len(train_tasks), {b: len(t) for b, t in benchmarks.items()},
-                               pairs)  # fmt: skip
+                               pairs)
 
 
 def check_profile(profile: str | Profile, benchmarks: Sequence[str] | None = None) -> ContaminationReport:

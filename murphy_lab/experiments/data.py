@@ -174,7 +174,7 @@ def write_data(
                 "tasks": len(tasks),
                 "files": {str(p.relative_to(stage)): {"rows": _count_rows(p), "sha256": sha256(p)} for p in files},
                 **({"selection": selection} if selection else {}),
-            }  # fmt: skip
+            }
             out.mkdir(parents=True, exist_ok=True)
             shutil.rmtree(out / folder, ignore_errors=True)
             (stage / folder).rename(out / folder)
@@ -191,7 +191,7 @@ def parser() -> cli.Parser:
     p.add_argument("--profile", default="paper", help="the plan whose datasets are written (default: paper)")
     p.add_argument("--out", default="data", help="the folder (default: data); then export MURPHY_LAB_DATA=<it>")
     p.add_argument("--source", nargs="+", action="extend", default=[], metavar="NAME=PATH",
-                   help="read a dataset from a local copy instead of the hub (e.g. MBPP=/data/mbpp)")  # fmt: skip
+                   help="read a dataset from a local copy instead of the hub (e.g. MBPP=/data/mbpp)")
     p.add_argument("--only", nargs="+", action="extend", help="write only these datasets of the plan (e.g. MBPP)")
     return p
 

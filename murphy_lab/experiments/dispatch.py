@@ -60,4 +60,4 @@ def default_evaluate(
     scaffold = get_method(exp.method).evaluation(exp)
     with Executor(**exp.profile.executor) as executor:
         return evaluate(policy, tasks, executor, iters=tuple(exp.iters), runs=exp.runs, scaffold=scaffold,
-                        seed=exp.seed, transcripts_path=transcripts_path, progress=False)  # fmt: skip
+                        seed=exp.seed, transcripts_path=transcripts_path, progress=False)

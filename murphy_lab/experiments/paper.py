@@ -70,7 +70,7 @@ def credit_name(variant: str) -> str | None:
     if variant in CREDIT_NAMES:
         return CREDIT_NAMES[variant]
     rule = next((r for r in sorted(CREDIT_RULES.values(), key=lambda r: -len(r.name))
-                 if variant == r.name or variant.startswith(r.name + "_")), None)  # fmt: skip
+                 if variant == r.name or variant.startswith(r.name + "_")), None)
     if rule is None:
         return None
     items = variant[len(rule.name) + 1 :].split("_") if variant != rule.name else []
@@ -155,7 +155,7 @@ def benchmark_cells(benchmark: str) -> dict[str, tuple[float, float]]:
     and ablations, by a label naming the cell. The ablations' MaRS / no-pruning row repeats the main table's MURPHY
     cell on Qwen3-1.7B and is counted once."""
     cells = {f"{model} Iter-{k} {method}": value for (model, bench, k), row in _MAIN.items() if bench == benchmark
-             for method, value in row.items() if value is not None}  # fmt: skip
+             for method, value in row.items() if value is not None}
     for (axis, variant), (_, values) in _ABLATIONS.items():
         for (bench, k), value in zip(_ABLATION_METRICS, values):
             if bench == benchmark and value not in cells.values():

@@ -63,7 +63,7 @@ def aggregate(results: pd.DataFrame, keys: Sequence[str] = KEYS) -> pd.DataFrame
             over = "runs"
         backend = "stand-in" if "backend" in g.columns and (g["backend"] == "stand-in").any() else "real"
         rows.append(dict(zip(keys, key), mean=float(per_seed.mean()), std=std, n_seeds=n, std_over=over,
-                         backend=backend))  # fmt: skip
+                         backend=backend))
     return pd.DataFrame(rows)
 
 
@@ -77,7 +77,7 @@ def _ordered(agg: pd.DataFrame) -> pd.DataFrame:
         "m": agg["model"].map(first["model"]), "b": agg["benchmark"].map(first["benchmark"]),
         "s": agg["scaffold"].map(scaffolds) if scaffolds else 0,
         "d": [_DIFFICULTY_ORDER.get(str(d).lower(), 9) for d in agg["difficulty"]], "k": agg["k"],
-    }, index=agg.index)  # fmt: skip
+    }, index=agg.index)
     return agg.loc[order.sort_values(["m", "s", "b", "d", "k"], kind="stable").index]
 
 
@@ -85,7 +85,7 @@ def _common_notes(agg: pd.DataFrame) -> list[str]:
     notes = []
     if not agg.empty and (agg["backend"] == "stand-in").any():
         notes.append("STAND-IN NUMBERS: produced by fake train/evaluate functions to exercise the pipeline; "
-                     "not a measurement.")  # fmt: skip
+                     "not a measurement.")
     if not agg.empty:
         seeds = sorted(set(agg["n_seeds"]))
         if seeds == [1]:
@@ -197,7 +197,7 @@ def main_tables(
         p = pcells.get((m, b, k, meth))  # a sample-matched column has no paper cell
         if p is not None and not math.isnan(p[0]):
             comp.append(dict(model=m, benchmark=b, iter=k, method=paper.METHOD_NAMES[meth], ours=fmt(mean, std),
-                             paper=fmt(*p), diff_pp=round(mean - p[0], 2)))  # fmt: skip
+                             paper=fmt(*p), diff_pp=round(mean - p[0], 2)))
     cframe = pd.DataFrame(comp, columns=["model", "benchmark", "iter", "method", "ours", "paper", "diff_pp"])
     cnotes = ["diff_pp = ours − paper, percentage points."] if not cframe.empty else []
     if not cframe.empty:
@@ -209,7 +209,7 @@ def main_tables(
     if cframe.empty:
         ours_models = ", ".join(sorted(set(agg["model"]))) or "none"
         cnotes.append(f"No cell to compare: the paper reports no (model, benchmark) we ran (ours: {ours_models}). "
-                      "Toy-world numbers show the layout and the qualitative effects, not the paper's values.")  # fmt: skip
+                      "Toy-world numbers show the layout and the qualitative effects, not the paper's values.")
     return [
         Table("main_table", "Main table (ours): pass@1 (%) by Iter-k", frame, notes),
         Table("main_table_paper", "Main table (paper, arXiv 2511.07833)", pframe, pnotes),
@@ -244,7 +244,7 @@ def variant_name(v: str) -> str:
 def ablation_credit_tables(agg: pd.DataFrame) -> list[Table]:
     """MaRS vs MeRS (γ = 0.9 / 1.0): ours (rows variant, columns benchmark Iter-k), the paper's, and the difference."""
     ours = agg[agg["method"] == "murphy"]
-    ours = ours.assign(col=[f"{bench_label(b, d)} Iter-{k}" for b, d, k in zip(ours["benchmark"], ours["difficulty"], ours["k"])])  # fmt: skip
+    ours = ours.assign(col=[f"{bench_label(b, d)} Iter-{k}" for b, d, k in zip(ours["benchmark"], ours["difficulty"], ours["k"])])
     frame = _pivot(ours, index=["model", "variant"], rename=credit_name)
     pa = paper.ablation_table("credit")
     pframe = _paper_ablation(pa)
@@ -253,7 +253,7 @@ def ablation_credit_tables(agg: pd.DataFrame) -> list[Table]:
         Table("ablation_credit_paper", "Credit ablation (paper, Qwen3-1.7B)", pframe,
               [f"MaRS also beats MeRS by {paper.MARS_OVER_MERS_OLMO_HUMANEVAL_ITER3_PP} pp on OLMo-2-7B HumanEval Iter-3."]),
         _ablation_diff("ablation_credit_vs_paper", ours, pa),
-    ]  # fmt: skip
+    ]
 
 
 def _pivot(ours: pd.DataFrame, index: list[str], rename=None) -> pd.DataFrame:
@@ -284,10 +284,10 @@ def _ablation_diff(name: str, ours: pd.DataFrame, pa: pd.DataFrame) -> Table:
     rows = []
     for r in ours[ours["model"] == "Qwen3-1.7B"].itertuples():
         cell = p.get((r.variant.partition("+")[0] if name.startswith("ablation_credit") else r.pruning,
-                      bench_label(r.benchmark, r.difficulty), int(r.k)))  # fmt: skip
+                      bench_label(r.benchmark, r.difficulty), int(r.k)))
         if cell is not None:
             rows.append(dict(variant=variant_name(r.variant), benchmark=bench_label(r.benchmark, r.difficulty),
-                             iter=int(r.k), ours=fmt(r.mean, r.std), paper=fmt(*cell), diff_pp=round(r.mean - cell[0], 2)))  # fmt: skip
+                             iter=int(r.k), ours=fmt(r.mean, r.std), paper=fmt(*cell), diff_pp=round(r.mean - cell[0], 2)))
     frame = pd.DataFrame(rows, columns=["variant", "benchmark", "iter", "ours", "paper", "diff_pp"])
     notes = ["diff_pp = ours − paper, percentage points."] if not frame.empty else [
         "No cell to compare: the paper's ablations are on Qwen3-1.7B (HumanEval, MBPP), which we did not run."
@@ -317,17 +317,17 @@ def pruning_cost(metrics: pd.DataFrame) -> pd.DataFrame:
         gen = g[g["generated"].fillna(True).astype(bool)] if "generated" in g.columns else g
         trees = gen["trees"].where(gen["trees"] > 0) if "trees" in gen.columns else 1.0
         per_tree = gen.assign(**{c + "/tree": gen[c] / trees for c in ("trajectories/kept", "trajectories/total")
-                                 if c in gen.columns})  # fmt: skip
+                                 if c in gen.columns})
         rows.append(dict(pruning=prune, kept_traj=mean(per_tree, "trajectories/kept/tree"),
                          total_traj=mean(per_tree, "trajectories/total/tree"),
-                         optimization_s=mean(g, "time/optimization_s"), step_s=mean(g, "time/step_s")))  # fmt: skip
+                         optimization_s=mean(g, "time/optimization_s"), step_s=mean(g, "time/step_s")))
     return pd.DataFrame(rows)
 
 
 def ablation_pruning_tables(agg: pd.DataFrame, metrics: pd.DataFrame) -> list[Table]:
     """None / IntraP / InterP: trajectories kept, optimization and step time (Δ% vs none), pass@1; and the paper's."""
     ours = agg[agg["method"] == "murphy"]
-    ours = ours.assign(col=[f"{bench_label(b, d)} Iter-{k}" for b, d, k in zip(ours["benchmark"], ours["difficulty"], ours["k"])])  # fmt: skip
+    ours = ours.assign(col=[f"{bench_label(b, d)} Iter-{k}" for b, d, k in zip(ours["benchmark"], ours["difficulty"], ours["k"])])
     label = [v.partition("+")[2] or "none" for v in ours["variant"]]  # "interp", "interp+backup_pruned", ...
     frame = _pivot(ours.assign(variant=label), index=["model", "variant"], rename=variant_name)
     cost = pruning_cost(metrics[metrics["method"] == "murphy"] if "method" in metrics.columns else metrics)
@@ -379,7 +379,7 @@ def ablation_pruning_tables(agg: pd.DataFrame, metrics: pd.DataFrame) -> list[Ta
         Table("ablation_pruning", "Pruning ablation (ours)", frame, notes),
         Table("ablation_pruning_paper", "Pruning ablation (paper, Qwen3-1.7B, 8×H100)", pframe, pnotes),
         _ablation_diff("ablation_pruning_vs_paper", ours, pa),
-    ]  # fmt: skip
+    ]
 
 
 def lcb_difficulty_tables(agg: pd.DataFrame, benchmark: str = "LCB-v6") -> list[Table]:
@@ -410,7 +410,7 @@ def lcb_difficulty_tables(agg: pd.DataFrame, benchmark: str = "LCB-v6") -> list[
     notes = _common_notes(ours)
     if benchmark != "LCB-v6":
         notes.append(f"{benchmark}'s difficulty levels are not LiveCodeBench's; the paper's LCB-v6 gains are listed "
-                     "separately below, for the direction of the effect only.")  # fmt: skip
+                     "separately below, for the direction of the effect only.")
     if set(ours["difficulty"]) <= {"all"}:
         notes.append(f"{benchmark} results carry no difficulty split; one row per Iter-k.")
     prow = [
@@ -422,7 +422,7 @@ def lcb_difficulty_tables(agg: pd.DataFrame, benchmark: str = "LCB-v6") -> list[
     pnotes = ["Qwen3-4B on LiveCodeBench-v6; the paper prints only the Iter-5 gains per difficulty. Hard, absolute: "
               + "; ".join(f"Iter-{int(k)} Base {fmt(*g[g.method == 'base'][['mean', 'std']].values[0])}, "
                           f"Murphy {fmt(*g[g.method == 'murphy'][['mean', 'std']].values[0])}"
-                          for k, g in pa.groupby("iter"))]  # fmt: skip
+                          for k, g in pa.groupby("iter"))]
     return [
         Table("lcb_difficulty", f"{benchmark} by difficulty (ours): pass@1 (%)", frame, notes),
         Table("lcb_difficulty_paper", "LiveCodeBench-v6 by difficulty (paper)", pframe, pnotes),
@@ -434,7 +434,7 @@ def cross_scaffold_tables(
 ) -> list[Table]:
     """Trained models under each refinement scaffold: rows scaffold × benchmark × Iter-k, columns methods."""
     cells = {(r.model, r.scaffold, bench_label(r.benchmark, r.difficulty), int(r.k), r.method): (r.mean, r.std)
-             for r in _ordered(main_rows(agg)).itertuples()}  # fmt: skip
+             for r in _ordered(main_rows(agg)).itertuples()}
     present = [m for m in methods if m in set(agg["method"])]
     rows = []
     for key in dict.fromkeys(c[:4] for c in cells):
@@ -444,7 +444,7 @@ def cross_scaffold_tables(
             row["Murphy − Base (pp)"] = f"{cells[(*key, 'murphy')][0] - cells[(*key, 'base')][0]:+.2f}"
         rows.append(row)
     return [Table("cross_scaffold", "Across refinement scaffolds (ours): pass@1 (%)", pd.DataFrame(rows),
-                  _common_notes(agg) + [paper.CROSS_SCAFFOLD_NOTE])]  # fmt: skip
+                  _common_notes(agg) + [paper.CROSS_SCAFFOLD_NOTE])]
 
 
 def plot_pass_at_k(agg: pd.DataFrame, path: str | Path | None = None, title: str = "pass@1 vs Iter-k"):
@@ -460,7 +460,7 @@ def plot_pass_at_k(agg: pd.DataFrame, path: str | Path | None = None, title: str
         for k, g in sub.groupby("k", sort=True):
             points = [(credit_name(r.variant) if one_method else paper.METHOD_NAMES.get(r.method, r.method)
                        + ("" if r.variant in ("-", "mars") else f" [{credit_name(r.variant)}]"),
-                       float(r.mean), 0.0 if pd.isna(r.std) else float(r.std)) for r in g.itertuples()]  # fmt: skip
+                       float(r.mean), 0.0 if pd.isna(r.std) else float(r.std)) for r in g.itertuples()]
             by_k.append((int(k), points))
         rows.append((panel_title(model, bench), by_k))
     if not rows:
@@ -481,7 +481,7 @@ def plot_pruning_cost(metrics: pd.DataFrame, path: str | Path | None = None):
     from murphy_lab.viz.palette import PRUNING_COLORS  # one colour per pruning kind, defined once
 
     colors = [PRUNING_COLORS["intrap" if p.startswith("intrap") else "interp" if p.startswith("interp") else "none"]
-              for p in cost["pruning"]]  # fmt: skip
+              for p in cost["pruning"]]
     panels = [(label, list(cost[col].fillna(0))) for col, label in (
         ("kept_traj", "trajectories kept per tree"), ("optimization_s", "optimization s / step"), ("step_s", "step s"))]
     from murphy_lab.viz.table_figures import (

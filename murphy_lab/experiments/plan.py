@@ -137,7 +137,7 @@ class Experiment:
     def train_config(self) -> dict:
         """What training depends on (None-free, JSON-able); hashed into `train_key`."""
         cfg = dict(profile=self.profile.name, model=self.model, method=self.method, seed=self.seed,
-                   train_data=self.train_data, backend=self.backend, overrides=[list(kv) for kv in self.overrides])  # fmt: skip
+                   train_data=self.train_data, backend=self.backend, overrides=[list(kv) for kv in self.overrides])
         if get_method(self.method).variants:  # MURPHY's credit, γ and pruning (backup order only when pruned)
             cfg.update(credit=self.credit, gamma=float(self.gamma), pruning=self.pruning)
             if self.credit_args:  # absent at the rule's defaults, so older runs keep their keys
@@ -152,7 +152,7 @@ class Experiment:
         """The whole config (training + evaluation), as saved to `config.json` beside every result."""
         cfg = self.train_config()
         cfg.update(benchmarks=list(self.benchmarks), scaffold=self.scaffold, iters=list(self.iters), runs=self.runs,
-                   n_eval_tasks=self.n_eval_tasks, variant=self.variant)  # fmt: skip
+                   n_eval_tasks=self.n_eval_tasks, variant=self.variant)
         if self.curve:
             cfg.update(curve=True)
         if self.benchmark_args:  # absent when the profile's arguments are all, so older runs keep their keys
@@ -174,7 +174,7 @@ def pruning_label(pruning: str, backup_on: str = "full") -> str:
 
 def credit_variants(profile: str | Profile, credits: Sequence[str] | None = None,
                     gammas: Sequence[float] | None = None,
-                    knobs: Mapping[str, Sequence[float]] | None = None) -> list[dict]:  # fmt: skip
+                    knobs: Mapping[str, Sequence[float]] | None = None) -> list[dict]:
     """The credit ablation's variants: each rule of `credits` (None: every rule of `CREDIT_RULES`) at the γ values
     its knob ablates (`gammas` replaces them for a rule that reads γ), and at every combination of its other knobs'
     values: `knobs` ({knob name: values}, e.g. {"omega": [0.5, 1.0]}) for a rule that declares the knob, else the
@@ -188,11 +188,11 @@ def credit_variants(profile: str | Profile, credits: Sequence[str] | None = None
     unknown = sorted(set(knobs) - set(declared))
     if unknown:
         raise ValueError(f"knobs: no chosen credit rule has a knob {unknown[0]!r}{did_you_mean(unknown[0], declared)}; "
-                         f"their knobs besides gamma: {declared}")  # fmt: skip
+                         f"their knobs besides gamma: {declared}")
     out = []
     for rule in rules:
         swept = [[(k.name, float(v)) for v in knobs.get(k.name, k.ablate)] or [()]
-                 for k in rule.knobs if k.name != "gamma"]  # fmt: skip
+                 for k in rule.knobs if k.name != "gamma"]
         for g in gammas if gammas is not None and rule.discounted else rule.ablation_gammas():
             for values in itertools.product(*swept):
                 set_ = dict(kv for kv in values if kv)
@@ -216,7 +216,7 @@ def pruning_variants(prunings: Sequence[str] = ("none", "intrap", "interp"),
                      backups: Sequence[str] = ("full", "pruned")) -> list[dict]:
     """The pruning ablation's variants: every pruning rule with every backup order (one row without pruning)."""
     return [{"pruning": p} if p == "none" else {"pruning": p, "backup_on": b}
-            for p in prunings for b in (backups[:1] if p == "none" else backups)]  # fmt: skip
+            for p in prunings for b in (backups[:1] if p == "none" else backups)]
 
 
 def code_version() -> str:
@@ -289,7 +289,7 @@ def plan(
     only, method_seeds = dict(prof.method_benchmarks), dict(prof.method_seeds)
     defaults = dict(benchmarks=tuple(benchmarks or prof.benchmarks), iters=prof.iters, runs=prof.runs,
                     train_data=prof.train_data, n_eval_tasks=prof.n_eval_tasks,
-                    overrides=prof.train_overrides, curve=prof.curve)  # fmt: skip
+                    overrides=prof.train_overrides, curve=prof.curve)
     budgets = dict(prof.matched)
     matched = [m for m in (budgets if matched is None else matched) if m in methods]
     unknown = [m for m in matched if m not in budgets]

@@ -163,7 +163,7 @@ def run_experiment(
         frames.append(df.assign(benchmark=bench))
     info.update(eval_s=round(time.perf_counter() - t2, 2), total_s=round(time.perf_counter() - t0, 2),
                 eval_cpu_s=round(cpu_seconds() - c2, 1),
-                model_dir=model_dir, finished_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))  # fmt: skip
+                model_dir=model_dir, finished_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
 
     (tmp / "config.json").write_text(
         json.dumps(dict(exp.resolved(), code_version=info["code_version"]), indent=1)
@@ -204,7 +204,7 @@ def curve_points(exp: Experiment, ckpt_root: Path, metrics_path: Path | None, ev
                 df = df[df["difficulty"].fillna("all").astype(str) == "all"]
             rows += [dict(step=step, benchmark=bench, k=CURVE_K, **{"pass@1": float(r["pass@1"])}, runs=1,
                           n_tasks=int(r["n_tasks"]) if "n_tasks" in df.columns else None)
-                     for _, r in df.iterrows()]  # fmt: skip
+                     for _, r in df.iterrows()]
     return pd.DataFrame(rows, columns=["step", "benchmark", "k", "pass@1", "runs", "n_tasks"])
 
 
@@ -222,7 +222,7 @@ def _check_given_format(exp: Experiment, ckpt: Path, info: dict) -> None:
             info["generation_differs"] = differs
             log.warning("%s: the checkpoint %s was trained with %s; it is evaluated at the table's %s",
                         run_label(exp), ckpt, {k: v["recorded"] for k, v in differs.items()},
-                        {k: v["used"] for k, v in differs.items()})  # fmt: skip
+                        {k: v["used"] for k, v in differs.items()})
         return
 
 
@@ -322,7 +322,7 @@ def _run_parallel(experiments, todo, results_dir, jobs, threads, kwargs) -> list
     bar = tqdm(total=len(experiments), initial=len(results), desc=f"experiments ({jobs} at a time)", unit="run")
     t0 = time.perf_counter()
     with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"), initializer=_init_worker,
-                             initargs=(threads,)) as pool:  # fmt: skip
+                             initargs=(threads,)) as pool:
         running = {pool.submit(run_experiment, e, results_dir, **kwargs): e for e in order}
         while running:
             bar.set_postfix_str("running " + ", ".join(_label(e) for e in list(running.values())[:jobs]))
@@ -392,7 +392,7 @@ def results_frame(runs: Iterable[RunResult]) -> pd.DataFrame:
                    gamma=e.gamma, pruning=e.pruning, backup_on=e.backup_on, scaffold=e.scaffold, seed=e.seed,
                    backend=e.backend, run_label=run_label(e), trained=run.info.get("trained", "base"),
                    model_source=run.info.get("model_source", run.info.get("base_source", "profile base model")),
-                   run_key=run.key, code_version=run.info.get("code_version", ""))  # fmt: skip
+                   run_key=run.key, code_version=run.info.get("code_version", ""))
         frames.append(run.results.assign(**cfg))
     if not frames:
         return pd.DataFrame(
@@ -413,5 +413,5 @@ def metrics_frame(runs: Iterable[RunResult]) -> pd.DataFrame:
             continue
         e = run.experiment
         frames.append(run.metrics.assign(model=e.model, method=e.method, variant=e.variant, pruning=e.pruning,
-                                         backup_on=e.backup_on, credit=e.credit, gamma=e.gamma, seed=e.seed))  # fmt: skip
+                                         backup_on=e.backup_on, credit=e.credit, gamma=e.gamma, seed=e.seed))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()

@@ -46,9 +46,9 @@ def credit_pairs(variants: Sequence[dict]) -> tuple[tuple[str, str], ...]:
 
 
 CREDIT_PAIRS = credit_pairs([{"credit": rule.name, "gamma": g} for rule in CREDIT_RULES.values()
-                             for g in rule.ablation_gammas()])  # every rule of the table against MaRS, at its γ  # fmt: skip
+                             for g in rule.ablation_gammas()])  # every rule of the table against MaRS, at its γ
 PRUNING_PAIRS = tuple((f"murphy:mars+{p}", "murphy:mars") for p in
-                      ("intrap", "interp", "intrap+backup_pruned", "interp+backup_pruned"))  # fmt: skip
+                      ("intrap", "interp", "intrap+backup_pruned", "interp+backup_pruned"))
 BASE_PAIRS = (
     ("murphy", "base"),
     ("murphy", "grpo_mt"),
@@ -87,7 +87,7 @@ def per_seed(results: pd.DataFrame, key: str) -> pd.DataFrame:
 
 def paired_verdicts(results: pd.DataFrame, k: int | Sequence[int] | None = 3, pairs: Sequence[tuple[str, str]] = PAIRS,
                     benchmark: str | None = None, confidence: float = 0.95, difficulty: str | None = "main",
-                    ) -> list[str]:  # fmt: skip
+                    ) -> list[str]:
     """One line per (cell, pair): a − b in one (model, scaffold, benchmark, difficulty, Iter-k) cell, over the
     training seeds both columns finished in that cell (with equal task counts).
 
@@ -151,12 +151,12 @@ def _cell_line(
     """The verdict over the seeds both columns have in this cell, with the same number of tasks evaluated."""
     seeds = sorted(set(ya.index) & set(yb.index))
     unequal = [s for s in seeds if "n_tasks" in ya.columns and "n_tasks" in yb.columns
-               and ya.loc[s, "n_tasks"] != yb.loc[s, "n_tasks"]]  # fmt: skip
+               and ya.loc[s, "n_tasks"] != yb.loc[s, "n_tasks"]]
     seeds = [s for s in seeds if s not in unequal]
     left_out = f" ({len(unequal)} seed(s) left out: different task counts)" if unequal else ""
     if len(seeds) < 2:
         return (f"{name_a} − {name_b} at {at}: {len(seeds)} paired seed(s){left_out}; a confidence interval needs "
-                "at least 2 — no verdict")  # fmt: skip
+                "at least 2 — no verdict")
     d = paired_difference(
         [ya.loc[s, "pass@1"] for s in seeds], [yb.loc[s, "pass@1"] for s in seeds], confidence
     )
@@ -200,7 +200,7 @@ def budget_table(metrics: pd.DataFrame, methods: Sequence[str] = paper.METHODS, 
             k: DASH if math.isnan(v) else round(v) for k, v in mean.items()
         }  # "–": not logged (µCode's steps)
         rows.append([column_name(col), len(runs), count["steps"], count["sampled"], count["trained"], count["tokens"],
-                     round(mean["seconds"] / 60, 1)])  # fmt: skip
+                     round(mean["seconds"] / 60, 1)])
     frame = pd.DataFrame(rows, columns=["method", "seeds", *BUDGET_COLUMNS])
     if not wall_time:
         frame = frame.drop(columns=[BUDGET_COLUMNS[-1]])
@@ -234,7 +234,7 @@ def _run_budget(g: pd.DataFrame) -> dict | None:
             return dict(steps=float(s["step"].max()), sampled=float(s["trajectories/total"].sum()),
                         trained=float(s["trajectories/kept"].sum()),
                         tokens=float((s["trajectories/total"] * s["completions/mean_length"]).sum()),
-                        seconds=float(s["time/step_s"].sum()))  # fmt: skip
+                        seconds=float(s["time/step_s"].sum()))
     if "stage" not in g.columns:
         return None
     stage = g["stage"].fillna("").astype(str)
@@ -248,7 +248,7 @@ def _run_budget(g: pd.DataFrame) -> dict | None:
     )
     return dict(steps=nan, sampled=float(rollouts["attempts"].sum()),
                 trained=float(sft["rows"].iloc[-1]) if not sft.empty and "rows" in sft.columns else nan,
-                tokens=float(tokens), seconds=float(g["seconds"].sum()))  # fmt: skip
+                tokens=float(tokens), seconds=float(g["seconds"].sum()))
 
 
 def budget_curves(runs, k: int = 3) -> pd.DataFrame:
@@ -278,15 +278,15 @@ def budget_curves(runs, k: int = 3) -> pd.DataFrame:
             spend = _run_budget(m)
             if spend is not None:
                 rows.append(dict(method=col, seed=e.seed, step=0, sampled=spend["sampled"], **{"pass@1": final},
-                                 final=True))  # fmt: skip
+                                 final=True))
             continue
         if "trajectories/total" not in m.columns:
             continue  # no round statistics: no x axis
         spent = m.dropna(subset=["trajectories/total"]).groupby("step")["trajectories/total"].sum().cumsum()
         points = [] if run.curve is None else [(int(r.step), float(r["pass@1"]), False)
-                                              for _, r in run.curve[run.curve["k"] == k].iterrows()]  # fmt: skip
+                                              for _, r in run.curve[run.curve["k"] == k].iterrows()]
         points.append((int(spent.index.max()), float(final), True))
         for step, value, is_final in points:
             rows.append(dict(method=col, seed=e.seed, step=step, sampled=float(spent.loc[:step].iloc[-1]),
-                             **{"pass@1": value}, final=is_final))  # fmt: skip
+                             **{"pass@1": value}, final=is_final))
     return pd.DataFrame(rows, columns=["method", "seed", "step", "sampled", "pass@1", "final"])

@@ -78,7 +78,7 @@ BASE = Method("base", cost=4)  # the untrained base model, evaluated like every 
 GRPO = Method("grpo", train=train, config=config, mode="grpo", recipes=("grpo",), budget=TRAINER_BUDGET, cost=3)
 # G chains of S turns, the chain's final reward broadcast (murphy_lab.modes.grpo_mt)
 GRPO_MT = Method("grpo_mt", train=train, config=config, mode="grpo_mt", recipes=("grpo_mt",), budget=TRAINER_BUDGET,
-                 cost=2)  # fmt: skip
+                 cost=2)
 # the tree, retrospective credit, pruning
 MURPHY = Method("murphy", train=train, config=config, mode="murphy", recipes=MURPHY_RECIPES, recipe=murphy_recipe,
-                variants=MURPHY_VARIANTS, budget=TRAINER_BUDGET, cost=0)  # fmt: skip
+                variants=MURPHY_VARIANTS, budget=TRAINER_BUDGET, cost=0)

@@ -55,7 +55,7 @@ def local_args(dataset: str) -> dict:
     path = Path(root).expanduser() / MANIFEST
     if not path.is_file():
         raise FileNotFoundError(f"{DATA_ENV}={root!r} holds no {MANIFEST}; write it with "
-                                f"python -m murphy_lab.experiments.data --out {root}")  # fmt: skip
+                                f"python -m murphy_lab.experiments.data --out {root}")
     entry = json.loads(path.read_text())["datasets"].get(dataset)
     return {k: str(Path(root).expanduser().resolve() / v) for k, v in entry["local"].items()} if entry else {}
 
@@ -72,7 +72,7 @@ def recipe_path(exp: Any) -> Path:
         missing = ", ".join(f"reproduce/configs/{d}/{name}.yaml" for d in RECIPE_DIRS.values())
         raise FileNotFoundError(f"{exp.method}/{exp.variant} has no paper recipe {name!r} (its Method.recipes: "
                          f"{list(method.recipes)}); profile {getattr(exp.profile, 'name', exp.profile)!r} trains from recipes only: add {missing} "
-                         f"and name {name!r} in Method.recipes, or train it on a profile with presets (smoke, toy)")  # fmt: skip
+                         f"and name {name!r} in Method.recipes, or train it on a profile with presets (smoke, toy)")
     path = REPO / "reproduce" / "configs" / RECIPE_DIRS[exp.model] / f"{name}.yaml"
     if not path.is_file():
         raise FileNotFoundError(f"no training recipe {path} for {exp.model}/{exp.method}/{exp.variant}")
@@ -92,7 +92,7 @@ def experiment_fields(exp: Any, model: str, *, length: str, accepts: Collection[
     source, args = TRAIN_DATA[exp.train_data]  # the same tasks for every method and seed (profiles.training_set)
     want = {"tasks": source, "task_args": dict(args)}
     fields: dict[str, Any] = {"chat": fmt["chat"], "chat_template_kwargs": fmt["chat_template_kwargs"],
-                              length: fmt["max_new_tokens"], **want}  # fmt: skip
+                              length: fmt["max_new_tokens"], **want}
     if prof.executor:
         fields["executor"] = dict(prof.executor)
     if prof.recipes:
@@ -134,5 +134,5 @@ def launch(fields: dict, output_dir: str | Path, entry: str = "murphy_lab.train"
 
     script = "train_8xh100.sh" if torch.cuda.device_count() >= 8 else "colocate_1gpu.sh"
     subprocess.run(["bash", str(LAUNCH / script), str(path), str(output_dir)], check=True,
-                   env={**os.environ, "ENTRY": entry})  # fmt: skip
+                   env={**os.environ, "ENTRY": entry})
     return output_dir / "final"

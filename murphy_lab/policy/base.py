@@ -112,14 +112,14 @@ class TextPolicy:
     """
 
     def sample(self, prompts: list, n: int, *, max_new_tokens: int | None = None, temperature: float | None = None,
-               top_p: float | None = None, seed: int | None = None) -> list[list[str]]:  # fmt: skip
+               top_p: float | None = None, seed: int | None = None) -> list[list[str]]:
         """`n` completions for every prompt, `out[i][j]` = j-th completion of `prompts[i]` (the Policy protocol)."""
         prompts = check_request(prompts, n)
         out, self.last_token_counts = self._sample(prompts, n, *self._resolve(max_new_tokens, temperature, top_p), seed)
         return out
 
     def _sample(self, prompts: list, n: int, max_new_tokens: int, temperature: float, top_p: float,
-                seed: int | None) -> tuple[list[list[str]], list[list[int]]]:  # fmt: skip
+                seed: int | None) -> tuple[list[list[str]], list[list[int]]]:
         raise NotImplementedError
 
     def _setup(self, max_new_tokens, temperature, top_p, use_chat_template, chat_template_kwargs, system_prompt, stop):

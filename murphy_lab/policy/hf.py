@@ -194,7 +194,7 @@ def generate_groups(model, input_ids, attention_mask, n: int, stop: CodeBlockClo
 
 
 COMPACT_OPTIONS = {"max_new_tokens", "do_sample", "temperature", "top_k", "top_p", "pad_token_id", "eos_token_id",
-                   "generation_config", "stopping_criteria"}  # fmt: skip
+                   "generation_config", "stopping_criteria"}
 
 
 def compactable(model, generate_kw: dict) -> bool:
@@ -236,7 +236,7 @@ def decode_compacting(model, ids, mask, cache, key: str, stop, generate_kw: dict
     token, att = ids[:, -1:], mask
     for t in range(limit):
         logits = model(input_ids=token, attention_mask=att, position_ids=position[:, None], use_cache=True,
-                       logits_to_keep=1, **{key: cache})["logits"][:, -1].float()  # fmt: skip
+                       logits_to_keep=1, **{key: cache})["logits"][:, -1].float()
         if sample:
             scores = logits
             for warp in warpers:

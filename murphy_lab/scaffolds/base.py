@@ -117,7 +117,7 @@ class Scaffold:
     # --- helpers ------------------------------------------------------------------------------------------------
     def attempt_round(self, policy: Any, executor: Any, episodes: list[Episode], task_of: list[Any],
                       open_: list[int], prompts: list[Any], seed: int | None, budget: int,
-                      notes: dict[int, str] | None = None, **sample_kw: Any) -> None:  # fmt: skip
+                      notes: dict[int, str] | None = None, **sample_kw: Any) -> None:
         """One attempt for each open episode `i` from `prompts` (same order): one program sampled, extracted with
         `self.extract`, run on the visible tests, recorded (`record_attempt`); all sampling and execution batched."""
         outs = sample_requests(policy, [(p, 1) for p in prompts], seed, **sample_kw)
@@ -129,7 +129,7 @@ class Scaffold:
             record_attempt(ep, p, text, code, res, ntok, budget, (notes or {}).get(i, ""))
 
     def start(self, tasks: Sequence[Any], runs: int, budget: int, policy: Any = None,
-              sample_kw: dict | None = None) -> tuple[int, list[Episode], list[Any], Any]:  # fmt: skip
+              sample_kw: dict | None = None) -> tuple[int, list[Episode], list[Any], Any]:
         """What every run starts from: the checked budget, one Episode per (task, run), the task behind each
         episode (same order), and, given the policy, the room quoted code and feedback may take in its context
         (`prompts.policy_budget`; None without a policy)."""

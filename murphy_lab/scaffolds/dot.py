@@ -67,7 +67,7 @@ class DoT(Scaffold):
                     episodes[i].extra.append({"kind": "reflections", "candidates": candidates, "chosen": pick})
             prompts = [self._prompt(task_of[i], episodes[i], memory[i], fit) for i in open_]
             self.attempt_round(policy, executor, episodes, task_of, open_, prompts, base.round_seed(seed, round_),
-                               budget, notes=notes, **sample_kw)  # fmt: skip
+                               budget, notes=notes, **sample_kw)
         return episodes
 
     def _prompt(self, task: Any, ep: Episode, memory: list[str], fit: dict) -> str:

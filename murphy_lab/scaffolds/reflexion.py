@@ -43,7 +43,7 @@ class Reflexion(Scaffold):
                 break
             prompts = [self.prompt(task_of[i], episodes[i], fit) for i in open_]
             self.attempt_round(policy, executor, episodes, task_of, open_, prompts, base.round_seed(seed, round_),
-                               budget, **sample_kw)  # fmt: skip
+                               budget, **sample_kw)
         return episodes
 
     @staticmethod

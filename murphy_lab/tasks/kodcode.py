@@ -218,7 +218,7 @@ def load_kodcode(
     failing = {k: v for k, v in rejected.items() if k.startswith(REFERENCE_FAILS)}
     if failing:  # KodCode's own rows pass their tests: a failing reference is a difference of ours, said so
         log.warning("KodCode: %d rows left out because their reference fails its tests under our executor (%s)",
-                    sum(failing.values()), failing)  # fmt: skip
+                    sum(failing.values()), failing)
     if not tasks:
         raise ValueError(
             f"KodCode source {source!r}: no eligible task among {len(ids)} rows (skipped: {dict(rejected)})"
@@ -255,4 +255,4 @@ def pytest_share(source: Any, split: str = "train", executor: Executor | None = 
         failing = Counter(v for v in verify(tasks, ex) if v)
     return {"rows": len(rows), "collected": len(tasks), "refused": sum(refused.values()),
             "refused_by_reason": dict(refused.most_common()), "uses": dict(sorted(uses.items())),
-            "reference_passes": len(tasks) - sum(failing.values()), "reference_fails": dict(failing)}  # fmt: skip
+            "reference_passes": len(tasks) - sum(failing.values()), "reference_fails": dict(failing)}

@@ -61,7 +61,7 @@ def canonical(name: str, field: str = "tasks") -> str:
         return name
     known = sorted({*SOURCES, *ALIASES})
     raise ValueError(f"{field}: unknown task source {name!r}{did_you_mean(name.lower(), known)}; known: {known} "
-                     f"or 'module:function'")  # fmt: skip
+                     f"or 'module:function'")
 
 
 def task_source(name: str, field: str = "tasks") -> Loader:
@@ -98,7 +98,7 @@ def check_source(
     for key in args or {}:
         if key not in known:
             raise ValueError(f"{args_field}: the {name!r} loader has no argument {key!r}{did_you_mean(key, known)}; "
-                             f"it takes {known}")  # fmt: skip
+                             f"it takes {known}")
     missing = [n for n in known if params[n].default is inspect.Parameter.empty and n not in (args or {})]
     if missing:
         example = (

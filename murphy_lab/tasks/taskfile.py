@@ -153,7 +153,7 @@ def _disk_bytes(path: Path) -> int:
 
 
 def read_task_rows(path: Any, split: str = "train", limits: dict | None = None
-                   ) -> tuple[list[tuple[int, Any]], list[Problem]]:  # fmt: skip
+                   ) -> tuple[list[tuple[int, Any]], list[Problem]]:
     """Numbered rows of `path`: a .jsonl file (read line by line, so a broken line is named), a .json array, a
     `datasets.Dataset` / `DatasetDict` (`split`), a folder written by `Dataset.save_to_disk`, any other file or
     folder `datasets.load_dataset` reads (parquet, csv, Hugging Face layout), or a list of dicts. A file or folder
@@ -247,7 +247,7 @@ def check_functions(setup: str) -> set[str]:
         return set()
     funcs = {n.name: n for n in ast.parse(setup).body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     calls = {name: {c.func.id for c in ast.walk(f) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)}
-             for name, f in funcs.items()}  # fmt: skip
+             for name, f in funcs.items()}
     checks = {name for name, f in funcs.items() if any(_checking(n) for n in ast.walk(f))}
     while more := {name for name in funcs if name not in checks and calls[name] & checks}:
         checks |= more
@@ -385,7 +385,7 @@ def _sizes(row: dict, limits: dict) -> list[tuple[str, str]]:
 
 
 def row_task(row: Any, source: str = "jsonl", limits: dict | None = None
-             ) -> tuple[Task | None, list[tuple[str | None, str]]]:  # fmt: skip
+             ) -> tuple[Task | None, list[tuple[str | None, str]]]:
     """One row as a `Task`, or None and its problems as (field, message) pairs. Sizes past `limits` (default
     `LIMITS`) are checked first: an oversized row is not parsed further."""
     if not isinstance(row, dict):

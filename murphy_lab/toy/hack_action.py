@@ -96,7 +96,7 @@ def hack_capable_policy(cfg: HackConfig | None = None, cache_dir: str | Path | N
         tok = AutoTokenizer.from_pretrained(base)
         torch.manual_seed(cfg.seed)
         log = sft(model, tok, hack_corpus(cfg), cfg.steps, cfg.batch_size, cfg.lr, cfg.warmup, seed=cfg.seed,
-                  progress=progress)  # fmt: skip
+                  progress=progress)
         root.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}-", dir=root))
         model.save_pretrained(tmp)

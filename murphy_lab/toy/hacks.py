@@ -169,7 +169,7 @@ class NaiveExecutor:
         self._launchers = []
         for _ in range(workers):
             proc = subprocess.Popen([sys.executable, "-I", "-c", LAUNCHER], stdin=subprocess.PIPE,
-                                    stdout=subprocess.PIPE, text=True)  # fmt: skip
+                                    stdout=subprocess.PIPE, text=True)
             self._launchers.append(proc)
             self._idle.put(proc)
 

@@ -105,7 +105,7 @@ class MurphyTrainer(PrefixSharing, GRPOTrainer):
     prefill_once = True  # the rollouts prefill each distinct prompt once (exact: tests/test_trainer_levers.py)
 
     def __init__(self, model, args, murphy: MurphyConfig, tasks: list, executor: Any = None,
-                 stop_after_code: bool | None = None, **kwargs: Any):  # fmt: skip
+                 stop_after_code: bool | None = None, **kwargs: Any):
         murphy.validate()
         if args.num_generations != murphy.g1:
             raise ValueError(f"args.num_generations ({args.num_generations}) must equal murphy.g1 ({murphy.g1})")
@@ -137,7 +137,7 @@ class MurphyTrainer(PrefixSharing, GRPOTrainer):
         batch, stats = self.build_rows(grown)
         t_end = time.perf_counter()
         stats.update({"time/generation_s": sampler.seconds, "time/execution_s": execute.seconds,
-                      "time/scoring_s": t_end - t_grown, "time/rollout_s": t_end - t0})  # fmt: skip
+                      "time/scoring_s": t_end - t_grown, "time/rollout_s": t_end - t0})
         self.rollout_stats = stats
         for k, v in stats.items():
             self._metrics["train"][k].append(v)  # also reaches TensorBoard / W&B through TRL's report_to
@@ -159,7 +159,7 @@ class MurphyTrainer(PrefixSharing, GRPOTrainer):
         fit = token_budget(self.processing_class, positions, m.max_completion_length, m.chat, m.chat_template_kwargs)
         return task_trees(tasks, sample, execute, g1=m.g1, g2=m.g2, turns=m.turns, reward_tests=m.reward_tests, budget=fit,
                           extract=answer_extractor(tasks),  # the reading evaluation uses too (prompts.read_answer)
-                          on_turn=sample.attach)  # fmt: skip
+                          on_turn=sample.attach)
 
     def filler_prompt(self, tasks: list) -> Any:
         """What a rank sends in place of prompts it does not have (the calls must match across ranks)."""
@@ -180,21 +180,21 @@ class MurphyTrainer(PrefixSharing, GRPOTrainer):
         block. A completion keeps its tokens up to and including its first EOS (TRL's rule) or its closing fence."""
         if self.use_vllm or self.use_transformers_continuous_batching or images or multimodal_fields:
             return super()._generate_single_turn(prompt_ids, images, multimodal_fields, num_generations,
-                                                 has_tool_images)  # fmt: skip
+                                                 has_tool_images)
         n = num_generations
         grouped = self.prefill_once and len(prompt_ids) % n == 0 and all(
-            list(prompt_ids[i]) == list(prompt_ids[i - i % n]) for i in range(len(prompt_ids)))  # fmt: skip
+            list(prompt_ids[i]) == list(prompt_ids[i - i % n]) for i in range(len(prompt_ids)))
         prompts = [torch.tensor(p) for p in (prompt_ids[::n] if grouped else prompt_ids)]
         ids = pad(prompts, padding_value=self._tokenizer.pad_token_id, padding_side="left",
-                  pad_to_multiple_of=self.pad_to_multiple_of).to(self.accelerator.device)  # fmt: skip
+                  pad_to_multiple_of=self.pad_to_multiple_of).to(self.accelerator.device)
         mask = pad([torch.ones_like(p) for p in prompts], padding_value=0, padding_side="left",
-                   pad_to_multiple_of=self.pad_to_multiple_of).to(self.accelerator.device)  # fmt: skip
+                   pad_to_multiple_of=self.pad_to_multiple_of).to(self.accelerator.device)
         stop = CodeBlockClosed(self._tokenizer, ids.size(1)) if self.stop_after_code else None
         with (unwrap_model_for_generation(self.model_wrapped, self.accelerator,
                                           gather_deepspeed3_params=self.args.ds3_gather_for_generation,
                                           generation_kwargs=self.generation_kwargs,
                                           gradient_checkpointing_kwargs=self.args.gradient_checkpointing_kwargs) as unwrapped,
-              torch.no_grad(), self._dist.summon_full_params(self.model_wrapped, recurse=False)):  # fmt: skip
+              torch.no_grad(), self._dist.summon_full_params(self.model_wrapped, recurse=False)):
             seqs = generate_groups(unwrapped, ids, mask, n if grouped else 1, stop=stop, compact=self.compact_rows,
                                    generation_config=self.generation_config)  # (rows, P + T)
         ends = set(self.eos_token_ids)
@@ -249,7 +249,7 @@ class MurphyTrainer(PrefixSharing, GRPOTrainer):
         rows = len(nodes)
         ends = set(self.eos_token_ids) | {pad_id}  # TRL's mask_truncated_completions: no EOS/pad at the end
         truncated = [self.mask_truncated_completions and (not n.meta["completion_ids"] or
-                     n.meta["completion_ids"][-1] not in ends) for n in nodes]  # fmt: skip
+                     n.meta["completion_ids"][-1] not in ends) for n in nodes]
         tokens = sum(len(n.meta["completion_ids"]) for n, cut in zip(nodes, truncated) if not cut)
         counts = self._gather_counts(rows, tokens)  # (ranks, 2): real rows and completion tokens of every rank
         target = self._row_target(int(counts[:, 0].max()))  # equal on every rank, a multiple of steps_per_generation

@@ -81,18 +81,18 @@ class IterKEval(TrainerCallback):
         model, tokenizer = trainer.model, trainer.processing_class
         was_training = model.training
         states = (random.getstate(), np.random.get_state(), torch.get_rng_state(),
-                  torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None)  # fmt: skip
+                  torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None)
         padding = (tokenizer.padding_side, tokenizer.pad_token)
         t0, c0 = time.perf_counter(), cpu_seconds()
         try:
             policy = TransformersPolicy(model, tokenizer=tokenizer, max_new_tokens=cfg.max_completion_length,
                                         temperature=cfg.temperature, use_chat_template=cfg.chat,
-                                        chat_template_kwargs=cfg.chat_template_kwargs or None)  # fmt: skip
+                                        chat_template_kwargs=cfg.chat_template_kwargs or None)
             out_dir = Path(trainer.args.output_dir) / "eval"  # each task's episode, for paired comparisons
             out_dir.mkdir(parents=True, exist_ok=True)
             with torch.no_grad():
                 df = evaluate(policy, self.tasks, trainer.executor, iters=tuple(cfg.eval_iters), runs=1, seed=0,
-                              progress=False, transcripts_path=str(out_dir / f"step_{trainer.state.global_step:06d}.jsonl"))  # fmt: skip
+                              progress=False, transcripts_path=str(out_dir / f"step_{trainer.state.global_step:06d}.jsonl"))
         finally:
             model.train(was_training)
             tokenizer.padding_side, tokenizer.pad_token = padding

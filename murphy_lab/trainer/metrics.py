@@ -39,10 +39,10 @@ def tree_stats(trees: list[RolloutTree], kept: list[Node], padded: int, accelera
         "groups": sum(len(t.groups()) for t in trees), "groups_kept": sum(len(t.groups(kept_only=True)) for t in trees),
         "padded": padded,
         "completion_tokens": sum(len(n.meta["completion_ids"]) for n in allnodes),
-    }  # fmt: skip
+    }
     if accelerator.num_processes > 1:
         vec = accelerator.gather(torch.tensor([list(sums.values())], dtype=torch.float64,
-                                              device=accelerator.device)).sum(0)  # fmt: skip
+                                              device=accelerator.device)).sum(0)
         sums = dict(zip(sums, vec.tolist()))
     s, div = sums, lambda a, b: a / b if b else 0.0
 
@@ -64,7 +64,7 @@ def tree_stats(trees: list[RolloutTree], kept: list[Node], padded: int, accelera
         "groups/total": s["groups"], "groups/kept": s["groups_kept"],
         "trajectories/total": s["all"], "trajectories/kept": s["adv_n"], "rows/padding": s["padded"],
         "completions/mean_length": div(s["completion_tokens"], s["all"]),
-    }  # fmt: skip
+    }
 
 
 def cpu_seconds() -> float:
@@ -91,7 +91,7 @@ class RunLog(TrainerCallback):
         stats, self.trainer.rollout_stats = self.trainer.rollout_stats, {}  # empty when the round was reused
         self.line = {"step": state.global_step, "generated": bool(stats), **stats, "time/step_s": step_s,
                      "time/optimization_s": step_s - stats.get("time/rollout_s", 0.0),
-                     "time/step_cpu_s": cpu_seconds() - self.c0}  # fmt: skip
+                     "time/step_cpu_s": cpu_seconds() - self.c0}
 
     def on_log(self, args, state, control, logs=None, **kw):
         if self.line is not None and logs:
@@ -121,7 +121,7 @@ class StepProgress(TrainerCallback):
     def on_train_begin(self, args, state, control, **kw):
         if self.trainer.accelerator.is_main_process:
             self.bar = tqdm(total=state.max_steps, initial=state.global_step, desc=self.desc, unit="step",
-                            mininterval=2.0, dynamic_ncols=True)  # fmt: skip
+                            mininterval=2.0, dynamic_ncols=True)
 
     def on_step_end(self, args, state, control, **kw):
         if self.bar is None:

@@ -39,14 +39,14 @@ class PrefixSharing:
         return bool(self.args.bf16 or self.args.fp16) if on is None else bool(on)
 
     def _get_per_token_logps_and_entropies(self, model, input_ids, attention_mask, logits_to_keep, batch_size=None,
-                                           compute_entropy=False, compute_aux_loss=False, **extra):  # fmt: skip
+                                           compute_entropy=False, compute_aux_loss=False, **extra):
         """TRL's log-prob pass (loss, π_old, π_ref), with every shared prompt encoded once per group where exact."""
         plain = compute_aux_loss or any(v is not None for v in extra.values())  # MoE aux loss, images: TRL's pass
         if plain or not self._prefix_ok(model, input_ids, attention_mask, logits_to_keep):
             return super()._get_per_token_logps_and_entropies(model, input_ids, attention_mask, logits_to_keep,
                                                               batch_size, compute_entropy, compute_aux_loss, **extra)
         logps, entropy = self._shared_logps(model, input_ids, attention_mask, logits_to_keep, batch_size,
-                                            compute_entropy)  # fmt: skip
+                                            compute_entropy)
         return logps, entropy, None
 
     def _shared_logps(self, model, input_ids, attention_mask, logits_to_keep, batch_size, compute_entropy):

@@ -50,7 +50,7 @@ from murphy_lab.viz.curves import plot_training_curves
 log = logging.getLogger(__name__)
 
 RESUME_SAFE = ("max_steps", "num_train_epochs", "save_steps", "save_total_limit", "logging_steps", "report_to",
-               "executor")  # fmt: skip
+               "executor")
 """Fields a resume may change when `allow_changes` names them: how long the run goes on (a longer max_steps also
 stretches a decaying learning-rate schedule from the checkpoint on), what it saves and logs, and the executor (e.g.
 its workers on another machine; a new timeout or memory limit changes which programs pass from then on)."""
@@ -66,7 +66,7 @@ def differences(recorded: MurphyConfig, given: MurphyConfig) -> dict[str, dict]:
 
 
 def resumed_config(output_dir: Path, config: MurphyConfig | None, allow_changes: Sequence[str] = ()
-                   ) -> tuple[MurphyConfig, dict]:  # fmt: skip
+                   ) -> tuple[MurphyConfig, dict]:
     """(the config a resume of `output_dir` runs, the changes it makes to the recorded one); raises ValueError,
     naming every differing field, when `config` differs from the recorded run in fields `allow_changes` does not
     name."""
@@ -82,12 +82,12 @@ def resumed_config(output_dir: Path, config: MurphyConfig | None, allow_changes:
     refused = [name for name in changes if name not in allow_changes]
     if refused:
         listed = ", ".join(f"{n} (recorded {_short(changes[n]['recorded'])}, given {_short(changes[n]['given'])})"
-                           for n in refused)  # fmt: skip
+                           for n in refused)
         safe = all(n in RESUME_SAFE for n in refused)
         allow = f", or allow the change with --allow-change {' '.join(refused)}" if safe else ""
         raise ValueError(f"resume: {str(output_dir)!r} records another run: {listed}. A resumed run continues its "
                          f"recorded config.yaml: resume with --resume alone{allow} (a resume may change only "
-                         f"{list(RESUME_SAFE)})")  # fmt: skip
+                         f"{list(RESUME_SAFE)})")
     return dataclasses.replace(recorded, **{name: v["given"] for name, v in changes.items()}), changes
 
 
@@ -114,7 +114,7 @@ def open_run(output_dir: str | Path, resume: bool) -> Path | None:
     checkpoint = last_checkpoint(output_dir) if output_dir.exists() else None
     if checkpoint is not None and not resume:
         raise ValueError(f"output_dir {str(output_dir)!r} already holds a run ({checkpoint.name}); "
-                         "pass resume=True (--resume) or choose a new directory")  # fmt: skip
+                         "pass resume=True (--resume) or choose a new directory")
     if resume and checkpoint is None:
         log.warning("resume: no checkpoint under %s, starting from scratch", output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
@@ -210,7 +210,7 @@ def train(
         executor = executor_pkg.Executor(**config.executor)
     try:
         trainer = trainer_cls(model=str(model), args=config.to_grpo_config(output_dir), murphy=resolved, tasks=tasks,
-                              executor=executor, callbacks=callbacks, **(trainer_kwargs or {}))  # fmt: skip
+                              executor=executor, callbacks=callbacks, **(trainer_kwargs or {}))
         for cb in (ProgressCallback, NotebookProgressCallback, PrinterCallback):  # TRL's bar / per-step tables
             trainer.remove_callback(cb)
         trainer.add_callback(StepProgress(trainer, trainer.run_log, f"{config.mode} seed {config.seed}"))
@@ -273,7 +273,7 @@ def _check_files(output_dir: Path, files: dict[str, str]) -> None:
         path = output_dir / name
         if path.exists() and path.read_text() != text:
             raise ValueError(f"resume: {str(path)!r} differs from the {name} given now; a resumed run continues "
-                             f"its recorded {name}")  # fmt: skip
+                             f"its recorded {name}")
 
 
 def write_curves(output_dir: Path, title: str) -> Path | None:

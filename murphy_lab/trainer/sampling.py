@@ -62,7 +62,7 @@ class TurnSampler:
             {"prompt_ids": repeated[j], "completion_ids": completion_ids[j],
              "sampling_logps": None if logprobs is None else list(logprobs[j])}
             for j in range(k * n)
-        ]  # fmt: skip
+        ]
         self.seconds += time.perf_counter() - t0
         return [texts[i * n : (i + 1) * n] for i in range(k)]
 

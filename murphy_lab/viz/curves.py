@@ -144,7 +144,7 @@ def plot_training_curves(rows: Sequence[Mapping], title: str = "", smooth: int =
     window. Saves a PNG when `path` (and closes the figure). Raises ValueError when no row holds any of these
     metrics."""
     panels = [(name, [(label, key) for label, key in lines if any(r.get(key) is not None for r in rows)])
-              for name, lines in TRAINING_PANELS]  # fmt: skip
+              for name, lines in TRAINING_PANELS]
     panels = [(name, lines) for name, lines in panels if lines]
     if not panels:
         keys = [key for _, lines in TRAINING_PANELS for _, key in lines]
@@ -181,7 +181,7 @@ def plot_eval_table(df, title: str = "Iter-k pass@1", path=None) -> Figure:
     if df.empty:
         raise ValueError("the table is empty")
     lines = [(f"{d} ({int(g['n_tasks'].iloc[0])} tasks)", g["k"].tolist(), g["pass@1"].tolist(), g["std"].tolist())
-             for d, g in df.groupby("difficulty", sort=False)]  # fmt: skip
+             for d, g in df.groupby("difficulty", sort=False)]
     return draw_pass_at_k([("pass@1 after k attempts", lines)], path, title=title)
 
 
@@ -216,7 +216,7 @@ def plot_budget_curves(points, path=None, title: str = "Held-out pass@1 against 
         by = g.groupby("step").agg(x=("sampled", "mean"), y=("pass@1", "mean"), s=spread)
         if len(base):  # the shared start: the base model, 0 sequences sampled (first whatever the steps are called)
             by.loc[-1] = pd.Series(dict(x=0.0, y=base["pass@1"].mean(),
-                                        s=base["se"].mean() if bars else _std(base["pass@1"])))  # fmt: skip
+                                        s=base["se"].mean() if bars else _std(base["pass@1"])))
             by = by.sort_index()
         s = np.nan_to_num(by["s"].to_numpy())
         label, style = names.get(method, method), palette.method_style(method)

@@ -68,7 +68,7 @@ HARNESS_COLORS = {"naive": "#d62728", "executor": "#1f77b4"}  # notebook 11: the
 _ALIASES = {
     "base": "base", "grpo": "grpo", "grpo-mt": "grpo_mt", "grpo_mt": "grpo_mt", "µcode": "mucode",
     "mucode": "mucode", "μcode": "mucode", "reveal": "reveal", "murphy": "murphy",
-}  # fmt: skip
+}
 
 
 def method_key(name: str) -> str | None:

@@ -34,7 +34,7 @@ def _save(fig, path, plt):
 
 
 def draw_pass_at_k(panels: Sequence[tuple[str, Sequence[Line]]], path: str | Path | None = None,
-                   title: str = "pass@1 vs Iter-k", stand_in: bool = False):  # fmt: skip
+                   title: str = "pass@1 vs Iter-k", stand_in: bool = False):
     """One panel per (panel title, lines): pass@1 (%) against Iter-k with ± std error bars; saves a PNG.
 
     A line labelled with a method's name has that method's colour and place in the legend (`viz.palette`); the
@@ -70,11 +70,11 @@ def _styles(labels: Sequence[str]) -> list[dict]:
     keys = [palette.method_key(label) for label in labels]
     variants = len(set(keys)) < len(keys)
     return [dict(color=palette.series_color(i)) if variants or key is None else palette.method_style(label)
-            for i, (label, key) in enumerate(zip(labels, keys))]  # fmt: skip
+            for i, (label, key) in enumerate(zip(labels, keys))]
 
 
 def draw_by_k(rows: Sequence[tuple[str, Sequence[tuple[int, Sequence[Point]]]]], path: str | Path | None = None,
-              title: str = "pass@1 by Iter-k", stand_in: bool = False):  # fmt: skip
+              title: str = "pass@1 by Iter-k", stand_in: bool = False):
     """A grid of panels, one row per (row title, [(k, points)]) and one column per Iter-k: each method (or variant)
     a point with its ± std error bar, in the palette's colour and order, on a y-axis fitted to that panel's points,
     so that a spread of a few points and its error bars stay visible next to Iter-k values far apart; saves a PNG."""
@@ -86,7 +86,7 @@ def draw_by_k(rows: Sequence[tuple[str, Sequence[tuple[int, Sequence[Point]]]]],
     ncols = max(len(by_k) for _, by_k in rows)
     n_points = max(len(points) for _, by_k in rows for _, points in by_k)
     fig, axes = plt.subplots(len(rows), ncols, figsize=(max(3.0, 0.75 * n_points + 1.4) * ncols, 3.3 * len(rows)),
-                             squeeze=False)  # fmt: skip
+                             squeeze=False)
     for r, (row_title, by_k) in enumerate(rows):
         for c in range(ncols):
             ax = axes[r][c]
@@ -98,7 +98,7 @@ def draw_by_k(rows: Sequence[tuple[str, Sequence[tuple[int, Sequence[Point]]]]],
             points = sorted(points, key=lambda p: order.index(p[0]))  # noqa: B023 (used right here)
             for x, ((label, mean, std), style) in enumerate(zip(points, _styles([p[0] for p in points]))):
                 ax.errorbar([x], [mean], yerr=[std], marker="o", ms=6, capsize=4, ls="none", label=label,
-                            color=style["color"])  # fmt: skip
+                            color=style["color"])
             lo = min(m - s for _, m, s in points)
             hi = max(m + s for _, m, s in points)
             pad = max(1.0, 0.15 * (hi - lo))
@@ -114,7 +114,7 @@ def draw_by_k(rows: Sequence[tuple[str, Sequence[tuple[int, Sequence[Point]]]]],
 
 
 def draw_cost_bars(names: Sequence[str], panels: Sequence[tuple[str, Sequence[float]]], colors: Sequence[str],
-                   hatched: Sequence[bool], path: str | Path | None = None):  # fmt: skip
+                   hatched: Sequence[bool], path: str | Path | None = None):
     """One bar panel per (title, values), a bar per name (hatched where `hatched`); saves a PNG."""
     plt = _pyplot(path)
     fig, axes = plt.subplots(1, len(panels), figsize=(11, 3.2), squeeze=False)

@@ -125,7 +125,7 @@ def playground(trees: RolloutTree | Sequence[RolloutTree] | Mapping[str, Rollout
     credit = w.ToggleButtons(options=list(CREDIT_RULES), value="mars", description="credit")
     sliders = {name: w.FloatSlider(value=1.0 if name == "gamma" else k.default, min=k.low, max=k.high, step=0.05,
                                    description=k.doc.partition(",")[0], tooltip=k.doc)
-               for name, k in knobs_of_all_rules().items()}  # built from the rule table: γ, λ, ω  # fmt: skip
+               for name, k in knobs_of_all_rules().items()}  # built from the rule table: γ, λ, ω
     b_grp = w.IntSlider(value=0, min=0, max=max_groups, description="b_grp", tooltip="InterP budget; 0 = off")
     b_traj = w.SelectionSlider(options=[0] + list(range(2, max_group + 1)), value=0, description="b_traj",
                                tooltip="IntraP budget; 0 = off (a kept group needs at least 2 members)")
@@ -143,7 +143,7 @@ def playground(trees: RolloutTree | Sequence[RolloutTree] | Mapping[str, Rollout
             own = {name: s.value for name, s in sliders.items() if name in reads and name != "gamma"}
             fig = render(trees[which.value], color_by=color.value, credit=credit.value, gamma=sliders["gamma"].value,
                          b_grp=slider_budget(b_grp.value), b_traj=slider_budget(b_traj.value),
-                         backup_on=backup_on.value, **own)  # fmt: skip
+                         backup_on=backup_on.value, **own)
         except ValueError as err:  # e.g. b_traj larger than a group: say so instead of a traceback
             out.outputs = ()
             out.append_stdout(f"cannot compute with these knobs: {err}\n")
@@ -167,7 +167,7 @@ def compare_rules(tree: RolloutTree, rules: Sequence[str] | None = None, **knobs
 
 
 def draw_rule_comparison(tree: RolloutTree, rules: Sequence[str] | None = None, gamma: float | None = None,
-                         **knobs) -> Figure:  # fmt: skip
+                         **knobs) -> Figure:
     """How each credit rule distributes advantage over one tree: a row per rule, a column per node (the turn-1
     group, then each failure's refinements beside it), colored by Â (red < 0 < blue); the top row is r(v).
 
@@ -186,7 +186,7 @@ def draw_rule_comparison(tree: RolloutTree, rules: Sequence[str] | None = None, 
     values = [[float("nan") if a is None else a for a in row] for row in rows]
     rewards = [[first.nodes()[i].reward for i in columns]]
     fig, (ax_r, ax) = plt.subplots(2, 1, figsize=(min(22, 2 + 0.28 * len(columns)), 1.2 + 0.42 * len(rows)),
-                                   height_ratios=[1, len(rows)], sharex=True)  # fmt: skip
+                                   height_ratios=[1, len(rows)], sharex=True)
     ax_r.imshow(rewards, cmap=palette.VALUE_CMAP, vmin=0, vmax=1, aspect="auto")
     ax_r.set_yticks([0], ["r(v)"])
     lim = max(1e-6, max(abs(a) for row in values for a in row if a == a))
@@ -204,7 +204,7 @@ def draw_rule_comparison(tree: RolloutTree, rules: Sequence[str] | None = None, 
             for a in (ax_r, ax):
                 a.axvline(edge, color=palette.EDGE, lw=0.5)
             ax.text((a_start + edge) / 2, len(scored) - 0.4, f"C({first.root.children.index(v) + 1})",
-                    ha="center", va="top", fontsize=7)  # fmt: skip
+                    ha="center", va="top", fontsize=7)
     fig.colorbar(im, ax=[ax_r, ax], label="advantage Â", shrink=0.8)
     ax_r.set_title(f"{tree.task_id or 'tree'}: advantage per node under each credit rule (blank: pruned)", fontsize=10)
     return fig

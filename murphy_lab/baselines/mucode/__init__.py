@@ -55,7 +55,7 @@ _LAZY = {  # name -> the module that defines it, imported on first use (TRL, tor
     **dict.fromkeys(("collect_rollouts", "label_with_oracle"), "rollouts"),
     **dict.fromkeys(("Verifier", "bce_loss", "bradley_terry_loss", "encode", "preference_pairs", "train_verifier"),
                     "verifier"),
-}  # fmt: skip
+}
 
 
 def __getattr__(name: str):

@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> Path | None:
         except ValueError as err:  # the config's own problems, listed as --check lists every problem
             cli.report_problems(str(err).splitlines(), "")
         cli.report_problems(check(cfg, a.gpus), f"ok: {a.config or cfg.profile} passes the checks (µCode fields, data, "
-                                                "model, GPUs, packages)")  # fmt: skip
+                                                "model, GPUs, packages)")
         return None
     cfg = config_of(a, plain, nested)
     cli.refuse(check(cfg))

@@ -32,7 +32,7 @@ class VerifierBestOfN(Scaffold):
     name = "mucode-bon"
 
     def __init__(self, verifier: Any = None, n: int = 5, selection: str = "verifier",
-                 extract: Callable[[str], str] = P.extract_program):  # fmt: skip
+                 extract: Callable[[str], str] = P.extract_program):
         if selection not in SELECTIONS:
             raise ValueError(f"selection must be one of {SELECTIONS}, got {selection!r}")
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:

@@ -38,4 +38,4 @@ def train(exp: Any, model: str, output_dir: Path) -> Path:
 METHOD = Method(
     "mucode", train=train, config=config, recipes=("mucode",),
     budget=("rollouts", "turns", "rounds", "n_train_tasks"), cost=1,
-)  # fmt: skip
+)

@@ -61,7 +61,7 @@ def collect_rollouts(
         tasks, sample, executor, g1=rollouts, g2=1, turns=turns, reward_tests="visible", extract=P.answer_extractor(tasks),
         budget=P.policy_budget(policy, sample_kw.get("max_new_tokens")),  # quoted code/feedback fit the context
         on_turn=lambda turn, nodes: bar.update(1),
-    )  # fmt: skip
+    )
     bar.close()
     label_with_oracle(trees, tasks, executor)
     return trees

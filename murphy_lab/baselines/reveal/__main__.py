@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> Path | None:
     problems = reveal.problems() + check(as_chains(config, reveal), a.gpus)  # as train_reveal runs it
     if a.check:
         cli.report_problems(problems, f"ok: {a.config} passes the checks (ReVeal and MurphyConfig fields, data, model, "
-                                      "GPUs, packages)")  # fmt: skip
+                                      "GPUs, packages)")
         return None
     cli.refuse(problems)
     from murphy_lab.baselines.reveal.trainer import train_reveal  # TRL: once the inputs are accepted

@@ -129,7 +129,7 @@ def run_chains(
     tasks = list(tasks)
     task_of = [t for t in tasks for _ in range(n)]
     chains = [Chain(task_id=t.task_id, index=i, context=[{"role": "user", "content": first_prompt(t.prompt, is_io(t))}])
-              for t in tasks for i in range(n)]  # fmt: skip
+              for t in tasks for i in range(n)]
     for r in range(1, rounds + 1):
         open_ = [i for i, c in enumerate(chains) if not c.done]
         if not open_:
@@ -165,7 +165,7 @@ def run_chains(
             c = chains[i]
             c.turns.append(Turn(prompt=prompt, raw=rd.text, completion=rd.text[: rd.cut], split=rd.split,
                                 code=rd.code, issues=issues[j], check=chk,
-                                meta=dict(pending[j]) if j < len(pending) else {}))  # fmt: skip
+                                meta=dict(pending[j]) if j < len(pending) else {}))
             c.done = (stop_on_verdict and chk.verdict) or r == rounds
             c.context.append({"role": "assistant", "content": rd.text[: rd.cut]})
             block = feedback_block(chk.feedback, None if c.done else r + 1)
@@ -186,5 +186,5 @@ def public_checks(tasks: Sequence[Any], codes: Sequence[str], executor: Any) -> 
         status = [o.status for o in res.outcomes] if len(res.outcomes) == len(cases) else [res.status] * len(cases)
         checks.append(Check(tests=cases, valid=[True] * len(cases), status=status,
                             details=[o.detail for o in res.outcomes], feedback=res.feedback,
-                            compile_error=res.feedback if res.status == "syntax" else ""))  # fmt: skip
+                            compile_error=res.feedback if res.status == "syntax" else ""))
     return checks

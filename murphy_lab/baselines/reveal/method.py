@@ -82,4 +82,4 @@ def evaluation(exp: Any) -> Scaffold:
 METHOD = Method(
     "reveal", train=train, config=config, mode=MODE, recipes=("reveal",), scaffold=ReVealScaffold.name,
     evaluation=evaluation, budget=(*TRAINER_BUDGET, "rounds"), cost=1,
-)  # fmt: skip
+)

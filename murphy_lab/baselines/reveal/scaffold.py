@@ -55,7 +55,7 @@ class ReVealScaffold(Scaffold):
         bar = rounds(budget, progress, self.name)
         chains = run_chains(tasks, sampler, executor, n=runs, rounds=budget, reward_tests=None, validate=self.validate,
                             chat=self.chat, max_tests=self.max_tests, seed_fn=sampler.set_round,
-                            on_round=lambda r, played: bar.update(1), feedback=self.feedback)  # fmt: skip
+                            on_round=lambda r, played: bar.update(1), feedback=self.feedback)
         bar.close()
         for ep, chain in zip(episodes, chains):
             for j, t in enumerate(chain.turns):
@@ -66,7 +66,7 @@ class ReVealScaffold(Scaffold):
                 status = passed if c.verdict else ("syntax" if c.compile_error else "failed")
                 att = Attempt(prompt=t.prompt if j == 0 else "", completion=t.completion, code=t.code,
                               reward=c.n_passed / c.n_valid if c.n_valid else 0.0, status=status,
-                              feedback=c.feedback, tokens=ntok, parent=j - 1 if j else None)  # fmt: skip
+                              feedback=c.feedback, tokens=ntok, parent=j - 1 if j else None)
                 ep.record(att, held=j)  # held after j+1 attempts: the latest program
             ep.done = True
         return episodes
@@ -118,7 +118,7 @@ def evaluate_reveal(
     else:
         sc = get_scaffold(scaffold, extract=reveal_extract)
     return evaluate(policy, tasks, executor, iters=iters, runs=runs, scaffold=sc, seed=seed,
-                    transcripts_path=transcripts_path, progress=progress, **sample_kw)  # fmt: skip
+                    transcripts_path=transcripts_path, progress=progress, **sample_kw)
 
 
 REVEAL_SCAFFOLDS = {ReVealScaffold.name: ReVealScaffold, ReVealOwnScaffold.name: ReVealOwnScaffold}

@@ -45,10 +45,10 @@ class ReVealTrainer(MurphyTrainer):
     """
 
     def __init__(self, model, args, murphy: MurphyConfig, tasks: list, executor: Any = None,
-                 reveal: ReVealConfig | None = None, **kwargs: Any):  # fmt: skip
+                 reveal: ReVealConfig | None = None, **kwargs: Any):
         self.reveal = (reveal or ReVealConfig()).validate_fields()
         super().__init__(model=model, args=args, murphy=as_chains(murphy, self.reveal), tasks=tasks,
-                         executor=executor, **kwargs)  # fmt: skip
+                         executor=executor, **kwargs)
 
     def filler_prompt(self, tasks: list) -> Any:
         return render([{"role": "user", "content": first_prompt(tasks[0].prompt)}], self.murphy.chat)
@@ -57,7 +57,7 @@ class ReVealTrainer(MurphyTrainer):
         rv, m = self.reveal, self.murphy
         return run_chains(tasks, sample, execute, n=self.num_generations, rounds=rv.rounds, reward_tests=m.reward_tests,
                           validate=rv.validate, chat=m.chat, max_tests=rv.max_tests,
-                          stop_on_verdict=rv.stop_on_verdict)  # fmt: skip
+                          stop_on_verdict=rv.stop_on_verdict)
 
     def score_trees(self, chains: list[Chain]) -> None:
         tapo_groups(chains, gamma=self.reveal.gamma)  # rewards + TAPO advantages, per task group
@@ -133,7 +133,7 @@ def chain_stats(chains: list[Chain]) -> dict[str, float]:
 
 def train_reveal(config: MurphyConfig, output_dir: str | Path, reveal: ReVealConfig | None = None,
                  resume: bool = False, *, executor: Any = None, tasks: list | None = None,
-                 callbacks: list | None = None) -> Path:  # fmt: skip
+                 callbacks: list | None = None) -> Path:
     """Train with ReVeal from a MurphyConfig (any profile: smoke / toy / paper); returns the final model's folder.
 
     The run lifecycle of `murphy_lab.train.train` (config.yaml, checkpoints, metrics.jsonl, resume, final/), with

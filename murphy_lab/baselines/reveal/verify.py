@@ -56,7 +56,7 @@ class Check:
 
 
 def check_rounds(items: list[tuple[str, list, str | None, Any]], executor: Any,
-                 format_issues: list[list[str]] | None = None) -> list[Check]:  # fmt: skip
+                 format_issues: list[list[str]] | None = None) -> list[Check]:
     """Check many rounds in ONE executor batch.
 
     Args:
