@@ -50,7 +50,10 @@ def test_example_feedback_matches_what_the_executor_writes():
 
 def test_scripted_policy_makes_one_sample_call_per_turn_in_build_tree():
     policy = ScriptedTaxPolicy(seed=0)
-    run = lambda program, tests: type("R", (), {"reward": float("1.2" in program), "feedback": "== 12.0 output:"})()  # noqa: E731
+
+    def run(program, tests):
+        return type("R", (), {"reward": float("1.2" in program), "feedback": "== 12.0 output:"})()
+
     t = build_tree("task", [], policy, run, g1=4, g2=3, turns=2)
     assert policy.calls == 2 and len(t.root.children) == 4
 
