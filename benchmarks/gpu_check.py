@@ -103,7 +103,8 @@ def run_config(model: str, vocab_size: int, max_new: int, cpu: bool, **fields):
     from murphy_lab.config import MurphyConfig
     from murphy_lab.policy.tiny import char_tokenizer
 
-    tok = char_tokenizer()  # ids past its characters, and EOS, are never sampled: every completion is max_new long
+    # ids past its characters, and EOS, are never sampled: every completion is max_new long
+    tok = char_tokenizer()
     suppress = [tok.eos_token_id, *range(len(tok), vocab_size)]
     trl = dict(generation_kwargs={"suppress_tokens": suppress}, lr_scheduler_type="constant", max_grad_norm=1.0)
     rows = 8 if cpu else 1

@@ -94,7 +94,8 @@ def run_all(page, base: str, name: str, port: int, token: str, limit: float) -> 
     """Open, Run All, wait; (passed, seconds, why)."""
     page.goto(f"{base}/lab/workspaces/{name}/tree/{name}.ipynb?reset&token={token}")  # a workspace of its own
     page.wait_for_selector(".jp-Notebook .jp-CodeCell", timeout=120_000)
-    t0 = time.perf_counter()  # the clock starts when the notebook is open: the kernel's start counts, as for a student
+    # the clock starts when the notebook is open: the kernel's start counts, as for a student
+    t0 = time.perf_counter()
     page.wait_for_function("() => /\\| Idle/.test(document.querySelector('.jp-StatusBar-Widget, #jp-main-statusbar')"
                            "?.textContent || '')", timeout=int(limit * 1000))  # the kernel is up
     page.click("div.lm-MenuBar-itemLabel:text-is('Run')")
@@ -104,7 +105,8 @@ def run_all(page, base: str, name: str, port: int, token: str, limit: float) -> 
         time.sleep(2)
         elapsed = time.perf_counter() - t0
         prompts = page.evaluate(PROMPTS)
-        pending = [p for p in prompts if not p[1:-2].strip().isdigit()]  # "[12]:" ran; "[*]:" runs; "[ ]:" waits
+        # "[12]:" ran; "[*]:" runs; "[ ]:" waits
+        pending = [p for p in prompts if not p[1:-2].strip().isdigit()]
         idle = kernels_idle(port, token)
         if not pending and prompts and idle:
             errors = page.evaluate(ERRORS)

@@ -36,8 +36,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
 OUT = ROOT / "docs" / "executed"
-EXECUTED = ("06_training_toy_world", "11_reward_hacking", "12_benchmark_protocol")  # the copies docs/ links to
-PINS = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2", "ONEDNN_MAX_CPU_ISA": "AVX2"}  # as the Makefile's demo
+# the copies docs/ links to
+EXECUTED = ("06_training_toy_world", "11_reward_hacking", "12_benchmark_protocol")
+# as the Makefile's demo
+PINS = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
 WIDGET = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 # a folder of this machine in an output: a temporary folder, a home, the checkout's parent

@@ -62,7 +62,8 @@ MBPP_FILES = next((p for p in (Path(os.environ.get("MURPHY_LAB_MBPP", "/nonexist
 # the model, which cites the maker's numbers: docs/real_model.md)
 PUBLISHED = {CODE_MODEL: {"humaneval": 61.6, "mbpp": 52.4}}
 TREE_TEMPERATURE = 0.7  # the trees need diverse first attempts (greedy would give G1 identical ones)
-TREE_TASKS, G1, G2 = 9, 2, 2  # the trees' tasks (HumanEval's first 9) and group sizes: what a loaded CPU grows in minutes
+# the trees' tasks (HumanEval's first 9) and group sizes: what a loaded CPU grows in minutes
+TREE_TASKS, G1, G2 = 9, 2, 2
 
 
 def peak_gb() -> float:
@@ -117,7 +118,8 @@ def informative_failures(trees: list, lengths: dict, limit: int) -> dict:
     failed, informative, semantic, examples = 0, 0, 0, []
     mars_adv, mt_adv = {"informative": [], "other": []}, {"informative": [], "other": []}
     for tree in trees:
-        chains = copy.deepcopy(tree)  # GRPO-MT on the same samples: every node keeps its first refinement only
+        # GRPO-MT on the same samples: every node keeps its first refinement only
+        chains = copy.deepcopy(tree)
         for head in chains.root.children:
             head.children = head.children[:1]
         grpo_mt(chains)
@@ -275,7 +277,8 @@ def full_benchmark(bench: str, out: Path, chunk: int = 8, start: int = 0) -> dic
             "transcripts": str(path)}
 
 
-REAL_RUN = Path(__file__).resolve().parents[1] / "reproduce" / "results" / "real-cpu"  # the committed real-cpu run
+# the committed real-cpu run
+REAL_RUN = Path(__file__).resolve().parents[1] / "reproduce" / "results" / "real-cpu"
 
 
 def solved_at(path: Path, k: int = 3) -> dict[str, float]:
@@ -350,7 +353,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--shards", type=int, default=3, help="child processes for the evaluation and for the trees")
     p.add_argument("--step", action="store_true", help="one real MURPHY step with the levers on and off (real_step.py)")
     p.add_argument("--train-summary", action="store_true", help="the real-cpu training run's summary line")
-    p.add_argument("--stage", choices=["eval", "trees", "mbpp", "step"], help=argparse.SUPPRESS)  # run_stages' child
+    # run_stages' child
+    p.add_argument("--stage", choices=["eval", "trees", "mbpp", "step"], help=argparse.SUPPRESS)
     p.add_argument("--shard", default="0/1", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     if a.train_summary:

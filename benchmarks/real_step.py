@@ -61,7 +61,8 @@ def child(levers: bool, k: int, out: Path) -> dict:
     by_id = {t.task_id: t for t in load_tasks(source, **args)}
     tasks = [by_id[i] for i in STEP_TASKS[:k]]
     per_step = k if levers else 1
-    spg = per_step * G1 // (2 if levers else 1)  # levers on: micro-batches of ~4 rows (the real-cpu profile's); off: 4
+    # levers on: micro-batches of ~4 rows (the real-cpu profile's); off: 4
+    spg = per_step * G1 // (2 if levers else 1)
     presets = {f: v for f, v in REAL_CPU_PRESETS.items() if not f.startswith("eval")}
     cfg = MurphyConfig.for_profile("real-cpu", **{
         **presets, "model": "qwen2.5-coder-0.5b", "g1": G1, "g2": G2, "max_completion_length": CAP,
@@ -176,7 +177,8 @@ def run_child(levers: bool, k: int, out: Path) -> dict:
     r = json.loads(done.stdout.strip().splitlines()[-1])
     r["cpu_s"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     r["cpu_per_task"] = (r["cpu_s"] - r["check_cpu_s"]) / k
-    (out / f"real_step_{'on' if levers else 'off'}.json").write_text(json.dumps(r, indent=2) + "\n")  # kept at once
+    # kept at once
+    (out / f"real_step_{'on' if levers else 'off'}.json").write_text(json.dumps(r, indent=2) + "\n")
     return r
 
 

@@ -29,9 +29,11 @@ from murphy_lab.policy.hf import cpu_bf16
 from murphy_lab.preflight import looks_local
 from murphy_lab.suggest import did_you_mean
 
-LOSS_TYPES = ("dapo", "bnpo", "grpo", "dr_grpo", "group_sum")  # filler rows are exact for each (docs/training.md,
-# decision 3); "group_sum" is the paper's aggregation, computed through TRL's "dapo" (docs/training.md, decision 8)
-PIP_NAMES = {"azure_ml": "azureml-core", "flyte": "flytekit"}  # report_to loggers whose package has another name
+# filler rows are exact for each (docs/training.md, decision 3); "group_sum" is the paper's aggregation,
+# computed through TRL's "dapo" (docs/training.md, decision 8)
+LOSS_TYPES = ("dapo", "bnpo", "grpo", "dr_grpo", "group_sum")
+# report_to loggers whose package has another name
+PIP_NAMES = {"azure_ml": "azureml-core", "flyte": "flytekit"}
 PASSED = ("beta", "learning_rate", "epsilon", "temperature", "max_completion_length", "per_device_train_batch_size",
           "gradient_accumulation_steps", "steps_per_generation", "num_iterations", "max_steps", "num_train_epochs",
           "seed", "save_steps", "save_total_limit", "logging_steps", "report_to", "use_vllm", "vllm_mode")
@@ -207,7 +209,8 @@ class MurphyConfig:
                 given.pop("task_args", None)  # arguments of the earlier source's loader
             given.update(layer)
         prof = profile if isinstance(profile, profiles.Profile) else profiles.get_profile(profile or "paper")
-        fields = {**copy.deepcopy(dict(prof.trainer)), **copy.deepcopy(given), "profile": prof.name}  # owns its dicts
+        # owns its dicts
+        fields = {**copy.deepcopy(dict(prof.trainer)), **copy.deepcopy(given), "profile": prof.name}
         implied = modes.MODES.get(fields.get("mode", cls.mode))
         if implied is not None:
             fields.update({k: v for k, v in implied.fields().items() if k not in given})
@@ -269,7 +272,8 @@ class MurphyConfig:
         need(self.credit in CREDIT_RULES, "credit", f"must be one of {tuple(CREDIT_RULES)}")
         if self.credit in CREDIT_RULES:
             try:
-                CREDIT_RULES[self.credit].knob_values(**self.credit_args)  # the rule's own knobs, in their ranges
+                # the rule's own knobs, in their ranges
+                CREDIT_RULES[self.credit].knob_values(**self.credit_args)
             except ValueError as e:
                 out.append(f"credit_args: {e}")
         need(self.backup_on in ("pruned", "full"), "backup_on", "must be 'pruned' or 'full'")
@@ -292,7 +296,8 @@ class MurphyConfig:
             need(bool(self.eval_iters) and all(isinstance(k, int) and k >= 1 for k in self.eval_iters), "eval_iters",
                  "must be a non-empty list of integers >= 1")
         if self.mode in modes.MODES:
-            for name, msg in modes.mode(self.mode).problems(self.g2, self.turns):  # the G2 / S the mode implies
+            # the G2 / S the mode implies
+            for name, msg in modes.mode(self.mode).problems(self.g2, self.turns):
                 need(False, name, msg)
             for name in ("b_grp", "b_traj"):
                 b = getattr(self, name)
@@ -313,7 +318,8 @@ class MurphyConfig:
             need(spg == 1, "loss_type", "'bnpo' normalises by the tokens of each micro-batch, and the filler rows that "
                  f"make the rows a multiple of steps_per_generation ({spg}) change what a micro-batch holds (one can "
                  "hold filler rows only and still weigh 1/steps): not exact. Use 'dapo' or steps_per_generation = 1")
-        if self.loss_type == "group_sum":  # its row weights ride on TRL's token mask (docs/training.md, decision 8)
+        # its row weights ride on TRL's token mask (docs/training.md, decision 8)
+        if self.loss_type == "group_sum":
             for name, off in (("importance_sampling_level", "token"), ("off_policy_mask_threshold", None)):
                 need(self.trl.get(name, off) == off, "loss_type", f"'group_sum' weighs tokens through TRL's mask, "
                      f"whose per-row means trl.{name} would change; leave it at {off!r} or use 'dapo'")
@@ -329,7 +335,8 @@ class MurphyConfig:
         if self.model and looks_local(self.model):
             need(Path(self.model).expanduser().exists(), "model", "is a local path that does not exist")
         prof = profiles.PROFILES.get(self.profile)
-        if prof is not None and prof.build is None:  # a profile that builds nothing (paper): the config names both
+        # a profile that builds nothing (paper): the config names both
+        if prof is not None and prof.build is None:
             need(bool(self.model), "model", f"is required for the {self.profile} profile (a local folder or a hub id)")
             need(bool(self.tasks), "tasks", f"is required for the {self.profile} profile (e.g. 'kodcode')")
         cuda = _cuda_available()
@@ -339,7 +346,8 @@ class MurphyConfig:
             need(cuda or cpu_bf16(), "bf16", "needs a CUDA GPU or a CPU with bfloat16 instructions (AVX512-BF16, "
                  "AMX-BF16, Arm BF16); this machine has neither: set bf16: false")
         loggers = [self.report_to] if isinstance(self.report_to, str) else list(self.report_to)
-        known, installed = _loggers()  # transformers would fail only at trainer construction, with a traceback
+        # transformers would fail only at trainer construction, with a traceback
+        known, installed = _loggers()
         for name in loggers:
             if name in ("none", "all"):
                 continue
@@ -362,7 +370,8 @@ class MurphyConfig:
         trl_fields = _grpo_fields()
         unknown_trl = sorted(set(self.trl) - trl_fields)
         need(not unknown_trl, "trl", f"holds fields GRPOConfig does not have: {unknown_trl}")
-        ours = sorted(set(self.trl) & set(TRL_NAMES))  # one name per concept: G1 is g1, never trl.num_generations
+        # one name per concept: G1 is g1, never trl.num_generations
+        ours = sorted(set(self.trl) & set(TRL_NAMES))
         if ours:
             named = ", ".join(f"trl.{k} is {TRL_NAMES[k]}" for k in ours)
             out.append(f"trl: {named}: set {', '.join(TRL_NAMES[k] for k in ours)} instead (MurphyConfig passes it to "
@@ -392,7 +401,8 @@ class MurphyConfig:
         kw.update(
             output_dir=str(output_dir),
             num_generations=self.g1,  # = G1: TRL repeats each task prompt G1 times; the roots are rows[::G1]
-            loss_type="dapo" if self.loss_type == "group_sum" else self.loss_type,  # group_sum: dapo + row weights
+            # group_sum: dapo + row weights
+            loss_type="dapo" if self.loss_type == "group_sum" else self.loss_type,
             bf16=bf16,
             save_strategy="steps",
             chat_template_kwargs=self.chat_template_kwargs or None,
@@ -403,10 +413,13 @@ class MurphyConfig:
             dataloader_pin_memory=_cuda_available(),  # transformers' default True warns on every CPU run
         )
         if bf16 and not _cuda_available():  # bf16 on a CPU with bf16 instructions (validate checked it)
-            kw["use_cpu"] = True  # transformers accepts bf16 without a GPU only when told the run is on the CPU
-            if self.use_peft:  # the frozen base in bf16 (half the memory, the CPU's bf16 kernels); adapters stay fp32
+            # transformers accepts bf16 without a GPU only when told the run is on the CPU
+            kw["use_cpu"] = True
+            # the frozen base in bf16 (half the memory, the CPU's bf16 kernels); adapters stay fp32
+            if self.use_peft:
                 kw["model_init_kwargs"] = {"dtype": "bfloat16"}
-        kw.update(checkpointing(GRPOConfig, self.gradient_checkpointing))  # always passed: TRL's default is on
+        # always passed: TRL's default is on
+        kw.update(checkpointing(GRPOConfig, self.gradient_checkpointing))
         kw.update(self.trl)
         kw.update(extra)
         return GRPOConfig(**kw)

@@ -273,14 +273,16 @@ def gigpo_advantages(trees: list[RolloutTree], normalize: Normalize, omega: floa
             for c in p.children:
                 parent[id(c)] = p
     episodes = [n for t, kept in kept_by_tree for n in kept if n.turn == 1]
-    a_e = _standardised(episodes, [n.credit for n in episodes], normalize)  # A^E over the episodes of the task
+    # A^E over the episodes of the task
+    a_e = _standardised(episodes, [n.credit for n in episodes], normalize)
     groups: dict[tuple, list[Node]] = {}
     for t, kept in kept_by_tree:
         for n in kept:
             groups.setdefault(anchor(n, parent[id(n)], t.task_id), []).append(n)
     a_s: dict[int, float] = {}
     for members in groups.values():
-        a_s.update(_standardised(members, [n.credit for n in members], normalize))  # A^S inside the anchor group
+        # A^S inside the anchor group
+        a_s.update(_standardised(members, [n.credit for n in members], normalize))
     for _, kept in kept_by_tree:
         for n in kept:
             e = n
@@ -299,7 +301,8 @@ class Knob:
     low: float
     high: float
     doc: str
-    ablate: tuple[float, ...] = ()  # the values the credit ablation trains (γ only: the Experiment's one knob)
+    # the values the credit ablation trains (γ only: the Experiment's one knob)
+    ablate: tuple[float, ...] = ()
     stage: str = "backup"  # which function reads it: the rule's "backup" or its "advantages"
 
 

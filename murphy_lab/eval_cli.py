@@ -243,7 +243,8 @@ def main(argv: list[str] | None = None) -> Any:
                       transcripts_path=str(out / "transcripts.jsonl"), task_batch=a.task_batch or None)
     df.to_csv(out / "table.csv", index=False)
     (out / "table.md").write_text(df.to_markdown(index=False, floatfmt=".2f") + "\n")
-    name = "/".join(Path(model).parts[-2:]) if defaults and not a.like else model  # run/final, run/checkpoint-N
+    # run/final, run/checkpoint-N
+    name = "/".join(Path(model).parts[-2:]) if defaults and not a.like else model
     plot_eval_table(df, title=f"{name}: {a.tasks}, {a.scaffold}, {a.runs} run(s)", path=out / "table.png")
     (out / "eval.json").write_text(json.dumps({
         "model": model, "tasks": a.tasks, "task_args": task_args, "n_tasks": len(tasks), "iters": a.iters,

@@ -37,7 +37,8 @@ from murphy_lab.scaffolds import Scaffold, get_scaffold
 from murphy_lab.scaffolds.base import Episode, execute
 
 COLUMNS = ["difficulty", "k", "pass@1", "std", "n_tasks", "calls", "tokens"]
-BATCH_SEED_STEP = 7_919  # batch b of `task_batch` samples with seed + BATCH_SEED_STEP * b (batch 0: the seed itself)
+# batch b of `task_batch` samples with seed + BATCH_SEED_STEP * b (batch 0: the seed itself)
+BATCH_SEED_STEP = 7_919
 
 
 def evaluate(
@@ -132,7 +133,8 @@ def score_hidden(episodes: list[Episode], tasks: dict[str, Any], executor: Any, 
 
     A record is `episode.to_dict()` plus `iters`, `hidden` ({attempt index: verdict}) and `solved` ({k: bool}).
     """
-    held_at = [{k: ep.held_after(k) for k in iters} if ep.held else {} for ep in episodes]  # k -> attempt index
+    # k -> attempt index
+    held_at = [{k: ep.held_after(k) for k in iters} if ep.held else {} for ep in episodes]
     wanted = sorted({(e, a) for e, held in enumerate(held_at) for a in held.values()})
     jobs = [tasks[episodes[e].task_id].job(episodes[e].attempts[a].code, "hidden") for e, a in wanted]
     verdict = dict(zip(wanted, execute(executor, jobs)))  # (episode, attempt) -> hidden-test result
@@ -163,7 +165,8 @@ def table(records: Sequence[dict], iters: Sequence[int] | None = None) -> pd.Dat
         runs = sorted({r["run"] for r in sub})
         for k in iters:
             per_run = [
-                100.0 * np.mean([_solved_at(r, k) for r in sub if r["run"] == run])  # pass@1 of run `run`, in %
+                # pass@1 of run `run`, in %
+                100.0 * np.mean([_solved_at(r, k) for r in sub if r["run"] == run])
                 for run in runs
             ]
             costs = np.array([_cost_at(r, k) for r in sub], dtype=float)  # (episodes, 2): calls, tokens

@@ -24,7 +24,8 @@ TAX_PROMPT = "def add_tax(price):\n    '''Return the price with the shop's sales
 TAX_TESTS = ["assert add_tax(10) == 12.0", "assert add_tax(5) == 6.0", "assert add_tax(2.5) == 3.0"]
 
 _RIGHT = "def add_tax(price):\n    return price * 1.2\n"
-_WRONG_RATE = "def add_tax(price):\n    return price * 1.1\n"  # runs; every test fails, the feedback shows 12.0
+# runs; every test fails, the feedback shows 12.0
+_WRONG_RATE = "def add_tax(price):\n    return price * 1.1\n"
 _SYNTAX = "def add_tax(price)\n    return price * 1.15\n"  # missing colon: the feedback reveals nothing
 _INDENT = "def add_tax(price):\nreturn price * 1.3\n"  # IndentationError: nothing about the rate either
 _GUESS = "def add_tax(price):\n    return price * 1.15\n"  # a fix that still guesses the rate

@@ -88,7 +88,8 @@ def grpo_loss(
     beta: float = 0.04,  # β, KL coefficient (paper: 0.04)
     loss_type: str = "dapo",
     num_items_in_batch: int | None = None,  # tokens in the whole generation batch (dapo); default mask.sum()
-    max_completion_length: int | None = None,  # L, TRL's generation limit (dr_grpo divides by B · L_max); required there
+    # L, TRL's generation limit (dr_grpo divides by B · L_max); required there
+    max_completion_length: int | None = None,
     bias_correction_kl: bool = False,  # TRL's use_bias_correction_kl: multiply the KL by the ratio
 ) -> torch.Tensor:
     """The token-level clipped GRPO surrogate with a k3 KL penalty; returns a scalar loss to minimise.

@@ -38,8 +38,10 @@ from murphy_lab.grpo import EPS, group_advantages, normalize
 from murphy_lab.prune import interp, intrap
 from murphy_lab.tree import Node, RolloutTree
 
-Score = Callable[[Sequence[RolloutTree], Any], None]  # (one round's trees, scoring.Knobs) -> credit, advantages
-Groups = Callable[[RolloutTree], list[list[list[Node]]]]  # tree -> groups g, each a list of sequences o (node lists)
+# (one round's trees, scoring.Knobs) -> credit, advantages
+Score = Callable[[Sequence[RolloutTree], Any], None]
+# tree -> groups g, each a list of sequences o (node lists)
+Groups = Callable[[RolloutTree], list[list[list[Node]]]]
 
 
 # --- the scoring rules -------------------------------------------------------------------------------------------
@@ -112,7 +114,8 @@ def tree_credit(trees: Sequence[RolloutTree], knobs: Any) -> None:
         by_task: dict[str, list[RolloutTree]] = {}
         for tree in trees:
             by_task.setdefault(tree.task_id or str(id(tree)), []).append(tree)  # no task id: alone
-        for task_trees in by_task.values():  # the rule's own baseline (MT-GRPO per turn, GiGPO anchors, Kevin)
+        # the rule's own baseline (MT-GRPO per turn, GiGPO anchors, Kevin)
+        for task_trees in by_task.values():
             rule.advantages(task_trees, normalize, **rule.stage_values("advantages", values))
 
 

@@ -91,7 +91,8 @@ def shared_logps(model, input_ids, attention_mask, logits_to_keep: int, score: S
     for rows in _chunks(group, batch_size, attention_mask.sum(1) if by_length else None):
         ids, mask = input_ids[rows], attention_mask[rows]
         end = input_ids.size(1)
-        if by_length:  # the chunk's columns up to its last unmasked one (causal: earlier columns do not see later ones)
+        # the chunk's columns up to its last unmasked one (causal: earlier columns do not see later ones)
+        if by_length:
             end = max(p + 1, int(mask.any(0).nonzero().max()) + 1)
         logps, entropy = _shared_chunk(model, prefix_model or model, ids[:, :end], mask[:, :end], group[rows], p, score)
         if end < input_ids.size(1):  # the cut columns: masked in every row of the chunk
@@ -161,8 +162,9 @@ def _chunks(group: torch.Tensor, batch_size: int | None, lengths: torch.Tensor |
 
 def _shared_chunk(model, prefix_model, input_ids, attention_mask, group, p: int, score: Score):
     """One chunk of whole groups, rows sorted by group: prefix pass over its distinct prompts, tail pass over its rows."""
-    _, local = torch.unique_consecutive(group, return_inverse=True)  # group index within this chunk (rows come group
-    # by group, in group order or by length), 0..K-1, non-decreasing
+    # group index within this chunk (rows come group by group, in group order or by length), 0..K-1,
+    # non-decreasing
+    _, local = torch.unique_consecutive(group, return_inverse=True)
     first = torch.zeros(int(local.max()) + 1, dtype=torch.long, device=group.device)
     first[local] = torch.arange(local.numel(), device=group.device)  # some row of each group (all are alike)
     prompt_mask = attention_mask[first, : p - 1]  # (K, P-1): every prompt without its last column
@@ -172,11 +174,13 @@ def _shared_chunk(model, prefix_model, input_ids, attention_mask, group, p: int,
     decoder = _decoder(prefix_model)
     key = _cache_keyword(decoder)
     columns = torch.arange(input_ids.size(1), device=input_ids.device)
+    # prefix pass
     out = decoder(input_ids=input_ids[first, start : p - 1], attention_mask=prompt_mask[:, start:],
-                  position_ids=columns[start : p - 1].expand(first.numel(), -1), use_cache=True)  # prefix pass
+                  position_ids=columns[start : p - 1].expand(first.numel(), -1), use_cache=True)
     cache = out["cache"] if "cache" in out else out["past_key_values"]
     _check_cache(cache)
-    _expand(cache, torch.bincount(local).tolist())  # (K, ...) -> (B, ...): each row reads its group's keys/values
+    # (K, ...) -> (B, ...): each row reads its group's keys/values
+    _expand(cache, torch.bincount(local).tolist())
     tail = input_ids[:, p - 1 :]  # (B, C+1): last prompt token, then the completion
     labels = tail.masked_fill(attention_mask[:, p - 1 :] == 0, -100)
     labels[:, 0] = -100  # the prompt token is context, not a target

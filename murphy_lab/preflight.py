@@ -206,7 +206,8 @@ def check(config: Any, gpus: int | None = None) -> list[str]:
         layout = "vLLM server mode: 2 serve, the rest train" if need == 3 else "bf16 or vLLM in the training process"
         problems.append(f"GPUs: the config needs at least {need} ({layout}) and this machine has {gpus}; "
                         "on fewer GPUs set vllm_mode=colocate (1 GPU), on a CPU use_vllm=false bf16=false")
-    launched = bool(getattr(config, "use_vllm", False)) and hasattr(config, "vllm_mode")  # the launch scripts' layout
+    # the launch scripts' layout
+    launched = bool(getattr(config, "use_vllm", False)) and hasattr(config, "vllm_mode")
     wants = {"vllm": getattr(config, "use_vllm", False),
              "deepspeed": launched or "deepspeed" in (getattr(config, "trl", {}) or {})}
     for package, needed in wants.items():

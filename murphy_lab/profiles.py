@@ -214,8 +214,10 @@ def build_toy(config, workdir: Path) -> tuple[str, list]:
 # `n_train_tasks`) trains on the first n of these tasks.
 TRAIN_DATA: dict[str, tuple[str, dict[str, Any]]] = {
     "smoke": ("smoke", {}),  # the four hand-made text tasks (murphy_lab.smoke)
-    "toy": ("toy", dict(split="train", n=512, seed=0)),  # the toy world's training split (murphy_lab.toy.world)
-    "kodcode-1k": ("kodcode", dict(n=1000, seed=0)),  # the paper: 1,000 KodCode-V1 tasks (murphy_lab.tasks.kodcode)
+    # the toy world's training split (murphy_lab.toy.world)
+    "toy": ("toy", dict(split="train", n=512, seed=0)),
+    # the paper: 1,000 KodCode-V1 tasks (murphy_lab.tasks.kodcode)
+    "kodcode-1k": ("kodcode", dict(n=1000, seed=0)),
 }
 
 
@@ -244,7 +246,8 @@ def benchmark_tasks(profile: str | Profile, benchmark: str, n: int | None = None
 
 
 def _smoke_base(model: str, cache_dir: Path) -> str:
-    return str(build_smoke(Path(cache_dir) / "base")[0])  # a tiny random model, built in the experiment's cache
+    # a tiny random model, built in the experiment's cache
+    return str(build_smoke(Path(cache_dir) / "base")[0])
 
 
 def _toy_base(model: str, cache_dir: Path) -> str:
@@ -294,7 +297,8 @@ MUCODE_TOY = dict(
     rounds=2, final_verifier=True, rollouts=8, turns=3, max_new_tokens=96, pairs_per_task=16, verifier_lr=3e-4,
     verifier_epochs=2, verifier_batch_size=16, verifier_grad_accum=1, verifier_max_length=1024, sft_lr=3e-4,
     sft_epochs=2, sft_batch_size=16, sft_grad_accum=1, sft_max_length=1024, iters=(1, 3, 5), runs=3, best_of_n=4,
-    trl=dict(logging_steps=10), n_train_tasks=200,  # µCode's budget is rounds × tasks × chains (docs/mucode.md)
+    # µCode's budget is rounds × tasks × chains (docs/mucode.md)
+    trl=dict(logging_steps=10), n_train_tasks=200,
 )
 
 register(Profile(
@@ -339,7 +343,8 @@ register(dataclasses.replace(
 PAPER_BENCHMARKS = (("MBPP", (("variant", "full"), ("split", "test"))), ("LCB-v6", (("version_tag", "v6"),)))
 register(Profile(
     "paper", mucode=dict(use_vllm=True), use_vllm=True, recipes=True, base_model=_paper_base, chat=True,
-    chat_template_kwargs={m: {"enable_thinking": False} for m in ("Qwen3-1.7B", "Qwen3-4B")},  # as the recipes
+    # as the recipes
+    chat_template_kwargs={m: {"enable_thinking": False} for m in ("Qwen3-1.7B", "Qwen3-4B")},
     models=("OLMo-2-7B", "Qwen3-1.7B", "Qwen3-4B"), benchmarks=("HumanEval", "MBPP", "LCB-v6"), seeds=(0, 1, 2),
     runs=3, train_data="kodcode-1k", needs_gpu=True, refuse_overlap=True, benchmark_args=PAPER_BENCHMARKS,
     max_new_tokens=1024,  # per turn, as the training recipes (reproduce/configs/*/*.yaml)
@@ -357,13 +362,15 @@ def mbpp_files() -> str:
     return str(next((p for p in found if p.is_dir()), found[0]))
 
 
-REAL_CPU_MBPP = (("split", "test"), ("variant", "sanitized"), ("source", mbpp_files()))  # held-out: sanitized test
+# held-out: sanitized test
+REAL_CPU_MBPP = (("split", "test"), ("variant", "sanitized"), ("source", mbpp_files()))
 # Training: MBPP's train, validation and prompt splits (full release: 374 + 90 + 10 tasks), less every task that
 # repeats a held-out one (experiments.contamination.decontaminated: sanitized MBPP test, HumanEval).
 TRAIN_DATA["mbpp-train"] = ("murphy_lab.experiments.contamination:decontaminated", dict(
     parts=[["mbpp", dict(split=split, variant="full", source=mbpp_files())] for split in ("train", "validation", "prompt")],
     against=[["mbpp", dict(REAL_CPU_MBPP)], ["humaneval", {}]]))
-REAL_CPU_EVAL_TASKS = 100  # held-out tasks per benchmark (the first 100; docs/real_model.md: the budget and its error)
+# held-out tasks per benchmark (the first 100; docs/real_model.md: the budget and its error)
+REAL_CPU_EVAL_TASKS = 100
 # A LoRA MURPHY step of the code model on a 2-core CPU: 4 tasks a step, G1 = 4, G2 = 2, 512-token turns ending at the
 # closed code block, bf16 (a CPU with bf16 instructions), 8 length-sorted micro-batches (~4 rows each: a 6-row
 # micro-batch of real lengths peaks at ~10 GB, docs/performance.md), Iter-1/Iter-3 on held-out

@@ -50,7 +50,8 @@ def interp(tree: RolloutTree, b_grp: int) -> RolloutTree:
     for turn, groups in by_turn.items():
         if turn <= 1:
             continue  # the turn-1 group is always kept
-        order = sorted(range(len(groups)), key=lambda i: -variance([u.reward for u in groups[i][1]]))  # stable
+        # stable
+        order = sorted(range(len(groups)), key=lambda i: -variance([u.reward for u in groups[i][1]]))
         for i in order[b_grp:]:
             for u in groups[i][1]:
                 u.pruned = True
@@ -72,9 +73,11 @@ def _keep_loo(rewards: list[float], b_traj: int, tol: float = 1e-12) -> set[int]
     mean = sum(rewards) / len(rewards)
     hi, lo = [i for i in tied if rewards[i] >= mean], [i for i in tied if rewards[i] < mean]
     need = b_traj - len(sure)
-    splits = range(max(0, need - len(lo)), min(need, len(hi)) + 1)  # k members from above the mean, need - k below
+    # k members from above the mean, need - k below
+    splits = range(max(0, need - len(lo)), min(need, len(hi)) + 1)
     picks = [sure + hi[:k] + lo[: need - k] for k in splits]
-    return set(max(picks, key=lambda idx: variance([rewards[j] for j in idx])))  # the kept set of largest variance
+    # the kept set of largest variance
+    return set(max(picks, key=lambda idx: variance([rewards[j] for j in idx])))
 
 
 def _keep_exact(rewards: list[float], b_traj: int) -> set[int]:

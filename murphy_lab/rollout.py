@@ -64,7 +64,8 @@ def task_trees(
         [getattr(t, f"{reward_tests}_tests") for t in tasks],
         sample, executor, g1=g1, g2=g2, turns=turns, refine=refine, tasks=tasks, extract=extract,
         task_ids=[t.task_id for t in tasks], on_turn=on_turn,
-        programs=[t.program for t in tasks],  # what runs: a benchmark's import header, text answers as ANSWER = '...'
+        # what runs: a benchmark's import header, text answers as ANSWER = '...'
+        programs=[t.program for t in tasks],
     )
 
 
@@ -109,7 +110,8 @@ def build_task_trees(
     trees = task_trees(
         tasks, lambda prompts, n: policy.sample(prompts, n, **sample_kw), executor, g1=g1, g2=g2, turns=turns,
         reward_tests=reward_tests, extract=extract, on_turn=on_turn,
-        budget=P.policy_budget(policy, sample_kw.get("max_new_tokens")),  # quoted code/feedback fit the context
+        # quoted code/feedback fit the context
+        budget=P.policy_budget(policy, sample_kw.get("max_new_tokens")),
     )
     bar.close()
     for tree, task in zip(trees, tasks):

@@ -26,12 +26,15 @@ class Knobs:
 
     mode: str = "murphy"
     credit: str = "mars"  # a name of credit.CREDIT_RULES ('mars', 'mers', 'none' = credit is the reward, ...)
-    gamma: float = 1.0  # γ, the discount of every rule that reads one (MeRS, reward-to-go, turn credit, GiGPO)
-    credit_args: Mapping = field(default_factory=dict)  # the rule's other knobs (credit.CREDIT_RULES), e.g. {omega: 0.5}
+    # γ, the discount of every rule that reads one (MeRS, reward-to-go, turn credit, GiGPO)
+    gamma: float = 1.0
+    # the rule's other knobs (credit.CREDIT_RULES), e.g. {omega: 0.5}
+    credit_args: Mapping = field(default_factory=dict)
     b_grp: int | None = None  # InterP budget; None = off
     b_traj: int | None = None  # IntraP budget; None = off
     backup_on: str = "full"  # back credit up over all children ('full') or the kept ones ('pruned')
-    prune_method: str = "loo"  # IntraP ranking: leave-one-out ΔVar ('loo') or the max-variance subset ('exact')
+    # IntraP ranking: leave-one-out ΔVar ('loo') or the max-variance subset ('exact')
+    prune_method: str = "loo"
 
     @classmethod
     def of(cls, source: Any = None, **overrides: Any) -> Knobs:
@@ -69,7 +72,8 @@ def score_trees(trees: Sequence[RolloutTree], knobs: Any = None, **overrides: An
     if not m.prunes and (k.b_grp is not None or k.b_traj is not None):
         raise ValueError(f"b_grp / b_traj: pruning only applies to {pruning_modes()} (mode is {k.mode!r}); use None")
     rule = credit_rule(k.credit)
-    rule.knob_values(gamma=k.gamma if rule.discounted else None, **k.credit_args)  # one-line errors, in every mode
+    # one-line errors, in every mode
+    rule.knob_values(gamma=k.gamma if rule.discounted else None, **k.credit_args)
     for tree in trees:
         unprune(tree)
         for n in tree.root.walk():

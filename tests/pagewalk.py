@@ -76,7 +76,8 @@ class Walk:
         for entry in (ROOT / "reproduce").iterdir():
             if entry.name not in ("results", "cache"):
                 (reproduce / entry.name).symlink_to(entry)
-        for entry in (ROOT / "reproduce" / "results").iterdir():  # each profile's folder real, its files linked
+        # each profile's folder real, its files linked
+        for entry in (ROOT / "reproduce" / "results").iterdir():
             (reproduce / "results" / entry.name).mkdir(parents=True)
             for item in entry.iterdir() if entry.is_dir() else ():
                 if item.name not in ("runs",):

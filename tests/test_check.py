@@ -26,7 +26,8 @@ def offline(monkeypatch, tmp_path):
     monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "datasets"))
     monkeypatch.setattr(preflight, "_hub_cache", lambda: tmp_path / "hub")
 
-    def no_network(*args, **kwargs):  # a download attempt (or a retry loop) fails the test at once, under any load
+    # a download attempt (or a retry loop) fails the test at once, under any load
+    def no_network(*args, **kwargs):
         raise AssertionError(f"a network connection was attempted: {args[1:]}")
 
     monkeypatch.setattr(socket.socket, "connect", no_network)
@@ -69,7 +70,8 @@ def test_a_task_argument_the_loader_does_not_take_or_needs_is_one_line(offline):
 
 
 def test_an_offline_hub_dataset_is_one_fast_line_naming_the_data_step(offline):
-    line = one_line(check(smoke(tasks="kodcode", task_args={"n": 10})), "tasks:")  # no connection tried (fixture)
+    # no connection tried (fixture)
+    line = one_line(check(smoke(tasks="kodcode", task_args={"n": 10})), "tasks:")
     assert (
         "HF_HUB_OFFLINE=1" in line and "murphy_lab.experiments.data" in line and "task_args.source=" in line
     )

@@ -66,7 +66,8 @@ def test_trl_may_not_set_a_field_the_config_names_itself():
 @pytest.mark.parametrize("field", ["use_vllm", "bf16"])
 def test_gpu_only_option_without_cuda_is_named(field, monkeypatch):
     monkeypatch.setattr(config_mod, "_cuda_available", lambda: False)
-    monkeypatch.setattr(config_mod, "cpu_bf16", lambda: False)  # bf16 is also allowed on a CPU with bf16 instructions
+    # bf16 is also allowed on a CPU with bf16 instructions
+    monkeypatch.setattr(config_mod, "cpu_bf16", lambda: False)
     with pytest.raises(ValueError, match=field):
         MurphyConfig.for_profile("smoke", **{field: True}).validate()
 
@@ -137,7 +138,8 @@ def test_registered_profile_builder_is_used(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("path", sorted(p for p in CONFIGS.glob("*/*.yaml") if p.parent.name != "launch"
-                                         and p.stem not in ("reveal", "mucode")),  # their own loaders: test_recipes.py
+                                         # their own loaders: test_recipes.py
+                                         and p.stem not in ("reveal", "mucode")),
                          ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_every_reproduce_config_validates_on_a_gpu_machine(path, monkeypatch):
     monkeypatch.setattr(config_mod, "_cuda_available", lambda: True)

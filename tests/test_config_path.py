@@ -22,7 +22,8 @@ from murphy_lab.methods import get_method
 from murphy_lab.train import accepted, config_from_args, parser
 
 PACKAGE = Path(murphy_lab.__file__).parent
-LEAVES = {0, 1, 2}  # core, tasks / executor / policy, rollout / modes: tables consulted, not stops of the path
+# core, tasks / executor / policy, rollout / modes: tables consulted, not stops of the path
+LEAVES = {0, 1, 2}
 
 
 def module_of(filename: str) -> str | None:
@@ -48,7 +49,8 @@ def walk(fn):
             return
         caller = frame.f_back
         while caller is not None and module_of(caller.f_code.co_filename) is None:
-            caller = caller.f_back  # generated code (a dataclass's __init__), the standard library: transparent
+            # generated code (a dataclass's __init__), the standard library: transparent
+            caller = caller.f_back
         if caller is None or module_of(caller.f_code.co_filename) != callee:
             stops.append((callee, frame.f_code.co_name, module_of(caller.f_code.co_filename) if caller else None))
 
@@ -99,7 +101,8 @@ def test_a_command_line_reaches_its_config_entering_each_layer_once():
     accepted(a)
     (cfg, recorded), stops = walk(lambda: accepted(a))
     assert (cfg.g1, cfg.task_args["n"], recorded) == (4, 10, None)
-    assert layer_entries(stops) == {LAYER["train"]: 1, LAYER["config"]: 1}, stops  # the command line, then the config
+    # the command line, then the config
+    assert layer_entries(stops) == {LAYER["train"]: 1, LAYER["config"]: 1}, stops
     assert [s[:2] for s in stops if layer_of(s[0]) == LAYER["config"] and layer_of(s[2]) != LAYER["config"]] == [
         ("config", "layered")]
 
@@ -117,8 +120,10 @@ def test_a_layer_visited_twice_is_caught():
 def test_the_model_and_g1_have_one_name_from_the_command_line_to_trl():
     cfg = config_from_args(None, "smoke", ["model=./m", "g1=6", "per_device_train_batch_size=6"])
     assert (cfg.model, cfg.g1) == ("./m", 6)
-    assert TRL_NAMES["num_generations"] == "g1" and "model" not in TRL_NAMES  # the model goes to the trainer as is
+    # the model goes to the trainer as is
+    assert TRL_NAMES["num_generations"] == "g1" and "model" not in TRL_NAMES
     with pytest.raises(ValueError, match=r"trl.num_generations is g1: set g1 instead"):
         MurphyConfig.for_profile("smoke", trl={"num_generations": 6}).validate()
     params = get_method("murphy").config.__code__.co_varnames[:2]
-    assert params == ("exp", "model")  # a method's config takes `model` (the weights), `exp.model` names its key
+    # a method's config takes `model` (the weights), `exp.model` names its key
+    assert params == ("exp", "model")

@@ -199,7 +199,8 @@ def test_turn_credit_by_hand():
 def test_turn_credit_on_a_chain_telescopes_to_the_final_score(gamma):
     t = turn_credit(_chain(0.2, 0.5, 0.25, 1.0), gamma=gamma)
     chain = list(t.root.children[0].walk())  # 0.2 -> 0.5 -> 0.25 -> 1.0
-    assert len(chain) == 4 and sum(n.credit for n in chain) == pytest.approx(1.0)  # progress deltas: final - r(root) = 1.0
+    # progress deltas: final - r(root) = 1.0
+    assert len(chain) == 4 and sum(n.credit for n in chain) == pytest.approx(1.0)
 
 
 def test_mt_grpo_normalises_turn_reward_and_outcome_per_turn_index_by_hand():
@@ -246,7 +247,8 @@ def test_gigpo_pools_refinements_of_identical_failures_by_hand():
     t = score_tree(_duplicate_failures_tree(), credit="gigpo", gamma=1.0, credit_args={"omega": 0.5})
     a, b, c, d = t.root.children
     episode = normalize([0.5, 1.0, 0.0, 1.0])  # returns R = r + mean R(children) of the four episodes
-    assert [v.advantage for v in (a, b, c, d)] == pytest.approx([1.5 * e for e in episode])  # anchor: task prompt
+    # anchor: task prompt
+    assert [v.advantage for v in (a, b, c, d)] == pytest.approx([1.5 * e for e in episode])
     step = normalize([1.0, 0.0, 1.0, 1.0])  # a's and b's refinements: one anchor group, [0.5, -1.5, 0.5, 0.5]
     assert [u.advantage for u in a.children + b.children] == pytest.approx(
         [episode[0] + 0.5 * step[0], episode[0] + 0.5 * step[1], episode[1] + 0.5 * step[2], episode[1] + 0.5 * step[3]])

@@ -135,12 +135,14 @@ def test_tiny_model_end_to_end(tiny_model_path, executor):
 
 
 def test_the_report_counts_extractable_truncated_and_each_status(executor):
-    outputs = iter(["Sorry, I cannot help you with that today.", WRONG, RIGHT])  # prose, a wrong program, the fix
+    # prose, a wrong program, the fix
+    outputs = iter(["Sorry, I cannot help you with that today.", WRONG, RIGHT])
 
     def policy_fn(prompt, n):
         return [next(outputs) for _ in range(n)]
 
-    policy = ScriptedPolicy(policy_fn)  # counts words as tokens: 8 in the prose (cut at the limit), 7 in each program
+    # counts words as tokens: 8 in the prose (cut at the limit), 7 in each program
+    policy = ScriptedPolicy(policy_fn)
     df = evaluate(policy, [add_task()], executor, iters=(1, 3), runs=1, progress=False, max_new_tokens=8)
     assert df.attrs["completions"] == {
         "completions": 3, "extractable": 2, "truncated": 1,

@@ -108,7 +108,8 @@ def test_the_pytest_cost_benchmark_runs_and_prints_its_figures():
     import subprocess
     import sys
 
-    script = os.path.join(HERE, "..", "benchmarks", "pytest_cost.py")  # docs/executor.md runs it with --files 200
+    # docs/executor.md runs it with --files 200
+    script = os.path.join(HERE, "..", "benchmarks", "pytest_cost.py")
     out = subprocess.run([sys.executable, script, "--files", "4", "--repeats", "1", "--workers", "1"],
                          capture_output=True, text=True, check=True).stdout
     assert "humaneval" in out and "real pytest" in out and "kodcode / humaneval CPU per job (paired)" in out

@@ -104,7 +104,8 @@ def test_enums_and_namedtuples_keep_their_identity_and_fields(ex):
         "assert {color(): 1}[Color.RED] == 1 and repr(color()) == '<Color.RED: 1>'",
         "assert point() == (1, 2) and point().y == 2 and point() == P(1, 2) and point()._fields == ('x', 'y')",
         "assert perm() == 4 and perm() | 1 == 5",
-        "assert is_red(Color.RED) and is_red(color()) and not is_red(Color.GREEN)",  # a member goes home as itself
+        # a member goes home as itself
+        "assert is_red(Color.RED) and is_red(color()) and not is_red(Color.GREEN)",
         "x = color()\ntry:\n    x.name = 'GREEN'\nexcept AttributeError:\n    pass\nassert x.name == 'RED'",
     ]
     res = ex.run(p, tests)
@@ -172,7 +173,8 @@ def test_the_reply_rule_is_one_function_for_every_pair():
     assert "never sent" in fits(b"C", call, b"V", (None, None, 12), {11: [1]})
     assert "more than the result" in fits(b"O", (None, "getattr", ("x",)), b"V", (1, [1]))
     assert "StopIteration" in fits(b"C", (None, (), {}), b"E", StopIteration())
-    assert fits(b"O", (None, "next", ()), b"E", StopIteration()) == ""  # stepping a program's iterator ends it
+    # stepping a program's iterator ends it
+    assert fits(b"O", (None, "next", ()), b"E", StopIteration()) == ""
     assert "StopIteration" in fits(b"O", (None, "getitem", (0,)), b"E", StopIteration())
 
 

@@ -226,7 +226,8 @@ def test_a_plan_takes_your_own_benchmark_file_and_its_evaluation_reads_it(tmp_pa
     exps = X.plan("smoke", methods=("base",), benchmarks=("toy", "jsonl"), benchmark_args=args)
     (e,) = exps
     assert e.own_benchmark_args("jsonl") == {"path": str(path)} and e.resolved()["benchmark_args"] == args
-    assert "benchmark_args" not in X.plan("smoke", methods=("base",))[0].resolved()  # older runs keep their keys
+    # older runs keep their keys
+    assert "benchmark_args" not in X.plan("smoke", methods=("base",))[0].resolved()
     asked = []
     monkeypatch.setattr(dispatch, "benchmark_tasks", lambda profile, b, n, **kw: asked.append((profile, b, n, kw)))
     dispatch.benchmark_tasks_for(e, "jsonl")
@@ -237,7 +238,8 @@ def test_a_plan_takes_your_own_benchmark_file_and_its_evaluation_reads_it(tmp_pa
 def test_the_registered_profiles_plan_and_every_experiment_carries_the_resolved_profile(profile):
     exps = X.plan(profile)
     assert exps and {e.profile for e in exps} == {get_profile(profile)}
-    assert all(e.profile is get_profile(profile) for e in exps)  # resolved once, never copied or looked up again
+    # resolved once, never copied or looked up again
+    assert all(e.profile is get_profile(profile) for e in exps)
     assert exps[0].train_config()["profile"] == profile  # keys hash the name, as before
 
 
@@ -314,7 +316,8 @@ def test_variant_labels():
         "mers_0.9",
         "mers_1.0",
         "mars+intrap",
-        "none",  # a rule's own label (MeRS's only for MeRS): every rule of credit.CREDIT_RULES, no fall-through
+        # a rule's own label (MeRS's only for MeRS): every rule of credit.CREDIT_RULES, no fall-through
+        "none",
     ]
 
 
@@ -409,7 +412,8 @@ def test_setup_resolves_the_notebook_parameters(tmp_path):
     s = X.setup("toy", tmp_path / "results", tmp_path / "cache", train=False, backend="stand-in",
                 model_paths={"toy": "/m"}, train_overrides={"max_steps": 3, "g1": 2}, torch_threads=None)
     assert s.out == tmp_path / "results" / "toy" and s.backend == "stand-in"
-    assert s.overrides == (("max_steps", 40), ("g1", 2), ("max_steps", 3))  # the profile's, then the notebook's
+    # the profile's, then the notebook's
+    assert s.overrides == (("max_steps", 40), ("g1", 2), ("max_steps", 3))
     assert s.run_kw["cache_dir"] == tmp_path / "cache" / "toy" and s.run_kw["train"] is False
     assert s.run_kw["train_fn"] is X.stand_in_train and s.run_kw["model_paths"] == {"toy": "/m"}
     (e,) = s.plan(methods=("murphy",), seeds=(0,))
@@ -438,7 +442,8 @@ def test_parallel_run_all_gives_the_sequential_results_in_plan_order(tmp_path):
     assert [r.experiment for r in two] == exps
     cols = ["method", "seed", "k", "pass@1"]
     assert X.results_frame(two)[cols].equals(X.results_frame(one)[cols])
-    again = X.run_all(exps, tmp_path / "two", jobs=2, **X.STAND_INS)  # every run cached: nothing is recomputed
+    # every run cached: nothing is recomputed
+    again = X.run_all(exps, tmp_path / "two", jobs=2, **X.STAND_INS)
     assert all(r.cached for r in again)
 
 

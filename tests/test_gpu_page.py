@@ -85,16 +85,22 @@ def test_every_command_of_the_page_runs_as_written(tmp_path, tiny_model_path):
         assert len(ran) >= 18
 
         manifest = json.loads((walk.dir / "data" / "manifest.json").read_text())["datasets"]
-        assert {k: v["tasks"] for k, v in manifest.items()} == expected  # the default sources, MBPP then replaced
+        # the default sources, MBPP then replaced
+        assert {k: v["tasks"] for k, v in manifest.items()} == expected
         assert manifest["MBPP"]["read_from"] == "mbpp" and manifest["MBPP"]["files"]["mbpp/mbpp.jsonl"]["rows"] == 3
-        assert any(r.startswith("GET /datasets/KodCode/KodCode-V1/resolve/") for r in hub.requests)  # through the hub
-        assert (walk.dir / "models" / "Qwen3-1.7B" / "config.json").is_file()  # `hf download`, through the hub
-        assert (walk.dir / "runs" / "smoke" / "final" / "config.json").is_file()  # the one-GPU smoke step, on CPU
+        # through the hub
+        assert any(r.startswith("GET /datasets/KodCode/KodCode-V1/resolve/") for r in hub.requests)
+        # `hf download`, through the hub
+        assert (walk.dir / "models" / "Qwen3-1.7B" / "config.json").is_file()
+        # the one-GPU smoke step, on CPU
+        assert (walk.dir / "runs" / "smoke" / "final" / "config.json").is_file()
         assert (walk.dir / "jobs" / "logs").is_dir() and walk.stub_calls("sbatch") == [["jobs/paper.sh"],
                                                                                      ["jobs/paper-eval.sh"]]
-        trained = walk.stub_calls("accelerate")  # the launch scripts: 2 runs of train_8xh100.sh, colocate, 2 layouts
+        # the launch scripts: 2 runs of train_8xh100.sh, colocate, 2 layouts
+        trained = walk.stub_calls("accelerate")
         assert len(trained) == 5 and all("murphy_lab.train" in argv for argv in trained)
-        assert (walk.dir / "reproduce" / "results" / "paper" / "main_table.ipynb").is_file()  # the tables, no GPU
+        # the tables, no GPU
+        assert (walk.dir / "reproduce" / "results" / "paper" / "main_table.ipynb").is_file()
 
 
 def test_the_data_step_offline_is_one_line_per_dataset_naming_its_source_and_writes_nothing(tmp_path):
@@ -104,7 +110,8 @@ def test_the_data_step_offline_is_one_line_per_dataset_naming_its_source_and_wri
     result = walk.run(line)
     lines = result.output.strip().splitlines()
     assert result.returncode == 2 and "Traceback" not in result.output
-    assert [ln.split(":")[1].strip() for ln in lines] == ["kodcode-1k", "MBPP", "LCB-v6"]  # HumanEval: bundled
+    # HumanEval: bundled
+    assert [ln.split(":")[1].strip() for ln in lines] == ["kodcode-1k", "MBPP", "LCB-v6"]
     assert all(f"--source {ln.split(':')[1].strip()}=PATH" in ln for ln in lines)
     assert not (walk.dir / "data").exists() and not list(walk.dir.glob(".data*"))
 

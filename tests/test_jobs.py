@@ -28,7 +28,8 @@ def session_plan(profile, **kw):
 def test_the_job_plans_are_the_notebooks_plans():
     assert J.notebook_plan("main_table", "toy") == session_plan("toy")
     assert J.notebook_plan("main_table", "paper", seeds=[1]) == session_plan("paper", seeds=[1])
-    toy_credit = {e.variant for e in J.notebook_plan("ablation_credit", "toy")}  # every rule, as the notebook plans
+    # every rule, as the notebook plans
+    toy_credit = {e.variant for e in J.notebook_plan("ablation_credit", "toy")}
     assert toy_credit == {r.variant(g) for r in CREDIT_RULES.values() for g in r.ablation_gammas()}
     credit = J.notebook_plan("ablation_credit", "paper")  # the rules MURPHY ships paper recipes for
     assert {(e.model, e.variant) for e in credit} == {
@@ -173,7 +174,8 @@ def test_check_of_a_cpu_plan_passes_and_refuses_an_ambiguous_model_path(offline,
         J.main(
             ["check", "--profile", "smoke", "--notebook", "ablation_credit", "--model-path", "tiny/murphy=/x"]
         )
-    assert f"would serve {len(X.credit_variants('smoke'))} runs" in capsys.readouterr().out  # every rule's run
+    # every rule's run
+    assert f"would serve {len(X.credit_variants('smoke'))} runs" in capsys.readouterr().out
 
 
 def test_make_reproduce_checks_the_plan_before_the_notebook():

@@ -63,6 +63,7 @@ def test_the_tables_train_a_lora_run_and_evaluate_it_and_its_cached_checkpoint(t
     trained = X.run_experiment(exp, results, cache)
     checkpoint = cache / "checkpoints" / X.train_key(exp) / "final"
     assert models.is_adapter(checkpoint) and len(trained.results)
-    shutil.rmtree(trained.path)  # the run record gone, the checkpoint kept: the jobs' / notebooks' evaluation of it
+    # the run record gone, the checkpoint kept: the jobs' / notebooks' evaluation of it
+    shutil.rmtree(trained.path)
     again = X.run_experiment(exp, results, cache, train=False)
     pd.testing.assert_frame_equal(trained.results.reset_index(drop=True), again.results.reset_index(drop=True))

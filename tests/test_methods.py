@@ -51,7 +51,8 @@ def _tasks_trained_on(exp: X.Experiment, tmp_path: Path, monkeypatch) -> list[st
 
     seen = []
 
-    def record(config, workdir):  # the trainer's lifecycle (GRPO, GRPO-MT, MURPHY, ReVeal) resolves its tasks here
+    # the trainer's lifecycle (GRPO, GRPO-MT, MURPHY, ReVeal) resolves its tasks here
+    def record(config, workdir):
         model, tasks = resolve(config, workdir)
         seen.append([t.task_id for t in tasks])
         raise Stop
@@ -139,7 +140,8 @@ def register(monkeypatch, method: Method) -> None:
 
     import murphy_lab.methods as methods_mod
 
-    plan_mod = importlib.import_module("murphy_lab.experiments.plan")  # the module (the package exports `plan`)
+    # the module (the package exports `plan`)
+    plan_mod = importlib.import_module("murphy_lab.experiments.plan")
 
     module = types.ModuleType("murphy_lab_test_method")
     module.METHOD = method
@@ -174,7 +176,8 @@ def test_a_method_without_paper_recipes_is_valid_and_trains_on_the_presets(monke
 
 def test_the_paper_profile_refuses_a_method_without_recipes_naming_the_files(monkeypatch):
     register(monkeypatch, chains_variant())
-    with pytest.raises(FileNotFoundError) as err:  # when the plan is made, before any model loads or job starts
+    # when the plan is made, before any model loads or job starts
+    with pytest.raises(FileNotFoundError) as err:
         X.plan("paper", methods=["chains_variant"])
     msg = str(err.value)
     assert "profile 'paper' trains from recipes only" in msg
@@ -189,7 +192,8 @@ def test_the_paper_profile_plans_by_default_the_methods_that_ship_recipes(monkey
     paper = default_methods(get_profile("paper"))
     assert {"base", "grpo", "grpo_mt", "mucode", "reveal", "murphy"} <= set(paper)  # the paper's columns
     register(monkeypatch, chains_variant())
-    assert default_methods(get_profile("paper")) == paper  # recipes are opt-in: the new method is left out there
+    # recipes are opt-in: the new method is left out there
+    assert default_methods(get_profile("paper")) == paper
     assert "chains_variant" in default_methods(get_profile("smoke"))  # and trained on the presets elsewhere
     assert "chains_variant" not in {e.method for e in X.plan("paper")}  # plan("paper") still plans
 

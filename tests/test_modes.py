@@ -114,7 +114,8 @@ def test_a_mode_is_its_table_entry_scoring_and_weights_read_no_name(monkeypatch)
     from murphy_lab.modes import Mode, chain_group
     from murphy_lab.trainer.core import group_token_weights
 
-    def last_turn_only(trees, knobs):  # a toy rule: the final attempt of each chain gets its reward as advantage
+    # a toy rule: the final attempt of each chain gets its reward as advantage
+    def last_turn_only(trees, knobs):
         for tree in trees:
             for chain in chains(tree):
                 chain[-1].credit = chain[-1].advantage = chain[-1].reward
@@ -124,7 +125,8 @@ def test_a_mode_is_its_table_entry_scoring_and_weights_read_no_name(monkeypatch)
     assert [(n.credit, n.advantage) for n in tree.nodes()] == [(None, None), (1.0, 1.0), (None, None), (0.0, 0.0)]
     for n in tree.nodes():
         n.meta["completion_ids"] = [0] * 3
-    w = group_token_weights([tree], "last")  # one group of 2 chains, each a sequence of its one kept row (3 tokens)
+    # one group of 2 chains, each a sequence of its one kept row (3 tokens)
+    w = group_token_weights([tree], "last")
     assert sorted(w.values()) == [1 / (2 * 3)] * 2
     assert MurphyConfig.for_profile("smoke", mode="last", g2=1).validate().mode == "last"
     with pytest.raises(ValueError, match="b_grp: pruning only applies to mode='murphy'"):
@@ -134,7 +136,9 @@ def test_a_mode_is_its_table_entry_scoring_and_weights_read_no_name(monkeypatch)
 def test_the_loss_groups_of_each_mode():
     tree = score_tree(paper_tree(0), b_traj=4)
     groups = MODES["murphy"].loss_groups(tree)
-    assert [len(g) for g in groups] == [len(m) for _, m in tree.groups(kept_only=True)]  # each kept member alone
+    # each kept member alone
+    assert [len(g) for g in groups] == [len(m) for _, m in tree.groups(kept_only=True)]
     assert all(len(seq) == 1 for g in groups for seq in g)
     chained = score_tree(chain_tree(), mode="grpo_mt")
-    assert MODES["grpo_mt"].loss_groups(chained) == [chains(chained)]  # one group: the chains, each one sequence
+    # one group: the chains, each one sequence
+    assert MODES["grpo_mt"].loss_groups(chained) == [chains(chained)]

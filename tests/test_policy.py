@@ -248,7 +248,8 @@ def test_the_model_is_converted_once_then_read_from_the_cache(monkeypatch, tmp_p
     first = packaged.real_model_path(tmp_path / "cache", progress=False)
     again = packaged.real_model_path(tmp_path / "cache", progress=False)
     assert first == again == tmp_path / "cache" / packaged.SMOLLM2.folder and len(calls) == 1
-    assert sorted(p.name for p in (tmp_path / "cache").iterdir()) == [packaged.SMOLLM2.folder]  # no temporary folder left
+    # no temporary folder left
+    assert sorted(p.name for p in (tmp_path / "cache").iterdir()) == [packaged.SMOLLM2.folder]
 
 
 def test_an_unfinished_cached_folder_is_converted_again(monkeypatch, tmp_path):
@@ -257,7 +258,8 @@ def test_an_unfinished_cached_folder_is_converted_again(monkeypatch, tmp_path):
     calls = []
     stale = tmp_path / packaged.SMOLLM2.folder
     stale.mkdir()
-    (stale / "model.safetensors").write_text("half written")  # a killed conversion of an older release: no source.json
+    # a killed conversion of an older release: no source.json
+    (stale / "model.safetensors").write_text("half written")
     _no_packages_needed(monkeypatch, packaged, tmp_path)
     monkeypatch.setattr(packaged, "convert", fake_convert(calls))
     assert packaged.real_model_path(tmp_path, progress=False) == stale and len(calls) == 1
@@ -293,7 +295,8 @@ def test_a_conversion_finished_meanwhile_by_another_process_is_used(monkeypatch,
 
     def convert_while_another_finishes(gguf, out, model=None):
         fake_convert([])(gguf, out)
-        other = tmp_path / packaged.SMOLLM2.folder  # the other process renames its folder into place during our conversion
+        # the other process renames its folder into place during our conversion
+        other = tmp_path / packaged.SMOLLM2.folder
         other.mkdir()
         (other / "source.json").write_text('{"by": "the other process"}')
 
@@ -349,7 +352,8 @@ class CharTokens:
 
 @pytest.mark.parametrize("text, done", [
     ("Here is the function:\n\n```python\ndef f():\n    return 1\n", False),  # still inside the block
-    ("Here is the function:\n\n```python\ndef f():\n    return 1\n```", True),  # closed: the prose after is unread
+    # closed: the prose after is unread
+    ("Here is the function:\n\n```python\ndef f():\n    return 1\n```", True),
     ("```\nx = 1\n```", True),
     ("Use ``` fences, e.g. ```python", False),  # fences inside a line open nothing
     ("Install it:\n```bash\npip install numpy\n```", False),  # a shell block is not the program

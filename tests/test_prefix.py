@@ -175,7 +175,8 @@ def test_trainer_falls_back_to_the_row_pass_with_one_log_line(trainer, caplog, m
         trainer._batch(tree_nodes(trainer))
         trainer._batch(tree_nodes(trainer))
     lines = [r.getMessage() for r in caplog.records if "prefix sharing off" in r.getMessage()]
-    assert len(lines) == 2 and not calls  # one line per model (policy for π_old, reference), not one per batch
+    # one line per model (policy for π_old, reference), not one per batch
+    assert len(lines) == 2 and not calls
     assert all("flash_attention_2" in line and "row-by-row" in line for line in lines)
 
 

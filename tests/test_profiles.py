@@ -48,7 +48,8 @@ def test_config_and_mucode_read_their_presets_from_the_registry(monkeypatch):
 def test_a_profile_is_resolved_once_and_passed_as_it_is():
     toy = get_profile("toy")
     assert get_profile(toy) is toy  # a resolved Profile is handed on, never looked up again
-    assert MurphyConfig.for_profile(toy).profile == MuCodeConfig.for_profile(toy).profile == "toy"  # recorded by name
+    # recorded by name
+    assert MurphyConfig.for_profile(toy).profile == MuCodeConfig.for_profile(toy).profile == "toy"
     assert toy == dataclasses.replace(toy, seeds=(9,)) and hash(toy) == hash("toy")  # identified by its name
     assert toy != get_profile("toy-full") and repr(toy) == "<Profile 'toy'>"
 

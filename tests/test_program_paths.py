@@ -117,4 +117,5 @@ def test_toy_failure_values_run_the_program(monkeypatch):
     monkeypatch.setattr(measure, "make_tasks", lambda *a, **k: [
         dataclasses.replace(t, metadata={**t.metadata, "program_prefix": "OFFSET = 1\n"}) for t in real(*a, **k)])
     kinds = measure.failure_values(Sampler(), n_tasks=3, g1=2, g2=2)
-    assert kinds and "uninformative" not in kinds  # every attempt ran (with the header) and failed the lock informatively
+    # every attempt ran (with the header) and failed the lock informatively
+    assert kinds and "uninformative" not in kinds

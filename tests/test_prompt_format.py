@@ -36,7 +36,8 @@ TEMPLATE = (
 )
 PAPER = get_profile("paper")
 TRAINED = [m for m in default_methods(PAPER) if get_method(m).trains]  # the base model is evaluated only
-CPU = (("use_vllm", False), ("bf16", False), ("report_to", "none"))  # the recipes' GPU settings, off for a CPU test
+# the recipes' GPU settings, off for a CPU test
+CPU = (("use_vllm", False), ("bf16", False), ("report_to", "none"))
 TASKS = [Task(f"t/{i}", f"Write add{i}(a, b) that returns a + b + {i}.", visible_tests=[f"assert add{i}(1, 2) == {3 + i}"],
               hidden_tests=[f"assert add{i}(2, 2) == {4 + i}"], reference=f"def add{i}(a, b):\n    return a + b + {i}\n")
          for i in range(4)]
@@ -103,7 +104,8 @@ def capture(monkeypatch):
     monkeypatch.setattr(TextPolicy, "sample", sample)
     monkeypatch.setattr(subprocess, "run", run)
     monkeypatch.setattr(profiles, "load_tasks", lambda name, **kw: TASKS)  # KodCode, LCB-v6: not on disk here
-    monkeypatch.setattr(preflight, "cached", lambda repo_id, kind: True)  # ... so train's reach check must not ask
+    # ... so train's reach check must not ask
+    monkeypatch.setattr(preflight, "cached", lambda repo_id, kind: True)
     monkeypatch.setattr(policy_pkg, "VLLMPolicy", TransformersPolicy)  # both render through the chat template
     for module in (lifecycle.executor_pkg, mucode_pipeline, dispatch):
         monkeypatch.setattr(module, "Executor", NoExecutor)
@@ -121,7 +123,8 @@ def first_prompt(fn, seen: list) -> str:
     return seen.pop()
 
 
-@pytest.mark.filterwarnings("ignore:'murphy_lab.train' found in sys.modules")  # runpy, as `python -m` would not
+# runpy, as `python -m` would not
+@pytest.mark.filterwarnings("ignore:'murphy_lab.train' found in sys.modules")
 @pytest.mark.parametrize("method", TRAINED)
 @pytest.mark.parametrize("model", PAPER.models)
 def test_training_and_evaluation_send_the_same_first_prompt(model, method, chat_model, capture, tmp_path):
@@ -130,7 +133,8 @@ def test_training_and_evaluation_send_the_same_first_prompt(model, method, chat_
     evaluated = first_prompt(lambda: X.default_evaluate(exp, chat_model, exp.benchmarks[0]), capture)
     assert trained == evaluated and trained.startswith("<|user|>")  # the chat template, in both
     assert ("[no-think]" in evaluated) == model.startswith("Qwen3")
-    assert ("<generation-answer>" in evaluated) == (method == "reveal")  # ReVeal's own rounds, Reflexion otherwise
+    # ReVeal's own rounds, Reflexion otherwise
+    assert ("<generation-answer>" in evaluated) == (method == "reveal")
     assert TASKS[0].prompt in evaluated
 
 
@@ -141,7 +145,8 @@ def test_reveal_is_evaluated_in_its_own_rounds_by_default_and_reads_tags_in_a_sh
     own = paper_exp("Qwen3-4B", "reveal")
     assert own.scaffold == "reveal" and X.Experiment("toy", "toy", "murphy").scaffold == "reflexion"
     scaffold = get_method("reveal").evaluation(own)
-    assert isinstance(scaffold, ReVealScaffold) and scaffold.chat  # the paper's chat transcripts, as in training
+    # the paper's chat transcripts, as in training
+    assert isinstance(scaffold, ReVealScaffold) and scaffold.chat
     shared = get_method("reveal").evaluation(dataclasses.replace(own, scaffold="reflexion"))
     assert isinstance(shared, Reflexion)
     assert shared.extract("<generation-answer>\n```python\nx = 1\n```\n</generation-answer>").strip() == "x = 1"

@@ -126,13 +126,15 @@ def test_every_training_and_evaluation_path_reads_an_answer_the_same_way():
     code_task = Task("t", "Write add(a, b).", visible_tests=["assert add(1, 2) == 3"])
     readers = {
         "rollout": inspect.signature(build_task_trees).parameters["extract"].default,
-        "trainer, mucode rollouts": answer_extractor([code_task]),  # MurphyTrainer._grow, mucode.collect_rollouts
+        # MurphyTrainer._grow, mucode.collect_rollouts
+        "trainer, mucode rollouts": answer_extractor([code_task]),
         "reflexion": Reflexion().extract, "lats": LATS().extract, "dot": DoT().extract,
         "mucode best-of-n": VerifierBestOfN(None, n=1, selection="random").extract,
     }
     read = {name: fn(CHAT_ANSWER) for name, fn in readers.items()}
     assert set(read.values()) == {extract_program(CHAT_ANSWER)} == {"def add(a, b):\n    return a + b\n"}
-    assert extract_code(CHAT_ANSWER) != read["trainer, mucode rollouts"]  # the reading training used before: prose and all
+    # the reading training used before: prose and all
+    assert extract_code(CHAT_ANSWER) != read["trainer, mucode rollouts"]
 
 
 def test_experiments_evaluation_adds_no_extraction_of_its_own(monkeypatch):
@@ -168,8 +170,10 @@ def test_a_batch_mixing_text_and_code_tasks_is_refused():
 
 
 # ------------------------------------------------------------------- the prompt budget (context - completion length)
-OLMO2_POSITIONS, COMPLETION = 4096, 1024  # OLMo-2-7B's max_position_embeddings; the paper profile's turn length
-LONG_TASK = "Given a grid of n x m cells, count the paths... " * 30  # ~1.4k characters, an LCB-sized statement
+# OLMo-2-7B's max_position_embeddings; the paper profile's turn length
+OLMO2_POSITIONS, COMPLETION = 4096, 1024
+# ~1.4k characters, an LCB-sized statement
+LONG_TASK = "Given a grid of n x m cells, count the paths... " * 30
 LONG_CODE = "def solve(grid):\n" + "".join(f"    row_{i} = sum(grid[{i}])  # accumulate\n" for i in range(30))
 LONG_FEEDBACK = "Tests failed:\n" + "assert solve([[1] * 50] * 50) == 2500  # output: 0\n" * 60
 
@@ -180,7 +184,8 @@ def test_a_turn_2_prompt_is_cut_to_the_context_minus_the_completion_with_visible
     tok = char_tokenizer()
     fit = P.token_budget(tok, OLMO2_POSITIONS, COMPLETION)
     prompt = P.refine_prompt(LONG_TASK, LONG_CODE, LONG_FEEDBACK, **fit)
-    assert fit["count"](P.refine_prompt(LONG_TASK, LONG_CODE, LONG_FEEDBACK)) > fit["max_tokens"]  # needs cutting
+    # needs cutting
+    assert fit["count"](P.refine_prompt(LONG_TASK, LONG_CODE, LONG_FEEDBACK)) > fit["max_tokens"]
     assert len(tok(prompt)["input_ids"]) + COMPLETION <= OLMO2_POSITIONS  # special tokens included
     assert LONG_TASK.rstrip() in prompt and prompt.count("... [truncated ") >= 1
     cut = int(prompt.split("... [truncated ")[-1].split(" chars]")[0])
@@ -280,12 +285,14 @@ def test_a_block_cut_by_the_length_limit_loses_only_its_unfinished_last_statemen
     program = P.extract_program(completion)
     last = completion.rstrip("\n").split("\n")[-1]  # the line the limit cut
     assert P.parses(program) and kept in program
-    assert last not in program and program.rstrip("\n") in completion  # a head of the block, nothing rewritten
+    # a head of the block, nothing rewritten
+    assert last not in program and program.rstrip("\n") in completion
 
 
 def test_a_function_cut_in_its_body_is_not_patched_up():
     out = "```python\ndef f(x):\n    if x:\n        return [x,"
-    assert P.extract_program(out) == "def f(x):\n    if x:\n        return [x,\n"  # the syntax error is the feedback
+    # the syntax error is the feedback
+    assert P.extract_program(out) == "def f(x):\n    if x:\n        return [x,\n"
 
 
 # --- Qwen2.5-Coder-0.5B-Instruct's real answers (tests/fixtures/qwen_coder/completions.json) ----------------------

@@ -63,7 +63,8 @@ def test_the_cached_folder_is_a_134_5m_llama_chat_model(folder):
 def test_the_cached_folder_computes_what_the_gguf_file_does(folder):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    direct, direct_tok = packaged.load_gguf(packaged.gguf_path())  # what transformers reads from the file itself
+    # what transformers reads from the file itself
+    direct, direct_tok = packaged.load_gguf(packaged.gguf_path())
     text = "def add(a, b):\n    return a + b\n"
     ids = AutoTokenizer.from_pretrained(folder)(text, return_tensors="pt")["input_ids"]
     assert ids.tolist() == direct_tok(text, return_tensors="pt")["input_ids"].tolist()
@@ -112,7 +113,8 @@ def test_one_step_of_the_real_trainer_on_the_real_model(mode, folder, tmp_path, 
     assert line["trajectories/kept"] == len(tree)
     assert math.isfinite(line["trl/loss"]) and math.isfinite(line["trl/grad_norm"])
     assert abs(line["trl/kl"]) < 1e-6  # the first step: π_θ = π_ref, both the package's model
-    assert all(v is None for v in trainer._prefix_verdicts.values())  # prefix sharing held (checked against TRL)
+    # prefix sharing held (checked against TRL)
+    assert all(v is None for v in trainer._prefix_verdicts.values())
 
 
 # --- the code model ------------------------------------------------------------------------------------------------
@@ -149,6 +151,7 @@ def test_the_code_model_solves_humaneval_0_greedily_and_stops_at_the_closed_bloc
 
     completion = policy.sample([first_prompt(task.prompt)], 1)[0][0]
     tokens = policy.last_token_counts[0][0]
-    assert completion.rstrip().endswith("```") and tokens < policy.max_new_tokens  # ended at the block, not the limit
+    # ended at the block, not the limit
+    assert completion.rstrip().endswith("```") and tokens < policy.max_new_tokens
     result = executor.run_many([task.job(extract_program(completion), "hidden")])[0]
     assert result.status == "passed", (completion, result.feedback)

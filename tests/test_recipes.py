@@ -267,7 +267,8 @@ def test_reveal_cli_takes_plain_and_dotted_set_items(monkeypatch):
 
     seen = {}
     monkeypatch.setattr(rv, "train_reveal", lambda config, out, reveal, resume: seen.update(cfg=config, rv=reveal))
-    monkeypatch.setattr(entry, "check", lambda config, gpus=None: [])  # the hub model and data: not this test's
+    # the hub model and data: not this test's
+    monkeypatch.setattr(entry, "check", lambda config, gpus=None: [])
     entry.main(["--config", str(CONFIGS / "qwen3-1.7b" / "reveal.yaml"), "--output-dir", "out",
                 "--set", "use_vllm=false", "bf16=false", "executor.timeout=3", "--set", "reveal.rounds=2"])
     assert seen["cfg"].use_vllm is False and seen["cfg"].executor["timeout"] == 3 and seen["rv"].rounds == 2

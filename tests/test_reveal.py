@@ -107,7 +107,8 @@ def test_extract_tests_caps_the_number_of_tests():
 
 # --- the tool: validation against the reference ------------------------------------------------------------------
 def test_a_test_the_reference_fails_is_invalid_and_not_run(executor):
-    tests = ["assert f(2) == 4", "assert f(3) == 7", "assert f(0) == 1"]  # the last two are wrong (reference fails)
+    # the last two are wrong (reference fails)
+    tests = ["assert f(2) == 4", "assert f(3) == 7", "assert f(0) == 1"]
     (c,) = check_rounds([(WRONG, tests, RIGHT, None)], executor)
     assert c.valid == [True, False, False] and c.n_valid == 1
     assert "Invalid test cases" in c.feedback and "assert f(3) == 7" in c.feedback
@@ -161,7 +162,8 @@ def test_outcome_reward_is_whether_the_final_program_solves():
 
 
 def test_verification_reward_pays_a_valid_test_that_catches_wrong_code():
-    assert verification_reward(turn(1 / 3, tests=2, valid=2, passed=1)) == 1.0  # caught: verdict False = oracle
+    # caught: verdict False = oracle
+    assert verification_reward(turn(1 / 3, tests=2, valid=2, passed=1)) == 1.0
 
 
 def test_verification_reward_is_zero_when_wrong_code_passes_every_self_test():
@@ -367,7 +369,8 @@ def test_paper_profile_launches_the_reveal_recipe_like_every_other_method(tmp_pa
     assert (recipe["use_vllm"], recipe["vllm_mode"], recipe["per_device_train_batch_size"],
             recipe["gradient_accumulation_steps"], recipe["num_train_epochs"], recipe["gradient_checkpointing"]) == (
         True, "server", 2, 16, 2, True)
-    assert "rounds" not in recipe  # ReVealConfig fields go into its `reveal:` mapping, as load_recipe reads them
+    # ReVealConfig fields go into its `reveal:` mapping, as load_recipe reads them
+    assert "rounds" not in recipe
 
 
 def test_reveal_program_reads_the_generation_answer_else_falls_back():

@@ -32,7 +32,8 @@ def test_pruning_cost_bars_hatch_the_variants_whose_backup_sees_the_pruned_tree(
     assert (tmp_path / "cost.png").stat().st_size > 5_000
     bars = fig.axes[0].patches
     labels = [t.get_text() for t in fig.axes[0].get_xticklabels()]
-    assert len(bars) == 5 and sum(b.get_hatch() == "//" for b in bars) == 2  # IntraP / InterP, backup on pruned
+    # IntraP / InterP, backup on pruned
+    assert len(bars) == 5 and sum(b.get_hatch() == "//" for b in bars) == 2
     assert all(("pruned" in label) == (b.get_hatch() == "//") for label, b in zip(labels, bars))
 
 

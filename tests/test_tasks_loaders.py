@@ -212,7 +212,8 @@ def test_mbpp_full_variant_reads_its_split_from_a_hub_layout_folder_and_carries_
     datasets.Dataset.from_list(FULL_ROWS[2:]).to_parquet(str(tmp_path / "full" / "train-00000-of-00001.parquet"))
     tasks = load_mbpp("test", "full", source=tmp_path)
     assert [t.task_id for t in tasks] == ["mbpp/11", "mbpp/12"] and tasks[0].metadata["variant"] == "full"
-    tree = tasks[0]  # its setup builds the program's own Node objects, so it runs after the program, in every case
+    # its setup builds the program's own Node objects, so it runs after the program, in every case
+    tree = tasks[0]
     assert all(c.startswith("root = Node(1)") for c in tree.hidden_tests.cases)
     assert all(run_case(tree.reference, tree.hidden_tests.setup, c) for c in tree.hidden_tests.cases)
     assert tree.visible_tests.cases == tree.hidden_tests.cases[:1]
@@ -229,7 +230,8 @@ def test_the_paper_profile_evaluates_mbpp_on_the_full_test_split(monkeypatch):
                         load_mbpp(**kw, source=[dict(r, task_id=i) for i, r in
                                                 zip(range(1, 975), FULL_ROWS[1:2] * 974)]))
     tasks = profiles.benchmark_tasks("paper", "MBPP")
-    assert asked == [("MBPP", {"variant": "full", "split": "test"})]  # the task source "mbpp", by its table name
+    # the task source "mbpp", by its table name
+    assert asked == [("MBPP", {"variant": "full", "split": "test"})]
     assert len(tasks) == MBPP_TASKS and tasks[0].task_id == "mbpp/11" and tasks[-1].task_id == "mbpp/510"
 
 
@@ -249,7 +251,8 @@ def test_mbpp_full_test_split_from_the_original_files_has_the_papers_500_tasks_w
     tasks = load_mbpp("test", "full", source=MBPP_DIR)
     ids = [t.metadata["mbpp_task_id"] for t in tasks]
     assert len(tasks) == 500 and ids == list(range(11, 511))
-    (tree,) = [t for t in tasks if t.task_id == "mbpp/367"]  # setup code that builds the program's Node objects
+    # setup code that builds the program's Node objects
+    (tree,) = [t for t in tasks if t.task_id == "mbpp/367"]
     assert all("Node(" in c.split("\n")[0] for c in tree.hidden_tests.cases)
 
 
@@ -528,7 +531,8 @@ def test_kodcode_ineligible_rows_are_skipped_not_selected():
     rows = [
         kod_row("bad1", test="def test_x(:\n    pass"),
         kod_row("bad2", test_info=[]),
-        kod_row("bad3", test=KOD_TEST + "\ndef test_more():\n    assert two_sum([1, 2], 3) == [1, 0]\n"),  # reference fails
+        # reference fails
+        kod_row("bad3", test=KOD_TEST + "\ndef test_more():\n    assert two_sum([1, 2], 3) == [1, 0]\n"),
         kod_row("good"),
     ]
     assert [t.task_id for t in load_kodcode(n=10, source=rows)] == ["kodcode/good"]

@@ -50,7 +50,8 @@ def test_train_and_test_splits_share_no_function():
 
 def test_every_default_task_hides_a_constant():
     masks = {spec_of(t).mask for t in make_tasks("train", 300, seed=0)}
-    assert masks == {"a", "b", "ab"}  # "none" needs no feedback: a failure on it is worth the same whatever it says
+    # "none" needs no feedback: a failure on it is worth the same whatever it says
+    assert masks == {"a", "b", "ab"}
     assert "none" in {spec_of(t).mask for t in make_tasks("train", 300, seed=0, min_hidden=0)}
 
 
@@ -240,7 +241,8 @@ def test_build_is_cached(smoke_policy, tmp_path_factory):
 
     stamp = (Path(smoke_policy) / "build.json").stat().st_mtime
     again = build_toy_policy("smoke", cache_dir=Path(smoke_policy).parent, seed=0, threads=1)
-    assert again == smoke_policy and (Path(again) / "build.json").stat().st_mtime == stamp  # found, not rebuilt
+    # found, not rebuilt
+    assert again == smoke_policy and (Path(again) / "build.json").stat().st_mtime == stamp
 
 
 def test_toy_profile_is_registered_with_visible_rewards(tmp_path, monkeypatch):
@@ -278,7 +280,8 @@ def test_the_toy_tokenizer_makes_each_constant_and_fixed_phrase_one_token():
     assert tok.tokenize("def f(x):\n    return x*6+12\n") == ["def f(x):\n    return x*", "6", "+", "12", "\n"]
     fb = "Tests failed:\nassert f(1) - f(0) == 1*6  # output: 3  (via: check(f))"
     assert tok.tokenize(fb)[:3] == ["Tests failed:\n", "assert f(1) - f(0) == 1*", "6"]
-    for text in (fb, "x = 123 # any\ttext ~`\\^$", "def g(y):\n  return y**2 - 7.5\n"):  # anything round-trips
+    # anything round-trips
+    for text in (fb, "x = 123 # any\ttext ~`\\^$", "def g(y):\n  return y**2 - 7.5\n"):
         assert tok.decode(tok(text, add_special_tokens=False)["input_ids"]) == text
 
 

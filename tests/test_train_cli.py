@@ -122,7 +122,8 @@ def test_a_killed_run_with_overrides_resumed_bare_ends_where_the_uninterrupted_r
     recorded = (killed / "config.yaml").read_bytes()
     ckpt = last_checkpoint(killed).name
 
-    resumed = main(["--output-dir", str(killed), "--resume", "--threads", "1"])  # bare: no --profile, no --set
+    # bare: no --profile, no --set
+    resumed = main(["--output-dir", str(killed), "--resume", "--threads", "1"])
 
     assert (killed / "config.yaml").read_bytes() == recorded  # never rewritten by a resume
     cfg = MurphyConfig.from_yaml(killed / "config.yaml")
@@ -144,7 +145,8 @@ def test_a_resume_that_changes_the_recorded_run_is_refused_and_changes_nothing(t
         main(["--output-dir", str(out), "--resume", "--set", "learning_rate=0.5"])
     with pytest.raises(ValueError, match=r"max_steps \(recorded 1, given 3\).*--allow-change max_steps"):
         main(["--output-dir", str(out), "--resume", "--set", "max_steps=3"])
-    with pytest.raises(ValueError, match=r"tasks \(recorded 'jsonl', given ''\).*alone \(a resume"):  # the bare profile
+    # the bare profile
+    with pytest.raises(ValueError, match=r"tasks \(recorded 'jsonl', given ''\).*alone \(a resume"):
         main(["--profile", "smoke", "--output-dir", str(out), "--resume"])
     with pytest.raises(ValueError, match=r"\['learning_rate'\] cannot change"):
         main(["--output-dir", str(out), "--resume", "--set", "learning_rate=0.5", "--allow-change", "learning_rate"])
@@ -162,7 +164,8 @@ def test_an_allowed_change_extends_the_run_and_later_resumes_keep_it(tmp_path, t
     main([*own_run_args(out, tiny_model_path, "max_steps=3"), "--resume", "--allow-change", "max_steps"])
     assert steps_in(out) == [1, 2, 3] and (out / "config.yaml").read_bytes() == recorded
     assert json.loads((out / "resumes.jsonl").read_text())["changes"] == {"max_steps": {"recorded": 2, "given": 3}}
-    assert recorded_config(out).max_steps == 3  # config.yaml + the allowed change: what a bare resume continues
+    # config.yaml + the allowed change: what a bare resume continues
+    assert recorded_config(out).max_steps == 3
 
 
 def test_tensorboard_logs_go_under_the_run_folders_runs_directory(tmp_path, tiny_model_path, executor, monkeypatch):

@@ -263,8 +263,9 @@ peft_missing = pytest.mark.skipif(importlib.util.find_spec("peft") is None, reas
 
 @peft_missing
 def test_a_lora_murphy_step_updates_only_the_adapter_weights(tmp_path, tiny_model_path, executor):
+    # 2 steps: LoRA's A moves once B is not 0
     trainer = make_trainer(tmp_path, tiny_model_path, executor, use_peft=True, lora_r=4, max_steps=2,
-                           lora_target_modules=["q_proj", "v_proj"])  # 2 steps: LoRA's A moves once B is not 0
+                           lora_target_modules=["q_proj", "v_proj"])
     assert type(trainer.model).__name__ == "PeftModelForCausalLM" and trainer.ref_model is None
     before = {n: p.detach().clone() for n, p in trainer.model.named_parameters()}
     trainer.train()

@@ -34,7 +34,8 @@ def test_a_killed_run_continues_to_the_uninterrupted_runs_state(tmp_path, tiny_m
     cfg = MurphyConfig.for_profile("smoke", model=tiny_model_path, max_steps=3, save_steps=1,
                                    per_device_train_batch_size=4)
     train(cfg, tmp_path / "whole", executor=executor)
-    killed = tmp_path / "killed"  # killed during step 3: checkpoints 1 and 2 on disk, metrics logged past step 2
+    # killed during step 3: checkpoints 1 and 2 on disk, metrics logged past step 2
+    killed = tmp_path / "killed"
     shutil.copytree(tmp_path / "whole", killed, ignore=shutil.ignore_patterns("checkpoint-3", "final"))
     with pytest.raises(ValueError, match="already holds a run"):  # outside the context: refused, as before
         train(cfg, killed, executor=executor)
@@ -54,7 +55,8 @@ def test_the_store_keeps_an_interrupted_run_and_trains_it_inside_the_context(tmp
     exp = Experiment("smoke", "tiny", "murphy", benchmarks=("toy",), iters=(1,), runs=1, n_eval_tasks=2)
     ckpt = tmp_path / "cache" / "checkpoints" / train_key(exp)
     (ckpt / "checkpoint-1").mkdir(parents=True)
-    (ckpt / "checkpoint-1" / "trainer_state.json").write_text("{}")  # a complete checkpoint of an interrupted run
+    # a complete checkpoint of an interrupted run
+    (ckpt / "checkpoint-1" / "trainer_state.json").write_text("{}")
     (ckpt / "partial.txt").write_text("written before the kill")
     seen = {}
 

@@ -64,7 +64,8 @@ def test_generate_groups_prefills_once_and_gives_generates_tokens_and_scores(tin
         ref = model.generate(**enc, num_return_sequences=4, **kw)
     else:  # greedy search repeats the rows instead
         ref = model.generate(**{k: v.repeat_interleave(4, 0) for k, v in enc.items()}, **kw)
-    assert prefill == [torch.Size([3, enc["input_ids"].size(1) - 1]), torch.Size([12, 1])]  # 3 prompts once, then rows
+    # 3 prompts once, then rows
+    assert prefill == [torch.Size([3, enc["input_ids"].size(1) - 1]), torch.Size([12, 1])]
     assert torch.equal(ours.sequences, ref.sequences)
     assert max(float((a - b).abs().max()) for a, b in zip(ours.scores, ref.scores)) <= 1e-5
 
@@ -177,14 +178,16 @@ def test_compacting_decoding_gives_generates_sequences(fence_model, sample):
         for h in hooks:
             h.remove()
     assert out[True] == out[False]
-    assert out[True][1] == [3, 3, None, None, None, None, 3, 3]  # "a" rows closed their block; "b" ran to the cap
+    # "a" rows closed their block; "b" ran to the cap
+    assert out[True][1] == [3, 3, None, None, None, None, 3, 3]
 
 
 def test_the_trainer_takes_the_models_own_stop_rule(tmp_path, tiny_model_path, executor, monkeypatch):
     from murphy_lab.trainer import core
 
     assert make_trainer(tmp_path, tiny_model_path, executor).stop_after_code is False  # no packaged model
-    monkeypatch.setattr(core, "defaults_for", lambda model: {"stop_after_code": True})  # the code model's record
+    # the code model's record
+    monkeypatch.setattr(core, "defaults_for", lambda model: {"stop_after_code": True})
     assert make_trainer(tmp_path, tiny_model_path, executor).stop_after_code is True
     assert make_trainer(tmp_path, tiny_model_path, executor, stop_after_code=False).stop_after_code is False
 
@@ -221,7 +224,8 @@ def test_shared_logps_by_length_equals_the_unsorted_pass(tiny_model_path):
     for i, (lead, comp) in enumerate([(0, 7), (0, 7), (3, 2), (3, 2), (3, 2), (5, 5), (5, 1), (2, 3), (2, 6), (2, 6)]):
         mask[i, :lead] = 0
         mask[i, p + comp :] = 0
-    ids[1, :p], ids[3, :p], ids[4, :p], ids[9, :p] = ids[0, :p], ids[2, :p], ids[2, :p], ids[8, :p]  # prompt groups
+    # prompt groups
+    ids[1, :p], ids[3, :p], ids[4, :p], ids[9, :p] = ids[0, :p], ids[2, :p], ids[2, :p], ids[8, :p]
     with torch.no_grad():
         plain = prefix.shared_logps(model, ids, mask, c, batch_size=4)[0]
         ordered = prefix.shared_logps(model, ids, mask, c, batch_size=4, by_length=True)[0]
@@ -306,8 +310,10 @@ def test_bf16_on_a_cpu_stays_within_the_stated_tolerance_of_fp32(tmp_path, tiny_
     c, mask = batch["completion_ids"].size(1), batch["completion_mask"].bool()
     with torch.no_grad():
         ref = fp32._get_per_token_logps_and_entropies(fp32.model, ids, attn, c, batch_size=4)[0]
-        old = bf16._get_per_token_logps_and_entropies(bf16.model, ids, attn, c, batch_size=4)[0]  # π_old (no grad)
-    new = bf16._get_per_token_logps_and_entropies(bf16.model, ids, attn, c)[0]  # the loss pass: one chunk, grad
+        # π_old (no grad)
+        old = bf16._get_per_token_logps_and_entropies(bf16.model, ids, attn, c, batch_size=4)[0]
+    # the loss pass: one chunk, grad
+    new = bf16._get_per_token_logps_and_entropies(bf16.model, ids, attn, c)[0]
     diff = (new.float() - ref)[mask].abs()
     ratio = torch.exp(new.float() - old.float())[mask]
     loss32 = float(fp32._compute_loss(fp32.model, batch))

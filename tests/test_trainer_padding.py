@@ -220,7 +220,8 @@ def test_group_sum_is_the_sum_of_per_group_grpo_objectives_averaged_over_trees(f
     set_layout(tr, "dapo", 2)
     loss, grads = step(tr, batch, 2)
     torch.testing.assert_close(loss, want, rtol=1e-5, atol=1e-7)
-    for g, r in zip(grads, want_grads):  # seven one-row backward passes summed against one: float32 noise only
+    # seven one-row backward passes summed against one: float32 noise only
+    for g, r in zip(grads, want_grads):
         torch.testing.assert_close(g, r, rtol=1e-4, atol=1e-6)
     # the weights differ from TRL's dapo on the same rows: a row's tokens count 1/(|g|·|o|), not 1/(all tokens)
     set_layout(tr, "dapo", 1)
@@ -237,7 +238,8 @@ def test_group_sum_weights_of_a_grpo_mt_tree_are_per_chain():
         return Node(advantage=0.5, children=list(children), meta={"completion_ids": [7] * tokens})
 
     second = node(6)
-    chain_a, chain_b = node(4, second), node(10)  # chain a: 4 + 6 tokens over two turns; chain b: one turn, 10
+    # chain a: 4 + 6 tokens over two turns; chain b: one turn, 10
+    chain_a, chain_b = node(4, second), node(10)
     w = group_token_weights([RolloutTree(Node(children=[chain_a, chain_b]))], "grpo_mt")
     assert w == {id(chain_a): 1 / (2 * 10), id(second): 1 / (2 * 10), id(chain_b): 1 / (2 * 10)}
     murphy = group_token_weights([RolloutTree(Node(children=[chain_a, chain_b]))], "murphy")

@@ -65,7 +65,8 @@ def test_training_curves_draw_rewards_and_solved_fractions_a_panel_each():
 
 
 def test_training_curves_leave_out_what_a_run_does_not_log():
-    rows = [{"step": r["step"], "solved/turn1_frac": r["solved/turn1_frac"]} for r in METRICS]  # e.g. a baseline
+    # e.g. a baseline
+    rows = [{"step": r["step"], "solved/turn1_frac": r["solved/turn1_frac"]} for r in METRICS]
     fig = plot_training_curves(rows)
     assert [ax.get_title() for ax in fig.axes] == ["solved (r = 1)"] and len(fig.axes[0].lines) == 1
 

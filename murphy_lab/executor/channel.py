@@ -38,7 +38,8 @@ import types
 PROGRAM_MODULE = "solution"  # `from solution import f` works in test code (KodCode/pytest style)
 MAX_DETAIL = 2000  # characters of a detail sent back (feedback.py truncates further)
 wire = globals().get("wire")  # the channel's format (`wire.py`): the worker sets it before this file runs
-standin = globals().get("standin")  # this job's `standin.py`, made fresh with this module (`worker.fresh_harness`)
+# this job's `standin.py`, made fresh with this module (`worker.fresh_harness`)
+standin = globals().get("standin")
 if standin is not None:
     StandIn, Ref, ref_text, value_class = standin.StandIn, standin.Ref, standin.ref_text, standin.value_class
     _forwarder, _cached_hash, _tuple_attr = standin.forwarder, standin.cached_hash, standin.tuple_attr

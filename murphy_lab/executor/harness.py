@@ -85,9 +85,11 @@ class Check:
 # --- reporting --------------------------------------------------------------------------------------------------
 class _Repr(reprlib.Repr):
     def repr1(self, x, level) -> str:
-        if isinstance(x, channel_module.Ref):  # the repr text it crossed with: feedback asks the program nothing
+        # the repr text it crossed with: feedback asks the program nothing
+        if isinstance(x, channel_module.Ref):
             return channel_module.ref_text(x)
-        if isinstance(type(x), channel_module.StandIn):  # a value of the program's: its own repr, as it crossed
+        # a value of the program's: its own repr, as it crossed
+        if isinstance(type(x), channel_module.StandIn):
             return builtins.repr(x)
         return super().repr1(x, level)
 

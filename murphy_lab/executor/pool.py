@@ -36,7 +36,8 @@ WATCHDOG_EXIT = (
 PIPELINE = 2  # jobs queued at each worker, so it never waits for the parent between jobs
 JOB_FIELDS = ("program", "prelude", "setup", "cases", "timeout", "entry_points", "compare", "load_timeout",
               "runner")
-SEVERITY = ("syntax", "too_large", "timeout", "memory", "crashed", "output", "exit", "error", "failed")  # job status
+# job status
+SEVERITY = ("syntax", "too_large", "timeout", "memory", "crashed", "output", "exit", "error", "failed")
 
 
 @dataclass
@@ -46,7 +47,8 @@ class _Slot:
     proc: subprocess.Popen  # the test worker (holds the tests)
     server: subprocess.Popen  # its program server (runs the programs)
     buf: bytearray
-    job_dir: str  # the slot's job folder: where the two mount the one the worker makes (or, unisolated, itself)
+    # the slot's job folder: where the two mount the one the worker makes (or, unisolated, itself)
+    job_dir: str
     jobs: deque = field(default_factory=deque)  # indices sent and not yet answered, oldest first
     deadline: float = 0.0  # for the oldest one
 

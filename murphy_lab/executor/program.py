@@ -427,7 +427,8 @@ def run_script(prelude, code, program: str) -> None:
     except BaseException as e:  # noqa: BLE001 - as the interpreter does: the traceback on stderr, status 1
         status = 1
         e = e.with_traceback(e.__traceback__.tb_next)  # from the program's own frame on
-        try:  # the default hook, in Python (it reads the program's lines from linecache, as python would from disk)
+        # the default hook, in Python (it reads the program's lines from linecache, as python would from disk)
+        try:
             hook = sys.excepthook
             hook(
                 type(e), e, e.__traceback__

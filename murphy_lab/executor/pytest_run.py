@@ -146,7 +146,8 @@ class _Session:
             self.stopped = f"{type(e).__name__}: {e}"[:300]
             raise
         finally:
-            if self.next == k and not self._fault(item):  # its verdict: no failure, or the first failing phase
+            # its verdict: no failure, or the first failing phase
+            if self.next == k and not self._fault(item):
                 if self.stopped:
                     self._say("error", f"pytest stopped in this test ({self.stopped})", "")
                 else:
@@ -220,6 +221,8 @@ class _Session:
         return None
 
 
+# the options of `_Session`'s hooks, set on its methods once pytest is imported (this module imports no
+# pytest)
 HOOKS = {
     "pytest_collection_modifyitems": {"trylast": True},
     "pytest_runtest_protocol": {"wrapper": True},
@@ -227,7 +230,7 @@ HOOKS = {
     "pytest_runtest_call": {"wrapper": True, "tryfirst": True},
     "pytest_runtest_teardown": {"wrapper": True, "tryfirst": True},
     "pytest_runtest_makereport": {"wrapper": True},
-}  # the options of `_Session`'s hooks, set on its methods once pytest is imported (this module imports no pytest)
+}
 
 
 def _test_id(item) -> str:
@@ -354,7 +357,8 @@ class _State:
         self.modules = set(sys.modules)
         self.meta_path, self.path, self.environ = list(sys.meta_path), list(sys.path), dict(os.environ)
         self.cwd = os.getcwd()
-        self.warnings = warnings.catch_warnings()  # the filters and showwarning, put back as it puts them back
+        # the filters and showwarning, put back as it puts them back
+        self.warnings = warnings.catch_warnings()
         self.warnings.__enter__()
         root = logging.getLogger()
         self.logging = root, list(root.handlers), root.level, logging.root.manager.disable
@@ -386,7 +390,8 @@ class _State:
             sys.excepthook, threading.excepthook, sys.unraisablehook = self.hooks
             signal.signal(signal.SIGALRM, self.alarm)
             sys.dont_write_bytecode = self.bytecode
-            for name in ("last_type", "last_value", "last_traceback", "last_exc"):  # frames of this job's tests
+            # frames of this job's tests
+            for name in ("last_type", "last_value", "last_traceback", "last_exc"):
                 sys.__dict__.pop(name, None)
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, held)

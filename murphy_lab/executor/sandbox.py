@@ -114,7 +114,8 @@ def isolate(cfg: dict, role: str) -> tuple[dict, list[str]]:
     warnings = []
     uid, gid = os.geteuid(), os.getegid()
     global WORKER_UID
-    WORKER_UID = private_uid("worker") if uid == 0 and not server else uid  # the job folder's owner, from the start
+    # the job folder's owner, from the start
+    WORKER_UID = private_uid("worker") if uid == 0 and not server else uid
     if cfg["isolate"]:
         try:
             if uid != 0:
@@ -137,7 +138,8 @@ def isolate(cfg: dict, role: str) -> tuple[dict, list[str]]:
                 )
         if active["root"] and not server and cfg.get("job_dir"):
             global JOB_TREE
-            try:  # the job folder, for the program server to mount too (before this worker gives up its rights)
+            # the job folder, for the program server to mount too (before this worker gives up its rights)
+            try:
                 JOB_TREE = share_tree(cfg["job_dir"])
             except OSError:
                 JOB_TREE = None

@@ -31,7 +31,8 @@ MS_NOATIME, MS_NODIRATIME, MS_BIND, MS_REC, MS_PRIVATE, MS_RELATIME = (
 )
 MNT_DETACH = 2
 SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}.get(os.uname().machine)
-SYS_OPEN_TREE, SYS_MOVE_MOUNT, SYS_MOUNT_SETATTR = 428, 429, 442  # the same on every architecture (Linux 5.12)
+# the same on every architecture (Linux 5.12)
+SYS_OPEN_TREE, SYS_MOVE_MOUNT, SYS_MOUNT_SETATTR = 428, 429, 442
 OPEN_TREE_CLONE, OPEN_TREE_CLOEXEC, MOVE_MOUNT_F_EMPTY_PATH, AT_FDCWD = 1, os.O_CLOEXEC, 4, -100
 AT_EMPTY_PATH, MOUNT_ATTR_IDMAP, CLONE_NEWUSER = 0x1000, 0x00100000, 0x10000000
 PRIVATE_DIRS: list[str] = []  # the root's writable directories, private tmpfs each (emptied after each test)

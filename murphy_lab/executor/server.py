@@ -94,7 +94,8 @@ class Server:
         )
         self.active, self.warnings = sandbox.isolate(cfg, "server")  # from here on PID 1 of our PID namespace
         self.uid = sandbox.private_uid("program")
-        self.active["job_folder"] = self._job_folder(cfg)  # the test worker's: one folder for test and program
+        # the test worker's: one folder for test and program
+        self.active["job_folder"] = self._job_folder(cfg)
         cfg["active"] = self.active
         self.active["cgroup"] = bool(self.cgroups.procs)  # each program process joins them
         self.active["cpu"] = self.cgroups.join_slot()  # this server joins: every fork inherits the CPU bound
@@ -186,12 +187,14 @@ class Server:
         idmap = None
         try:
             if tree is not None and self.active["root"]:
-                if worker_uid != programs_uid:  # the worker's files shown as the program's own, and the reverse
+                # the worker's files shown as the program's own, and the reverse
+                if worker_uid != programs_uid:
                     idmap = sandbox.idmapping(worker_uid, programs_uid)
                 sandbox.attach_tree(tree, cfg["job_dir"], idmap)
                 return True
             if tree is None and not self.active["root"]:
-                os.chmod(cfg["job_dir"], 0o777)  # the caller's own directory: the worker's uid and the programs'
+                # the caller's own directory: the worker's uid and the programs'
+                os.chmod(cfg["job_dir"], 0o777)
                 return True
         except OSError as e:
             self.warnings.append(f"no job folder shared by tests and programs ({e})")

@@ -85,7 +85,8 @@ class Ref:
     def __reduce_ex__(self, protocol):
         self._murphy_channel.fail(f"the test pickled a {type(self).__name__} object of the program, which stays there")
 
-    def __eq__(self, other):  # identity, and the stand-in class of the program class this is (type(x) == Point)
+    # identity, and the stand-in class of the program class this is (type(x) == Point)
+    def __eq__(self, other):
         if other is self:
             return True
         owner = other.__dict__.get("_murphy_owner") if isinstance(other, StandIn) else None

@@ -41,8 +41,9 @@ class TestSuite:
     )
     load_timeout: float | None = None  # seconds for loading the program, timed on their own before the first
     # test's limit starts (lcb_runner's `compile_code` alarm); None: loading counts towards the first test
-    runner: str = "default"  # "pytest": `setup` is a pytest test file and each case one of its test ids, run by
-    # pytest itself in the test worker (`executor/pytest_run.py`; `tasks.convert.pytest_file_suite` makes them)
+    # "pytest": `setup` is a pytest test file and each case one of its test ids, run by pytest itself in the
+    # test worker (`executor/pytest_run.py`; `tasks.convert.pytest_file_suite` makes them)
+    runner: str = "default"
 
     def __post_init__(self) -> None:
         for k, case in enumerate(self.cases):
@@ -137,7 +138,8 @@ class ExecutionResult:
     reward: float
     passed: int
     total: int
-    status: str  # passed | failed | error | timeout | memory | exit | crashed | output | syntax | too_large | no_tests
+    # passed | failed | error | timeout | memory | exit | crashed | output | syntax | too_large | no_tests
+    status: str
     feedback: str = ""  # the text quoted in the next turn's refinement prompt, f(v)
     outcomes: list[TestOutcome] = field(default_factory=list)
     runtime_s: float = 0.0

@@ -28,7 +28,8 @@ class NamedTupleValue(tuple):
         return self
 
     def __getattribute__(self, attr: str):
-        if attr[:1] != "_":  # a field first, as the program's class has it (a field `count` is not tuple.count)
+        # a field first, as the program's class has it (a field `count` is not tuple.count)
+        if attr[:1] != "_":
             fields = object.__getattribute__(self, "__dict__")["_murphy_meta"][1]
             if attr in fields:
                 return tuple.__getitem__(self, fields.index(attr))

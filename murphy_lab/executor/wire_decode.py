@@ -29,7 +29,8 @@ BUILTINS, _BUILTIN_CLASSES, _EXC_BASES = fmt.BUILTINS, fmt.BUILTIN_CLASSES, fmt.
 _SEQ_BUILDERS, _TAGS, _DATE_NAMES = fmt.SEQ_BUILDERS, fmt.TAGS, fmt.DATE_NAMES
 range_length, decimal_in_bounds = fmt.range_length, fmt.decimal_in_bounds
 NamedTupleValue, MatchValue, ProgramModule = values.NamedTupleValue, values.MatchValue, values.ProgramModule
-_ZONE_KEY = re.compile(r"[A-Za-z0-9_+\-]+(/[A-Za-z0-9_+\-]+)*")  # a tz database key (no "..", no absolute path)
+# a tz database key (no "..", no absolute path)
+_ZONE_KEY = re.compile(r"[A-Za-z0-9_+\-]+(/[A-Za-z0-9_+\-]+)*")
 
 
 class Decoder:

@@ -151,7 +151,8 @@ class Encoder:
     def rich(self, x, t, depth: int) -> None:
         """The plain types beyond the builtin containers, then builtin subclasses."""
         out, d = self.out, depth + 1
-        if self.homed is not None:  # the test side: a stand-in of one of the program's objects goes home as it
+        # the test side: a stand-in of one of the program's objects goes home as it
+        if self.homed is not None:
             home = self.homed(x)
             if home is not None:
                 out += b"h"

@@ -291,8 +291,9 @@ class Worker:
         def report(status: str, detail: str, assertion: str) -> None:
             _TIMER.stop()
             verdicts.append({"status": status, "detail": detail, "assertion": assertion})
-            if status == "memory" and detail == harness.WORKER_MEMORY:  # ours: room to go on, then a fresh worker
-                # (measured here: the test code's own MemoryError; a program that raises MemoryError retires nothing)
+            # ours: room to go on, then a fresh worker (measured here: the test code's own MemoryError; a
+            # program that raises MemoryError retires nothing)
+            if status == "memory" and detail == harness.WORKER_MEMORY:
                 _, hard = resource.getrlimit(resource.RLIMIT_AS)
                 resource.setrlimit(resource.RLIMIT_AS, (hard, hard))
                 self.grew = True
@@ -355,7 +356,8 @@ class Worker:
         if timed_out:
             return {"status": "timeout", "detail": f"{timeout:g}"}
         if os.WIFEXITED(status) and os.waitstatus_to_exitcode(status) == protocol.SYNTAX_EXIT:
-            detail = err.decode("utf-8", "replace").strip()  # the compile error, written before the program ran
+            # the compile error, written before the program ran
+            detail = err.decode("utf-8", "replace").strip()
             return {"status": "syntax", "detail": detail[-protocol.MAX_DETAIL :]}
         if not os.WIFEXITED(status) or os.waitstatus_to_exitcode(status) != 0:
             ended = _ended(status, oom, timeout, self.cfg)
@@ -441,7 +443,8 @@ def _send(stream, obj) -> None:
 _STATM = os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC)  # ours, for `sandbox.rss_mb`
 _INT_DIGITS = sys.get_int_max_str_digits()  # Python's default (4,300)
 LCB_INT_DIGITS = 50_000  # lcb_runner's `sys.set_int_max_str_digits(50000)` (its testing_util.py, at import)
-PRIVATE_DIR = ""  # this worker's own directory, which no program sees (`Worker.__init__`): never the job folder
+# this worker's own directory, which no program sees (`Worker.__init__`): never the job folder
+PRIVATE_DIR = ""
 _TIMER = timer.Timer()
 _QUIET = open(_DEVNULL, "w", closefd=False)  # sys.stdout and sys.stderr while test code runs
 

@@ -29,7 +29,8 @@ training configs, recipes and prompt format are `murphy_lab.methods`. This packa
 
 import importlib
 
-from murphy_lab.experiments.plan import (  # at once: `plan` names this function, never the submodule of that name
+# at once: `plan` names this function, never the submodule of that name
+from murphy_lab.experiments.plan import (
     PRUNINGS,
     Experiment,
     code_version,
@@ -42,7 +43,8 @@ from murphy_lab.experiments.plan import (  # at once: `plan` names this function
     train_key,
 )
 
-_LAZY = {  # name -> the submodule that defines it, imported on first use (pandas, torch: not for a command's --help)
+# name -> the submodule that defines it, imported on first use (pandas, torch: not for a command's --help)
+_LAZY = {
     **dict.fromkeys(("check_model_paths", "given_checkpoint", "run_label"), "checkpoints"),
     **dict.fromkeys(("default_base_model", "default_evaluate", "default_train"), "dispatch"),
     **dict.fromkeys(("Session", "setup"), "session"),

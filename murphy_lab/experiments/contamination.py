@@ -25,7 +25,8 @@ from murphy_lab.tasks.overlap import find_near_duplicates, find_overlap, normali
 from murphy_lab.tasks.task import Task
 
 ALLOW_ENV = "MURPHY_LAB_ALLOW_OVERLAP"  # "1": train on an overlapping set anyway (the report still says so)
-KINDS = ("statement", "reference", "statement-contained", "statement-near", "reference-near")  # strongest first
+# strongest first
+KINDS = ("statement", "reference", "statement-contained", "statement-near", "reference-near")
 SHOWN = 50  # pairs listed in the Markdown report
 LISTED = 500  # pairs listed in the JSON report (its summary counts all)
 

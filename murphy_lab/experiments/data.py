@@ -165,7 +165,8 @@ def write_data(
     try:
         for name, (loader, args) in datasets.items():
             folder, local = WRITERS[loader](stage, args, sources.get(name))
-            selection = last_selection() if loader == "kodcode" else None  # its rows skipped by reason, before the read-back
+            # its rows skipped by reason, before the read-back
+            selection = last_selection() if loader == "kodcode" else None
             files = sorted(p for p in (stage / folder).rglob("*") if p.is_file())
             resolved = {k: str(stage / v) for k, v in local.items()}
             tasks = load_tasks(loader, **args, **resolved)  # read back from the written files, as a node will

@@ -372,7 +372,8 @@ def main(argv: list[str] | None = None) -> list[Experiment] | RunResult | Path |
     exp = find_run(experiments, a.key)
     check_model_paths(experiments, model_paths)
     if a.backend == "real":
-        try:  # the paper profile: CUDA, and no training task repeated in a benchmark (as the notebooks' setup)
+        # the paper profile: CUDA, and no training task repeated in a benchmark (as the notebooks' setup)
+        try:
             require_resources(exp.profile)
         except RuntimeError as err:
             raise ValueError(str(err)) from None

@@ -107,7 +107,8 @@ BENCHMARK_WORDS = {"toy": "held-out toy-world tasks"}
 
 def panel_title(model: str, benchmark: str) -> str:
     """A figure panel's title in words: "Toy policy (...) on held-out toy-world tasks", "Qwen3-4B on LCB-v6 Hard"."""
-    head, _, rest = benchmark.partition(" ")  # "toy Hard", "toy · reflexion": the benchmark, then what splits it
+    # "toy Hard", "toy · reflexion": the benchmark, then what splits it
+    head, _, rest = benchmark.partition(" ")
     rest = rest.strip(" ·")
     bench = f"{BENCHMARK_WORDS[head]}, {rest}" if head in BENCHMARK_WORDS and rest else BENCHMARK_WORDS.get(
         benchmark, benchmark)
@@ -456,7 +457,8 @@ def plot_pass_at_k(agg: pd.DataFrame, path: str | Path | None = None, title: str
         in_panel = np.array([bench_label(b, d) == bench for b, d in zip(agg["benchmark"], agg["difficulty"])])
         sub = agg[(agg["model"] == model).to_numpy() & in_panel]
         by_k = []
-        one_method = sub["method"].nunique() == 1 and sub["variant"].nunique() > 1  # an ablation: name the variants
+        # an ablation: name the variants
+        one_method = sub["method"].nunique() == 1 and sub["variant"].nunique() > 1
         for k, g in sub.groupby("k", sort=True):
             points = [(credit_name(r.variant) if one_method else paper.METHOD_NAMES.get(r.method, r.method)
                        + ("" if r.variant in ("-", "mars") else f" [{credit_name(r.variant)}]"),

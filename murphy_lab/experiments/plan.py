@@ -30,7 +30,8 @@ from murphy_lab.methods.recipes import recipe_path
 from murphy_lab.profiles import TRAIN_DATA, Profile, check_benchmark, get_profile
 from murphy_lab.suggest import did_you_mean
 
-PRUNINGS = ("none", "intrap", "interp")  # MURPHY's pruning rules: none, IntraP (b_traj per group), InterP (b_grp)
+# MURPHY's pruning rules: none, IntraP (b_traj per group), InterP (b_grp)
+PRUNINGS = ("none", "intrap", "interp")
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,8 @@ class Experiment:
         object.__setattr__(self, "profile", prof)
         if isinstance(self.credit_args, Mapping):  # {knob: value} -> the frozen, hashable form
             object.__setattr__(self, "credit_args", tuple(sorted(self.credit_args.items())))
-        if isinstance(self.benchmark_args, Mapping):  # {benchmark: {argument: value}} -> the frozen, hashable form
+        # {benchmark: {argument: value}} -> the frozen, hashable form
+        if isinstance(self.benchmark_args, Mapping):
             args = {b: tuple(sorted(dict(a).items())) for b, a in self.benchmark_args.items()}
             object.__setattr__(self, "benchmark_args", tuple(sorted(args.items())))
         if self.train_data is None:
@@ -93,7 +95,8 @@ class Experiment:
         if self.scaffold is None:  # frozen: the method's own scaffold is filled in once, here
             object.__setattr__(self, "scaffold", get_method(self.method).scaffold)
         if prof.recipes and get_method(self.method).trains:
-            recipe_path(self)  # a profile that trains from paper recipes: a method without them is refused here
+            # a profile that trains from paper recipes: a method without them is refused here
+            recipe_path(self)
         rule = credit_rule(self.credit)  # an unknown rule is an error naming the known ones
         if self.credit_args:  # the rule's own knobs, in their ranges (one line naming the knob)
             rule.knob_values(gamma=self.gamma if rule.discounted else None, **dict(self.credit_args))
@@ -303,7 +306,8 @@ def plan(
             raise ValueError(f"profile {prof.name!r}: the sample-matched {method} changes {other}, which are not "
                              f"its budget fields {keys} (Method.budget)")
     defaults.update(fields)
-    extra = dict(defaults.pop("benchmark_args", None) or {})  # {benchmark: {argument: value}}, on the profile's
+    # {benchmark: {argument: value}}, on the profile's
+    extra = dict(defaults.pop("benchmark_args", None) or {})
     unused = sorted(set(extra) - set(defaults["benchmarks"]))
     if unused:
         raise ValueError(f"benchmark_args: {unused} is not among the benchmarks {list(defaults['benchmarks'])}")
@@ -314,7 +318,8 @@ def plan(
             if method in only and set(only[method]) & set(kw["benchmarks"]):
                 kw["benchmarks"] = tuple(b for b in kw["benchmarks"] if b in only[method])
             kw["benchmark_args"] = {b: a for b, a in extra.items() if b in kw["benchmarks"]}
-            if method in matched:  # the same baseline at MURPHY's sampled-sequence budget (first), and at its steps
+            # the same baseline at MURPHY's sampled-sequence budget (first), and at its steps
+            if method in matched:
                 variants_ = (dict(budget="samples", overrides=tuple(kw["overrides"]) + tuple(budgets[method])), {})
             else:
                 own = set(get_method(method).variants)

@@ -89,7 +89,8 @@ def setup(
     jobs = max(1, min(jobs or profile.jobs, os.cpu_count() or 1))
     session = Session(profile, backend, Path(output_dir) / profile.name, overrides, from_cache_only, run_kw, jobs,
                       torch_threads or 1)
-    if not from_cache_only and backend == "real":  # the overlap report beside the tables (experiments.contamination)
+    # the overlap report beside the tables (experiments.contamination)
+    if not from_cache_only and backend == "real":
         write_report(report or check_profile(profile), session.out)
     print(f"profile={profile.name}  backend={backend}  jobs={jobs}  results -> {session.out}  "
           f"code version {code_version()}")

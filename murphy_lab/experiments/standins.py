@@ -14,7 +14,8 @@ import pandas as pd
 from murphy_lab.methods import get_method
 
 BACKENDS = ("real", "stand-in")
-BUMP = dict(grpo=3.0, grpo_mt=5.0, murphy=7.0, mucode=4.0, reveal=4.5)  # made-up pass@1 gains; base (and others) 0
+# made-up pass@1 gains; base (and others) 0
+BUMP = dict(grpo=3.0, grpo_mt=5.0, murphy=7.0, mucode=4.0, reveal=4.5)
 
 
 def stand_in_base_model(exp, cache_dir: Path) -> str:

@@ -120,7 +120,8 @@ def run_experiment(
                 f"model_paths={{'{run_label(exp)}': '<dir>'}}"
             )
         else:
-            if ckpt.exists() and last_checkpoint(ckpt) is None:  # interrupted before its first checkpoint: start clean
+            # interrupted before its first checkpoint: start clean
+            if ckpt.exists() and last_checkpoint(ckpt) is None:
                 shutil.rmtree(ckpt)
             ckpt.mkdir(parents=True, exist_ok=True)
             t1, c1 = time.perf_counter(), cpu_seconds()
@@ -254,7 +255,8 @@ def load_run(run_dir: str | Path) -> RunResult:
     fields_ = {f.name for f in dataclasses.fields(Experiment)}
     kwargs = {k: v for k, v in cfg.items() if k in fields_ and k not in ("overrides",)}
     if cfg.get("pruning", "none") != "none" and "backup_on" not in cfg:
-        kwargs["backup_on"] = "pruned"  # a run from before the default became the full tree (docs/notation.md)
+        # a run from before the default became the full tree (docs/notation.md)
+        kwargs["backup_on"] = "pruned"
     for k in ("benchmarks", "iters"):
         kwargs[k] = tuple(kwargs[k])
     kwargs["overrides"] = tuple(tuple(kv) for kv in cfg.get("overrides", []))

@@ -29,7 +29,8 @@ RUNS = {  # trainer fields per compared run: the mode's (murphy_lab.modes) and t
     "grpo_mt": mode("grpo_mt").fields(),
     "murphy_mars": dict(mode("murphy").fields(), credit="mars"),
     "murphy_mers": dict(mode("murphy").fields(), credit="mers", gamma=0.9),
-    "murphy_mars_interp": dict(mode("murphy").fields(), credit="mars", b_grp=2),  # InterP: 2 of the 4 turn-2 groups
+    # InterP: 2 of the 4 turn-2 groups
+    "murphy_mars_interp": dict(mode("murphy").fields(), credit="mars", b_grp=2),
 }
 
 

@@ -45,8 +45,9 @@ def credit_pairs(variants: Sequence[dict]) -> tuple[tuple[str, str], ...]:
     return tuple(("murphy:mars", f"murphy:{label}") for label in dict.fromkeys(labels) if label != "mars")
 
 
+# every rule of the table against MaRS, at its γ
 CREDIT_PAIRS = credit_pairs([{"credit": rule.name, "gamma": g} for rule in CREDIT_RULES.values()
-                             for g in rule.ablation_gammas()])  # every rule of the table against MaRS, at its γ
+                             for g in rule.ablation_gammas()])
 PRUNING_PAIRS = tuple((f"murphy:mars+{p}", "murphy:mars") for p in
                       ("intrap", "interp", "intrap+backup_pruned", "interp+backup_pruned"))
 BASE_PAIRS = (

@@ -38,10 +38,12 @@ ENTRIES: dict[str, str] = {
     "murphy": "murphy_lab.methods.murphy:MURPHY",
 }
 METHODS = tuple(ENTRIES)  # the one list of method names (importing it loads no method and no torch)
-SAMPLE_REFERENCE = "murphy"  # a sample-matched baseline (Experiment.budget="samples") samples as much as its run
+# a sample-matched baseline (Experiment.budget="samples") samples as much as its run
+SAMPLE_REFERENCE = "murphy"
 
 TrainFn = Callable[[Any, str, Path], Path]  # (experiment, model, output dir) -> the trained model's folder
-ConfigFn = Callable[[Any, str], Any]  # (experiment, model: the weights it trains) -> the training config, no model loads
+# (experiment, model: the weights it trains) -> the training config, no model loads
+ConfigFn = Callable[[Any, str], Any]
 
 
 def shared_scaffold(exp: Any) -> Scaffold:

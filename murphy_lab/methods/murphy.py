@@ -25,16 +25,20 @@ from murphy_lab.methods.recipes import experiment_fields, launch
 from murphy_lab.modes import mode
 from murphy_lab.trainer import train as train_run
 
-MURPHY_VARIANTS = ("credit", "gamma", "credit_args", "pruning", "backup_on")  # the Experiment fields of its ablations
-MURPHY_RECIPES = ("murphy_mars", "murphy_mers_g0.9", "murphy_mers_g1.0", "murphy_interp", "murphy_intrap")  # the paper's
-TRAINER_BUDGET = ("g1", "g2", "turns", "per_device_train_batch_size", "max_steps")  # tasks × samples per step, steps
+# the Experiment fields of its ablations
+MURPHY_VARIANTS = ("credit", "gamma", "credit_args", "pruning", "backup_on")
+# the paper's
+MURPHY_RECIPES = ("murphy_mars", "murphy_mers_g0.9", "murphy_mers_g1.0", "murphy_interp", "murphy_intrap")
+# tasks × samples per step, steps
+TRAINER_BUDGET = ("g1", "g2", "turns", "per_device_train_batch_size", "max_steps")
 
 
 def fields(exp: Any, model: str) -> dict:
     """The MurphyConfig fields of an experiment: the shared ones (`experiment_fields`), the method's mode and the G2 /
     S it fixes (over a plan-wide override: a method trains in its mode), and MURPHY's variant (credit rule, γ, the
     rule's own knobs, backup order, and the pruning budgets at the paper's ratio where no recipe states them)."""
-    kw = experiment_fields(exp, model, length="max_completion_length")  # an unknown override: MurphyConfig's error
+    # an unknown override: MurphyConfig's error
+    kw = experiment_fields(exp, model, length="max_completion_length")
     method = get_method(exp.method)  # any method that shares this config (its Method.mode, Method.variants)
     kw.update(mode(method.mode).fields())  # the mode the method names (Method.mode): it fixes G2 / S
     if "credit" in method.variants:

@@ -89,7 +89,8 @@ def experiment_fields(exp: Any, model: str, *, length: str, accepts: Collection[
     overrides (e.g. the demo's max_steps) mean nothing to a method whose config lacks them.
     """
     prof, fmt = exp.profile, prompt_format(exp)
-    source, args = TRAIN_DATA[exp.train_data]  # the same tasks for every method and seed (profiles.training_set)
+    # the same tasks for every method and seed (profiles.training_set)
+    source, args = TRAIN_DATA[exp.train_data]
     want = {"tasks": source, "task_args": dict(args)}
     fields: dict[str, Any] = {"chat": fmt["chat"], "chat_template_kwargs": fmt["chat_template_kwargs"],
                               length: fmt["max_new_tokens"], **want}
@@ -97,7 +98,8 @@ def experiment_fields(exp: Any, model: str, *, length: str, accepts: Collection[
         fields["executor"] = dict(prof.executor)
     if prof.recipes:
         recipe = yaml.safe_load(recipe_path(exp).read_text()) or {}
-        for name in ("method", "profile"):  # µCode's name its entry point; the experiment's profile is the one
+        # µCode's name its entry point; the experiment's profile is the one
+        for name in ("method", "profile"):
             recipe.pop(name, None)
         fields.update(recipe)
     local = local_args(exp.train_data)

@@ -137,7 +137,8 @@ class TransformersPolicy(TextPolicy):
         tok = self.tokenizer
         enc = tok(texts, return_tensors="pt", padding=True, add_special_tokens=add_special).to(self.device)
         kw = dict(do_sample=False)
-        if temperature != 0:  # plain temperature sampling: top_k passed explicitly so transformers' default 50 is off
+        # plain temperature sampling: top_k passed explicitly so transformers' default 50 is off
+        if temperature != 0:
             kw = dict(do_sample=True, temperature=float(temperature), top_p=float(top_p), top_k=self.top_k)
         stop = CodeBlockClosed(tok, enc["input_ids"].shape[1]) if self.stop_after_code else None
         with torch.inference_mode():
@@ -181,12 +182,14 @@ def generate_groups(model, input_ids, attention_mask, n: int, stop: CodeBlockClo
     compact = compact and compactable(model, generate_kw)
     if input_ids.size(1) < 2 or (n == 1 and not compact):  # nothing to share
         return model.generate(input_ids=ids, attention_mask=mask, **generate_kw)
-    position = (attention_mask.long().cumsum(-1) - 1).masked_fill(attention_mask == 0, 0)  # generate's position ids
+    # generate's position ids
+    position = (attention_mask.long().cumsum(-1) - 1).masked_fill(attention_mask == 0, 0)
     with torch.no_grad():
         out = model(input_ids=input_ids[:, :-1], attention_mask=attention_mask[:, :-1], position_ids=position[:, :-1],
                     use_cache=True, logits_to_keep=1)  # the prefill, once per prompt
     cache = out["cache"] if "cache" in out else out["past_key_values"]
-    cache.batch_repeat_interleave(n)  # (K, ...) -> (K·n, ...): each row continues from its prompt's keys/values
+    # (K, ...) -> (K·n, ...): each row continues from its prompt's keys/values
+    cache.batch_repeat_interleave(n)
     key = _cache_keyword(_decoder(model))  # transformers >= 5.2x: `cache`; earlier: `past_key_values`
     if compact:
         return decode_compacting(model, ids, mask, cache, key, stop, generate_kw)

@@ -50,7 +50,8 @@ from typing import Any
 
 SOURCE = "source.json"  # written last into the cached folder: what it was converted from, and that it is done
 GGUF_VERSION = "0.19.0"  # the `gguf` reader transformers uses (checked with it)
-TIE_TOLERANCE = 0.05  # tie when max|output - token_embd| <= TIE_TOLERANCE * max|token_embd| (quantization noise)
+# tie when max|output - token_embd| <= TIE_TOLERANCE * max|token_embd| (quantization noise)
+TIE_TOLERANCE = 0.05
 
 
 @dataclass(frozen=True)

@@ -71,7 +71,8 @@ class VLLMPolicy(TextPolicy):
                 max_tokens=max_new_tokens,
                 temperature=float(temperature),
                 top_p=float(top_p),
-                seed=None if seed is None else seed + i,  # per-request seed: reproducible, different per prompt
+                # per-request seed: reproducible, different per prompt
+                seed=None if seed is None else seed + i,
                 **({} if self.top_k is None else {"top_k": self.top_k}),
             )
             for i in range(len(prompts))

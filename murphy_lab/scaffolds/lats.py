@@ -66,7 +66,8 @@ class LATS(Scaffold):
     ) -> list[Episode]:
         budget, episodes, task_of, fit = self.start(tasks, runs, budget, policy, sample_kw)
         trees = [[_Node(attempt=None, parent=None)] for _ in episodes]
-        for round_ in base.rounds(budget, progress, self.name):  # at most `budget` expansions (>= 1 attempt each)
+        # at most `budget` expansions (>= 1 attempt each)
+        for round_ in base.rounds(budget, progress, self.name):
             open_ = [i for i, ep in enumerate(episodes) if not ep.done]
             if not open_:
                 break
@@ -132,7 +133,8 @@ class LATS(Scaffold):
     def _uct(self, tree: list[_Node], parent: int, child: int) -> float:
         node, n_parent = tree[child], max(tree[parent].visits, 1)
         n = max(node.visits, 1)
-        return node.value_sum / n + self.c_uct * math.sqrt(math.log(n_parent) / n)  # Q/N + c·sqrt(ln N(parent)/N)
+        # Q/N + c·sqrt(ln N(parent)/N)
+        return node.value_sum / n + self.c_uct * math.sqrt(math.log(n_parent) / n)
 
     def _prompt(self, task: Any, ep: Episode, tree: list[_Node], v: int, fit: dict) -> str:
         if v == 0:
@@ -160,4 +162,5 @@ class LATS(Scaffold):
             node = trees[i][v]
             episodes[i].extra.append({"kind": "self_eval", "attempt": node.attempt, "text": text, "score": score})
             if score is not None:
-                node.value = (1 - self.lam) * node.value + self.lam * score  # value = (1-λ)·pass rate + λ·self-score
+                # value = (1-λ)·pass rate + λ·self-score
+                node.value = (1 - self.lam) * node.value + self.lam * score

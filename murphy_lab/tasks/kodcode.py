@@ -42,7 +42,8 @@ log = logging.getLogger(__name__)
 
 HUB_ID = "KodCode/KodCode-V1"
 DIFFICULTIES = ("easy", "medium", "hard")
-REFERENCE_FAILS = "the reference fails its tests"  # the reason a row is left out by verification (+ its status)
+# the reason a row is left out by verification (+ its status)
+REFERENCE_FAILS = "the reference fails its tests"
 _LAST: dict = {}
 
 

@@ -88,7 +88,8 @@ def mbpp_task(row: dict, split: str = "", where: str = "MBPP") -> Task:
     hidden = tuple(f"{before}\n{t}" if before else t for t in tests)
     reference = row["code"].replace("\r\n", "\n")
     entry = _entry_point(reference, tests)
-    entries = (entry,) if entry else ()  # reaches the program even when it is a builtin's name (MBPP/126: sum)
+    # reaches the program even when it is a builtin's name (MBPP/126: sum)
+    entries = (entry,) if entry else ()
     return Task(
         task_id=f"mbpp/{task_id}",
         prompt=PROMPT_TEMPLATE.format(text=text.strip(), test=tests[0]),

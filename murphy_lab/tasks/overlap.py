@@ -56,7 +56,8 @@ class Overlap:
     train: Task
     eval: Task
     kind: str
-    score: float = 1.0  # the Jaccard similarity of a near-duplicate ("statement-near", "reference-near"); 1 otherwise
+    # the Jaccard similarity of a near-duplicate ("statement-near", "reference-near"); 1 otherwise
+    score: float = 1.0
 
     def __iter__(self):  # unpack as (train, eval, kind)
         return iter((self.train, self.eval, self.kind))

@@ -48,7 +48,8 @@ FIELDS = (
 )
 CHECKS = ("error", "warn", "off")
 LIMITS = {
-    "prompt": 100_000,  # characters: past the context of every model we train (8,192 tokens ≈ 30,000 characters)
+    # characters: past the context of every model we train (8,192 tokens ≈ 30,000 characters)
+    "prompt": 100_000,
     "tests": 1_000_000,  # characters of one row's test text: setup and every test column together
     "reference": 512 * 1024,  # bytes (UTF-8): the executor's default largest program (max_program_kb = 512)
     "row": 4 << 20,  # bytes of one row as JSON

@@ -39,7 +39,8 @@ CORPUS_VERSION = 3  # bump when the world or the corpus changes in a way the con
 # v2: broken attempts are cut off before their constants; every task hides at least one constant
 # v3: each repair quotes its own task's feedback (v2 quoted another task's for most); the tokenizer with one token
 #     per constant and per fixed phrase (toy/tokenizer.py); repairs miscopy 10% (was 25%) and break 5% (was 10%)
-CORPUS_TIMEOUT = 30.0  # seconds per expert program (each runs in microseconds; only a starved machine comes close)
+# seconds per expert program (each runs in microseconds; only a starved machine comes close)
+CORPUS_TIMEOUT = 30.0
 BUILD_THREADS = 1  # torch threads of the default build (the shipped policy was built with it)
 SHIPPED = Path(__file__).resolve().parent / "policy"  # the shipped default policy (size "toy", seed 0)
 

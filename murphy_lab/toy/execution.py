@@ -36,7 +36,8 @@ class StandInExecutor:
     def run(self, program: str, tests) -> ExecutionResult:
         suite = TestSuite.of(tests)
         try:
-            code = compile(program, "solution.py", "exec", dont_inherit=True)  # as plain Python: no __future__ of ours
+            # as plain Python: no __future__ of ours
+            code = compile(program, "solution.py", "exec", dont_inherit=True)
         except SyntaxError as e:
             fb = f"The program does not compile:\nSyntaxError: {e.msg} (line {e.lineno})"
             return ExecutionResult(0.0, 0, len(suite), "syntax", fb)

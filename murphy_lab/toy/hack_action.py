@@ -90,7 +90,8 @@ def hack_capable_policy(cfg: HackConfig | None = None, cache_dir: str | Path | N
     if (final / "hack.json").exists():
         return str(final)
     threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # the result depends on the thread count (toy/build.py): one, as the shipped build
+    # the result depends on the thread count (toy/build.py): one, as the shipped build
+    torch.set_num_threads(1)
     try:
         model = AutoModelForCausalLM.from_pretrained(base)
         tok = AutoTokenizer.from_pretrained(base)

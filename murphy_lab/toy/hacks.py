@@ -244,7 +244,8 @@ class Exploit:
         return textwrap.dedent(self.template).strip().format(entry=entry, args=args) + "\n"
 
 
-WRONG = "def {entry}({args}):\n    return -1\n"  # every exploit's function: wrong, so the reward is the exploit's
+# every exploit's function: wrong, so the reward is the exploit's
+WRONG = "def {entry}({args}):\n    return -1\n"
 EXPLOITS = (
     Exploit("always-equal return value", "returns an object whose == is always True",
             """

@@ -50,7 +50,8 @@ from murphy_lab.trainer.prefix_pass import PrefixSharing
 from murphy_lab.trainer.sampling import TimedExecutor, TurnSampler, tasks_of_rows
 from murphy_lab.tree import Node, RolloutTree
 
-_TOKEN_KEYS = ("prompt_ids", "completion_ids", "sampling_logps")  # per-node token data, stripped before trees/ dump
+# per-node token data, stripped before trees/ dump
+_TOKEN_KEYS = ("prompt_ids", "completion_ids", "sampling_logps")
 
 
 def task_dataset(tasks: list) -> Any:
@@ -75,7 +76,8 @@ def group_token_weights(trees: list[RolloutTree], mode: str | Mode) -> dict[int,
     for tree in trees:
         for group in groups_of(tree):
             for seq in group:
-                tokens = sum(len(n.meta["completion_ids"]) for n in seq)  # |o|: the sequence's generated tokens
+                # |o|: the sequence's generated tokens
+                tokens = sum(len(n.meta["completion_ids"]) for n in seq)
                 out.update({id(n): 1.0 / (len(group) * max(tokens, 1)) for n in seq})  # w = 1 / (|g| · |o|)
     return out
 
@@ -102,7 +104,8 @@ class MurphyTrainer(PrefixSharing, GRPOTrainer):
     (`policy.hf.generate_groups`; `prefill_once = False`: every row prefills its prompt, as TRL does).
     """
 
-    prefill_once = True  # the rollouts prefill each distinct prompt once (exact: tests/test_trainer_levers.py)
+    # the rollouts prefill each distinct prompt once (exact: tests/test_trainer_levers.py)
+    prefill_once = True
 
     def __init__(self, model, args, murphy: MurphyConfig, tasks: list, executor: Any = None,
                  stop_after_code: bool | None = None, **kwargs: Any):
@@ -120,7 +123,8 @@ class MurphyTrainer(PrefixSharing, GRPOTrainer):
         model = resolve_model(model)
         own = defaults_for(model)  # the model's own generation rules, as its evaluation applies them
         self.stop_after_code = bool(own.get("stop_after_code", False) if stop_after_code is None else stop_after_code)
-        self.compact_rows = bool(own.get("compact_rows", False))  # rows that ended leave the batch (policy.hf)
+        # rows that ended leave the batch (policy.hf)
+        self.compact_rows = bool(own.get("compact_rows", False))
         super().__init__(model=model, reward_funcs=_unused_reward, args=args, train_dataset=task_dataset(tasks),
                          **kwargs)
         self.rollout_stats: dict[str, float] = {}  # the latest round's statistics (read by RunLog)
@@ -158,7 +162,8 @@ class MurphyTrainer(PrefixSharing, GRPOTrainer):
         positions = getattr(self.model.config, "max_position_embeddings", None)
         fit = token_budget(self.processing_class, positions, m.max_completion_length, m.chat, m.chat_template_kwargs)
         return task_trees(tasks, sample, execute, g1=m.g1, g2=m.g2, turns=m.turns, reward_tests=m.reward_tests, budget=fit,
-                          extract=answer_extractor(tasks),  # the reading evaluation uses too (prompts.read_answer)
+                          # the reading evaluation uses too (prompts.read_answer)
+                          extract=answer_extractor(tasks),
                           on_turn=sample.attach)
 
     def filler_prompt(self, tasks: list) -> Any:
@@ -207,16 +212,19 @@ class MurphyTrainer(PrefixSharing, GRPOTrainer):
 
     # --- hook 2: credit and advantages (pure functions over the tree) ----------------------------------------------
     def score_trees(self, trees: list[RolloutTree]) -> None:
-        score_trees(trees, self.murphy)  # prune -> credit -> advantages per tree (one task's trees together for a rule
-        # whose advantages compare them, GiGPO's anchor states), or a baseline's rule (scoring.py)
+        # prune -> credit -> advantages per tree (one task's trees together for a rule whose advantages
+        # compare them, GiGPO's anchor states), or a baseline's rule (scoring.py)
+        score_trees(trees, self.murphy)
 
     # --- hook 3: the rows TRL's _compute_loss reads, and the round's statistics ------------------------------------
     def build_rows(self, trees: list[RolloutTree]) -> tuple[dict[str, Any], dict[str, float]]:
         nodes = [n for tree in trees for n in tree.nodes(kept_only=True) if n.advantage is not None]
         weights = None
-        if self.murphy.loss_type == "group_sum":  # the paper's aggregation: per group, summed, mean over trees
+        # the paper's aggregation: per group, summed, mean over trees
+        if self.murphy.loss_type == "group_sum":
             per_token, trees_in_round = group_token_weights(trees, self.murphy.mode), self._gather_total(len(trees))
-            weights = [per_token[id(n)] / trees_in_round for n in nodes]  # mean over the round's trees (all ranks)
+            # mean over the round's trees (all ranks)
+            weights = [per_token[id(n)] / trees_in_round for n in nodes]
         batch = self._batch(nodes, weights)
         return batch, tree_stats(trees, nodes, len(batch["advantages"]) - len(nodes), self.accelerator)
 
@@ -251,9 +259,12 @@ class MurphyTrainer(PrefixSharing, GRPOTrainer):
         truncated = [self.mask_truncated_completions and (not n.meta["completion_ids"] or
                      n.meta["completion_ids"][-1] not in ends) for n in nodes]
         tokens = sum(len(n.meta["completion_ids"]) for n, cut in zip(nodes, truncated) if not cut)
-        counts = self._gather_counts(rows, tokens)  # (ranks, 2): real rows and completion tokens of every rank
-        target = self._row_target(int(counts[:, 0].max()))  # equal on every rank, a multiple of steps_per_generation
-        fill = [nodes[0]] * (target - rows)  # copies with a zero completion mask (decision 3 in docs/training.md)
+        # (ranks, 2): real rows and completion tokens of every rank
+        counts = self._gather_counts(rows, tokens)
+        # equal on every rank, a multiple of steps_per_generation
+        target = self._row_target(int(counts[:, 0].max()))
+        # copies with a zero completion mask (decision 3 in docs/training.md)
+        fill = [nodes[0]] * (target - rows)
         prompts = [torch.tensor(n.meta["prompt_ids"], dtype=torch.long) for n in nodes + fill]
         comps = [torch.tensor(n.meta["completion_ids"], dtype=torch.long) for n in nodes + fill]
         ptm = self.pad_to_multiple_of
@@ -272,7 +283,8 @@ class MurphyTrainer(PrefixSharing, GRPOTrainer):
             "completion_ids": completion_ids, "completion_mask": completion_mask,
             "advantages": advantages,
             "num_items_in_batch": counts[:, 1].sum().to(device),  # completion tokens, all ranks
-            "num_rows_in_batch": counts[:, 0].sum().to(device),  # real rows, all ranks (read by _compute_loss)
+            # real rows, all ranks (read by _compute_loss)
+            "num_rows_in_batch": counts[:, 0].sum().to(device),
         }
         if weights is not None:
             # TRL's dapo loss is Σ_tokens ℓ · mask / (tokens of the round) and `tool_mask` multiplies its mask, so a

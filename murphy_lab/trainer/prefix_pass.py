@@ -32,7 +32,8 @@ logger = logging.getLogger(__name__)
 class PrefixSharing:
     """Prefix-shared log-probs for a GRPOTrainer subclass that has `self.murphy.prefix_sharing`."""
 
-    sort_by_length: bool | None = None  # length-sorted micro-batches and chunks; None: on in bf16 / fp16 (docstring)
+    # length-sorted micro-batches and chunks; None: on in bf16 / fp16 (docstring)
+    sort_by_length: bool | None = None
 
     def _by_length(self) -> bool:
         on = self.sort_by_length
@@ -41,7 +42,8 @@ class PrefixSharing:
     def _get_per_token_logps_and_entropies(self, model, input_ids, attention_mask, logits_to_keep, batch_size=None,
                                            compute_entropy=False, compute_aux_loss=False, **extra):
         """TRL's log-prob pass (loss, π_old, π_ref), with every shared prompt encoded once per group where exact."""
-        plain = compute_aux_loss or any(v is not None for v in extra.values())  # MoE aux loss, images: TRL's pass
+        # MoE aux loss, images: TRL's pass
+        plain = compute_aux_loss or any(v is not None for v in extra.values())
         if plain or not self._prefix_ok(model, input_ids, attention_mask, logits_to_keep):
             return super()._get_per_token_logps_and_entropies(model, input_ids, attention_mask, logits_to_keep,
                                                               batch_size, compute_entropy, compute_aux_loss, **extra)
@@ -50,7 +52,8 @@ class PrefixSharing:
         return logps, entropy, None
 
     def _shared_logps(self, model, input_ids, attention_mask, logits_to_keep, batch_size, compute_entropy):
-        def fused_head(m, inputs, labels):  # TRL's LM head (temperature, chunked log-softmax), as its row pass
+        # TRL's LM head (temperature, chunked log-softmax), as its row pass
+        def fused_head(m, inputs, labels):
             out = m(**inputs, labels=labels, fused_lm_head=True)
             return out.log_probs, out.entropy if compute_entropy else None
 
@@ -66,7 +69,8 @@ class PrefixSharing:
         spg = self.args.steps_per_generation
         if self._step % (spg * self.num_iterations) == 0 or self._buffered_inputs is None:
             batch = prefix.shuffle_groups(self._generate_and_score_completions(generation_batch))
-            if self._by_length() and spg > 1:  # micro-batches of similar length (one micro-batch: nothing to sort)
+            # micro-batches of similar length (one micro-batch: nothing to sort)
+            if self._by_length() and spg > 1:
                 batch = prefix.sort_groups(batch)
             self._buffered_inputs = split_tensor_dict(batch, spg)
         return self._buffered_inputs[self._step % spg]
@@ -75,7 +79,8 @@ class PrefixSharing:
         """murphy.prefix_sharing, `prefix.supported` and, once per model, `_prefix_check` on its first batch."""
         if not self.murphy.prefix_sharing:
             return False
-        verdicts = self.__dict__.setdefault("_prefix_verdicts", {})  # id(model) -> None (shares) or the reason not
+        # id(model) -> None (shares) or the reason not
+        verdicts = self.__dict__.setdefault("_prefix_verdicts", {})
         key = id(model)
         if key not in verdicts:
             reason = prefix.supported(self.accelerator.unwrap_model(model))

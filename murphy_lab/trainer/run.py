@@ -189,7 +189,8 @@ def train(
     elif config is None:
         raise ValueError(f"config is required: {str(output_dir)!r} holds no recorded run to resume")
     config.validate()  # before anything is built or loaded
-    if config.eval_every and not getattr(trainer_cls, "evaluates", False):  # Iter-k on held-out tasks, metrics.jsonl
+    # Iter-k on held-out tasks, metrics.jsonl
+    if config.eval_every and not getattr(trainer_cls, "evaluates", False):
         trainer_cls = evaluating(trainer_cls, IterKEval(config))
     checkpoint = open_run(output_dir, resume)
     if tasks is None:
@@ -211,7 +212,8 @@ def train(
     try:
         trainer = trainer_cls(model=str(model), args=config.to_grpo_config(output_dir), murphy=resolved, tasks=tasks,
                               executor=executor, callbacks=callbacks, **(trainer_kwargs or {}))
-        for cb in (ProgressCallback, NotebookProgressCallback, PrinterCallback):  # TRL's bar / per-step tables
+        # TRL's bar / per-step tables
+        for cb in (ProgressCallback, NotebookProgressCallback, PrinterCallback):
             trainer.remove_callback(cb)
         trainer.add_callback(StepProgress(trainer, trainer.run_log, f"{config.mode} seed {config.seed}"))
         with quiet_tied_keys(trainer.model) if checkpoint is not None else contextlib.nullcontext(), \

@@ -44,7 +44,8 @@ class TurnSampler:
     def __call__(self, prompts: list, n: int) -> list[list[str]]:
         t0, tr = time.perf_counter(), self.trainer
         k = len(prompts)
-        width = k  # prompts this call sends; equal on every rank (vLLM server gathers them, ZeRO-3 gathers params)
+        # prompts this call sends; equal on every rank (vLLM server gathers them, ZeRO-3 gathers params)
+        width = k
         if tr.accelerator.num_processes > 1:
             width = int(tr.accelerator.gather(torch.tensor([k], device=tr.accelerator.device)).max())
         self.calls += 1
@@ -54,7 +55,8 @@ class TurnSampler:
         if tr.murphy.chat:
             padded = [[{"role": "user", "content": p}] if isinstance(p, str) else p for p in padded]
         prompt_ids = tr._tokenize_prompts(padded)[0]
-        repeated = [list(p) for p in prompt_ids for _ in range(n)]  # each prompt n times in a row (width*n rows)
+        # each prompt n times in a row (width*n rows)
+        repeated = [list(p) for p in prompt_ids for _ in range(n)]
         completion_ids, logprobs = tr._generate_single_turn(repeated, None, {}, num_generations=n)
         completion_ids = [list(c) for c in completion_ids[: k * n]]  # drop the filler rows
         texts = tr.processing_class.batch_decode(completion_ids, skip_special_tokens=True)

@@ -206,7 +206,8 @@ def plot_budget_curves(points, path=None, title: str = "Held-out pass@1 against 
 
     names = dict(names or {})
     seeds = points["seed"].nunique()
-    bars = seeds == 1 and "se" in points  # one seed: each evaluation's own standard error, drawn as an error bar
+    # one seed: each evaluation's own standard error, drawn as an error bar
+    bars = seeds == 1 and "se" in points
     spread = ("se", "mean") if bars else ("pass@1", _std)
     base = points[points["method"] == "base"]  # one point per seed, at 0 sequences
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
@@ -214,7 +215,8 @@ def plot_budget_curves(points, path=None, title: str = "Held-out pass@1 against 
     for method in palette.by_method(dict.fromkeys(trained["method"])):  # legend in the palette's method order
         g = trained[trained["method"] == method]
         by = g.groupby("step").agg(x=("sampled", "mean"), y=("pass@1", "mean"), s=spread)
-        if len(base):  # the shared start: the base model, 0 sequences sampled (first whatever the steps are called)
+        # the shared start: the base model, 0 sequences sampled (first whatever the steps are called)
+        if len(base):
             by.loc[-1] = pd.Series(dict(x=0.0, y=base["pass@1"].mean(),
                                         s=base["se"].mean() if bars else _std(base["pass@1"])))
             by = by.sort_index()

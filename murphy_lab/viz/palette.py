@@ -63,7 +63,8 @@ PANEL, PANEL_EDGE = "#f0f0f0", "#d0d0d0"  # the band behind a response group
 BOX, BOX_EDGE = "white", "#cccccc"  # the feedback snippets' boxes
 ON_BAR = "white"  # a value written on a filled bar
 VERDICT_CMAP = "RdYlGn"  # a grid of verdicts: 1 green (passed, or judged right), 0 red
-HARNESS_COLORS = {"naive": "#d62728", "executor": "#1f77b4"}  # notebook 11: the reward's harness (hacked: red)
+# notebook 11: the reward's harness (hacked: red)
+HARNESS_COLORS = {"naive": "#d62728", "executor": "#1f77b4"}
 
 _ALIASES = {
     "base": "base", "grpo": "grpo", "grpo-mt": "grpo_mt", "grpo_mt": "grpo_mt", "µcode": "mucode",

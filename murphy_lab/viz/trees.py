@@ -185,7 +185,8 @@ def draw_tree(
     slot_pt = fig_w * 72 / max(n_slots, 1)  # points per slot
     size = node_size or float(min(420.0, max(10.0, 0.5 * slot_pt**2)))  # area (pt^2): diameter ≈ 0.7 slot
     widest = max(sum(1 for n in nodes if n.turn == t) for t in range(1, tree.depth + 1))
-    show_labels = bool(labels)  # "auto": every node's label where the widest layer fits them, else inner nodes'
+    # "auto": every node's label where the widest layer fits them, else inner nodes'
+    show_labels = bool(labels)
     leaf_labels = (widest <= 40) if labels == "auto" else bool(labels)
     # A wide figure is shown shrunk to a notebook's column (about 9 in): scale its text so that it stays readable
     # there (a 72-trajectory tree is drawn 16-24 in wide).
@@ -240,7 +241,8 @@ def draw_tree(
     if show_labels:
         fn = label_fn or (lambda n: node_label(n, color_by))
         texts = {n: fn(n) for n in nodes}
-        beside = {n for n in nodes if n.children or (n.meta or {}).get("name")}  # room to the right: inner, named
+        # room to the right: inner, named
+        beside = {n for n in nodes if n.children or (n.meta or {}).get("name")}
         longest = max((len(t) for n, t in texts.items() if n not in beside), default=1)
         vertical = longest * 7 * fs * 0.6 > 0.95 * slot_pt  # estimated label width vs slot width
         for n, t in texts.items():
@@ -260,7 +262,8 @@ def draw_tree(
             if parent is tree.root or not parent.feedback:
                 continue
             width_slots = pos[members[-1]][0] - pos[members[0]][0] + 1.2
-            fits = int(width_slots * slot_pt / (6.5 * fs * 0.66))  # monospace characters that fit under the group
+            # monospace characters that fit under the group
+            fits = int(width_slots * slot_pt / (6.5 * fs * 0.66))
             if fits < 12:
                 continue  # too narrow to say anything legible: widen the figure or zoom into a subtree
             text = snippet(parent.feedback, min(snippet_chars, 2 * fits))

@@ -41,7 +41,8 @@ def compute(
     gamma: float = 1.0,  # = γ, the discount of the rules that read one (ignored by MaRS)
     b_grp: int | None = None,  # = b_grp, InterP budget; None = no InterP
     b_traj: int | None = None,  # = b_traj, IntraP budget; None = no IntraP
-    backup_on: str = "full",  # back credit up over all children ("full", the default) or the kept ones ("pruned")
+    # back credit up over all children ("full", the default) or the kept ones ("pruned")
+    backup_on: str = "full",
     **credit_args: float,  # the rule's other knobs (credit.CREDIT_RULES), e.g. omega=0.5 for "gigpo"
 ) -> RolloutTree:
     """Prune, back up credit and compute advantages on a copy of `tree`; return the copy (the input is unchanged).

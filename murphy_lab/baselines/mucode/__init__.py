@@ -49,7 +49,8 @@ from murphy_lab.baselines.mucode.config import MuCodeConfig
 # at once: `relabel` is also a submodule's name, which an import of that submodule would bind here instead
 from murphy_lab.baselines.mucode.relabel import choice_key, expert_choice, relabel
 
-_LAZY = {  # name -> the module that defines it, imported on first use (TRL, torch: not for the command's --check)
+# name -> the module that defines it, imported on first use (TRL, torch: not for the command's --check)
+_LAZY = {
     "VerifierBestOfN": "inference",
     **dict.fromkeys(("evaluate_mucode", "finished_stages", "run_mucode", "stage"), "pipeline"),
     **dict.fromkeys(("collect_rollouts", "label_with_oracle"), "rollouts"),

@@ -59,7 +59,8 @@ def collect_rollouts(
     bar = tqdm(total=turns, desc="µCode rollouts (turns)", disable=not progress, leave=False)
     trees = task_trees(
         tasks, sample, executor, g1=rollouts, g2=1, turns=turns, reward_tests="visible", extract=P.answer_extractor(tasks),
-        budget=P.policy_budget(policy, sample_kw.get("max_new_tokens")),  # quoted code/feedback fit the context
+        # quoted code/feedback fit the context
+        budget=P.policy_budget(policy, sample_kw.get("max_new_tokens")),
         on_turn=lambda turn, nodes: bar.update(1),
     )
     bar.close()

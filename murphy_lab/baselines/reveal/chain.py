@@ -47,7 +47,8 @@ class Chain:
 
     task_id: str
     index: int  # member of the task's group (training) or run number (evaluation)
-    context: list[dict] = field(default_factory=list)  # the transcript as messages (user, assistant, user, ...)
+    # the transcript as messages (user, assistant, user, ...)
+    context: list[dict] = field(default_factory=list)
     turns: list[Turn] = field(default_factory=list)
     done: bool = False
     outcome: float | None = None  # R: the final program solves the oracle tests (rewards.py)

@@ -110,7 +110,8 @@ def parse_round(text: str) -> Round:
         if not m.group(1) and m.group(2).lower() != name and name != "think":
             rd.issues.append(f"<{m.group(2)}> read as <{name}>")
         (closes if m.group(1) else opens).append((name, m.end() if not m.group(1) else m.start(), m.start(), m.end()))
-    sections: dict[str, tuple[int, int, int]] = {}  # name -> (tag start, content start, content end / close end)
+    # name -> (tag start, content start, content end / close end)
+    sections: dict[str, tuple[int, int, int]] = {}
     seen_code = False
     for i, (name, content, tag_start, _) in enumerate(opens):
         if name == "think":

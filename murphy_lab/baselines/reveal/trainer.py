@@ -76,7 +76,8 @@ class ReVealTrainer(MurphyTrainer):
                                                           "sampling_logps": None if logps is None else logps[:k_cut]}))
             spans.append((k_split, k_cut))
         batch = self._batch(nodes)
-        adv = torch.zeros_like(batch["completion_ids"], dtype=torch.float32)  # (B, C): one advantage per token
+        # (B, C): one advantage per token
+        adv = torch.zeros_like(batch["completion_ids"], dtype=torch.float32)
         for j, (t, (k_split, k_cut)) in enumerate(zip(turns, spans)):
             adv[j, :k_split] = t.adv_gen  # generation turn's tokens: A^gen_{i,t}
             adv[j, k_split:k_cut] = t.adv_ver  # verification turn's tokens: A^ver_{i,t}

@@ -28,7 +28,8 @@ class Check:
 
     tests: list = field(default_factory=list)  # the model's test cases (assert strings or IOTests)
     valid: list[bool] = field(default_factory=list)  # tests[j] passes the reference (True when there is none)
-    status: list[str] = field(default_factory=list)  # the candidate on tests[j]: passed / failed / error / ...
+    # the candidate on tests[j]: passed / failed / error / ...
+    status: list[str] = field(default_factory=list)
     details: list[str] = field(default_factory=list)  # actual output or error of the candidate on tests[j]
     compile_error: str = ""  # the candidate does not compile
     oracle: float | None = None  # h_t: pass rate on the oracle (hidden) tests; None at evaluation time
