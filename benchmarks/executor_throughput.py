@@ -86,7 +86,9 @@ def jobs_for(problems: list[dict]) -> list[tuple[str, TestSuite]]:
     return [
         (
             p["prompt"] + p["canonical_solution"],
-            TestSuite(cases=(f"check({p['entry_point']})",), setup=p["test"], entry_points=(p["entry_point"],)),
+            TestSuite(
+                cases=(f"check({p['entry_point']})",), setup=p["test"], entry_points=(p["entry_point"],)
+            ),
         )
         for p in problems
     ]

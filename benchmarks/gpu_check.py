@@ -52,13 +52,35 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
 # Qwen3-1.7B's config.json (Qwen/Qwen3-1.7B), written out: the machine cannot download it.
-QWEN3_1_7B = dict(vocab_size=151936, hidden_size=2048, intermediate_size=6144, num_hidden_layers=28,
-                  num_attention_heads=16, num_key_value_heads=8, head_dim=128, max_position_embeddings=40960,
-                  rope_theta=1_000_000.0, rms_norm_eps=1e-6, hidden_act="silu", tie_word_embeddings=True,
-                  attention_bias=False, use_sliding_window=False, max_window_layers=28)
+QWEN3_1_7B = dict(
+    vocab_size=151936,
+    hidden_size=2048,
+    intermediate_size=6144,
+    num_hidden_layers=28,
+    num_attention_heads=16,
+    num_key_value_heads=8,
+    head_dim=128,
+    max_position_embeddings=40960,
+    rope_theta=1_000_000.0,
+    rms_norm_eps=1e-6,
+    hidden_act="silu",
+    tie_word_embeddings=True,
+    attention_bias=False,
+    use_sliding_window=False,
+    max_window_layers=28,
+)
 # --cpu: the same family, small enough for seconds on two cores
-TINY_QWEN3 = dict(QWEN3_1_7B, vocab_size=512, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                  num_attention_heads=4, num_key_value_heads=2, head_dim=16, max_window_layers=2)
+TINY_QWEN3 = dict(
+    QWEN3_1_7B,
+    vocab_size=512,
+    hidden_size=64,
+    intermediate_size=128,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    head_dim=16,
+    max_window_layers=2,
+)
 NEEDED = ("torch", "transformers", "accelerate", "trl", "datasets", "pyarrow", "pandas", "yaml", "murphy_lab")
 
 
@@ -84,10 +106,16 @@ def build_random_model(path: Path, arch: dict, dtype: str = "float32", seed: int
 
     from murphy_lab.policy.tiny import char_tokenizer
 
-    tok = char_tokenizer(chat_template="{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}\n{% endfor %}"
-                                       "{% if add_generation_prompt %}<|assistant|>{% endif %}")
-    cfg = Qwen3Config(**{**arch, "vocab_size": max(arch["vocab_size"], len(tok))}, pad_token_id=tok.pad_token_id,
-                      bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)
+    tok = char_tokenizer(
+        chat_template="{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}\n{% endfor %}"
+        "{% if add_generation_prompt %}<|assistant|>{% endif %}"
+    )
+    cfg = Qwen3Config(
+        **{**arch, "vocab_size": max(arch["vocab_size"], len(tok))},
+        pad_token_id=tok.pad_token_id,
+        bos_token_id=tok.bos_token_id,
+        eos_token_id=tok.eos_token_id,
+    )
     torch.manual_seed(seed)
     with torch.device("cuda" if torch.cuda.is_available() and dtype != "float32" else "cpu"):
         model = AutoModelForCausalLM.from_config(cfg, dtype=getattr(torch, dtype))
@@ -106,15 +134,32 @@ def run_config(model: str, vocab_size: int, max_new: int, cpu: bool, **fields):
     # ids past its characters, and EOS, are never sampled: every completion is max_new long
     tok = char_tokenizer()
     suppress = [tok.eos_token_id, *range(len(tok), vocab_size)]
-    trl = dict(generation_kwargs={"suppress_tokens": suppress}, lr_scheduler_type="constant", max_grad_norm=1.0)
+    trl = dict(
+        generation_kwargs={"suppress_tokens": suppress}, lr_scheduler_type="constant", max_grad_norm=1.0
+    )
     rows = 8 if cpu else 1
     if not cpu:
         trl["model_init_kwargs"] = {"dtype": "bfloat16"}
-    base = dict(profile="paper", model=model, tasks="smoke", chat=True, g1=8, g2=8, turns=2,
-                per_device_train_batch_size=rows, gradient_accumulation_steps=32 // rows,
-                steps_per_generation=32 // rows,
-                max_completion_length=max_new, max_steps=1, bf16=not cpu, gradient_checkpointing=not cpu,
-                save_steps=10_000, report_to="none", executor={"timeout": 5.0, "workers": 1 if cpu else 8}, trl=trl)
+    base = dict(
+        profile="paper",
+        model=model,
+        tasks="smoke",
+        chat=True,
+        g1=8,
+        g2=8,
+        turns=2,
+        per_device_train_batch_size=rows,
+        gradient_accumulation_steps=32 // rows,
+        steps_per_generation=32 // rows,
+        max_completion_length=max_new,
+        max_steps=1,
+        bf16=not cpu,
+        gradient_checkpointing=not cpu,
+        save_steps=10_000,
+        report_to="none",
+        executor={"timeout": 5.0, "workers": 1 if cpu else 8},
+        trl=trl,
+    )
     return MurphyConfig.from_dict({**base, **fields})
 
 
@@ -132,14 +177,25 @@ def one_step(name: str, config, out: Path) -> dict:
     wall = time.perf_counter() - t0
     lines = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines() if x.strip()]
     m = next(x for x in lines if x.get("generated"))
-    peak = (torch.cuda.max_memory_allocated() if torch.cuda.is_available()
-            else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024) / 2**20
+    peak = (
+        torch.cuda.max_memory_allocated()
+        if torch.cuda.is_available()
+        else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    ) / 2**20
     gen_tokens = m.get("completions/mean_length", 0.0) * m.get("trajectories/total", 0.0)
-    row = dict(run=name, step_s=m["time/step_s"], generation_s=m["time/generation_s"],
-               execution_s=m["time/execution_s"], scoring_s=m["time/scoring_s"],
-               optimization_s=m["time/optimization_s"], peak_mib=peak, wall_s=wall,
-               trajectories=m.get("trajectories/total"), kept=m.get("trajectories/kept"),
-               gen_tok_s=gen_tokens / m["time/generation_s"] if m["time/generation_s"] else float("nan"))
+    row = dict(
+        run=name,
+        step_s=m["time/step_s"],
+        generation_s=m["time/generation_s"],
+        execution_s=m["time/execution_s"],
+        scoring_s=m["time/scoring_s"],
+        optimization_s=m["time/optimization_s"],
+        peak_mib=peak,
+        wall_s=wall,
+        trajectories=m.get("trajectories/total"),
+        kept=m.get("trajectories/kept"),
+        gen_tok_s=gen_tokens / m["time/generation_s"] if m["time/generation_s"] else float("nan"),
+    )
     gc.collect()
     if torch.cuda.is_available():
         torch.cuda.empty_cache()
@@ -147,14 +203,18 @@ def one_step(name: str, config, out: Path) -> dict:
 
 
 def describe(r: dict) -> str:
-    return (f"{r['run']} step {r['step_s']:.1f} s (generation {r['generation_s']:.1f}, execution "
-            f"{r['execution_s']:.1f}, scoring {r['scoring_s']:.1f}, optimization {r['optimization_s']:.1f}; "
-            f"{r['trajectories']:.0f} trajectories) peak {r['peak_mib']:.0f} MiB, {r['gen_tok_s']:.0f} gen tok/s")
+    return (
+        f"{r['run']} step {r['step_s']:.1f} s (generation {r['generation_s']:.1f}, execution "
+        f"{r['execution_s']:.1f}, scoring {r['scoring_s']:.1f}, optimization {r['optimization_s']:.1f}; "
+        f"{r['trajectories']:.0f} trajectories) peak {r['peak_mib']:.0f} MiB, {r['gen_tok_s']:.0f} gen tok/s"
+    )
 
 
 def main(argv: list[str] | None = None) -> list[dict]:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--cpu", action="store_true", help="tiny Qwen3, fp32, on this machine's CPU (same code path)")
+    p.add_argument(
+        "--cpu", action="store_true", help="tiny Qwen3, fp32, on this machine's CPU (same code path)"
+    )
     p.add_argument("--max-new", type=int, help="tokens per completion (default 512 on CUDA, 8 with --cpu)")
     p.add_argument("--workdir", help="where the model and runs go (default: a temporary folder)")
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads with --cpu")
@@ -176,17 +236,27 @@ def main(argv: list[str] | None = None) -> list[dict]:
     t0 = time.perf_counter()
     arch = TINY_QWEN3 if a.cpu else QWEN3_1_7B
     model = build_random_model(work / "model", arch, dtype="float32" if a.cpu else "bfloat16")
-    print(f"model: {'tiny Qwen3' if a.cpu else 'Qwen3-1.7B architecture'}, random init, saved in "
-          f"{time.perf_counter() - t0:.1f} s; {max_new} tokens per completion; device {device}", flush=True)
+    print(
+        f"model: {'tiny Qwen3' if a.cpu else 'Qwen3-1.7B architecture'}, random init, saved in "
+        f"{time.perf_counter() - t0:.1f} s; {max_new} tokens per completion; device {device}",
+        flush=True,
+    )
     runs = [("murphy", {})]
     if "prefix_sharing" in {f.name for f in dataclasses.fields(MurphyConfig)}:
-        runs = [("murphy", {"prefix_sharing": True}), ("murphy, prefix sharing off", {"prefix_sharing": False})]
+        runs = [
+            ("murphy", {"prefix_sharing": True}),
+            ("murphy, prefix sharing off", {"prefix_sharing": False}),
+        ]
     else:
-        print("note: MurphyConfig has no `prefix_sharing` field yet: the prefix-sharing on/off comparison is skipped")
+        print(
+            "note: MurphyConfig has no `prefix_sharing` field yet: the prefix-sharing on/off comparison is skipped"
+        )
     runs.append(("grpo", {"mode": "grpo", "turns": 1}))
     rows = []
     for i, (name, fields) in enumerate(runs):
-        row = one_step(name, run_config(model, arch["vocab_size"], max_new, a.cpu, **fields), work / f"run{i}")
+        row = one_step(
+            name, run_config(model, arch["vocab_size"], max_new, a.cpu, **fields), work / f"run{i}"
+        )
         print(describe(row), flush=True)
         rows.append(row)
     print(f"total {time.perf_counter() - t0:.0f} s")

@@ -40,63 +40,121 @@ class Topic:
 
 
 TOPICS = {
-    "add": Topic("def add(a, b):\n    return a + b\n", "def add(a, b):\n    return a + b if b < 3 else a - b\n",
-                 "a, b, expected", ((1, 2, 3), (2, 3, 5), (0, 0, 0), (-1, 4, 3)), "assert add(a, b) == expected",
-                 imports=("add",)),
-    "vowels": Topic('def count_vowels(s):\n    return sum(c in "aeiouAEIOU" for c in s)\n',
-                    'def count_vowels(s):\n    return sum(c in "aeiou" for c in s)\n', "s, expected",
-                    (("hello", 2), ("AEI", 3), ("", 0), ("xyz", 0)), "assert count_vowels(s) == expected",
-                    imports=("count_vowels",)),
-    "div": Topic('def safe_div(a, b):\n    if b == 0:\n        raise ValueError("b is zero")\n    return a / b\n',
-                 "def safe_div(a, b):\n    if b == 0:\n        return 0\n    return a / b\n", "a, b, expected",
-                 ((6, 3, 2.0), (1, 0, None), (7, 2, 3.5)),
-                 "if expected is None:\n    with pytest.raises(ValueError):\n        safe_div(a, b)\nelse:\n"
-                 "    assert safe_div(a, b) == pytest.approx(expected)", imports=("safe_div",)),
-    "greet": Topic('def greet(name):\n    print(f"hello {name}")\n',
-                   'import sys\n\ndef greet(name):\n    print(f"hello {name}", file=sys.stderr)\n', "name",
-                   (("bob",), ("amy",)),
-                   'greet(name)\nout, err = capsys.readouterr()\nassert out == f"hello {name}\\n"\nassert err == ""',
-                   fixtures=("capsys",), imports=("greet",)),
-    "stack": Topic("class Stack:\n    def __init__(self):\n        self.items = []\n\n    def push(self, x):\n"
-                   "        self.items.append(x)\n\n    def __len__(self):\n        return len(self.items)\n",
-                   "class Stack:\n    def __init__(self):\n        self.items = []\n\n    def push(self, x):\n"
-                   "        self.items.append(x)\n\n    def __len__(self):\n"
-                   "        return len(self.items) - (len(self.items) > 2)\n", "n", ((0,), (1,), (3,)),
-                   "s = Stack()\nfor i in range(n):\n    s.push(i)\nassert len(s) == n\nassert bool(s) == (n > 0)",
-                   imports=("Stack",), objects=True),
-    "point": Topic("from dataclasses import dataclass\n\n\n@dataclass\nclass Point:\n    x: int\n    y: int\n",
-                   "from dataclasses import dataclass\n\n\n@dataclass(eq=False)\nclass Point:\n    x: int\n    y: int\n",
-                   "x, y", ((1, 2), (0, -3)),
-                   "assert Point(x, y) == Point(x, y)\nassert Point(x, y) != Point(y + 1, x)\n"
-                   'assert str(Point(x, y)) == f"Point(x={x}, y={y})"', imports=("Point",), objects=True),
-    "linked": Topic("class ListNode:\n    def __init__(self, val, next=None):\n        self.val = val\n"
-                    "        self.next = next\n\n\ndef build(xs):\n    head = None\n    for x in reversed(xs):\n"
-                    "        head = ListNode(x, head)\n    return head\n",
-                    "class ListNode:\n    def __init__(self, val, next=None):\n        self.val = val\n"
-                    "        self.next = next\n\n\ndef build(xs):\n    head = None\n"
-                    "    for x in reversed(xs[:-1] if len(xs) > 2 else xs):\n        head = ListNode(x, head)\n"
-                    "    return head\n", "xs", (([1, 2, 3],), ([],), ([7],)),
-                    "node = build(xs)\ntotal, count = 0, 0\nwhile node:\n    total += node.val\n    count += 1\n"
-                    "    node = node.next\nassert (total, count) == (sum(xs), len(xs))", imports=("build",),
-                    objects=True),
+    "add": Topic(
+        "def add(a, b):\n    return a + b\n",
+        "def add(a, b):\n    return a + b if b < 3 else a - b\n",
+        "a, b, expected",
+        ((1, 2, 3), (2, 3, 5), (0, 0, 0), (-1, 4, 3)),
+        "assert add(a, b) == expected",
+        imports=("add",),
+    ),
+    "vowels": Topic(
+        'def count_vowels(s):\n    return sum(c in "aeiouAEIOU" for c in s)\n',
+        'def count_vowels(s):\n    return sum(c in "aeiou" for c in s)\n',
+        "s, expected",
+        (("hello", 2), ("AEI", 3), ("", 0), ("xyz", 0)),
+        "assert count_vowels(s) == expected",
+        imports=("count_vowels",),
+    ),
+    "div": Topic(
+        'def safe_div(a, b):\n    if b == 0:\n        raise ValueError("b is zero")\n    return a / b\n',
+        "def safe_div(a, b):\n    if b == 0:\n        return 0\n    return a / b\n",
+        "a, b, expected",
+        ((6, 3, 2.0), (1, 0, None), (7, 2, 3.5)),
+        "if expected is None:\n    with pytest.raises(ValueError):\n        safe_div(a, b)\nelse:\n"
+        "    assert safe_div(a, b) == pytest.approx(expected)",
+        imports=("safe_div",),
+    ),
+    "greet": Topic(
+        'def greet(name):\n    print(f"hello {name}")\n',
+        'import sys\n\ndef greet(name):\n    print(f"hello {name}", file=sys.stderr)\n',
+        "name",
+        (("bob",), ("amy",)),
+        'greet(name)\nout, err = capsys.readouterr()\nassert out == f"hello {name}\\n"\nassert err == ""',
+        fixtures=("capsys",),
+        imports=("greet",),
+    ),
+    "stack": Topic(
+        "class Stack:\n    def __init__(self):\n        self.items = []\n\n    def push(self, x):\n"
+        "        self.items.append(x)\n\n    def __len__(self):\n        return len(self.items)\n",
+        "class Stack:\n    def __init__(self):\n        self.items = []\n\n    def push(self, x):\n"
+        "        self.items.append(x)\n\n    def __len__(self):\n"
+        "        return len(self.items) - (len(self.items) > 2)\n",
+        "n",
+        ((0,), (1,), (3,)),
+        "s = Stack()\nfor i in range(n):\n    s.push(i)\nassert len(s) == n\nassert bool(s) == (n > 0)",
+        imports=("Stack",),
+        objects=True,
+    ),
+    "point": Topic(
+        "from dataclasses import dataclass\n\n\n@dataclass\nclass Point:\n    x: int\n    y: int\n",
+        "from dataclasses import dataclass\n\n\n@dataclass(eq=False)\nclass Point:\n    x: int\n    y: int\n",
+        "x, y",
+        ((1, 2), (0, -3)),
+        "assert Point(x, y) == Point(x, y)\nassert Point(x, y) != Point(y + 1, x)\n"
+        'assert str(Point(x, y)) == f"Point(x={x}, y={y})"',
+        imports=("Point",),
+        objects=True,
+    ),
+    "linked": Topic(
+        "class ListNode:\n    def __init__(self, val, next=None):\n        self.val = val\n"
+        "        self.next = next\n\n\ndef build(xs):\n    head = None\n    for x in reversed(xs):\n"
+        "        head = ListNode(x, head)\n    return head\n",
+        "class ListNode:\n    def __init__(self, val, next=None):\n        self.val = val\n"
+        "        self.next = next\n\n\ndef build(xs):\n    head = None\n"
+        "    for x in reversed(xs[:-1] if len(xs) > 2 else xs):\n        head = ListNode(x, head)\n"
+        "    return head\n",
+        "xs",
+        (([1, 2, 3],), ([],), ([7],)),
+        "node = build(xs)\ntotal, count = 0, 0\nwhile node:\n    total += node.val\n    count += 1\n"
+        "    node = node.next\nassert (total, count) == (sum(xs), len(xs))",
+        imports=("build",),
+        objects=True,
+    ),
 }
 
 SCENARIOS = {  # fixture scenarios: (the program's part, its bug)
-    "counter": ("class Counter:\n    def __init__(self):\n        self.value = 0\n\n    def increment(self):\n"
-                "        self.value += 1\n", "class Counter:\n    def __init__(self):\n        self.value = 0\n\n"
-                "    def increment(self):\n        self.value += 1 if self.value == 0 else 2\n"),
-    "registry": ("_items = []\n\n\ndef register(x):\n    _items.append(x)\n\n\ndef count():\n    return len(_items)\n"
-                 "\n\ndef clear():\n    _items.clear()\n", "_items = []\n\n\ndef register(x):\n    _items.append(x)\n"
-                 "\n\ndef count():\n    return len(_items)\n\n\ndef clear():\n    del _items[1:]\n"),
-    "box": ("class Box:\n    def __init__(self):\n        self.items = []\n        self.closed = False\n\n"
-            "    def put(self, x):\n        self.items.append(x)\n\n    def close(self):\n        self.closed = True\n",
-            "class Box:\n    def __init__(self):\n        self.items = []\n        self.closed = False\n\n"
-            "    def put(self, x):\n        self.items.append(x)\n\n    def close(self):\n        pass\n"),
+    "counter": (
+        "class Counter:\n    def __init__(self):\n        self.value = 0\n\n    def increment(self):\n"
+        "        self.value += 1\n",
+        "class Counter:\n    def __init__(self):\n        self.value = 0\n\n"
+        "    def increment(self):\n        self.value += 1 if self.value == 0 else 2\n",
+    ),
+    "registry": (
+        "_items = []\n\n\ndef register(x):\n    _items.append(x)\n\n\ndef count():\n    return len(_items)\n"
+        "\n\ndef clear():\n    _items.clear()\n",
+        "_items = []\n\n\ndef register(x):\n    _items.append(x)\n"
+        "\n\ndef count():\n    return len(_items)\n\n\ndef clear():\n    del _items[1:]\n",
+    ),
+    "box": (
+        "class Box:\n    def __init__(self):\n        self.items = []\n        self.closed = False\n\n"
+        "    def put(self, x):\n        self.items.append(x)\n\n    def close(self):\n        self.closed = True\n",
+        "class Box:\n    def __init__(self):\n        self.items = []\n        self.closed = False\n\n"
+        "    def put(self, x):\n        self.items.append(x)\n\n    def close(self):\n        pass\n",
+    ),
 }
-SHAPES = ("plain", "param", "param_extended", "param_marks", "class", "nested", "inherited", "unittest", "if",
-          "try", "marks")
-MARKS = (None, "skip", "skipif(True, reason='r')", "skipif(False, reason='r')", "xfail", "xfail(strict=True)",
-         "runtime skip")
+SHAPES = (
+    "plain",
+    "param",
+    "param_extended",
+    "param_marks",
+    "class",
+    "nested",
+    "inherited",
+    "unittest",
+    "if",
+    "try",
+    "marks",
+)
+MARKS = (
+    None,
+    "skip",
+    "skipif(True, reason='r')",
+    "skipif(False, reason='r')",
+    "xfail",
+    "xfail(strict=True)",
+    "runtime skip",
+)
 
 
 # --- drawing (hypothesis is imported here only: the `--run` child that runs real pytest stays plain) --------------
@@ -107,26 +165,41 @@ def _check(draw) -> dict:
     rows = TOPICS[topic].rows
     picked = draw(st.lists(st.integers(0, len(rows) - 1), min_size=1, max_size=len(rows), unique=True))
     shapes = [s for s in SHAPES if not (s == "unittest" and TOPICS[topic].fixtures)]
-    return {"kind": "check", "topic": topic, "shape": draw(st.sampled_from(shapes)), "rows": picked,
-            "marks": [draw(st.sampled_from(MARKS)) for _ in picked], "flag": draw(st.booleans()),
-            "way": draw(st.integers(0, 2))}
+    return {
+        "kind": "check",
+        "topic": topic,
+        "shape": draw(st.sampled_from(shapes)),
+        "rows": picked,
+        "marks": [draw(st.sampled_from(MARKS)) for _ in picked],
+        "flag": draw(st.booleans()),
+        "way": draw(st.integers(0, 2)),
+    }
 
 
 def _scenario(draw) -> dict:
     from hypothesis import strategies as st
 
     name = draw(st.sampled_from(sorted(SCENARIOS)))
-    return {"kind": "scenario", "topic": name, "tests": draw(st.integers(1, 3)),
-            "scope": draw(st.sampled_from(("function", "class", "module", "session"))),
-            "autouse": draw(st.booleans()), "yield": draw(st.booleans()), "in_class": draw(st.booleans()),
-            "unittest": draw(st.booleans())}
+    return {
+        "kind": "scenario",
+        "topic": name,
+        "tests": draw(st.integers(1, 3)),
+        "scope": draw(st.sampled_from(("function", "class", "module", "session"))),
+        "autouse": draw(st.booleans()),
+        "yield": draw(st.booleans()),
+        "in_class": draw(st.booleans()),
+        "unittest": draw(st.booleans()),
+    }
 
 
 def _case(draw) -> dict:
     """One generated case: the groups of its test file and which of its topics the program gets wrong."""
     from hypothesis import strategies as st
 
-    groups = [_check(draw), *draw(st.lists(st.one_of(st.composite(_check)(), st.composite(_scenario)()), max_size=2))]
+    groups = [
+        _check(draw),
+        *draw(st.lists(st.one_of(st.composite(_check)(), st.composite(_scenario)()), max_size=2)),
+    ]
     wrong = draw(st.booleans())
     bugs = draw(st.sets(st.sampled_from(sorted({g["topic"] for g in groups})), min_size=1)) if wrong else ()
     return {"groups": groups, "bugs": sorted(bugs), "wrong": wrong}
@@ -143,8 +216,13 @@ def files(n: int, at: int = 0) -> list[dict]:
     while len(out) < n:
 
         @seed(at + k)
-        @settings(max_examples=n - len(out), database=None, phases=[Phase.generate], deadline=None,
-                  suppress_health_check=list(HealthCheck))
+        @settings(
+            max_examples=n - len(out),
+            database=None,
+            phases=[Phase.generate],
+            deadline=None,
+            suppress_health_check=list(HealthCheck),
+        )
         @given(st.composite(_case)())
         def draw(c):
             out.append(c)
@@ -160,7 +238,11 @@ def _indent(text: str, by: int = 4) -> str:
 
 
 def _row(topic: Topic, k: int) -> str:
-    return f"{topic.argnames} = {topic.rows[k]!r}" if "," in topic.argnames else f"{topic.argnames} = {topic.rows[k][0]!r}"
+    return (
+        f"{topic.argnames} = {topic.rows[k]!r}"
+        if "," in topic.argnames
+        else f"{topic.argnames} = {topic.rows[k][0]!r}"
+    )
 
 
 def _mark(mark: str | None) -> tuple[str, str]:
@@ -190,28 +272,42 @@ class _Writer:
                 items = []
                 for v, m in zip(values, g["marks"]):
                     marks = f", marks=pytest.mark.{m}" if m not in (None, "runtime skip") else ""
-                    items.append(f"pytest.param({', '.join(map(repr, v)) if ',' in t.argnames else repr(v)}{marks})")
+                    items.append(
+                        f"pytest.param({', '.join(map(repr, v)) if ',' in t.argnames else repr(v)}{marks})"
+                    )
                 listing = "[" + ", ".join(items) + "]"
             else:
                 listing = repr(values)
             head = ""
             if shape == "param_extended":  # the list grows after its literal (append, extend or +=)
                 first, rest = values[:1], values[1:]
-                way = ("CASES_{0}.extend({1!r})", "CASES_{0} += {1!r}", "for _row in {1!r}:\n    CASES_{0}.append(_row)")
+                way = (
+                    "CASES_{0}.extend({1!r})",
+                    "CASES_{0} += {1!r}",
+                    "for _row in {1!r}:\n    CASES_{0}.append(_row)",
+                )
                 head = f"CASES_{name} = {first!r}\n" + way[g["way"]].format(name, rest) + "\n"
                 listing = f"CASES_{name}"
             params = f"{t.argnames}, {args}" if args else t.argnames
-            return (f"{head}@pytest.mark.parametrize({t.argnames!r}, {listing})\ndef test_{name}({params}):\n"
-                    f"{_indent(t.body)}\n")
+            return (
+                f"{head}@pytest.mark.parametrize({t.argnames!r}, {listing})\ndef test_{name}({params}):\n"
+                f"{_indent(t.body)}\n"
+            )
         defs = []
         for k, m in zip(rows, g["marks"]):
             deco, first = _mark(m) if shape == "marks" else ("", "")
             name = self.name(g["topic"])
             defs.append((name, deco, first + _row(t, k) + "\n" + t.body))
         if shape in ("plain", "marks", "if", "try"):
-            text = "".join(f"{deco}def test_{name}({args}):\n{_indent(body)}\n\n" for name, deco, body in defs)
+            text = "".join(
+                f"{deco}def test_{name}({args}):\n{_indent(body)}\n\n" for name, deco, body in defs
+            )
             if shape == "if":
-                cond = ("True", "sys.version_info >= (3, 0)", "len('ab') == 2")[g["way"]] if g["flag"] else "False"
+                cond = (
+                    ("True", "sys.version_info >= (3, 0)", "len('ab') == 2")[g["way"]]
+                    if g["flag"]
+                    else "False"
+                )
                 return f"if {cond}:\n{_indent(text)}\n"
             if shape == "try":
                 if g["flag"]:
@@ -229,7 +325,11 @@ class _Writer:
             return f"class {cls}(unittest.TestCase):\n{_indent(methods)}\n"
         # inherited: the base class's test method runs in every subclass, each with its row
         name = self.name(g["topic"])
-        body = f"{t.argnames} = self.row\n{t.body}" if "," in t.argnames else f"{t.argnames}, = self.row\n{t.body}"
+        body = (
+            f"{t.argnames} = self.row\n{t.body}"
+            if "," in t.argnames
+            else f"{t.argnames}, = self.row\n{t.body}"
+        )
         text = f"class Test{name.title()}Base:\n    row = {t.rows[rows[0]]!r}\n\n    def test_{name}({self_args}):\n{_indent(body, 8)}\n\n"
         for j, k in enumerate(rows[1:]):
             text += f"class Test{name.title()}Sub{j}(Test{name.title()}Base):\n    row = {t.rows[k]!r}\n\n"
@@ -240,24 +340,39 @@ class _Writer:
         if name == "counter":
             fixture = "c = Counter()\nyield c\nassert c.value >= 1" if g["yield"] else "return Counter()"
             text = f'@pytest.fixture(scope="{scope}")\ndef counter():\n{_indent(fixture)}\n\n'
-            tests = [(f"counter_{self.name('n')}", "counter", f"counter.increment()\nassert counter.value == "
-                      f"{1 if scope == 'function' else i + 1}") for i in range(n)]
+            tests = [
+                (
+                    f"counter_{self.name('n')}",
+                    "counter",
+                    f"counter.increment()\nassert counter.value == {1 if scope == 'function' else i + 1}",
+                )
+                for i in range(n)
+            ]
         elif name == "registry":
             after = "\nassert count() == 1" if g["yield"] else "\nclear()"
             text = f"@pytest.fixture(autouse={g['autouse']})\ndef fresh_registry():\n    clear()\n    yield{_indent(after)}\n\n"
-            tests = [(f"registry_{self.name('n')}", "", f"register({i})\nassert count() == 1") for i in range(n)]
+            tests = [
+                (f"registry_{self.name('n')}", "", f"register({i})\nassert count() == 1") for i in range(n)
+            ]
         else:  # box: teardown asserts, in a yield fixture or in unittest's tearDown
             if g["unittest"]:
                 methods = "def setUp(self):\n    self.box = Box()\n\ndef tearDown(self):\n    assert self.box.closed\n\n"
                 for i in range(n):
-                    methods += (f"def test_box_{self.name('n')}(self):\n    self.box.put({i})\n    self.box.close()\n"
-                                f"    self.assertEqual(self.box.items, [{i}])\n\n")
+                    methods += (
+                        f"def test_box_{self.name('n')}(self):\n    self.box.put({i})\n    self.box.close()\n"
+                        f"    self.assertEqual(self.box.items, [{i}])\n\n"
+                    )
                 return f"class TestBox{self.n}(unittest.TestCase):\n{_indent(methods)}\n"
             text = "@pytest.fixture\ndef box():\n    b = Box()\n    yield b\n    assert b.closed\n\n"
-            tests = [(f"box_{self.name('n')}", "box", f"box.put({i})\nbox.close()\nassert box.items == [{i}]") for i in range(n)]
+            tests = [
+                (f"box_{self.name('n')}", "box", f"box.put({i})\nbox.close()\nassert box.items == [{i}]")
+                for i in range(n)
+            ]
         if g["in_class"]:
             self_args = [("self, " + a) if a else "self" for _, a, _ in tests]
-            methods = "".join(f"def test_{t}({s}):\n{_indent(b)}\n\n" for (t, _, b), s in zip(tests, self_args))
+            methods = "".join(
+                f"def test_{t}({s}):\n{_indent(b)}\n\n" for (t, _, b), s in zip(tests, self_args)
+            )
             return text + f"class TestScenario{self.n}:\n{_indent(methods)}\n"
         return text + "".join(f"def test_{t}({a}):\n{_indent(b)}\n\n" for t, a, b in tests)
 
@@ -268,8 +383,10 @@ def render(c: dict) -> dict:
     parts = [w.check(g) if g["kind"] == "check" else w.scenario(g) for g in c["groups"]]
     used = sorted({g["topic"] for g in c["groups"]})
     bugs = set(c["bugs"])
-    program = "\n\n".join((TOPICS[u].bug if u in bugs else TOPICS[u].code) if u in TOPICS else SCENARIOS[u][u in bugs]
-                          for u in used)
+    program = "\n\n".join(
+        (TOPICS[u].bug if u in bugs else TOPICS[u].code) if u in TOPICS else SCENARIOS[u][u in bugs]
+        for u in used
+    )
     names = sorted({n for u in used for n in (TOPICS[u].imports if u in TOPICS else _SCENARIO_NAMES[u])})
     head = f"import sys\nimport unittest\n\nimport pytest\n\nfrom solution import {', '.join(names)}\n\n\n"
     return {"program": program, "test": head + "\n".join(parts)}
@@ -290,8 +407,13 @@ def real_pytest(cases: list[dict]) -> list[dict]:
     per case, the outcome one of passed, failed, error, skipped, xfailed, xpassed (a file pytest cannot collect:
     {"<collection>": "error"})."""
     payload = json.dumps([{k: c[k] for k in ("program", "test")} for c in cases])
-    out = subprocess.run([sys.executable, os.path.abspath(__file__), "--run"], input=payload, capture_output=True,
-                         text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, os.path.abspath(__file__), "--run"],
+        input=payload,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(out.stdout.splitlines()[-1])
 
 
@@ -336,8 +458,10 @@ def _run_here(cases: list[dict]) -> list[dict]:
             sys.modules.pop(module, None)
         path, plugin = list(sys.path), _Outcomes()
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-            pytest.main([os.path.join(folder, "test_solution.py"), "-p", "no:cacheprovider", "--rootdir", folder],
-                        plugins=[plugin])
+            pytest.main(
+                [os.path.join(folder, "test_solution.py"), "-p", "no:cacheprovider", "--rootdir", folder],
+                plugins=[plugin],
+            )
         sys.path[:] = path
         shutil.rmtree(folder, ignore_errors=True)
         results.append(plugin.outcomes())

@@ -38,9 +38,18 @@ def write_prompts(n: int = 4) -> None:
     source, args = TRAIN_DATA["mbpp-train"]
     tasks = load_tasks(source, **args)
     random.Random(1).shuffle(tasks)
-    PROMPTS.write_text(json.dumps([tok.apply_chat_template([{"role": "user", "content": first_prompt(t.prompt)}],
-                                                           tokenize=False, add_generation_prompt=True)
-                                   for t in tasks[:n]]))
+    PROMPTS.write_text(
+        json.dumps(
+            [
+                tok.apply_chat_template(
+                    [{"role": "user", "content": first_prompt(t.prompt)}],
+                    tokenize=False,
+                    add_generation_prompt=True,
+                )
+                for t in tasks[:n]
+            ]
+        )
+    )
 
 
 def sample(gguf: str, max_tokens: int = 256) -> None:
@@ -48,7 +57,9 @@ def sample(gguf: str, max_tokens: int = 256) -> None:
     import numpy as np
     from llama_cpp import Llama
 
-    llm = Llama(model_path=gguf, n_ctx=2048, n_threads=1, n_threads_batch=1, verbose=False, seed=0, logits_all=True)
+    llm = Llama(
+        model_path=gguf, n_ctx=2048, n_threads=1, n_threads_batch=1, verbose=False, seed=0, logits_all=True
+    )
     out, cpu, tokens = [], 0.0, 0
     for prompt in json.loads(PROMPTS.read_text()):
         ids = llm.tokenize(prompt.encode(), add_bos=False, special=True)
@@ -63,11 +74,18 @@ def sample(gguf: str, max_tokens: int = 256) -> None:
         scores = np.array(llm.scores[len(ids) - 1 : len(ids) - 1 + len(new)], dtype=np.float64)
         top = scores.max(1, keepdims=True)
         logz = np.log(np.exp(scores - top).sum(1)) + top[:, 0]
-        out.append({"prompt_ids": ids, "completion_ids": new,
-                    "sampler_logps": (scores[np.arange(len(new)), new] - logz).tolist()})
+        out.append(
+            {
+                "prompt_ids": ids,
+                "completion_ids": new,
+                "sampler_logps": (scores[np.arange(len(new)), new] - logz).tolist(),
+            }
+        )
     SAMPLES.write_text(json.dumps(out))
-    print(f"llama.cpp sampling: {tokens} tokens in {cpu:.1f} CPU-s, {tokens / cpu:.1f} tokens/CPU-s (1 thread, "
-          f"one sequence at a time)")
+    print(
+        f"llama.cpp sampling: {tokens} tokens in {cpu:.1f} CPU-s, {tokens / cpu:.1f} tokens/CPU-s (1 thread, "
+        f"one sequence at a time)"
+    )
 
 
 def score() -> None:
@@ -78,7 +96,9 @@ def score() -> None:
     from murphy_lab.policy import CODE_MODEL, real_model_path
 
     torch.set_num_threads(1)
-    model = AutoModelForCausalLM.from_pretrained(str(real_model_path(CODE_MODEL)), dtype=torch.bfloat16).eval()
+    model = AutoModelForCausalLM.from_pretrained(
+        str(real_model_path(CODE_MODEL)), dtype=torch.bfloat16
+    ).eval()
     diffs = []
     for r in json.loads(SAMPLES.read_text()):
         ids = torch.tensor([r["prompt_ids"] + r["completion_ids"]])
@@ -88,11 +108,13 @@ def score() -> None:
         diffs.append(logp - torch.tensor(r["sampler_logps"]))  # log π_θ - log π_sampler, per token
     d = torch.cat(diffs)
     ratio = d.exp()
-    print(f"{d.numel()} tokens: log π_policy(bf16) - log π_llama.cpp(Q4_K_M): mean {d.mean():+.4f}, mean |.| "
-          f"{d.abs().mean():.4f}, max |.| {d.abs().max():.3f}; token ratios outside [0.5, 2]: "
-          f"{100 * float(((ratio < 0.5) | (ratio > 2)).float().mean()):.2f}%, above 3: "
-          f"{100 * float((ratio > 3).float().mean()):.2f}%; sequence log-ratios "
-          f"{[round(float(x.sum()), 2) for x in diffs]}")
+    print(
+        f"{d.numel()} tokens: log π_policy(bf16) - log π_llama.cpp(Q4_K_M): mean {d.mean():+.4f}, mean |.| "
+        f"{d.abs().mean():.4f}, max |.| {d.abs().max():.3f}; token ratios outside [0.5, 2]: "
+        f"{100 * float(((ratio < 0.5) | (ratio > 2)).float().mean()):.2f}%, above 3: "
+        f"{100 * float((ratio > 3).float().mean()):.2f}%; sequence log-ratios "
+        f"{[round(float(x.sum()), 2) for x in diffs]}"
+    )
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -43,9 +43,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "docs" / "data" / "mbpp_protocols"
 # MBPP's original files: $MURPHY_LAB_MBPP, else ../shared/data/mbpp beside the checkout (or beside its worktrees' folder)
-MBPP_FILES = next((p for p in (Path(os.environ.get("MURPHY_LAB_MBPP", "/nonexistent")),
-                               *(ROOT.parents[i] / "shared" / "data" / "mbpp" for i in (0, 1)))
-                   if p.is_dir()), ROOT.parent / "shared" / "data" / "mbpp")
+MBPP_FILES = next(
+    (
+        p
+        for p in (
+            Path(os.environ.get("MURPHY_LAB_MBPP", "/nonexistent")),
+            *(ROOT.parents[i] / "shared" / "data" / "mbpp" for i in (0, 1)),
+        )
+        if p.is_dir()
+    ),
+    ROOT.parent / "shared" / "data" / "mbpp",
+)
 PROTOCOLS = ("original", "sanitized", "published")
 # Qwen2.5-Coder's instruct EvalPlus evaluation (qwencoder-eval/instruct/eval_plus): its system string, request line,
 # assistant pre-fill and length limit
@@ -76,8 +84,9 @@ def published_messages(text: str, first_assert: str) -> list[dict]:
 def published_text(tokenizer, text: str, first_assert: str) -> str:
     """The exact text the model continues under the published protocol: the chat rendered with the generation
     prompt, then the assistant's pre-filled fence."""
-    rendered = tokenizer.apply_chat_template(published_messages(text, first_assert), tokenize=False,
-                                             add_generation_prompt=True)
+    rendered = tokenizer.apply_chat_template(
+        published_messages(text, first_assert), tokenize=False, add_generation_prompt=True
+    )
     return rendered + PUBLISHED_PREFILL
 
 
@@ -114,9 +123,14 @@ def generate_published(policy, texts: list[str], max_new_tokens: int) -> tuple[l
     enc = tok(texts, return_tensors="pt", padding=True, add_special_tokens=False)
     width = enc["input_ids"].shape[1]
     with torch.inference_mode():
-        seqs = policy.model.generate(**enc, max_new_tokens=max_new_tokens, do_sample=False,
-                                     pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id,
-                                     stopping_criteria=StoppingCriteriaList([_fence_closed(tok, width)]))
+        seqs = policy.model.generate(
+            **enc,
+            max_new_tokens=max_new_tokens,
+            do_sample=False,
+            pad_token_id=tok.pad_token_id,
+            eos_token_id=tok.eos_token_id,
+            stopping_criteria=StoppingCriteriaList([_fence_closed(tok, width)]),
+        )
     new = seqs[:, width:]
     ends = {tok.pad_token_id, tok.eos_token_id}
     counts = [next((t + 1 for t, x in enumerate(row) if x in ends), len(row)) for row in new.tolist()]
@@ -129,14 +143,20 @@ def tasks_for(ids: list[int], files: Path = MBPP_FILES) -> dict[str, list]:
 
     out = {}
     for variant in ("full", "sanitized"):
-        by_id = {t.metadata["mbpp_task_id"]: t for t in load_tasks("mbpp", split="test", variant=variant,
-                                                                    source=str(files))}
+        by_id = {
+            t.metadata["mbpp_task_id"]: t
+            for t in load_tasks("mbpp", split="test", variant=variant, source=str(files))
+        }
         out[variant] = [by_id[i] for i in ids]
     return out
 
 
 def _raw_rows(ids: list[int], files: Path = MBPP_FILES) -> dict[int, dict]:
-    return {r["task_id"]: r for r in json.loads((files / "sanitized-mbpp.json").read_text()) if r["task_id"] in ids}
+    return {
+        r["task_id"]: r
+        for r in json.loads((files / "sanitized-mbpp.json").read_text())
+        if r["task_id"] in ids
+    }
 
 
 def run_protocol(name: str, policy, tasks: list, rows: dict, executor, chunk: int, out: Path) -> None:
@@ -145,7 +165,9 @@ def run_protocol(name: str, policy, tasks: list, rows: dict, executor, chunk: in
     from murphy_lab.prompts import first_prompt
 
     path = out / f"{name}.jsonl"
-    done = {json.loads(line)["task_id"] for line in path.read_text().splitlines()} if path.is_file() else set()
+    done = (
+        {json.loads(line)["task_id"] for line in path.read_text().splitlines()} if path.is_file() else set()
+    )
     todo = [t for t in tasks if t.task_id not in done]
     t0 = time.perf_counter()
     for start in range(0, len(todo), chunk):
@@ -158,22 +180,46 @@ def run_protocol(name: str, policy, tasks: list, rows: dict, executor, chunk: in
             programs = [published_program(c) for c in completions]
             results = executor.run_many([t.job(p, "hidden") for t, p in zip(part, programs)])
             for t, text, c, n, p, r in zip(part, texts, completions, counts, programs, results):
-                lines.append(dict(task_id=t.task_id, protocol=name, conditioned_on=text, completion=c, tokens=n,
-                                  cut=n >= PUBLISHED_MAX_NEW_TOKENS, program=p, status=r.status,
-                                  reward=r.reward, passed=r.reward >= 1.0, feedback=r.feedback))
+                lines.append(
+                    dict(
+                        task_id=t.task_id,
+                        protocol=name,
+                        conditioned_on=text,
+                        completion=c,
+                        tokens=n,
+                        cut=n >= PUBLISHED_MAX_NEW_TOKENS,
+                        program=p,
+                        status=r.status,
+                        reward=r.reward,
+                        passed=r.reward >= 1.0,
+                        feedback=r.feedback,
+                    )
+                )
         else:
             df = evaluate(policy, part, executor, iters=[1], runs=1, seed=0, progress=False)
             records = {r["task_id"]: r for r in df.attrs["records"]}
             # the hidden tests' feedback (the records keep each verdict's status and reward, not its text)
-            again = executor.run_many([t.job(records[t.task_id]["attempts"][0]["code"], "hidden") for t in part])
+            again = executor.run_many(
+                [t.job(records[t.task_id]["attempts"][0]["code"], "hidden") for t in part]
+            )
             for t, r in zip(part, again):
                 rec = records[t.task_id]
                 attempt, hidden = rec["attempts"][0], rec["hidden"]["0"]
-                lines.append(dict(task_id=t.task_id, protocol=name, conditioned_on=policy.render(first_prompt(t.prompt)),
-                                  completion=attempt["completion"], tokens=attempt["tokens"],
-                                  cut=attempt["tokens"] >= policy.max_new_tokens, program=attempt["code"],
-                                  status=hidden["status"], reward=hidden["reward"], passed=rec["solved"]["1"],
-                                  feedback=r.feedback))
+                lines.append(
+                    dict(
+                        task_id=t.task_id,
+                        protocol=name,
+                        conditioned_on=policy.render(first_prompt(t.prompt)),
+                        completion=attempt["completion"],
+                        tokens=attempt["tokens"],
+                        cut=attempt["tokens"] >= policy.max_new_tokens,
+                        program=attempt["code"],
+                        status=hidden["status"],
+                        reward=hidden["reward"],
+                        passed=rec["solved"]["1"],
+                        feedback=r.feedback,
+                    )
+                )
         with open(path, "a") as f:
             for line in lines:
                 f.write(json.dumps(line) + "\n")
@@ -206,10 +252,15 @@ def summarize(out: Path, ids: list[int], settings: dict) -> dict:
         rows = [json.loads(line) for line in (out / f"{name}.jsonl").read_text().splitlines()]
         per[name] = {r["task_id"]: r["passed"] for r in rows}
     common = [f"mbpp/{i}" for i in ids if all(f"mbpp/{i}" in per[p] for p in PROTOCOLS)]
-    summary = dict(settings, n_tasks=len(common), task_ids=common,
-                   passed={p: sum(per[p][t] for t in common) for p in PROTOCOLS},
-                   pass_at_1={p: round(100 * sum(per[p][t] for t in common) / max(1, len(common)), 1)
-                              for p in PROTOCOLS})
+    summary = dict(
+        settings,
+        n_tasks=len(common),
+        task_ids=common,
+        passed={p: sum(per[p][t] for t in common) for p in PROTOCOLS},
+        pass_at_1={
+            p: round(100 * sum(per[p][t] for t in common) / max(1, len(common)), 1) for p in PROTOCOLS
+        },
+    )
     (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     return summary
 
@@ -217,11 +268,20 @@ def summarize(out: Path, ids: list[int], settings: dict) -> dict:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--tasks", type=int, default=40, help="how many tasks (default 40)")
-    p.add_argument("--out", type=Path, default=OUT, help=f"where the transcripts go (default {OUT.relative_to(ROOT)})")
-    p.add_argument("--threads", type=int, default=1, help="torch threads (default 1: two spin at every barrier on a busy 2-core machine)")
+    p.add_argument(
+        "--out", type=Path, default=OUT, help=f"where the transcripts go (default {OUT.relative_to(ROOT)})"
+    )
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch threads (default 1: two spin at every barrier on a busy 2-core machine)",
+    )
     p.add_argument("--chunk", type=int, default=8, help="tasks per generation batch (default 8)")
     p.add_argument("--protocols", default=",".join(PROTOCOLS), help="which protocols (comma-separated)")
-    p.add_argument("--mbpp", type=Path, default=MBPP_FILES, help="the folder with MBPP's original release files")
+    p.add_argument(
+        "--mbpp", type=Path, default=MBPP_FILES, help="the folder with MBPP's original release files"
+    )
     a = p.parse_args(argv)
     chosen = [x for x in a.protocols.split(",") if x]
     if any(x not in PROTOCOLS for x in chosen) or not chosen:
@@ -231,8 +291,11 @@ def main(argv: list[str] | None = None) -> int:
         print("mbpp_protocols: --tasks and --chunk must be at least 1", file=sys.stderr)
         return 2
     if not (a.mbpp / "mbpp.jsonl").is_file() or not (a.mbpp / "sanitized-mbpp.json").is_file():
-        print(f"mbpp_protocols: no MBPP release files (mbpp.jsonl, sanitized-mbpp.json) in {a.mbpp}; set "
-              f"MURPHY_LAB_MBPP or --mbpp", file=sys.stderr)
+        print(
+            f"mbpp_protocols: no MBPP release files (mbpp.jsonl, sanitized-mbpp.json) in {a.mbpp}; set "
+            f"MURPHY_LAB_MBPP or --mbpp",
+            file=sys.stderr,
+        )
         return 2
 
     import torch
@@ -245,23 +308,41 @@ def main(argv: list[str] | None = None) -> int:
     tasks = tasks_for(ids, a.mbpp)
     rows = _raw_rows(ids, a.mbpp)
     a.out.mkdir(parents=True, exist_ok=True)
-    policy = TransformersPolicy(CODE_MODEL, temperature=0.0, dtype="bfloat16", batch_size=a.chunk,
-                                **generation_defaults(CODE_MODEL))
+    policy = TransformersPolicy(
+        CODE_MODEL, temperature=0.0, dtype="bfloat16", batch_size=a.chunk, **generation_defaults(CODE_MODEL)
+    )
     with Executor(workers=1, timeout=3.0) as executor:
         for name in chosen:
-            run_protocol(name, policy, tasks["full" if name == "original" else "sanitized"], rows, executor,
-                         a.chunk, a.out)
+            run_protocol(
+                name,
+                policy,
+                tasks["full" if name == "original" else "sanitized"],
+                rows,
+                executor,
+                a.chunk,
+                a.out,
+            )
     annotate(a.out, tasks)
     if not all((a.out / f"{x}.jsonl").is_file() for x in PROTOCOLS):
         return 0
-    settings = dict(model=CODE_MODEL, dtype="bfloat16", decoding="greedy", chunk=a.chunk,
-                    max_new_tokens={"original": policy.max_new_tokens, "sanitized": policy.max_new_tokens,
-                                    "published": PUBLISHED_MAX_NEW_TOKENS},
-                    command="python benchmarks/mbpp_protocols.py" + (f" --tasks {a.tasks}" if a.tasks != 40 else ""))
+    settings = dict(
+        model=CODE_MODEL,
+        dtype="bfloat16",
+        decoding="greedy",
+        chunk=a.chunk,
+        max_new_tokens={
+            "original": policy.max_new_tokens,
+            "sanitized": policy.max_new_tokens,
+            "published": PUBLISHED_MAX_NEW_TOKENS,
+        },
+        command="python benchmarks/mbpp_protocols.py" + (f" --tasks {a.tasks}" if a.tasks != 40 else ""),
+    )
     s = summarize(a.out, ids, settings)
-    print(f"mbpp protocols: {s['n_tasks']} tasks, original {s['pass_at_1']['original']}%, sanitized "
-          f"{s['pass_at_1']['sanitized']}%, published prompt {s['pass_at_1']['published']}% (greedy, {CODE_MODEL}, "
-          f"bfloat16)")
+    print(
+        f"mbpp protocols: {s['n_tasks']} tasks, original {s['pass_at_1']['original']}%, sanitized "
+        f"{s['pass_at_1']['sanitized']}%, published prompt {s['pass_at_1']['published']}% (greedy, {CODE_MODEL}, "
+        f"bfloat16)"
+    )
     return 0
 
 

@@ -38,13 +38,24 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 PLAYGROUND = "07_ablation_playground"
 # JupyterLab renders every cell (no windowing), so each cell's prompt is in the page; no update or news checks
-SETTINGS = {"@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
-            "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false",
-                                                                                 "checkForUpdates": False}}
+SETTINGS = {
+    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
+    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
+        "fetchNews": "false",
+        "checkForUpdates": False,
+    },
+}
 
 
 def free_port() -> int:
@@ -59,11 +70,27 @@ def start_lab(folder: Path, port: int, token: str) -> subprocess.Popen:
         path = settings / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(value))
-    env = dict(os.environ, JUPYTERLAB_SETTINGS_DIR=str(settings), MPLBACKEND="module://matplotlib_inline.backend_inline")
-    lab = subprocess.Popen([str(ROOT / ".venv" / "bin" / "jupyter"), "lab", "--no-browser", f"--port={port}",
-                            "--ip=127.0.0.1", f"--ServerApp.token={token}", f"--ServerApp.root_dir={folder}",
-                            "--allow-root", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
-                           stdout=subprocess.DEVNULL, stderr=open(folder / "lab.log", "w"), env=env)
+    env = dict(
+        os.environ,
+        JUPYTERLAB_SETTINGS_DIR=str(settings),
+        MPLBACKEND="module://matplotlib_inline.backend_inline",
+    )
+    lab = subprocess.Popen(
+        [
+            str(ROOT / ".venv" / "bin" / "jupyter"),
+            "lab",
+            "--no-browser",
+            f"--port={port}",
+            "--ip=127.0.0.1",
+            f"--ServerApp.token={token}",
+            f"--ServerApp.root_dir={folder}",
+            "--allow-root",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=open(folder / "lab.log", "w"),
+        env=env,
+    )
     for _ in range(120):
         try:
             urllib.request.urlopen(f"http://127.0.0.1:{port}/api/status?token={token}", timeout=2)
@@ -96,8 +123,11 @@ def run_all(page, base: str, name: str, port: int, token: str, limit: float) -> 
     page.wait_for_selector(".jp-Notebook .jp-CodeCell", timeout=120_000)
     # the clock starts when the notebook is open: the kernel's start counts, as for a student
     t0 = time.perf_counter()
-    page.wait_for_function("() => /\\| Idle/.test(document.querySelector('.jp-StatusBar-Widget, #jp-main-statusbar')"
-                           "?.textContent || '')", timeout=int(limit * 1000))  # the kernel is up
+    page.wait_for_function(
+        "() => /\\| Idle/.test(document.querySelector('.jp-StatusBar-Widget, #jp-main-statusbar')"
+        "?.textContent || '')",
+        timeout=int(limit * 1000),
+    )  # the kernel is up
     page.click("div.lm-MenuBar-itemLabel:text-is('Run')")
     page.click("li.lm-Menu-item[data-command='runmenu:run-all']")
     quiet = 0  # polls in a row with the kernel idle and nothing running
@@ -138,21 +168,27 @@ def slider_redraws(page) -> bool:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("names", nargs="*", help="notebooks (default: every notebooks/NN_*.ipynb)")
-    p.add_argument("--chromium", default="/usr/bin/chromium", help="the browser binary (default /usr/bin/chromium)")
+    p.add_argument(
+        "--chromium", default="/usr/bin/chromium", help="the browser binary (default /usr/bin/chromium)"
+    )
     p.add_argument("--limit", type=float, default=300.0, help="seconds per notebook (default 300)")
     p.add_argument("--shots", type=Path, default=None, help="folder for screenshots of failures")
     a = p.parse_args(argv)
     names = a.names or sorted(x.stem for x in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
     unknown = [n for n in names if not (ROOT / "notebooks" / f"{n}.ipynb").is_file()]
     if unknown or not Path(a.chromium).is_file():
-        print(f"notebooks_browser: {'no notebook ' + ', '.join(unknown) if unknown else 'no browser at ' + a.chromium}",
-              file=sys.stderr)
+        print(
+            f"notebooks_browser: {'no notebook ' + ', '.join(unknown) if unknown else 'no browser at ' + a.chromium}",
+            file=sys.stderr,
+        )
         return 2
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        print("notebooks_browser: needs playwright (pip install playwright in a scratch venv; see the docstring)",
-              file=sys.stderr)
+        print(
+            "notebooks_browser: needs playwright (pip install playwright in a scratch venv; see the docstring)",
+            file=sys.stderr,
+        )
         return 2
     folder = Path(tempfile.mkdtemp(prefix="course_browser_"))
     shots = a.shots or folder / "shots"
@@ -170,16 +206,24 @@ def main(argv: list[str] | None = None) -> int:
                 ok, seconds, why = run_all(page, f"http://127.0.0.1:{port}", name, port, token, a.limit)
                 if ok and name == PLAYGROUND:
                     redraw = slider_redraws(page)
-                    ok, why = redraw, "" if redraw else "the playground's figure did not change after a slider move"
+                    ok, why = (
+                        redraw,
+                        "" if redraw else "the playground's figure did not change after a slider move",
+                    )
                 if not ok:
                     page.screenshot(path=str(shots / f"{name}.png"), full_page=True)
                 results[name] = (ok, seconds)
-                print(f"{name}: {'passed' if ok else 'FAILED'} in {seconds:.0f} s{'' if ok else ' — ' + why}",
-                      flush=True)
+                print(
+                    f"{name}: {'passed' if ok else 'FAILED'} in {seconds:.0f} s{'' if ok else ' — ' + why}",
+                    flush=True,
+                )
                 page.close()
-                for kernel in json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/api/kernels?token={token}")):
-                    req = urllib.request.Request(f"http://127.0.0.1:{port}/api/kernels/{kernel['id']}?token={token}",
-                                                 method="DELETE")  # one kernel at a time on 2 cores
+                for kernel in json.load(
+                    urllib.request.urlopen(f"http://127.0.0.1:{port}/api/kernels?token={token}")
+                ):
+                    req = urllib.request.Request(
+                        f"http://127.0.0.1:{port}/api/kernels/{kernel['id']}?token={token}", method="DELETE"
+                    )  # one kernel at a time on 2 cores
                     urllib.request.urlopen(req)
             browser.close()
     finally:
@@ -187,8 +231,10 @@ def main(argv: list[str] | None = None) -> int:
         lab.wait(timeout=30)
     passed = sum(ok for ok, _ in results.values())
     slowest = max(results, key=lambda n: results[n][1])
-    print(f"browser run all: {len(results)} notebooks, {passed} passed, slowest {slowest} {results[slowest][1]:.0f} s; "
-          f"playground sliders redraw: {'not tried' if redraw is None else 'yes' if redraw else 'no'}")
+    print(
+        f"browser run all: {len(results)} notebooks, {passed} passed, slowest {slowest} {results[slowest][1]:.0f} s; "
+        f"playground sliders redraw: {'not tried' if redraw is None else 'yes' if redraw else 'no'}"
+    )
     if passed == len(results):
         shutil.rmtree(folder, ignore_errors=True)
     else:

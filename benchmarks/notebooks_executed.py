@@ -78,7 +78,9 @@ def freeze_bars(nb: dict) -> int:
                 continue
             line = bar_line(state, view["model_id"])
             if line is None:
-                raise ValueError(f"a widget output that is not a progress bar: {out['data'].get('text/plain')}")
+                raise ValueError(
+                    f"a widget output that is not a progress bar: {out['data'].get('text/plain')}"
+                )
             out["data"] = {"text/plain": [line]}
             frozen += 1
     nb.get("metadata", {}).pop("widgets", None)
@@ -117,8 +119,24 @@ def execute(name: str, out_dir: Path = OUT) -> tuple[float, float]:
         raw = Path(folder) / source.name
         env = dict(os.environ, **PINS, MPLBACKEND="module://matplotlib_inline.backend_inline")
         t0, cpu0 = time.perf_counter(), _children_cpu()
-        subprocess.run([sys.executable, "-m", "papermill", str(source), str(raw), "--cwd", folder, "-k", "python3",
-                        "--no-progress-bar", "--log-level", "WARNING"], check=True, env=env)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "papermill",
+                str(source),
+                str(raw),
+                "--cwd",
+                folder,
+                "-k",
+                "python3",
+                "--no-progress-bar",
+                "--log-level",
+                "WARNING",
+            ],
+            check=True,
+            env=env,
+        )
         wall, cpu = time.perf_counter() - t0, _children_cpu() - cpu0
         nb = json.loads(raw.read_text())
     freeze_bars(nb)
@@ -126,8 +144,10 @@ def execute(name: str, out_dir: Path = OUT) -> tuple[float, float]:
         nb.get("metadata", {}).get("papermill", {}).pop(key, None)
     paths = machine_paths(nb)
     if paths:
-        raise SystemExit(f"{name}: the executed copy names folders of this machine ({sorted(set(paths))[:5]}); fix "
-                         f"the notebook's prints, nothing written")
+        raise SystemExit(
+            f"{name}: the executed copy names folders of this machine ({sorted(set(paths))[:5]}); fix "
+            f"the notebook's prints, nothing written"
+        )
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / f"{name}.ipynb").write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
     return wall, cpu
@@ -148,9 +168,14 @@ def refresh_text(name: str, out_dir: Path = OUT) -> None:
     def code(cells):
         return [("".join(c["source"]), c["cell_type"] == "code") for c in cells if c["cell_type"] == "code"]
 
-    if code(nb["cells"]) != code(copy["cells"]) or len(nb["cells"]) != len(copy["cells"]) or \
-            [c["cell_type"] for c in nb["cells"]] != [c["cell_type"] for c in copy["cells"]]:
-        raise SystemExit(f"{name}: the code cells changed since the copy was made; run it again (without --text)")
+    if (
+        code(nb["cells"]) != code(copy["cells"])
+        or len(nb["cells"]) != len(copy["cells"])
+        or [c["cell_type"] for c in nb["cells"]] != [c["cell_type"] for c in copy["cells"]]
+    ):
+        raise SystemExit(
+            f"{name}: the code cells changed since the copy was made; run it again (without --text)"
+        )
     for mine, theirs in zip(copy["cells"], nb["cells"]):
         if mine["cell_type"] == "markdown":
             mine["source"] = theirs["source"]
@@ -160,7 +185,9 @@ def refresh_text(name: str, out_dir: Path = OUT) -> None:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("names", nargs="*", help=f"notebooks to run (default: {', '.join(EXECUTED)})")
-    p.add_argument("--text", action="store_true", help="only copy the notebooks' current markdown into their copies")
+    p.add_argument(
+        "--text", action="store_true", help="only copy the notebooks' current markdown into their copies"
+    )
     a = p.parse_args(argv)
     unknown = [n for n in a.names if not (NOTEBOOKS / f"{n}.ipynb").is_file()]
     if unknown:

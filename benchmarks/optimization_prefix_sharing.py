@@ -30,7 +30,7 @@ import torch
 from murphy_lab import prefix
 
 SIZES = {  # (hidden, layers, task prompt T_q, completion C, feedback)
-    "quick": (128, 2, 64, 96, 128),   # refinement prompt 64 + 96 + 128 = 288 = 3.0·C
+    "quick": (128, 2, 64, 96, 128),  # refinement prompt 64 + 96 + 128 = 288 = 3.0·C
     "full": (256, 4, 150, 200, 250),  # refinement prompt 150 + 200 + 250 = 600 = 3.0·C
 }
 
@@ -38,9 +38,18 @@ SIZES = {  # (hidden, layers, task prompt T_q, completion C, feedback)
 def build_model(hidden: int, layers: int, vocab: int, seed: int = 0):
     from transformers import AutoModelForCausalLM, Olmo2Config
 
-    cfg = Olmo2Config(vocab_size=vocab, hidden_size=hidden, intermediate_size=4 * hidden, num_hidden_layers=layers,
-                      num_attention_heads=hidden // 64, num_key_value_heads=hidden // 64, max_position_embeddings=4096,
-                      pad_token_id=0, bos_token_id=1, eos_token_id=2)
+    cfg = Olmo2Config(
+        vocab_size=vocab,
+        hidden_size=hidden,
+        intermediate_size=4 * hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=hidden // 64,
+        num_key_value_heads=hidden // 64,
+        max_position_embeddings=4096,
+        pad_token_id=0,
+        bos_token_id=1,
+        eos_token_id=2,
+    )
     torch.manual_seed(seed)
     return AutoModelForCausalLM.from_config(cfg, attn_implementation="sdpa").float().train()
 
@@ -119,8 +128,12 @@ def fwd_bwd(model, micro_batches, shared: bool, score):
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="shorter sequences, fewer repeats (<= 2 min on 2 cores)")
-    ap.add_argument("--repeats", type=int, default=None, help="timed repeats per pass (default 3 quick, 5 full)")
+    ap.add_argument(
+        "--quick", action="store_true", help="shorter sequences, fewer repeats (<= 2 min on 2 cores)"
+    )
+    ap.add_argument(
+        "--repeats", type=int, default=None, help="timed repeats per pass (default 3 quick, 5 full)"
+    )
     ap.add_argument("--groups-per-micro-batch", type=int, default=1, help="whole groups per micro-batch")
     ap.add_argument("--threads", type=int, default=1, help="torch threads (1: least disturbed by other load)")
     ap.add_argument("--vocab", type=int, default=2048)
@@ -138,11 +151,15 @@ def main(argv=None) -> None:
         ids, mask, width = layout(groups[i : i + k])
         micro.append((ids, mask, width, torch.randn(ids.size(0), generator=g)))
     rows = sum(m[0].size(0) for m in micro)
-    print(f"model: OLMo-2 config, hidden {hidden}, {layers} layers, vocab {args.vocab}, "
-          f"{sum(p.numel() for p in model.parameters()) / 1e6:.1f}M parameters, {args.threads} threads")
-    print(f"tree: G1 = G2 = {g1}, S = 2, {len(groups)} groups, {rows} rows; task prompt {t_q} tokens, completion "
-          f"{c // 2}..{c} tokens, refinement prompt {t_q + c + feedback} tokens ({(t_q + c + feedback) / c:.1f}x C); "
-          f"{len(micro)} micro-batches of {k} group(s)")
+    print(
+        f"model: OLMo-2 config, hidden {hidden}, {layers} layers, vocab {args.vocab}, "
+        f"{sum(p.numel() for p in model.parameters()) / 1e6:.1f}M parameters, {args.threads} threads"
+    )
+    print(
+        f"tree: G1 = G2 = {g1}, S = 2, {len(groups)} groups, {rows} rows; task prompt {t_q} tokens, completion "
+        f"{c // 2}..{c} tokens, refinement prompt {t_q + c + feedback} tokens ({(t_q + c + feedback) / c:.1f}x C); "
+        f"{len(micro)} micro-batches of {k} group(s)"
+    )
     score = prefix.logits_score()
     times, cpus = {"naive": [], "shared": []}, {"naive": [], "shared": []}
     for name in ("naive", "shared"):  # warm-up on the first two micro-batches, not timed
@@ -156,19 +173,29 @@ def main(argv=None) -> None:
             result = (logps, grads, peak)
             if name == "naive":
                 naive = result
-    dlogp = max(float(((a - b) * m[1][:, -m[2]:]).abs().max()) for a, b, m in zip(naive[0], result[0], micro))
-    dgrad = max(float((a - b).abs().max() / b.abs().max().clamp(min=1e-30)) for a, b in zip(result[1], naive[1]))
+    dlogp = max(
+        float(((a - b) * m[1][:, -m[2] :]).abs().max()) for a, b, m in zip(naive[0], result[0], micro)
+    )
+    dgrad = max(
+        float((a - b).abs().max() / b.abs().max().clamp(min=1e-30)) for a, b in zip(result[1], naive[1])
+    )
     med = {k: statistics.median(v) for k, v in times.items()}
     cpu = {k: statistics.median(v) for k, v in cpus.items()}
-    print(f"CPU time (this process, all threads): naive {cpu['naive']:.2f} s, shared {cpu['shared']:.2f} s, "
-          f"ratio {cpu['naive'] / cpu['shared']:.2f}x; load average {open('/proc/loadavg').read().split()[0]}")
+    print(
+        f"CPU time (this process, all threads): naive {cpu['naive']:.2f} s, shared {cpu['shared']:.2f} s, "
+        f"ratio {cpu['naive'] / cpu['shared']:.2f}x; load average {open('/proc/loadavg').read().split()[0]}"
+    )
     mib = 2**20
-    print(f"activation memory saved for backward (peak micro-batch): naive {naive[2] / mib:.1f} MiB, "
-          f"shared {result[2] / mib:.1f} MiB ({result[2] / naive[2]:.2f}x)")
+    print(
+        f"activation memory saved for backward (peak micro-batch): naive {naive[2] / mib:.1f} MiB, "
+        f"shared {result[2] / mib:.1f} MiB ({result[2] / naive[2]:.2f}x)"
+    )
     if torch.cuda.is_available():
         print(f"cuda max_memory_allocated: {torch.cuda.max_memory_allocated() / mib:.0f} MiB")
-    print(f"prefix sharing: naive {med['naive']:.2f} s, shared {med['shared']:.2f} s, "
-          f"speedup {med['naive'] / med['shared']:.2f}x, max |dlogp| {dlogp:.1e}, max rel |dgrad| {dgrad:.1e}")
+    print(
+        f"prefix sharing: naive {med['naive']:.2f} s, shared {med['shared']:.2f} s, "
+        f"speedup {med['naive'] / med['shared']:.2f}x, max |dlogp| {dlogp:.1e}, max rel |dgrad| {dgrad:.1e}"
+    )
 
 
 if __name__ == "__main__":

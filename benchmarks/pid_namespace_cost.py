@@ -73,11 +73,15 @@ def main() -> None:
             fn(args.jobs)
             got[name].append(1000 * (cpu() - c0) / args.jobs)
     med = statistics.median
-    print(f"{args.jobs} jobs x {args.repeats} repeats, load average {os.getloadavg()[0]:.1f}; CPU ms per job:")
+    print(
+        f"{args.jobs} jobs x {args.repeats} repeats, load average {os.getloadavg()[0]:.1f}; CPU ms per job:"
+    )
     for name, xs in got.items():
         print(f"  {name:8s} median {med(xs):.3f}  (range {min(xs):.3f}-{max(xs):.3f})")
     extra = sorted(b - a for a, b in zip(got["shared"], got["per job"]))
-    print(f"  a namespace per job costs {med(extra):+.3f} CPU ms per job (paired range {extra[0]:+.3f}-{extra[-1]:+.3f})")
+    print(
+        f"  a namespace per job costs {med(extra):+.3f} CPU ms per job (paired range {extra[0]:+.3f}-{extra[-1]:+.3f})"
+    )
 
 
 if __name__ == "__main__":

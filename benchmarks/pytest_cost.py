@@ -54,7 +54,9 @@ def main() -> None:
     he = T.jobs_for(T.load_humaneval())
     cases, jobs = kodcode_jobs(args.files)
     ids = sum(len(s) for _, s in jobs)
-    print(f"{len(he)} HumanEval jobs; {len(jobs)} KodCode-style jobs ({ids} test ids); load {os.getloadavg()[0]:.1f}")
+    print(
+        f"{len(he)} HumanEval jobs; {len(jobs)} KodCode-style jobs ({ids} test ids); load {os.getloadavg()[0]:.1f}"
+    )
     rows = {"humaneval": [], "kodcode": [], "real pytest": []}
     for r in range(args.repeats):
         he_rate, he_pass, he_cpu = T.bench_ours(he, args.workers, args.timeout)
@@ -65,15 +67,24 @@ def main() -> None:
         rows["humaneval"].append((he_rate, he_cpu))
         rows["kodcode"].append((kc_rate, kc_cpu))
         rows["real pytest"].append((real_rate, real_cpu))
-        print(f"repeat {r + 1}: humaneval {he_rate:6.1f} jobs/s {he_cpu:5.2f} CPU ms ({he_pass}/{len(he)}) | kodcode "
-              f"{kc_rate:6.1f} jobs/s {kc_cpu:5.2f} CPU ms ({kc_pass}/{len(jobs)} solved) | real pytest "
-              f"{real_rate:6.1f} files/s {real_cpu:5.2f} CPU ms", flush=True)
+        print(
+            f"repeat {r + 1}: humaneval {he_rate:6.1f} jobs/s {he_cpu:5.2f} CPU ms ({he_pass}/{len(he)}) | kodcode "
+            f"{kc_rate:6.1f} jobs/s {kc_cpu:5.2f} CPU ms ({kc_pass}/{len(jobs)} solved) | real pytest "
+            f"{real_rate:6.1f} files/s {real_cpu:5.2f} CPU ms",
+            flush=True,
+        )
     med = statistics.median
-    print(f"load after: {os.getloadavg()[0]:.1f}; medians over {args.repeats} repeats, workers={args.workers}:")
+    print(
+        f"load after: {os.getloadavg()[0]:.1f}; medians over {args.repeats} repeats, workers={args.workers}:"
+    )
     for name, got in rows.items():
-        print(f"  {name:12s} {med(r for r, _ in got):7.1f} per s  {med(c for _, c in got):6.2f} CPU ms per job")
+        print(
+            f"  {name:12s} {med(r for r, _ in got):7.1f} per s  {med(c for _, c in got):6.2f} CPU ms per job"
+        )
     ratio = sorted(k[1] / h[1] for k, h in zip(rows["kodcode"], rows["humaneval"]))
-    print(f"  kodcode / humaneval CPU per job (paired): median {med(ratio):.2f}x, range {ratio[0]:.2f}-{ratio[-1]:.2f}x")
+    print(
+        f"  kodcode / humaneval CPU per job (paired): median {med(ratio):.2f}x, range {ratio[0]:.2f}-{ratio[-1]:.2f}x"
+    )
 
 
 if __name__ == "__main__":

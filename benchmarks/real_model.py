@@ -54,9 +54,17 @@ from murphy_lab.scoring import score_tree
 from murphy_lab.tasks import load_tasks
 
 # MBPP's original files: $MURPHY_LAB_MBPP, else ../shared/data/mbpp beside the checkout (or beside its worktrees' folder)
-MBPP_FILES = next((p for p in (Path(os.environ.get("MURPHY_LAB_MBPP", "/nonexistent")),
-                               *(Path(__file__).resolve().parents[i] / "shared" / "data" / "mbpp" for i in (2, 3)))
-                   if p.is_dir()), Path(__file__).resolve().parents[2] / "shared" / "data" / "mbpp")
+MBPP_FILES = next(
+    (
+        p
+        for p in (
+            Path(os.environ.get("MURPHY_LAB_MBPP", "/nonexistent")),
+            *(Path(__file__).resolve().parents[i] / "shared" / "data" / "mbpp" for i in (2, 3)),
+        )
+        if p.is_dir()
+    ),
+    Path(__file__).resolve().parents[2] / "shared" / "data" / "mbpp",
+)
 # Qwen2.5-Coder technical report (arXiv 2409.12186v3), the instruct models' code-generation table, 0.5B row:
 # HumanEval 61.6, HumanEval+ 57.3, MBPP 52.4 (greedy pass@1, EvalPlus's harness; read from whatmodel.sh's page for
 # the model, which cites the maker's numbers: docs/real_model.md)
@@ -90,11 +98,19 @@ class Recorded:
 
 def iter_k(model: str, tasks: list, iters: list[int], executor: Executor, path: Path) -> dict:
     """Greedy Iter-k of `model` (its generation defaults) on `tasks`; transcripts to `path`."""
-    policy = TransformersPolicy(model, temperature=0.0, dtype="bfloat16", batch_size=8, **generation_defaults(model))
+    policy = TransformersPolicy(
+        model, temperature=0.0, dtype="bfloat16", batch_size=8, **generation_defaults(model)
+    )
     t0 = time.perf_counter()
-    df = evaluate(policy, tasks, executor, iters=iters, runs=1, seed=0, progress=False, transcripts_path=str(path))
-    return {"seconds": time.perf_counter() - t0, "peak_gb": peak_gb(), "completions": df.attrs["completions"],
-            "max_new_tokens": policy.max_new_tokens}
+    df = evaluate(
+        policy, tasks, executor, iters=iters, runs=1, seed=0, progress=False, transcripts_path=str(path)
+    )
+    return {
+        "seconds": time.perf_counter() - t0,
+        "peak_gb": peak_gb(),
+        "completions": df.attrs["completions"],
+        "max_new_tokens": policy.max_new_tokens,
+    }
 
 
 def merge_iter_k(name: str, shards: list[dict], paths: list[Path], out: Path) -> dict:
@@ -103,12 +119,21 @@ def merge_iter_k(name: str, shards: list[dict], paths: list[Path], out: Path) ->
     path = out / f"real_model_{name}_transcripts.jsonl"
     path.write_text("".join(p.read_text() for p in paths))
     df = table_from_transcripts(str(path))
-    counts = {k: sum(s["completions"].get(k, 0) for s in shards) for k in ("completions", "extractable", "truncated")}
-    return {"benchmark": name, "n_tasks": int(df.iloc[0]["n_tasks"]), "seconds": max(s["seconds"] for s in shards),
-            "peak_gb": max(s["peak_gb"] for s in shards), "max_new_tokens": shards[0]["max_new_tokens"],
-            "pass@1": {int(r.k): float(r["pass@1"]) for _, r in df[df.difficulty == "all"].iterrows()},
-            "completions": counts, "cut_pct": 100.0 * counts["truncated"] / max(counts["completions"], 1),
-            "transcripts": str(path)}
+    counts = {
+        k: sum(s["completions"].get(k, 0) for s in shards)
+        for k in ("completions", "extractable", "truncated")
+    }
+    return {
+        "benchmark": name,
+        "n_tasks": int(df.iloc[0]["n_tasks"]),
+        "seconds": max(s["seconds"] for s in shards),
+        "peak_gb": max(s["peak_gb"] for s in shards),
+        "max_new_tokens": shards[0]["max_new_tokens"],
+        "pass@1": {int(r.k): float(r["pass@1"]) for _, r in df[df.difficulty == "all"].iterrows()},
+        "completions": counts,
+        "cut_pct": 100.0 * counts["truncated"] / max(counts["completions"], 1),
+        "transcripts": str(path),
+    }
 
 
 def informative_failures(trees: list, lengths: dict, limit: int) -> dict:
@@ -136,27 +161,48 @@ def informative_failures(trees: list, lengths: dict, limit: int) -> dict:
                 informative += 1
                 cut = lengths.get(v.completion, 0) >= limit
                 semantic += not cut
-                examples.append({"task_id": tree.task_id, "status": v.status, "cut": cut,
-                                 "mars_advantage": v.advantage, "grpo_mt_advantage": v_mt.advantage})
+                examples.append(
+                    {
+                        "task_id": tree.task_id,
+                        "status": v.status,
+                        "cut": cut,
+                        "mars_advantage": v.advantage,
+                        "grpo_mt_advantage": v_mt.advantage,
+                    }
+                )
 
     def mean(xs):
         return sum(xs) / len(xs) if xs else None
 
-    return {"failed": failed, "informative": informative, "semantic_repairs": semantic,
-            "cut_completions": informative - semantic, "examples": examples,
-            "mars_advantage": {k: mean(v) for k, v in mars_adv.items()},
-            "grpo_mt_advantage": {k: mean(v) for k, v in mt_adv.items()}}
+    return {
+        "failed": failed,
+        "informative": informative,
+        "semantic_repairs": semantic,
+        "cut_completions": informative - semantic,
+        "examples": examples,
+        "mars_advantage": {k: mean(v) for k, v in mars_adv.items()},
+        "grpo_mt_advantage": {k: mean(v) for k, v in mt_adv.items()},
+    }
 
 
-def grow_trees(model: str, tasks: list, executor: Executor, path: Path, seed: int, g1: int = G1, g2: int = G2) -> dict:
+def grow_trees(
+    model: str, tasks: list, executor: Executor, path: Path, seed: int, g1: int = G1, g2: int = G2
+) -> dict:
     """Real MURPHY trees of `tasks` (saved to `path`) and each completion's generated-token count."""
-    policy = Recorded(TransformersPolicy(model, temperature=TREE_TEMPERATURE, dtype="bfloat16", batch_size=8,
-                                         **generation_defaults(model)))
+    policy = Recorded(
+        TransformersPolicy(
+            model, temperature=TREE_TEMPERATURE, dtype="bfloat16", batch_size=8, **generation_defaults(model)
+        )
+    )
     t0 = time.perf_counter()
     trees = build_task_trees(tasks, policy, executor, g1=g1, g2=g2, turns=2, progress=False, seed=seed)
     save_trees(trees, path)
-    return {"seconds": time.perf_counter() - t0, "peak_gb": peak_gb(), "lengths": list(policy.lengths.items()),
-            "max_new_tokens": policy.max_new_tokens}
+    return {
+        "seconds": time.perf_counter() - t0,
+        "peak_gb": peak_gb(),
+        "lengths": list(policy.lengths.items()),
+        "max_new_tokens": policy.max_new_tokens,
+    }
 
 
 def merge_trees(shards: list[dict], paths: list[Path], out: Path) -> dict:
@@ -165,9 +211,15 @@ def merge_trees(shards: list[dict], paths: list[Path], out: Path) -> dict:
     trees = [t for p in paths for t in load_trees(p)]
     save_trees(trees, out / "real_model_trees.jsonl")
     lengths = {text: n for s in shards for text, n in s["lengths"]}
-    return {"n_tasks": len(trees), "g1": G1, "g2": G2, "temperature": TREE_TEMPERATURE,
-            "seconds": max(s["seconds"] for s in shards), "peak_gb": max(s["peak_gb"] for s in shards),
-            **informative_failures(trees, lengths, shards[0]["max_new_tokens"])}
+    return {
+        "n_tasks": len(trees),
+        "g1": G1,
+        "g2": G2,
+        "temperature": TREE_TEMPERATURE,
+        "seconds": max(s["seconds"] for s in shards),
+        "peak_gb": max(s["peak_gb"] for s in shards),
+        **informative_failures(trees, lengths, shards[0]["max_new_tokens"]),
+    }
 
 
 def one_step(model: str, executor_kw: dict, max_completion_length: int = 64) -> dict:
@@ -180,10 +232,26 @@ def one_step(model: str, executor_kw: dict, max_completion_length: int = 64) -> 
 
     task = load_tasks("humaneval")[:1]
     cfg = MurphyConfig(
-        model=model, tasks="humaneval", chat=True, mode="murphy", g1=2, g2=2, turns=2,
-        per_device_train_batch_size=1, steps_per_generation=2, gradient_accumulation_steps=2,
-        max_completion_length=max_completion_length, temperature=TREE_TEMPERATURE, max_steps=1, bf16=False,
-        prefix_sharing=True, seed=0, use_peft=True, lora_r=16, lora_target_modules="all-linear", executor=executor_kw,
+        model=model,
+        tasks="humaneval",
+        chat=True,
+        mode="murphy",
+        g1=2,
+        g2=2,
+        turns=2,
+        per_device_train_batch_size=1,
+        steps_per_generation=2,
+        gradient_accumulation_steps=2,
+        max_completion_length=max_completion_length,
+        temperature=TREE_TEMPERATURE,
+        max_steps=1,
+        bf16=False,
+        prefix_sharing=True,
+        seed=0,
+        use_peft=True,
+        lora_r=16,
+        lora_target_modules="all-linear",
+        executor=executor_kw,
     )
     with tempfile.TemporaryDirectory() as run:
         args = cfg.to_grpo_config(run, save_strategy="no", disable_tqdm=True)
@@ -194,10 +262,17 @@ def one_step(model: str, executor_kw: dict, max_completion_length: int = 64) -> 
         seconds = time.perf_counter() - t0
         line = json.loads((Path(run) / "metrics.jsonl").read_text().splitlines()[0])
     shared = all(v is None for v in getattr(trainer, "_prefix_verdicts", {}).values())
-    return {"mode": "murphy", "lora": True, "seconds": seconds, "peak_gb": peak_gb(),
-            "trajectories": int(line["trajectories/kept"]), "generation_s": line["time/generation_s"],
-            "logps_s": line["time/scoring_s"], "prefix_shared": shared,
-            "max_completion_length": max_completion_length}
+    return {
+        "mode": "murphy",
+        "lora": True,
+        "seconds": seconds,
+        "peak_gb": peak_gb(),
+        "trajectories": int(line["trajectories/kept"]),
+        "generation_s": line["time/generation_s"],
+        "logps_s": line["time/scoring_s"],
+        "prefix_shared": shared,
+        "max_completion_length": max_completion_length,
+    }
 
 
 def stage(name: str, model: str, tasks: list, iters: list[int], out: Path, shard: int) -> dict:
@@ -228,8 +303,18 @@ def run_stages(model: str, quick: bool, shards: int, out: Path) -> dict:
     jobs = [(n, i) for n in names for i in range(shards)] + [("step", 0)]
     children = []
     for name, i in jobs:
-        cmd = [sys.executable, __file__, "--stage", name, "--shard", f"{i}/{shards}", "--model", model,
-               "--threads", "1"] + (["--quick"] if quick else [])
+        cmd = [
+            sys.executable,
+            __file__,
+            "--stage",
+            name,
+            "--shard",
+            f"{i}/{shards}",
+            "--model",
+            model,
+            "--threads",
+            "1",
+        ] + (["--quick"] if quick else [])
         log = open(out / f"real_model_{name}_{i}.log", "w")
         children.append((name, i, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log, text=True), log))
     done: dict[str, list] = {}
@@ -239,11 +324,17 @@ def run_stages(model: str, quick: bool, shards: int, out: Path) -> dict:
         if child.returncode != 0:
             raise RuntimeError(f"stage {name} {i} failed; its log: {out / f'real_model_{name}_{i}.log'}")
         done.setdefault(name, []).append(json.loads(stdout.strip().splitlines()[-1]))
-    results = {"step": done["step"][0], "trees": merge_trees(done["trees"], [out / f".trees_{i}.jsonl" for i in
-                                                                             range(shards)], out)}
-    results["iter_k"] = [merge_iter_k("humaneval" if n == "eval" else n, done[n],
-                                      [out / f".{n}_{i}.jsonl" for i in range(shards)], out)
-                         for n in names if n != "trees"]
+    results = {
+        "step": done["step"][0],
+        "trees": merge_trees(done["trees"], [out / f".trees_{i}.jsonl" for i in range(shards)], out),
+    }
+    results["iter_k"] = [
+        merge_iter_k(
+            "humaneval" if n == "eval" else n, done[n], [out / f".{n}_{i}.jsonl" for i in range(shards)], out
+        )
+        for n in names
+        if n != "trees"
+    ]
     return results
 
 
@@ -253,28 +344,49 @@ def full_benchmark(bench: str, out: Path, chunk: int = 8, start: int = 0) -> dic
     `out/full_<bench>_transcripts.jsonl` as it ends: a killed run keeps its finished tasks and is resumed by running
     the same command again (tasks already in the file are skipped). `start`: begin at this task (a shard of the run;
     `--start 20` leaves the first 20 to the quick run's greedy Iter-1, whose transcripts can be appended)."""
-    tasks = load_tasks("humaneval") if bench == "humaneval" else load_tasks(
-        "mbpp", split="test", variant="full", source=str(MBPP_FILES))
+    tasks = (
+        load_tasks("humaneval")
+        if bench == "humaneval"
+        else load_tasks("mbpp", split="test", variant="full", source=str(MBPP_FILES))
+    )
     tasks = tasks[start:]
     path = out / f"full_{bench}_transcripts.jsonl"
-    done = {json.loads(line)["task_id"] for line in path.read_text().splitlines()} if path.is_file() else set()
+    done = (
+        {json.loads(line)["task_id"] for line in path.read_text().splitlines()} if path.is_file() else set()
+    )
     todo = [t for t in tasks if t.task_id not in done]
-    policy = TransformersPolicy(CODE_MODEL, temperature=0.0, dtype="bfloat16", batch_size=chunk,
-                                **generation_defaults(CODE_MODEL))
+    policy = TransformersPolicy(
+        CODE_MODEL, temperature=0.0, dtype="bfloat16", batch_size=chunk, **generation_defaults(CODE_MODEL)
+    )
     part = out / f".full_{bench}_chunk.jsonl"
     t0 = time.perf_counter()
     with Executor(workers=1, timeout=3.0) as executor:
         for i in range(0, len(todo), chunk):
-            evaluate(policy, todo[i : i + chunk], executor, iters=[1], runs=1, seed=0, progress=False,
-                     transcripts_path=str(part))
+            evaluate(
+                policy,
+                todo[i : i + chunk],
+                executor,
+                iters=[1],
+                runs=1,
+                seed=0,
+                progress=False,
+                transcripts_path=str(part),
+            )
             with open(path, "a") as f:
                 f.write(part.read_text())
             records = load_transcripts(str(path))  # every task finished so far
-            print(f"{bench}: {len(records)}/{len(tasks)} tasks, Iter-1 {table_from_transcripts(str(path)).iloc[0]['pass@1']:.1f}"
-                  f" ({time.perf_counter() - t0:.0f} s)", flush=True)
+            print(
+                f"{bench}: {len(records)}/{len(tasks)} tasks, Iter-1 {table_from_transcripts(str(path)).iloc[0]['pass@1']:.1f}"
+                f" ({time.perf_counter() - t0:.0f} s)",
+                flush=True,
+            )
     df = table_from_transcripts(str(path))
-    return {"benchmark": bench, "n_tasks": int(df.iloc[0]["n_tasks"]), "iter1": float(df.iloc[0]["pass@1"]),
-            "transcripts": str(path)}
+    return {
+        "benchmark": bench,
+        "n_tasks": int(df.iloc[0]["n_tasks"]),
+        "iter1": float(df.iloc[0]["pass@1"]),
+        "transcripts": str(path),
+    }
 
 
 # the committed real-cpu run
@@ -301,15 +413,22 @@ def real_runs(root: Path = REAL_RUN) -> dict:
         entry.update(final=solved_at(run.parent / "transcripts_mbpp.jsonl"), finished=True)
     for folder in sorted((root / "checkpoints").glob("*/config.yaml")):
         cfg = yaml.safe_load(folder.read_text())
-        lines = [json.loads(x) for x in (folder.parent / "metrics.jsonl").read_text().splitlines() if x.strip()] if (
-            folder.parent / "metrics.jsonl").is_file() else []
+        lines = (
+            [json.loads(x) for x in (folder.parent / "metrics.jsonl").read_text().splitlines() if x.strip()]
+            if (folder.parent / "metrics.jsonl").is_file()
+            else []
+        )
         out["cpu_s"] += sum(x.get("time/step_cpu_s", 0.0) + x.get("time/eval_cpu_s", 0.0) for x in lines)
         name = cfg["mode"] + ("@samples" if cfg["mode"] == "grpo_mt" and cfg["g1"] != 4 else "")
         entry = out["methods"].setdefault(name, {})
         evals = sorted((folder.parent / "eval").glob("step_*.jsonl"))
-        entry.update(steps=len(lines), max_steps=cfg["max_steps"], lora_r=cfg["lora_r"],
-                     tasks=cfg["per_device_train_batch_size"] * (cfg["steps_per_generation"] or 1) // cfg["g1"],
-                     reward=[x.get("reward/turn1_mean") for x in lines])
+        entry.update(
+            steps=len(lines),
+            max_steps=cfg["max_steps"],
+            lora_r=cfg["lora_r"],
+            tasks=cfg["per_device_train_batch_size"] * (cfg["steps_per_generation"] or 1) // cfg["g1"],
+            reward=[x.get("reward/turn1_mean") for x in lines],
+        )
         if evals and "final" not in entry:
             entry.update(final=solved_at(evals[-1]), at_step=int(evals[-1].stem.split("_")[1]))
     return out
@@ -333,25 +452,38 @@ def train_summary(root: Path = REAL_RUN) -> str:
         d = paired_difference([murphy["final"][t] for t in common], [mt["final"][t] for t in common])
         diff = f"{d.mean:+.1f} [{d.lo:+.1f}, {d.hi:+.1f}]"
     steps, tasks, r = murphy.get("max_steps", "?"), murphy.get("tasks", "?"), murphy.get("lora_r", "?")
-    line = (f"real training: {CODE_MODEL} LoRA r{r}, {steps} steps x {tasks} tasks, held-out MBPP Iter-3 MURPHY "
-            f"{score(base)} -> {score(murphy.get('final'))}, GRPO-MT {score(base)} -> {score(mt.get('final'))}, "
-            f"difference {diff}, {runs['cpu_s'] / 3600:.1f} core-hours")
-    partial = [f"{name} {e.get('steps', 0)}/{e.get('max_steps', '?')} steps" + (
-               f" (evaluated at step {e['at_step']})" if e.get("at_step") else "")
-               for name, e in (("MURPHY", murphy), ("GRPO-MT", mt)) if not e.get("finished")]
+    line = (
+        f"real training: {CODE_MODEL} LoRA r{r}, {steps} steps x {tasks} tasks, held-out MBPP Iter-3 MURPHY "
+        f"{score(base)} -> {score(murphy.get('final'))}, GRPO-MT {score(base)} -> {score(mt.get('final'))}, "
+        f"difference {diff}, {runs['cpu_s'] / 3600:.1f} core-hours"
+    )
+    partial = [
+        f"{name} {e.get('steps', 0)}/{e.get('max_steps', '?')} steps"
+        + (f" (evaluated at step {e['at_step']})" if e.get("at_step") else "")
+        for name, e in (("MURPHY", murphy), ("GRPO-MT", mt))
+        if not e.get("finished")
+    ]
     return line + (f"; PARTIAL: {', '.join(partial)}" if partial or base is None else "")
 
 
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--quick", action="store_true", help="20 HumanEval tasks, Iter-1/Iter-3, trees, one LoRA step")
+    p.add_argument(
+        "--quick", action="store_true", help="20 HumanEval tasks, Iter-1/Iter-3, trees, one LoRA step"
+    )
     p.add_argument("--model", default=CODE_MODEL, choices=sorted(MODELS), help="a packaged model")
-    p.add_argument("--full", choices=["humaneval", "mbpp"], help="greedy Iter-1 of the code model on a whole benchmark")
+    p.add_argument(
+        "--full", choices=["humaneval", "mbpp"], help="greedy Iter-1 of the code model on a whole benchmark"
+    )
     p.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
     p.add_argument("--start", type=int, default=0, help="with --full: begin at this task")
     p.add_argument("--step-only", action="store_true", help=argparse.SUPPRESS)  # the child of `step_in_child`
-    p.add_argument("--shards", type=int, default=3, help="child processes for the evaluation and for the trees")
-    p.add_argument("--step", action="store_true", help="one real MURPHY step with the levers on and off (real_step.py)")
+    p.add_argument(
+        "--shards", type=int, default=3, help="child processes for the evaluation and for the trees"
+    )
+    p.add_argument(
+        "--step", action="store_true", help="one real MURPHY step with the levers on and off (real_step.py)"
+    )
     p.add_argument("--train-summary", action="store_true", help="the real-cpu training run's summary line")
     # run_stages' child
     p.add_argument("--stage", choices=["eval", "trees", "mbpp", "step"], help=argparse.SUPPRESS)
@@ -376,39 +508,52 @@ def main(argv: list[str] | None = None) -> None:
         return
     if a.full:
         r = full_benchmark(a.full, out, start=a.start)
-        print(f"full {r['benchmark']}: {r['n_tasks']} tasks, greedy Iter-1 {r['iter1']:.1f} ({r['transcripts']})")
+        print(
+            f"full {r['benchmark']}: {r['n_tasks']} tasks, greedy Iter-1 {r['iter1']:.1f} ({r['transcripts']})"
+        )
         return
     t0 = time.perf_counter()
     folder = real_model_path(a.model)
     source = json.loads((folder / "source.json").read_text())
-    print(f"load: {a.model} {source['parameters'] / 1e6:.1f}M parameters ({source['architecture']}, output head "
-          f"{'tied' if source.get('head_tied') else 'untied'}), cached folder {time.perf_counter() - t0:.1f} s "
-          f"(conversion from GGUF, done once: {source['convert_s']} s)", flush=True)
+    print(
+        f"load: {a.model} {source['parameters'] / 1e6:.1f}M parameters ({source['architecture']}, output head "
+        f"{'tied' if source.get('head_tied') else 'untied'}), cached folder {time.perf_counter() - t0:.1f} s "
+        f"(conversion from GGUF, done once: {source['convert_s']} s)",
+        flush=True,
+    )
     staged = run_stages(a.model, a.quick, a.shards, out)
     results = {"model": a.model, "source": source, "generation": generation_defaults(a.model), **staged}
     for r in staged["iter_k"]:
         table = ", ".join(f"Iter-{k} {v:.1f}" for k, v in r["pass@1"].items())
-        print(f"{r['benchmark']}: {r['n_tasks']} tasks, {table} (greedy, {r['seconds']:.0f} s, peak RSS "
-              f"{r['peak_gb']:.1f} GB); cut at {r['max_new_tokens']} tokens: {r['cut_pct']:.1f}% of "
-              f"{r['completions']['completions']} completions; {json.dumps(r['completions'])}")
+        print(
+            f"{r['benchmark']}: {r['n_tasks']} tasks, {table} (greedy, {r['seconds']:.0f} s, peak RSS "
+            f"{r['peak_gb']:.1f} GB); cut at {r['max_new_tokens']} tokens: {r['cut_pct']:.1f}% of "
+            f"{r['completions']['completions']} completions; {json.dumps(r['completions'])}"
+        )
     trees = staged["trees"]
-    print(f"trees: {trees['n_tasks']} tasks, G1 {trees['g1']} G2 {trees['g2']}, T {trees['temperature']} ({trees['seconds']:.0f} s): "
-          f"{trees['failed']} failed first attempts, {trees['informative']} informative ({trees['semantic_repairs']} "
-          f"semantic repairs, {trees['cut_completions']} completions of a cut program); mean turn-1 advantage of "
-          f"informative / other failures: MaRS {_fmt(trees['mars_advantage'])}, GRPO-MT "
-          f"{_fmt(trees['grpo_mt_advantage'])}")
+    print(
+        f"trees: {trees['n_tasks']} tasks, G1 {trees['g1']} G2 {trees['g2']}, T {trees['temperature']} ({trees['seconds']:.0f} s): "
+        f"{trees['failed']} failed first attempts, {trees['informative']} informative ({trees['semantic_repairs']} "
+        f"semantic repairs, {trees['cut_completions']} completions of a cut program); mean turn-1 advantage of "
+        f"informative / other failures: MaRS {_fmt(trees['mars_advantage'])}, GRPO-MT "
+        f"{_fmt(trees['grpo_mt_advantage'])}"
+    )
     step = staged["step"]
-    print(f"murphy step (LoRA r 16, all linear layers, G1 2, G2 2, {step['max_completion_length']} tokens): "
-          f"{step['seconds']:.1f} s ({step['generation_s']:.1f} s generating, {step['logps_s']:.1f} s log-probs and "
-          f"scoring), peak RSS {step['peak_gb']:.1f} GB, {step['trajectories']} trajectories, prefix sharing "
-          f"{'on' if step['prefix_shared'] else 'OFF'}")
+    print(
+        f"murphy step (LoRA r 16, all linear layers, G1 2, G2 2, {step['max_completion_length']} tokens): "
+        f"{step['seconds']:.1f} s ({step['generation_s']:.1f} s generating, {step['logps_s']:.1f} s log-probs and "
+        f"scoring), peak RSS {step['peak_gb']:.1f} GB, {step['trajectories']} trajectories, prefix sharing "
+        f"{'on' if step['prefix_shared'] else 'OFF'}"
+    )
     (out / "real_model.json").write_text(json.dumps(results, indent=2, default=str) + "\n")
     he = staged["iter_k"][0]
     published = PUBLISHED.get(a.model, {}).get("humaneval")
-    print(f"real code model: {a.model} {source['parameters'] / 1e6:.0f}M, humaneval {he['n_tasks']} tasks "
-          f"Iter-1 {he['pass@1'][1]:.1f} Iter-3 {he['pass@1'][3]:.1f} (published "
-          f"{'n/a' if published is None else published}), cut {he['cut_pct']:.1f}%, informative failures "
-          f"{trees['informative']} of {trees['failed']}, murphy step {step['seconds']:.0f} s, peak {step['peak_gb']:.1f} GB")
+    print(
+        f"real code model: {a.model} {source['parameters'] / 1e6:.0f}M, humaneval {he['n_tasks']} tasks "
+        f"Iter-1 {he['pass@1'][1]:.1f} Iter-3 {he['pass@1'][3]:.1f} (published "
+        f"{'n/a' if published is None else published}), cut {he['cut_pct']:.1f}%, informative failures "
+        f"{trees['informative']} of {trees['failed']}, murphy step {step['seconds']:.0f} s, peak {step['peak_gb']:.1f} GB"
+    )
 
 
 def _fmt(pair: dict) -> str:

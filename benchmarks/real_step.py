@@ -64,10 +64,23 @@ def child(levers: bool, k: int, out: Path) -> dict:
     # levers on: micro-batches of ~4 rows (the real-cpu profile's); off: 4
     spg = per_step * G1 // (2 if levers else 1)
     presets = {f: v for f, v in REAL_CPU_PRESETS.items() if not f.startswith("eval")}
-    cfg = MurphyConfig.for_profile("real-cpu", **{
-        **presets, "model": "qwen2.5-coder-0.5b", "g1": G1, "g2": G2, "max_completion_length": CAP,
-        "per_device_train_batch_size": 2 if levers else 1, "steps_per_generation": spg, "gradient_accumulation_steps": spg,
-        "max_steps": k // per_step, "bf16": levers, "save_steps": 10**6, "seed": 0})
+    cfg = MurphyConfig.for_profile(
+        "real-cpu",
+        **{
+            **presets,
+            "model": "qwen2.5-coder-0.5b",
+            "g1": G1,
+            "g2": G2,
+            "max_completion_length": CAP,
+            "per_device_train_batch_size": 2 if levers else 1,
+            "steps_per_generation": spg,
+            "gradient_accumulation_steps": spg,
+            "max_steps": k // per_step,
+            "bf16": levers,
+            "save_steps": 10**6,
+            "seed": 0,
+        },
+    )
 
     class Measured(MurphyTrainer):
         check_cpu, completions = 0.0, []
@@ -90,8 +103,13 @@ def child(levers: bool, k: int, out: Path) -> dict:
 
     with tempfile.TemporaryDirectory() as run:
         grpo = cfg.to_grpo_config(run, save_strategy="no", disable_tqdm=True)
-        trainer = Measured(model="qwen2.5-coder-0.5b", args=grpo, murphy=cfg, tasks=tasks,
-                           stop_after_code=None if levers else False)
+        trainer = Measured(
+            model="qwen2.5-coder-0.5b",
+            args=grpo,
+            murphy=cfg,
+            tasks=tasks,
+            stop_after_code=None if levers else False,
+        )
         trainer.prefill_once = trainer.sort_by_length = levers
         trainer.remove_callback(PrinterCallback)
         t0, c0 = time.perf_counter(), time.process_time()
@@ -99,14 +117,25 @@ def child(levers: bool, k: int, out: Path) -> dict:
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
         lines = [json.loads(x) for x in (Path(run) / "metrics.jsonl").read_text().splitlines()]
     cut = [c["cut"] for c in Measured.completions]
-    return {"levers": levers, "tasks": k, "steps": len(lines), "wall_s": wall, "train_cpu_s": cpu,
-            "check_cpu_s": Measured.check_cpu, "peak_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6,
-            "completions": len(cut), "cut_pct": 100.0 * sum(cut) / max(len(cut), 1),
-            "mean_tokens": sum(c["tokens"] for c in Measured.completions) / max(len(cut), 1),
-            "grad_norm": [x.get("trl/grad_norm") for x in lines], "loss": [x.get("trl/loss") for x in lines],
-            "reward": [x.get("reward/turn1_mean") for x in lines], "adv_abs": [x.get("advantage/abs_mean") for x in lines],
-            "generation_s": sum(x["time/generation_s"] for x in lines), "rollout_s": sum(x["time/rollout_s"] for x in lines),
-            "dtype": str(next(trainer.model.parameters()).dtype)}
+    return {
+        "levers": levers,
+        "tasks": k,
+        "steps": len(lines),
+        "wall_s": wall,
+        "train_cpu_s": cpu,
+        "check_cpu_s": Measured.check_cpu,
+        "peak_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6,
+        "completions": len(cut),
+        "cut_pct": 100.0 * sum(cut) / max(len(cut), 1),
+        "mean_tokens": sum(c["tokens"] for c in Measured.completions) / max(len(cut), 1),
+        "grad_norm": [x.get("trl/grad_norm") for x in lines],
+        "loss": [x.get("trl/loss") for x in lines],
+        "reward": [x.get("reward/turn1_mean") for x in lines],
+        "adv_abs": [x.get("advantage/abs_mean") for x in lines],
+        "generation_s": sum(x["time/generation_s"] for x in lines),
+        "rollout_s": sum(x["time/rollout_s"] for x in lines),
+        "dtype": str(next(trainer.model.parameters()).dtype),
+    }
 
 
 def generation_levers() -> list[str]:
@@ -131,8 +160,12 @@ def generation_levers() -> list[str]:
     lines, path = [], str(real_model_path(CODE_MODEL))
     tok = AutoTokenizer.from_pretrained(path)
     tok.padding_side = "left"
-    texts = [tok.apply_chat_template([{"role": "user", "content": first_prompt(t.prompt)}], tokenize=False,
-                                     add_generation_prompt=True) for t in tasks[:2]]
+    texts = [
+        tok.apply_chat_template(
+            [{"role": "user", "content": first_prompt(t.prompt)}], tokenize=False, add_generation_prompt=True
+        )
+        for t in tasks[:2]
+    ]
     enc = tok(texts, return_tensors="pt", padding=True, add_special_tokens=False)
     for dtype in (torch.float32, torch.bfloat16):
         model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype).eval()
@@ -144,11 +177,15 @@ def generation_levers() -> list[str]:
                 if once:
                     seqs[once] = generate_groups(model, enc["input_ids"], enc["attention_mask"], 4, **kw)
                 else:
-                    seqs[once] = model.generate(**{k: v.repeat_interleave(4, 0) for k, v in enc.items()}, **kw)
+                    seqs[once] = model.generate(
+                        **{k: v.repeat_interleave(4, 0) for k, v in enc.items()}, **kw
+                    )
             cpu[once] = time.process_time() - t0
-        lines.append(f"one prefill per group, {str(dtype)[6:]}: 2 prompts x 4 rows, 64 greedy tokens: {cpu[False]:.1f} "
-                     f"-> {cpu[True]:.1f} CPU-s ({cpu[False] / cpu[True]:.2f}x), tokens identical: "
-                     f"{torch.equal(seqs[False], seqs[True])}")
+        lines.append(
+            f"one prefill per group, {str(dtype)[6:]}: 2 prompts x 4 rows, 64 greedy tokens: {cpu[False]:.1f} "
+            f"-> {cpu[True]:.1f} CPU-s ({cpu[False] / cpu[True]:.2f}x), tokens identical: "
+            f"{torch.equal(seqs[False], seqs[True])}"
+        )
         print(lines[-1], flush=True)
     random.Random(0).shuffle(tasks)
     prompts = [first_prompt(t.prompt) for t in tasks[:8]]
@@ -157,8 +194,10 @@ def generation_levers() -> list[str]:
         t0 = time.process_time()
         policy.sample(prompts, G1, seed=0)
         cpu, tokens = time.process_time() - t0, policy.usage["completion_tokens"]
-        lines.append(f"rows leave the batch once ended {'on ' if compact else 'off'}: 8 tasks x {G1} rows, cap {CAP}: "
-                     f"{cpu:.1f} CPU-s, {tokens} tokens, {tokens / cpu:.1f} tokens/CPU-s")
+        lines.append(
+            f"rows leave the batch once ended {'on ' if compact else 'off'}: 8 tasks x {G1} rows, cap {CAP}: "
+            f"{cpu:.1f} CPU-s, {tokens} tokens, {tokens / cpu:.1f} tokens/CPU-s"
+        )
         print(lines[-1], flush=True)
     return lines
 
@@ -169,8 +208,9 @@ def run_child(levers: bool, k: int, out: Path) -> dict:
     cmd = [sys.executable, __file__, "--child", "on" if levers else "off", "--tasks", str(k)]
     log = out / f"real_step_{'on' if levers else 'off'}.log"
     with open(log, "w") as err:
-        done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=err, text=True, env={**os.environ,
-                              "OMP_NUM_THREADS": "1"})
+        done = subprocess.run(
+            cmd, stdout=subprocess.PIPE, stderr=err, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"}
+        )
     if done.returncode != 0:
         raise RuntimeError(f"the step with the levers {'on' if levers else 'off'} failed; its log: {log}")
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -202,18 +242,23 @@ def main(argv: list[str] | None = None) -> None:
     on = run_child(True, a.tasks, out)
     off = None if a.on_only else run_child(False, a.tasks, out)
     for r in filter(None, (on, off)):
-        print(f"levers {'on ' if r['levers'] else 'off'}: {r['steps']} step(s), {r['cpu_s']:.0f} CPU-s ({r['check_cpu_s']:.0f} "
-              f"of them the one-time prefix check), {r['wall_s']:.0f} s wall, {r['generation_s']:.0f} s generating, "
-              f"{r['completions']} completions of {r['mean_tokens']:.0f} tokens on average, cut {r['cut_pct']:.0f}%, "
-              f"turn-1 reward {r['reward']}, |advantage| {r['adv_abs']}, grad norm {r['grad_norm']}, {r['dtype']}, "
-              f"peak {r['peak_gb']:.1f} GB", flush=True)
+        print(
+            f"levers {'on ' if r['levers'] else 'off'}: {r['steps']} step(s), {r['cpu_s']:.0f} CPU-s ({r['check_cpu_s']:.0f} "
+            f"of them the one-time prefix check), {r['wall_s']:.0f} s wall, {r['generation_s']:.0f} s generating, "
+            f"{r['completions']} completions of {r['mean_tokens']:.0f} tokens on average, cut {r['cut_pct']:.0f}%, "
+            f"turn-1 reward {r['reward']}, |advantage| {r['adv_abs']}, grad norm {r['grad_norm']}, {r['dtype']}, "
+            f"peak {r['peak_gb']:.1f} GB",
+            flush=True,
+        )
     (out / "real_step.json").write_text(json.dumps({"on": on, "off": off, "load": load}, indent=2) + "\n")
     c0 = "n/a" if off is None else f"{off['cpu_per_task']:.0f}"
     ratio = "n/a" if off is None else f"{off['cpu_per_task'] / on['cpu_per_task']:.1f}"
     nonzero = "yes" if any(g and g > 0 for g in on["grad_norm"]) else "no"
-    print(f"real step: qwen2.5-coder-0.5b LoRA, {a.tasks} tasks x G1 {G1} G2 {G2}, cap {CAP} tokens, "
-          f"{on['cpu_per_task']:.0f} CPU-s per task (levers off {c0}, {ratio}x), cut {on['cut_pct']:.0f}%, "
-          f"loss nonzero {nonzero}, peak {on['peak_gb']:.1f} GB")
+    print(
+        f"real step: qwen2.5-coder-0.5b LoRA, {a.tasks} tasks x G1 {G1} G2 {G2}, cap {CAP} tokens, "
+        f"{on['cpu_per_task']:.0f} CPU-s per task (levers off {c0}, {ratio}x), cut {on['cut_pct']:.0f}%, "
+        f"loss nonzero {nonzero}, peak {on['peak_gb']:.1f} GB"
+    )
 
 
 if __name__ == "__main__":

@@ -92,12 +92,18 @@ def run(name, cfg, model_path, tasks, executor, workdir, trl_trainer=False) -> d
     args = cfg.to_grpo_config(Path(workdir) / name, save_strategy="no", disable_tqdm=True, logging_steps=1000)
     clock = StepClock()
     if trl_trainer:
-        trainer = GRPOTrainer(model=model_path, reward_funcs=reward_fn(tasks, executor), args=args,
-                              train_dataset=task_dataset(tasks), callbacks=[clock])
+        trainer = GRPOTrainer(
+            model=model_path,
+            reward_funcs=reward_fn(tasks, executor),
+            args=args,
+            train_dataset=task_dataset(tasks),
+            callbacks=[clock],
+        )
         count_rows(trainer, clock, lambda tr, out: len(out["advantages"]))
     else:
-        trainer = MurphyTrainer(model=model_path, args=args, murphy=cfg, tasks=tasks, executor=executor,
-                                callbacks=[clock])
+        trainer = MurphyTrainer(
+            model=model_path, args=args, murphy=cfg, tasks=tasks, executor=executor, callbacks=[clock]
+        )
         count_rows(trainer, clock, lambda tr, out: int(tr.rollout_stats["trajectories/kept"]))
         timed_logps(trainer, clock)
     trainer.train()
@@ -107,11 +113,17 @@ def run(name, cfg, model_path, tasks, executor, workdir, trl_trainer=False) -> d
         lines = [json.loads(s) for s in metrics.read_text().splitlines()]
     timed = slice(1, None)  # step 1 warms up
     med = statistics.median
-    out = {"name": name, "step_s": med(clock.steps[timed]), "rows": med(r for r, _ in clock.rounds[timed]),
-           "tokens": med(t for _, t in clock.rounds[timed])}
+    out = {
+        "name": name,
+        "step_s": med(clock.steps[timed]),
+        "rows": med(r for r, _ in clock.rounds[timed]),
+        "tokens": med(t for _, t in clock.rounds[timed]),
+    }
     if lines:
-        split = {k: med(d[f"time/{k}_s"] for d in lines[timed]) for k in ("generation", "execution", "scoring",
-                                                                         "optimization")}
+        split = {
+            k: med(d[f"time/{k}_s"] for d in lines[timed])
+            for k in ("generation", "execution", "scoring", "optimization")
+        }
         split["logps"] = med(clock.logps[timed])
         split["other"] = split.pop("scoring") - split["logps"]
         out.update(split, trajectories=med(d["trajectories/total"] for d in lines[timed]))
@@ -121,7 +133,9 @@ def run(name, cfg, model_path, tasks, executor, workdir, trl_trainer=False) -> d
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="G1 = G2 = 4, 3 timed steps (<= 3 min on 2 cores)")
-    ap.add_argument("--steps", type=int, default=None, help="timed steps per trainer (default 3 quick, 6 full)")
+    ap.add_argument(
+        "--steps", type=int, default=None, help="timed steps per trainer (default 3 quick, 6 full)"
+    )
     ap.add_argument("--threads", type=int, default=1, help="torch threads (1: least disturbed by other load)")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
@@ -133,9 +147,17 @@ def main(argv=None) -> None:
     steps = args.steps or (3 if args.quick else 6)
     g = 4 if args.quick else 8
     tasks = smoke_tasks()
-    common = dict(g1=g, per_device_train_batch_size=g * len(tasks), max_completion_length=24 if args.quick else 48,
-                  max_steps=steps + 1,
-                  learning_rate=1e-3, beta=0.04, seed=0, save_steps=10_000, bf16=False)
+    common = dict(
+        g1=g,
+        per_device_train_batch_size=g * len(tasks),
+        max_completion_length=24 if args.quick else 48,
+        max_steps=steps + 1,
+        learning_rate=1e-3,
+        beta=0.04,
+        seed=0,
+        save_steps=10_000,
+        bf16=False,
+    )
     with tempfile.TemporaryDirectory() as workdir, Executor(timeout=5.0, workers=2) as executor:
         hidden = 32 if args.quick else 64
         model = build_tiny_model(Path(workdir) / "model", hidden=hidden, layers=2, heads=4, seed=0)
@@ -155,26 +177,42 @@ def main(argv=None) -> None:
         ]
         results = {}
         for name, c, is_trl in runs:
-            results[name] = r = run(name.replace(" ", "_").replace(",", ""), c, model, tasks, executor, workdir,
-                                    trl_trainer=is_trl)
+            results[name] = r = run(
+                name.replace(" ", "_").replace(",", ""),
+                c,
+                model,
+                tasks,
+                executor,
+                workdir,
+                trl_trainer=is_trl,
+            )
             ms = 1000 * r["step_s"]
-            line = (f"{name:24s} step {r['step_s']:6.2f} s  rows {r['rows']:5.0f}  tokens {r['tokens']:6.0f}  "
-                    f"{ms / r['rows']:6.1f} ms/row  {ms / max(r['tokens'], 1):6.2f} ms/token")
+            line = (
+                f"{name:24s} step {r['step_s']:6.2f} s  rows {r['rows']:5.0f}  tokens {r['tokens']:6.0f}  "
+                f"{ms / r['rows']:6.1f} ms/row  {ms / max(r['tokens'], 1):6.2f} ms/token"
+            )
             if "generation" in r:
-                line += "  | " + "  ".join(f"{k} {r[k]:.2f}" for k in ("generation", "execution", "logps", "other",
-                                                                         "optimization"))
+                line += "  | " + "  ".join(
+                    f"{k} {r[k]:.2f}" for k in ("generation", "execution", "logps", "other", "optimization")
+                )
             print(line, flush=True)
-    print(f"machine: load average {open('/proc/loadavg').read().split()[0]}, {args.threads} threads; model hidden "
-          f"{hidden}, 2 layers; G1 = G2 = {g}, {len(tasks)} tasks a step, {steps} timed steps (medians)")
+    print(
+        f"machine: load average {open('/proc/loadavg').read().split()[0]}, {args.threads} threads; model hidden "
+        f"{hidden}, 2 layers; G1 = G2 = {g}, {len(tasks)} tasks a step, {steps} timed steps (medians)"
+    )
     base = results["murphy(grpo)"]
     per_token = {k: v["step_s"] / max(v["tokens"], 1) for k, v in results.items()}
     for k in ("MURPHY, shared", "MURPHY, row pass"):
-        print(f"{k}: cost per trained token / murphy(grpo)'s = {per_token[k] / per_token['murphy(grpo)']:.2f}x; "
-              f"per row {results[k]['step_s'] / results[k]['rows'] / (base['step_s'] / base['rows']):.2f}x")
+        print(
+            f"{k}: cost per trained token / murphy(grpo)'s = {per_token[k] / per_token['murphy(grpo)']:.2f}x; "
+            f"per row {results[k]['step_s'] / results[k]['rows'] / (base['step_s'] / base['rows']):.2f}x"
+        )
     sh, rp = results["MURPHY, shared"], results["MURPHY, row pass"]
-    print(f"optimization time, prefix sharing vs row pass: {sh['optimization']:.2f} s vs {rp['optimization']:.2f} s "
-          f"({100 * (sh['optimization'] / rp['optimization'] - 1):+.1f}%); log-probs {sh['logps']:.2f} s vs "
-          f"{rp['logps']:.2f} s")
+    print(
+        f"optimization time, prefix sharing vs row pass: {sh['optimization']:.2f} s vs {rp['optimization']:.2f} s "
+        f"({100 * (sh['optimization'] / rp['optimization'] - 1):+.1f}%); log-probs {sh['logps']:.2f} s vs "
+        f"{rp['logps']:.2f} s"
+    )
     trl, ours = results["trl"]["step_s"], base["step_s"]
     print(f"step time: trl {trl:.2f} s, murphy(grpo) {ours:.2f} s, ratio {ours / trl:.2f}")
 

@@ -31,7 +31,9 @@ from murphy_lab.toy.measure import measure_policy, repair_rate
 
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("model_dir", nargs="?", default=str(SHIPPED), help="a toy policy (default: the shipped one)")
+    p.add_argument(
+        "model_dir", nargs="?", default=str(SHIPPED), help="a toy policy (default: the shipped one)"
+    )
     p.add_argument("--quick", action="store_true", help="fewer tasks and samples (about a minute on 2 cores)")
     p.add_argument("--threads", type=int, default=1, help="torch threads")
     args = p.parse_args(argv)
@@ -41,13 +43,17 @@ def main(argv: list[str] | None = None) -> None:
     repair_tasks, samples, eval_tasks, runs = (100, 4, 200, 1) if args.quick else (288, 8, 288, 4)
     rep = repair_rate(args.model_dir, n_tasks=repair_tasks, samples=samples)
     by_mask = ", ".join(f"{mask} hidden {v:.2f}" for mask, v in rep["by_mask"].items())
-    print(f"p(repair | revealing feedback) over {rep['n']} completions ({repair_tasks} tasks x {samples}): "
-          f"{rep['p']:.3f} ({by_mask})")
+    print(
+        f"p(repair | revealing feedback) over {rep['n']} completions ({repair_tasks} tasks x {samples}): "
+        f"{rep['p']:.3f} ({by_mask})"
+    )
     out = measure_policy(args.model_dir, n_tasks=eval_tasks, runs=runs, iters=(1, 2, 3))
     print(f"base pass@1 (%), {eval_tasks} test tasks x {runs} run(s):")
     print(out["table"].to_string(index=False))
     iter1, iter3 = out["pass@1"][1], out["pass@1"][3]
-    print(f"toy repair: p(repair | revealing feedback) {rep['p']:.2f}, base Iter-1 {iter1:.1f}, Iter-3 {iter3:.1f}")
+    print(
+        f"toy repair: p(repair | revealing feedback) {rep['p']:.2f}, base Iter-1 {iter1:.1f}, Iter-3 {iter3:.1f}"
+    )
 
 
 if __name__ == "__main__":

@@ -53,8 +53,13 @@ class Parser(argparse.ArgumentParser):
     misspelt option is an error with a suggestion, never silently another option)."""
 
     def __init__(self, prog: str, doc: str | None = None, **kw: Any):
-        super().__init__(prog=prog, description=(doc or "").split("\n")[0], allow_abbrev=False,
-                         formatter_class=argparse.RawDescriptionHelpFormatter, **kw)
+        super().__init__(
+            prog=prog,
+            description=(doc or "").split("\n")[0],
+            allow_abbrev=False,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+            **kw,
+        )
 
     def error(self, message: str):
         raise Refused([message])
@@ -74,11 +79,14 @@ class Parser(argparse.ArgumentParser):
         return args
 
 
-def add_set(parser: argparse.ArgumentParser, help: str, option: str = "--set", dest: str | None = None) -> None:
+def add_set(
+    parser: argparse.ArgumentParser, help: str, option: str = "--set", dest: str | None = None
+) -> None:
     """`--set FIELD=VALUE ...`: given more than once, its lists are merged (a field given twice with different
     values is refused by `sets`)."""
-    parser.add_argument(option, nargs="+", action="extend", default=[], metavar="FIELD=VALUE", help=help,
-                        dest=dest)
+    parser.add_argument(
+        option, nargs="+", action="extend", default=[], metavar="FIELD=VALUE", help=help, dest=dest
+    )
 
 
 def pairs(items: Iterable[str], option: str) -> tuple[dict[str, str], list[str]]:
@@ -165,8 +173,9 @@ def merged(base: dict, extra: dict) -> dict:
 
 def apply_nested(config: Any, nested: dict) -> Any:
     """The dataclass `config` with dotted `--set` values (`sets`' second value) merged into its mapping fields."""
-    return dataclasses.replace(config, **{name: merged(getattr(config, name) or {}, values)
-                                          for name, values in nested.items()})
+    return dataclasses.replace(
+        config, **{name: merged(getattr(config, name) or {}, values) for name, values in nested.items()}
+    )
 
 
 def choice(value: str | None, known: Iterable[str], option: str) -> str | None:

@@ -34,12 +34,35 @@ from murphy_lab.suggest import did_you_mean
 LOSS_TYPES = ("dapo", "bnpo", "grpo", "dr_grpo", "group_sum")
 # report_to loggers whose package has another name
 PIP_NAMES = {"azure_ml": "azureml-core", "flyte": "flytekit"}
-PASSED = ("beta", "learning_rate", "epsilon", "temperature", "max_completion_length", "per_device_train_batch_size",
-          "gradient_accumulation_steps", "steps_per_generation", "num_iterations", "max_steps", "num_train_epochs",
-          "seed", "save_steps", "save_total_limit", "logging_steps", "report_to", "use_vllm", "vllm_mode")
-TRL_NAMES = {"num_generations": "g1", "loss_type": "loss_type", "bf16": "bf16", "chat_template_kwargs":
-             "chat_template_kwargs", "gradient_checkpointing": "gradient_checkpointing",
-             "activation_checkpointing": "gradient_checkpointing", **{name: name for name in PASSED}}
+PASSED = (
+    "beta",
+    "learning_rate",
+    "epsilon",
+    "temperature",
+    "max_completion_length",
+    "per_device_train_batch_size",
+    "gradient_accumulation_steps",
+    "steps_per_generation",
+    "num_iterations",
+    "max_steps",
+    "num_train_epochs",
+    "seed",
+    "save_steps",
+    "save_total_limit",
+    "logging_steps",
+    "report_to",
+    "use_vllm",
+    "vllm_mode",
+)
+TRL_NAMES = {
+    "num_generations": "g1",
+    "loss_type": "loss_type",
+    "bf16": "bf16",
+    "chat_template_kwargs": "chat_template_kwargs",
+    "gradient_checkpointing": "gradient_checkpointing",
+    "activation_checkpointing": "gradient_checkpointing",
+    **{name: name for name in PASSED},
+}
 """TRL's GRPOConfig field -> the MurphyConfig field it is given from (`to_grpo_config`). One name per concept: G1 is
 `g1` from the command line to this table and TRL's `num_generations` only in the GRPOConfig it builds; `trl:` may not
 set one of these (the config's own field does, `problems()` says which)."""
@@ -184,8 +207,13 @@ class MurphyConfig:
 
     # --- construction: one path ----------------------------------------------------------------------------------
     @classmethod
-    def layered(cls, profile: str | profiles.Profile | None, *layers: dict | str | os.PathLike,
-                nested: dict | None = None, validate: bool = False) -> MurphyConfig:
+    def layered(
+        cls,
+        profile: str | profiles.Profile | None,
+        *layers: dict | str | os.PathLike,
+        nested: dict | None = None,
+        validate: bool = False,
+    ) -> MurphyConfig:
         """THE way to a MurphyConfig, for every caller (`for_profile`, `from_yaml`, the command line, every method's
         config, a resumed run's recorded config):
 
@@ -205,7 +233,11 @@ class MurphyConfig:
             layer = file_fields(layer) if isinstance(layer, (str, os.PathLike)) else dict(layer)
             profile = profile or layer.pop("profile", None)
             layer.pop("profile", None)
-            if "tasks" in layer and "task_args" not in layer and layer["tasks"] != given.get("tasks", layer["tasks"]):
+            if (
+                "tasks" in layer
+                and "task_args" not in layer
+                and layer["tasks"] != given.get("tasks", layer["tasks"])
+            ):
                 given.pop("task_args", None)  # arguments of the earlier source's loader
             given.update(layer)
         prof = profile if isinstance(profile, profiles.Profile) else profiles.get_profile(profile or "paper")
@@ -216,7 +248,9 @@ class MurphyConfig:
             fields.update({k: v for k, v in implied.fields().items() if k not in given})
         config = cls.from_dict(fields)
         if nested:
-            config = dataclasses.replace(config, **{k: merged(getattr(config, k) or {}, v) for k, v in nested.items()})
+            config = dataclasses.replace(
+                config, **{k: merged(getattr(config, k) or {}, v) for k, v in nested.items()}
+            )
         return config.validate() if validate else config
 
     @classmethod
@@ -232,7 +266,9 @@ class MurphyConfig:
         unknown = sorted(set(d) - names)
         if unknown:
             named = ", ".join(f"{k!r}{did_you_mean(k, names)}" for k in unknown)
-            raise ValueError(f"unknown config field(s) {named}; TRL fields go under 'trl:'. Known: {sorted(names)}")
+            raise ValueError(
+                f"unknown config field(s) {named}; TRL fields go under 'trl:'. Known: {sorted(names)}"
+            )
         return cls(**d)
 
     @classmethod
@@ -258,8 +294,12 @@ class MurphyConfig:
     def problems(self) -> list[str]:
         """Every problem of this config, one line each naming its field (empty: valid). A value of the wrong type
         is reported alone (the range checks below would misread it)."""
-        typed = [p for name, tp in field_types(MurphyConfig).items() for p in [type_problem(name, getattr(self, name), tp)]
-                 if p]
+        typed = [
+            p
+            for name, tp in field_types(MurphyConfig).items()
+            for p in [type_problem(name, getattr(self, name), tp)]
+            if p
+        ]
         if typed:
             return typed
         out: list[str] = []
@@ -293,8 +333,11 @@ class MurphyConfig:
         need(self.eval_every >= 0, "eval_every", "must be an integer >= 0 (0: off)")
         if self.eval_every:
             need(bool(self.eval_tasks), "eval_tasks", "must name the held-out tasks when eval_every > 0")
-            need(bool(self.eval_iters) and all(isinstance(k, int) and k >= 1 for k in self.eval_iters), "eval_iters",
-                 "must be a non-empty list of integers >= 1")
+            need(
+                bool(self.eval_iters) and all(isinstance(k, int) and k >= 1 for k in self.eval_iters),
+                "eval_iters",
+                "must be a non-empty list of integers >= 1",
+            )
         if self.mode in modes.MODES:
             # the G2 / S the mode implies
             for name, msg in modes.mode(self.mode).problems(self.g2, self.turns):
@@ -303,30 +346,53 @@ class MurphyConfig:
                 b = getattr(self, name)
                 if b is None:
                     continue
-                need(modes.mode(self.mode).prunes, name,
-                     f"pruning only applies to {modes.pruning_modes()} (mode is {self.mode!r}); use null")
+                need(
+                    modes.mode(self.mode).prunes,
+                    name,
+                    f"pruning only applies to {modes.pruning_modes()} (mode is {self.mode!r}); use null",
+                )
                 need(b >= 1, name, "must be a positive integer or null")
         if self.b_traj is not None:
             smallest = self.g1 if self.turns == 1 else min(self.g1, self.g2)
-            need(2 <= self.b_traj <= smallest, "b_traj", f"must lie in [2, {smallest}] (it is larger than a group)")
+            need(
+                2 <= self.b_traj <= smallest,
+                "b_traj",
+                f"must lie in [2, {smallest}] (it is larger than a group)",
+            )
         if self.b_grp is not None:
             need(self.turns >= 2, "b_grp", "needs turns >= 2 (InterP prunes groups of turns s >= 2)")
             # a turn-2 group hangs under each failed turn-1 candidate: at most g1 of them per tree
-            need(self.b_grp <= self.g1, "b_grp", f"must be <= g1 = {self.g1} (the most turn-2 groups a tree has)")
+            need(
+                self.b_grp <= self.g1,
+                "b_grp",
+                f"must be <= g1 = {self.g1} (the most turn-2 groups a tree has)",
+            )
         spg = self.steps_per_generation or self.gradient_accumulation_steps
         if self.loss_type == "bnpo":  # docs/training.md, decision 3
-            need(spg == 1, "loss_type", "'bnpo' normalises by the tokens of each micro-batch, and the filler rows that "
-                 f"make the rows a multiple of steps_per_generation ({spg}) change what a micro-batch holds (one can "
-                 "hold filler rows only and still weigh 1/steps): not exact. Use 'dapo' or steps_per_generation = 1")
+            need(
+                spg == 1,
+                "loss_type",
+                "'bnpo' normalises by the tokens of each micro-batch, and the filler rows that "
+                f"make the rows a multiple of steps_per_generation ({spg}) change what a micro-batch holds (one can "
+                "hold filler rows only and still weigh 1/steps): not exact. Use 'dapo' or steps_per_generation = 1",
+            )
         # its row weights ride on TRL's token mask (docs/training.md, decision 8)
         if self.loss_type == "group_sum":
             for name, off in (("importance_sampling_level", "token"), ("off_policy_mask_threshold", None)):
-                need(self.trl.get(name, off) == off, "loss_type", f"'group_sum' weighs tokens through TRL's mask, "
-                     f"whose per-row means trl.{name} would change; leave it at {off!r} or use 'dapo'")
+                need(
+                    self.trl.get(name, off) == off,
+                    "loss_type",
+                    f"'group_sum' weighs tokens through TRL's mask, "
+                    f"whose per-row means trl.{name} would change; leave it at {off!r} or use 'dapo'",
+                )
         if self.loss_type in ("grpo", "dr_grpo"):
             bonus = self.trl.get("entropy_coef", 0.0) or self.trl.get("use_adaptive_entropy", False)
-            need(not bonus, "loss_type", f"{self.loss_type!r} is made exact under filler rows by rescaling TRL's "
-                 "micro-batch loss, which would also rescale trl.entropy_coef's bonus; use 'dapo' with the bonus")
+            need(
+                not bonus,
+                "loss_type",
+                f"{self.loss_type!r} is made exact under filler rows by rescaling TRL's "
+                "micro-batch loss, which would also rescale trl.entropy_coef's bonus; use 'dapo' with the bonus",
+            )
         need(
             (self.per_device_train_batch_size * spg) % self.g1 == 0 if self.g1 >= 1 else False,
             "per_device_train_batch_size",
@@ -337,14 +403,22 @@ class MurphyConfig:
         prof = profiles.PROFILES.get(self.profile)
         # a profile that builds nothing (paper): the config names both
         if prof is not None and prof.build is None:
-            need(bool(self.model), "model", f"is required for the {self.profile} profile (a local folder or a hub id)")
+            need(
+                bool(self.model),
+                "model",
+                f"is required for the {self.profile} profile (a local folder or a hub id)",
+            )
             need(bool(self.tasks), "tasks", f"is required for the {self.profile} profile (e.g. 'kodcode')")
         cuda = _cuda_available()
         if self.use_vllm:
             need(cuda, "use_vllm", "needs a CUDA GPU (none found); set use_vllm: false on a CPU")
         if self.bf16:
-            need(cuda or cpu_bf16(), "bf16", "needs a CUDA GPU or a CPU with bfloat16 instructions (AVX512-BF16, "
-                 "AMX-BF16, Arm BF16); this machine has neither: set bf16: false")
+            need(
+                cuda or cpu_bf16(),
+                "bf16",
+                "needs a CUDA GPU or a CPU with bfloat16 instructions (AVX512-BF16, "
+                "AMX-BF16, Arm BF16); this machine has neither: set bf16: false",
+            )
         loggers = [self.report_to] if isinstance(self.report_to, str) else list(self.report_to)
         # transformers would fail only at trainer construction, with a traceback
         known, installed = _loggers()
@@ -352,21 +426,32 @@ class MurphyConfig:
             if name in ("none", "all"):
                 continue
             if name not in known:
-                need(False, "report_to", f"{name!r} is not a logger transformers knows{did_you_mean(name, known)}; "
-                     f"known: {sorted(known)}")
+                need(
+                    False,
+                    "report_to",
+                    f"{name!r} is not a logger transformers knows{did_you_mean(name, known)}; "
+                    f"known: {sorted(known)}",
+                )
                 continue
             hint = "; the gpu and dev extras have it" if name == "tensorboard" else ""
             extra = ", or the project's wandb extra: pip install -e '.[wandb]'" if name == "wandb" else ""
-            need(name in installed, "report_to", f"includes {name!r}, which is not installed "
-                 f"(pip install {PIP_NAMES.get(name, name)}{hint}){extra}")
+            need(
+                name in installed,
+                "report_to",
+                f"includes {name!r}, which is not installed "
+                f"(pip install {PIP_NAMES.get(name, name)}{hint}){extra}",
+            )
         if self.use_peft:
             need(_peft_installed(), "use_peft", "needs the peft package: pip install 'murphy-lab[lora]'")
             need(self.lora_r >= 1, "lora_r", "must be an integer >= 1")
         need(self.lora_alpha > 0, "lora_alpha", "must be > 0")
         need(0 <= self.lora_dropout < 1, "lora_dropout", "must lie in [0, 1)")
         targets = self.lora_target_modules
-        need(targets is None or isinstance(targets, str) or all(isinstance(t, str) for t in targets),
-             "lora_target_modules", "must be null, a string or a list of names")
+        need(
+            targets is None or isinstance(targets, str) or all(isinstance(t, str) for t in targets),
+            "lora_target_modules",
+            "must be null, a string or a list of names",
+        )
         trl_fields = _grpo_fields()
         unknown_trl = sorted(set(self.trl) - trl_fields)
         need(not unknown_trl, "trl", f"holds fields GRPOConfig does not have: {unknown_trl}")
@@ -374,8 +459,10 @@ class MurphyConfig:
         ours = sorted(set(self.trl) & set(TRL_NAMES))
         if ours:
             named = ", ".join(f"trl.{k} is {TRL_NAMES[k]}" for k in ours)
-            out.append(f"trl: {named}: set {', '.join(TRL_NAMES[k] for k in ours)} instead (MurphyConfig passes it to "
-                       "TRL under TRL's name)")
+            out.append(
+                f"trl: {named}: set {', '.join(TRL_NAMES[k] for k in ours)} instead (MurphyConfig passes it to "
+                "TRL under TRL's name)"
+            )
         return out
 
     # --- to TRL -------------------------------------------------------------------------------------------------
@@ -387,9 +474,13 @@ class MurphyConfig:
         from peft import LoraConfig
 
         targets = self.lora_target_modules
-        return LoraConfig(task_type="CAUSAL_LM", r=self.lora_r, lora_alpha=self.lora_alpha,
-                          lora_dropout=self.lora_dropout,
-                          target_modules=list(targets) if isinstance(targets, (list, tuple)) else targets)
+        return LoraConfig(
+            task_type="CAUSAL_LM",
+            r=self.lora_r,
+            lora_alpha=self.lora_alpha,
+            lora_dropout=self.lora_dropout,
+            target_modules=list(targets) if isinstance(targets, (list, tuple)) else targets,
+        )
 
     def to_grpo_config(self, output_dir: str | os.PathLike, **extra: Any):
         """The `trl.GRPOConfig` for this run (validates first). `extra` overrides anything (e.g. resume paths)."""
@@ -442,7 +533,9 @@ def checkpointing(args_cls: type, on: bool) -> dict:
     subclass (TRL's GRPOConfig, SFTConfig, RewardConfig): newer transformers (5.24) name it
     `activation_checkpointing` and warn on the old name; 5.17 (the gpu extra's) only knows `gradient_checkpointing`."""
     names = {f.name for f in dataclasses.fields(args_cls)}
-    return {"activation_checkpointing" if "activation_checkpointing" in names else "gradient_checkpointing": on}
+    return {
+        "activation_checkpointing" if "activation_checkpointing" in names else "gradient_checkpointing": on
+    }
 
 
 def _peft_installed() -> bool:

@@ -99,7 +99,6 @@ def no_backup(tree: RolloutTree, gamma: float = 1.0, backup_on: str = "full") ->
     return tree
 
 
-
 # --- the multi-turn rules beside MaRS / MeRS -------------------------------------------------------------------------
 def treerpo(tree: RolloutTree, backup_on: str = "full") -> RolloutTree:
     """TreeRPO's backup: a node is worth the expected reward of the final attempts below it.
@@ -211,8 +210,9 @@ def reward_to_go_advantages(trees: list[RolloutTree], normalize: Normalize, **_:
             n.advantage = adv[id(n)]  # one group: every turn of the tree is a sample
 
 
-def mt_grpo_advantages(trees: list[RolloutTree], normalize: Normalize, lam: float = 1.0,
-                       per_turn: bool = True) -> None:
+def mt_grpo_advantages(
+    trees: list[RolloutTree], normalize: Normalize, lam: float = 1.0, per_turn: bool = True
+) -> None:
     """MT-GRPO's turn-level advantage, normalised per turn index s (the kept nodes of the tree at turn s):
 
         Â(v) = Â^T_s(v) + λ·Â^O_s(v),   Â^T: the turn's own reward r(v), Â^O: the outcome o(v) (expected final reward)
@@ -347,7 +347,9 @@ class CreditRule:
         for k in self.knobs:
             v = given.get(k.name, k.default)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not k.low <= v <= k.high:
-                raise ValueError(f"credit rule {self.name!r}: {k.name} must lie in [{k.low:g}, {k.high:g}], got {v!r}")
+                raise ValueError(
+                    f"credit rule {self.name!r}: {k.name} must lie in [{k.low:g}, {k.high:g}], got {v!r}"
+                )
             values[k.name] = float(v)
         return values
 
@@ -384,19 +386,45 @@ def _none(tree: RolloutTree, backup_on: str) -> RolloutTree:
 # the widgets, `score_tree`) and appears in the credit ablation with its verdict line against MaRS.
 CREDIT_RULES: dict[str, CreditRule] = {
     "mars": CreditRule("mars", "MaRS", _mars, source="MURPHY §3.2 (arXiv 2511.07833)"),
-    "mers": CreditRule("mers", "MeRS", mers, (_gamma(1.0, (0.9, 1.0)),), source="MURPHY §3.2 (arXiv 2511.07833)"),
+    "mers": CreditRule(
+        "mers", "MeRS", mers, (_gamma(1.0, (0.9, 1.0)),), source="MURPHY §3.2 (arXiv 2511.07833)"
+    ),
     "none": CreditRule("none", "no backup", _none, source="GRPO inside each group of the tree"),
     "treerpo": CreditRule("treerpo", "TreeRPO", treerpo, source="TreeRPO (arXiv 2506.05183)"),
-    "reward_to_go": CreditRule("reward_to_go", "reward-to-go", reward_to_go, (_gamma(0.4, (0.4,)),),
-                               reward_to_go_advantages, source="Kevin (arXiv 2507.11948)"),
-    "turn_credit": CreditRule("turn_credit", "turn credit", turn_credit, (_gamma(0.9, (0.9,)),),
-                              source="prime-rl turn_credit (PrimeIntellect-ai/prime-rl#3282)"),
-    "mt_grpo": CreditRule("mt_grpo", "MT-GRPO turn-level", mt_grpo,
-                          (Knob("lam", 1.0, 0.0, 2.0, "λ, weight of the outcome term Â^O", stage="advantages"),),
-                          mt_grpo_advantages, source="MT-GRPO (arXiv 2505.11821)"),
-    "gigpo": CreditRule("gigpo", "GiGPO anchors", gigpo,
-                        (_gamma(1.0, (1.0,)), Knob("omega", 1.0, 0.0, 2.0, "ω, weight of the step-level term A^S", stage="advantages")),
-                        gigpo_advantages, source="GiGPO (arXiv 2505.10978)"),
+    "reward_to_go": CreditRule(
+        "reward_to_go",
+        "reward-to-go",
+        reward_to_go,
+        (_gamma(0.4, (0.4,)),),
+        reward_to_go_advantages,
+        source="Kevin (arXiv 2507.11948)",
+    ),
+    "turn_credit": CreditRule(
+        "turn_credit",
+        "turn credit",
+        turn_credit,
+        (_gamma(0.9, (0.9,)),),
+        source="prime-rl turn_credit (PrimeIntellect-ai/prime-rl#3282)",
+    ),
+    "mt_grpo": CreditRule(
+        "mt_grpo",
+        "MT-GRPO turn-level",
+        mt_grpo,
+        (Knob("lam", 1.0, 0.0, 2.0, "λ, weight of the outcome term Â^O", stage="advantages"),),
+        mt_grpo_advantages,
+        source="MT-GRPO (arXiv 2505.11821)",
+    ),
+    "gigpo": CreditRule(
+        "gigpo",
+        "GiGPO anchors",
+        gigpo,
+        (
+            _gamma(1.0, (1.0,)),
+            Knob("omega", 1.0, 0.0, 2.0, "ω, weight of the step-level term A^S", stage="advantages"),
+        ),
+        gigpo_advantages,
+        source="GiGPO (arXiv 2505.10978)",
+    ),
 }
 
 
@@ -407,8 +435,13 @@ def credit_rule(name: str) -> CreditRule:
     return CREDIT_RULES[name]
 
 
-def assign_credit(tree: RolloutTree, credit: str = "mars", gamma: float | None = None, backup_on: str = "full",
-                  **credit_args: float) -> RolloutTree:
+def assign_credit(
+    tree: RolloutTree,
+    credit: str = "mars",
+    gamma: float | None = None,
+    backup_on: str = "full",
+    **credit_args: float,
+) -> RolloutTree:
     """Back credit up by the rule called `credit` (`CREDIT_RULES`); knobs default to the rule's own."""
     rule = credit_rule(credit)
     knobs = rule.knob_values(gamma=gamma if rule.discounted else None, **credit_args)

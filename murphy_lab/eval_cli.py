@@ -61,14 +61,29 @@ def generation_settings(flags: dict, recorded: dict, source: str) -> tuple[dict,
     `flags`: max_new_tokens / temperature / chat given on the command line (None: not given); `recorded`: a run's
     settings (`run_defaults`), or {} for a plain model, which then gets `GENERATION_DEFAULTS`; `source` names where
     the recorded settings come from, for the warning."""
-    base = {**GENERATION_DEFAULTS, "chat": None, **{k: v for k, v in recorded.items() if k in (
-        "max_new_tokens", "temperature", "chat")}}
-    used = {k: (flags[k] if flags.get(k) is not None else base[k]) for k in ("max_new_tokens", "temperature", "chat")}
-    differs = {k: {"recorded": base[k], "used": used[k]} for k in used
-               if flags.get(k) is not None and base[k] is not None and flags[k] != base[k]}
+    base = {
+        **GENERATION_DEFAULTS,
+        "chat": None,
+        **{k: v for k, v in recorded.items() if k in ("max_new_tokens", "temperature", "chat")},
+    }
+    used = {
+        k: (flags[k] if flags.get(k) is not None else base[k])
+        for k in ("max_new_tokens", "temperature", "chat")
+    }
+    differs = {
+        k: {"recorded": base[k], "used": used[k]}
+        for k in used
+        if flags.get(k) is not None and base[k] is not None and flags[k] != base[k]
+    }
     for k, v in differs.items():
-        log.warning("%s=%r differs from %s's %r: base and trained models compared at different settings are not "
-                    "comparable (eval.json records it)", k, v["used"], source, v["recorded"])
+        log.warning(
+            "%s=%r differs from %s's %r: base and trained models compared at different settings are not "
+            "comparable (eval.json records it)",
+            k,
+            v["used"],
+            source,
+            v["recorded"],
+        )
     return used, differs
 
 
@@ -83,17 +98,24 @@ def run_defaults(model: str) -> tuple[str, dict]:
             ckpt = last_checkpoint(run)
             offer = " and no checkpoint"
             if ckpt is not None:
-                offer = (f"; its last checkpoint is {str(ckpt)!r}: evaluate it with --model {ckpt}, or finish the "
-                         f"run with python -m murphy_lab.train --output-dir {run} --resume")
-            raise ValueError(f"--model {model!r} is a training run with no final model (it did not finish){offer}")
+                offer = (
+                    f"; its last checkpoint is {str(ckpt)!r}: evaluate it with --model {ckpt}, or finish the "
+                    f"run with python -m murphy_lab.train --output-dir {run} --resume"
+                )
+            raise ValueError(
+                f"--model {model!r} is a training run with no final model (it did not finish){offer}"
+            )
     elif path.name.startswith("checkpoint-") and (path.parent / "config.yaml").is_file():
         run, load = path.parent, path
     else:
         return model, {}
     cfg = recorded_config(run)
     return str(load), {
-        "chat": cfg.chat, "chat_template_kwargs": cfg.chat_template_kwargs,
-        "max_new_tokens": cfg.max_completion_length, "temperature": cfg.temperature, "executor": cfg.executor,
+        "chat": cfg.chat,
+        "chat_template_kwargs": cfg.chat_template_kwargs,
+        "max_new_tokens": cfg.max_completion_length,
+        "temperature": cfg.temperature,
+        "executor": cfg.executor,
     }
 
 
@@ -118,7 +140,9 @@ def policy_of(model: str, **kw: Any):
         return models.load_policy(model, **kw)
     except OSError as err:  # transformers' hub errors: not found, offline, gated
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise ValueError(f"--model {model!r} is not a local folder and does not load as a hub id: {first}") from err
+        raise ValueError(
+            f"--model {model!r} is not a local folder and does not load as a hub id: {first}"
+        ) from err
 
 
 SCAFFOLDS = ("reflexion", "lats", "dot")  # murphy_lab.scaffolds.SCAFFOLDS (ReVeal's rounds: its own package)
@@ -126,28 +150,62 @@ SCAFFOLDS = ("reflexion", "lats", "dot")  # murphy_lab.scaffolds.SCAFFOLDS (ReVe
 
 def parser() -> cli.Parser:
     p = cli.Parser("python -m murphy_lab.eval_cli", __doc__)
-    p.add_argument("--model", required=True, help="training run folder (a LoRA run too), model folder, or hub id")
-    p.add_argument("--tasks", default="jsonl", help="a task source (murphy_lab.tasks.registry): humaneval, mbpp, "
-                   "toy, ... (default: jsonl, your own task file)")
-    p.add_argument("--task-args", nargs="+", action="extend", default=[], metavar="KEY=VALUE",
-                   help="loader arguments, e.g. path=x")
+    p.add_argument(
+        "--model", required=True, help="training run folder (a LoRA run too), model folder, or hub id"
+    )
+    p.add_argument(
+        "--tasks",
+        default="jsonl",
+        help="a task source (murphy_lab.tasks.registry): humaneval, mbpp, "
+        "toy, ... (default: jsonl, your own task file)",
+    )
+    p.add_argument(
+        "--task-args",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="KEY=VALUE",
+        help="loader arguments, e.g. path=x",
+    )
     p.add_argument("--n-tasks", type=int, help="evaluate only the first N tasks (default: all)")
     p.add_argument("--iters", nargs="+", type=int, default=[1, 3, 5], help="the k of Iter-k (default: 1 3 5)")
     p.add_argument("--runs", type=int, default=3, help="independent runs per task (mean ± std over runs)")
-    p.add_argument("--scaffold", default="reflexion", help=" | ".join(SCAFFOLDS) + " (default: reflexion, the paper's)")
-    p.add_argument("--like", metavar="RUN", help="take the generation settings of this training run folder (e.g. to "
-                   "evaluate its base model exactly as the trained one)")
-    p.add_argument("--max-new-tokens", type=int, help="tokens per attempt (default: the run's, else "
-                   f"{GENERATION_DEFAULTS['max_new_tokens']}, a training run's default)")
+    p.add_argument(
+        "--scaffold", default="reflexion", help=" | ".join(SCAFFOLDS) + " (default: reflexion, the paper's)"
+    )
+    p.add_argument(
+        "--like",
+        metavar="RUN",
+        help="take the generation settings of this training run folder (e.g. to "
+        "evaluate its base model exactly as the trained one)",
+    )
+    p.add_argument(
+        "--max-new-tokens",
+        type=int,
+        help="tokens per attempt (default: the run's, else "
+        f"{GENERATION_DEFAULTS['max_new_tokens']}, a training run's default)",
+    )
     p.add_argument("--temperature", type=float, help="sampling temperature (default: the run's, else 1.0)")
-    p.add_argument("--chat", action=argparse.BooleanOptionalAction, default=None,
-                   help="use the tokenizer's chat template (default: the run's `chat`, else when it has one)")
+    p.add_argument(
+        "--chat",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="use the tokenizer's chat template (default: the run's `chat`, else when it has one)",
+    )
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--timeout", type=float, help="seconds per test where the benchmark sets none (HumanEval, MBPP and "
-                   "LiveCodeBench carry their own: docs/evaluation.md; default: the run's executor, else 5)")
-    p.add_argument("--task-batch", type=int, default=16,
-                   help="tasks evaluated together; the progress bar advances a batch at a time (default 16; 0: all "
-                        "at once). The sampled programs depend on it: eval.json records it")
+    p.add_argument(
+        "--timeout",
+        type=float,
+        help="seconds per test where the benchmark sets none (HumanEval, MBPP and "
+        "LiveCodeBench carry their own: docs/evaluation.md; default: the run's executor, else 5)",
+    )
+    p.add_argument(
+        "--task-batch",
+        type=int,
+        default=16,
+        help="tasks evaluated together; the progress bar advances a batch at a time (default 16; 0: all "
+        "at once). The sampled programs depend on it: eval.json records it",
+    )
     p.add_argument("--output-dir", help="where the table and transcripts go")
     p.add_argument("--threads", type=int, help="torch CPU threads")
     return p
@@ -156,19 +214,33 @@ def parser() -> cli.Parser:
 def like_defaults(like: str) -> dict:
     """The generation settings of the training run `like` (a run folder or one of its checkpoints)."""
     path = Path(like).expanduser()
-    run = path if recorded_config(path) is not None else path.parent if path.name.startswith("checkpoint-") else None
+    run = (
+        path
+        if recorded_config(path) is not None
+        else path.parent
+        if path.name.startswith("checkpoint-")
+        else None
+    )
     cfg = recorded_config(run) if run is not None else None
     if cfg is None:
         raise ValueError(f"--like {like!r} is not a training run folder (no config.yaml)")
-    return {"chat": cfg.chat, "chat_template_kwargs": cfg.chat_template_kwargs,
-            "max_new_tokens": cfg.max_completion_length, "temperature": cfg.temperature}
+    return {
+        "chat": cfg.chat,
+        "chat_template_kwargs": cfg.chat_template_kwargs,
+        "max_new_tokens": cfg.max_completion_length,
+        "temperature": cfg.temperature,
+    }
 
 
 def inputs(a: Any) -> tuple[dict, str, dict, str, list[str]]:
     """(task arguments, the model to load, its recorded defaults, where they come from, the problems found): every
     option checked without reading a task or loading a model."""
     problems = []
-    for name, value, low in (("--task-batch", a.task_batch, 0), ("--n-tasks", a.n_tasks, 1), ("--runs", a.runs, 1)):
+    for name, value, low in (
+        ("--task-batch", a.task_batch, 0),
+        ("--n-tasks", a.n_tasks, 1),
+        ("--runs", a.runs, 1),
+    ):
         if value is not None and value < low:
             problems.append(f"{name} must be >= {low}, got {value}")
     if any(k < 1 for k in a.iters):
@@ -191,7 +263,9 @@ def inputs(a: Any) -> tuple[dict, str, dict, str, list[str]]:
     if a.like:
         try:
             if defaults:
-                raise ValueError(f"--like: --model {a.model!r} is a training run with recorded settings already")
+                raise ValueError(
+                    f"--like: --model {a.model!r} is a training run with recorded settings already"
+                )
             defaults, source = like_defaults(a.like), str(a.like)
         except ValueError as err:
             problems.append(str(err))
@@ -230,8 +304,12 @@ def main(argv: list[str] | None = None) -> Any:
     used, differs = generation_settings(flags, defaults, source)
     sampling = {"max_new_tokens": used["max_new_tokens"], "temperature": used["temperature"]}
     chat = used["chat"]  # None: the tokenizer decides
-    policy = policy_of(model, use_chat_template=chat,
-                       chat_template_kwargs=defaults.get("chat_template_kwargs") or None, **sampling)
+    policy = policy_of(
+        model,
+        use_chat_template=chat,
+        chat_template_kwargs=defaults.get("chat_template_kwargs") or None,
+        **sampling,
+    )
     executor_kw = {"workers": 1, **defaults.get("executor", {})}
     if a.timeout is not None:
         executor_kw["timeout"] = a.timeout
@@ -239,19 +317,47 @@ def main(argv: list[str] | None = None) -> Any:
     out = Path(a.output_dir or default_output_dir(model, {} if a.like else defaults))
     out.mkdir(parents=True, exist_ok=True)
     with Executor(**executor_kw) as executor:
-        df = evaluate(policy, tasks, executor, iters=a.iters, runs=a.runs, scaffold=a.scaffold, seed=a.seed,
-                      transcripts_path=str(out / "transcripts.jsonl"), task_batch=a.task_batch or None)
+        df = evaluate(
+            policy,
+            tasks,
+            executor,
+            iters=a.iters,
+            runs=a.runs,
+            scaffold=a.scaffold,
+            seed=a.seed,
+            transcripts_path=str(out / "transcripts.jsonl"),
+            task_batch=a.task_batch or None,
+        )
     df.to_csv(out / "table.csv", index=False)
     (out / "table.md").write_text(df.to_markdown(index=False, floatfmt=".2f") + "\n")
     # run/final, run/checkpoint-N
     name = "/".join(Path(model).parts[-2:]) if defaults and not a.like else model
     plot_eval_table(df, title=f"{name}: {a.tasks}, {a.scaffold}, {a.runs} run(s)", path=out / "table.png")
-    (out / "eval.json").write_text(json.dumps({
-        "model": model, "tasks": a.tasks, "task_args": task_args, "n_tasks": len(tasks), "iters": a.iters,
-        "runs": a.runs, "scaffold": a.scaffold, "seed": a.seed, "task_batch": a.task_batch or None, "chat": chat,
-        **sampling, "chat_template_kwargs": defaults.get("chat_template_kwargs") or None, "settings_from": source,
-        "differs_from_recorded": differs, "executor": executor_kw, "completions": df.attrs["completions"],
-    }, indent=2, default=str) + "\n")
+    (out / "eval.json").write_text(
+        json.dumps(
+            {
+                "model": model,
+                "tasks": a.tasks,
+                "task_args": task_args,
+                "n_tasks": len(tasks),
+                "iters": a.iters,
+                "runs": a.runs,
+                "scaffold": a.scaffold,
+                "seed": a.seed,
+                "task_batch": a.task_batch or None,
+                "chat": chat,
+                **sampling,
+                "chat_template_kwargs": defaults.get("chat_template_kwargs") or None,
+                "settings_from": source,
+                "differs_from_recorded": differs,
+                "executor": executor_kw,
+                "completions": df.attrs["completions"],
+            },
+            indent=2,
+            default=str,
+        )
+        + "\n"
+    )
     print(df.to_markdown(index=False, floatfmt=".2f"))
     print("completions:", json.dumps(df.attrs["completions"]))
     print(f"wrote {out}/table.csv, table.md, table.png, transcripts.jsonl, eval.json")

@@ -82,45 +82,67 @@ def evaluate(
         raise ValueError("tasks is empty")
     for i, t in enumerate(tasks):
         if not len(getattr(t, "hidden_tests", ())):
-            raise ValueError(f"tasks[{i}] ({getattr(t, 'task_id', '?')!r}) has no hidden tests to score it on")
+            raise ValueError(
+                f"tasks[{i}] ({getattr(t, 'task_id', '?')!r}) has no hidden tests to score it on"
+            )
     ids = [t.task_id for t in tasks]
     if len(set(ids)) != len(ids):
         raise ValueError("task_id values must be unique: the table groups episodes by task_id")
-    if task_batch is not None and (isinstance(task_batch, bool) or not isinstance(task_batch, int) or task_batch < 1):
+    if task_batch is not None and (
+        isinstance(task_batch, bool) or not isinstance(task_batch, int) or task_batch < 1
+    ):
         raise ValueError(f"task_batch must be None or an integer >= 1, got {task_batch!r}")
     sc = get_scaffold(scaffold, **(scaffold_kw or {}))
     size = task_batch or len(tasks)
     episodes: list[Episode] = []
-    with tqdm(total=len(tasks), unit="task", desc=f"{sc.name} Iter-{max(iters)}", disable=not progress) as bar:
+    with tqdm(
+        total=len(tasks), unit="task", desc=f"{sc.name} Iter-{max(iters)}", disable=not progress
+    ) as bar:
         for b, start in enumerate(range(0, len(tasks), size)):
             batch = tasks[start : start + size]
             batch_seed = None if seed is None else seed + BATCH_SEED_STEP * b
-            episodes += sc.run(batch, policy, executor, budget=max(iters), runs=runs, seed=batch_seed,
-                               progress=progress, **sample_kw)
+            episodes += sc.run(
+                batch,
+                policy,
+                executor,
+                budget=max(iters),
+                runs=runs,
+                seed=batch_seed,
+                progress=progress,
+                **sample_kw,
+            )
             bar.update(len(batch))
     records = score_hidden(episodes, {t.task_id: t for t in tasks}, executor, iters)
     if transcripts_path is not None:
         save_transcripts(records, transcripts_path)
     df = table(records, iters)
     limit = sample_kw.get("max_new_tokens") or getattr(policy, "max_new_tokens", None)
-    df.attrs.update(scaffold=sc.name, runs=runs, iters=list(iters), records=records, task_batch=task_batch,
-                    completions=completion_counts(records, limit))
+    df.attrs.update(
+        scaffold=sc.name,
+        runs=runs,
+        iters=list(iters),
+        records=records,
+        task_batch=task_batch,
+        completions=completion_counts(records, limit),
+    )
     return df
 
 
 def completion_counts(records: Sequence[dict], max_new_tokens: int | None = None) -> dict:
     """What the model wrote, over every attempt of every episode record (a real model's outputs are messy):
 
-        completions     attempts made (one completion each)
-        extractable     attempts whose extracted program is non-empty Python that parses
-        truncated       attempts that generated `max_new_tokens` tokens, i.e. were cut by the length limit
-                        (omitted when the limit is unknown; one that ends in EOS exactly at the limit counts too)
-        visible_status  {executor status: attempts} on the visible tests (passed, failed, error, syntax, ...)
-        hidden_status   {executor status: programs} of the held programs run on the hidden tests
+    completions     attempts made (one completion each)
+    extractable     attempts whose extracted program is non-empty Python that parses
+    truncated       attempts that generated `max_new_tokens` tokens, i.e. were cut by the length limit
+                    (omitted when the limit is unknown; one that ends in EOS exactly at the limit counts too)
+    visible_status  {executor status: attempts} on the visible tests (passed, failed, error, syntax, ...)
+    hidden_status   {executor status: programs} of the held programs run on the hidden tests
     """
     attempts = [a for r in records for a in r["attempts"]]
-    out: dict[str, Any] = {"completions": len(attempts),
-                           "extractable": sum(bool(a["code"].strip()) and parses(a["code"]) for a in attempts)}
+    out: dict[str, Any] = {
+        "completions": len(attempts),
+        "extractable": sum(bool(a["code"].strip()) and parses(a["code"]) for a in attempts),
+    }
     if max_new_tokens:
         out["truncated"] = sum(a["tokens"] >= max_new_tokens for a in attempts)
     out["visible_status"] = dict(Counter(a["status"] for a in attempts))
@@ -128,7 +150,9 @@ def completion_counts(records: Sequence[dict], max_new_tokens: int | None = None
     return out
 
 
-def score_hidden(episodes: list[Episode], tasks: dict[str, Any], executor: Any, iters: Sequence[int]) -> list[dict]:
+def score_hidden(
+    episodes: list[Episode], tasks: dict[str, Any], executor: Any, iters: Sequence[int]
+) -> list[dict]:
     """Run each program held at some k in `iters` on its task's hidden tests (ONE executor batch); return records.
 
     A record is `episode.to_dict()` plus `iters`, `hidden` ({attempt index: verdict}) and `solved` ({k: bool}).
@@ -170,11 +194,17 @@ def table(records: Sequence[dict], iters: Sequence[int] | None = None) -> pd.Dat
                 for run in runs
             ]
             costs = np.array([_cost_at(r, k) for r in sub], dtype=float)  # (episodes, 2): calls, tokens
-            rows.append({
-                "difficulty": d, "k": k, "pass@1": float(np.mean(per_run)), "std": float(np.std(per_run)),
-                "n_tasks": len({r["task_id"] for r in sub}),
-                "calls": float(costs[:, 0].mean()), "tokens": float(costs[:, 1].mean()),
-            })
+            rows.append(
+                {
+                    "difficulty": d,
+                    "k": k,
+                    "pass@1": float(np.mean(per_run)),
+                    "std": float(np.std(per_run)),
+                    "n_tasks": len({r["task_id"] for r in sub}),
+                    "calls": float(costs[:, 0].mean()),
+                    "tokens": float(costs[:, 1].mean()),
+                }
+            )
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -196,7 +226,9 @@ def table_from_transcripts(path: str, iters: Sequence[int] | None = None) -> pd.
     if iters is not None:
         missing = set(_check_iters(iters)) - set(records[0]["iters"]) if records else set()
         if missing:
-            raise ValueError(f"iters {sorted(missing)} were not scored in {path} (saved: {records[0]['iters']})")
+            raise ValueError(
+                f"iters {sorted(missing)} were not scored in {path} (saved: {records[0]['iters']})"
+            )
     return table(records, iters)
 
 

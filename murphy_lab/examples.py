@@ -31,19 +31,29 @@ _INDENT = "def add_tax(price):\nreturn price * 1.3\n"  # IndentationError: nothi
 _GUESS = "def add_tax(price):\n    return price * 1.15\n"  # a fix that still guesses the rate
 
 # feedback texts as murphy_lab.executor.Executor writes them for these programs and TAX_TESTS
-FB_WRONG_RATE = ("Tests failed:\nassert add_tax(10) == 12.0  # output: 11.0\nassert add_tax(5) == 6.0  # output: 5.5\n"
-                 "assert add_tax(2.5) == 3.0  # output: 2.75")
-FB_SYNTAX = ("The program does not compile:\nFile \"solution.py\", line 1\n    def add_tax(price)\n"
-             "                      ^\nSyntaxError: expected ':'")
-FB_INDENT = ("The program does not compile:\nFile \"solution.py\", line 2\n    return price * 1.3\n    ^^^^^^\n"
-             "IndentationError: expected an indented block after function definition on line 1")
-FB_GUESS = ("Tests failed:\nassert add_tax(10) == 12.0  # output: 11.5\nassert add_tax(5) == 6.0  # output: 5.75\n"
-            "assert add_tax(2.5) == 3.0  # output: 2.875")
+FB_WRONG_RATE = (
+    "Tests failed:\nassert add_tax(10) == 12.0  # output: 11.0\nassert add_tax(5) == 6.0  # output: 5.5\n"
+    "assert add_tax(2.5) == 3.0  # output: 2.75"
+)
+FB_SYNTAX = (
+    'The program does not compile:\nFile "solution.py", line 1\n    def add_tax(price)\n'
+    "                      ^\nSyntaxError: expected ':'"
+)
+FB_INDENT = (
+    'The program does not compile:\nFile "solution.py", line 2\n    return price * 1.3\n    ^^^^^^\n'
+    "IndentationError: expected an indented block after function definition on line 1"
+)
+FB_GUESS = (
+    "Tests failed:\nassert add_tax(10) == 12.0  # output: 11.5\nassert add_tax(5) == 6.0  # output: 5.75\n"
+    "assert add_tax(2.5) == 3.0  # output: 2.875"
+)
 
 
 def _leaf(code: str, reward: float, feedback: str = "", status: str = "") -> Node:
     status = status or ("passed" if reward >= 1.0 else "failed")
-    return Node(reward=reward, code=code, completion=code, feedback=feedback or "All tests passed.", status=status)
+    return Node(
+        reward=reward, code=code, completion=code, feedback=feedback or "All tests passed.", status=status
+    )
 
 
 def informative_failure_tree() -> RolloutTree:
@@ -91,7 +101,9 @@ def paper_tree(seed: int = 0, g1: int = 8, g2: int = 8, n_tests: int = 4) -> Rol
     for i in range(g1):
         k = rng.randrange(n_tests)  # 0 .. n_tests - 1 tests passed: a failure
         v = Node(reward=k / n_tests, code=f"# attempt {i}", status="failed", meta={"sample": i})
-        v.feedback = f"assert f({i}) == {i * i}  # output: {i * i + rng.randint(1, 9)}" if k else "Error: crashed"
+        v.feedback = (
+            f"assert f({i}) == {i * i}  # output: {i * i + rng.randint(1, 9)}" if k else "Error: crashed"
+        )
         p_fix = rng.choice([0.0, 0.1, 0.3, 0.5, 0.7, 0.9])  # how well v's feedback guides its refinements
         for j in range(g2):
             if rng.random() < p_fix:
@@ -100,15 +112,21 @@ def paper_tree(seed: int = 0, g1: int = 8, g2: int = 8, n_tests: int = 4) -> Rol
                 kk = rng.randrange(n_tests)
                 r, fb = kk / n_tests, f"assert f({j}) == {j + 1}  # output: {j}"
             status = "passed" if r >= 1 else "failed"
-            v.children.append(Node(reward=r, feedback=fb, code=f"# refinement {i}.{j}", status=status, meta={"sample": j}))
+            v.children.append(
+                Node(reward=r, feedback=fb, code=f"# refinement {i}.{j}", status=status, meta={"sample": j})
+            )
         root.children.append(v)
     return RolloutTree(root=root, task_id=f"paper-shape-{seed}")
 
 
 def small_tree() -> RolloutTree:
     """Three failures and a solve, two turns: the smallest tree on which MaRS, MeRS and pruning all differ."""
-    v1 = Node(reward=0.0, feedback="assert f(2) == 4  # output: 3", children=[Node(reward=1.0), Node(reward=0.0)])
-    v2 = Node(reward=0.5, feedback="assert f(0) == 0  # output: 1", children=[Node(reward=0.5), Node(reward=0.5)])
+    v1 = Node(
+        reward=0.0, feedback="assert f(2) == 4  # output: 3", children=[Node(reward=1.0), Node(reward=0.0)]
+    )
+    v2 = Node(
+        reward=0.5, feedback="assert f(0) == 0  # output: 1", children=[Node(reward=0.5), Node(reward=0.5)]
+    )
     v3 = Node(reward=1.0, feedback="all tests passed")
     return RolloutTree(root=Node(children=[v1, v2, v3]), task_id="small")
 
@@ -122,10 +140,20 @@ class ScriptedTaxPolicy:
     feedback quotes the expected value ("== 12.0") is fixed with `p_fix_informed`; any other with `p_fix_blind`.
     """
 
-    def __init__(self, seed: int = 0, p_right: float = 0.2, p_wrong: float = 0.4,
-                 p_fix_informed: float = 0.8, p_fix_blind: float = 0.15) -> None:
-        for name, p in (("p_right", p_right), ("p_wrong", p_wrong),
-                        ("p_fix_informed", p_fix_informed), ("p_fix_blind", p_fix_blind)):
+    def __init__(
+        self,
+        seed: int = 0,
+        p_right: float = 0.2,
+        p_wrong: float = 0.4,
+        p_fix_informed: float = 0.8,
+        p_fix_blind: float = 0.15,
+    ) -> None:
+        for name, p in (
+            ("p_right", p_right),
+            ("p_wrong", p_wrong),
+            ("p_fix_informed", p_fix_informed),
+            ("p_fix_blind", p_fix_blind),
+        ):
             if not 0.0 <= p <= 1.0:
                 raise ValueError(f"{name} must lie in [0, 1], got {p!r}")
         if p_right + p_wrong > 1.0:
@@ -149,7 +177,9 @@ class ScriptedTaxPolicy:
 
     def sample(self, prompts: list, n: int) -> list[list[str]]:
         self.calls += 1
-        return [[self._refine(p) if "Feedback" in str(p) else self._first() for _ in range(n)] for p in prompts]
+        return [
+            [self._refine(p) if "Feedback" in str(p) else self._first() for _ in range(n)] for p in prompts
+        ]
 
 
 # --- exercise checks -----------------------------------------------------------------------------------------------

@@ -87,8 +87,9 @@ def _ids(node: Node, key: str, text: Any, tokenize: Tokenize | None, node_id: st
     return list(tokenize(text))
 
 
-def tree_rows(trees: Sequence[RolloutTree], tokenize: Tokenize | None = None,
-              include_pruned: bool = False) -> list[TrainingRow]:
+def tree_rows(
+    trees: Sequence[RolloutTree], tokenize: Tokenize | None = None, include_pruned: bool = False
+) -> list[TrainingRow]:
     """The training rows of scored trees, tree by tree, each tree's groups breadth-first (turn-1 group first).
 
     Every kept non-root node with an advantage is a row; with `include_pruned`, pruned nodes are rows too
@@ -111,14 +112,20 @@ def tree_rows(trees: Sequence[RolloutTree], tokenize: Tokenize | None = None,
                         f"node {node_id} is kept but has no advantage: score the tree first "
                         "(scoring.score_tree)"
                     )
-                rows.append(TrainingRow(
-                    prompt_ids=_ids(node, "prompt_ids", node.prompt, tokenize, node_id),
-                    completion_ids=_ids(node, "completion_ids", node.completion, tokenize, node_id),
-                    advantage=None if node.pruned else float(node.advantage),
-                    credit=None if node.credit is None else float(node.credit),
-                    reward=float(node.reward), group_id=group_id, turn=int(node.turn), node_id=node_id,
-                    task_id=tree.task_id, kept=not node.pruned,
-                ))
+                rows.append(
+                    TrainingRow(
+                        prompt_ids=_ids(node, "prompt_ids", node.prompt, tokenize, node_id),
+                        completion_ids=_ids(node, "completion_ids", node.completion, tokenize, node_id),
+                        advantage=None if node.pruned else float(node.advantage),
+                        credit=None if node.credit is None else float(node.credit),
+                        reward=float(node.reward),
+                        group_id=group_id,
+                        turn=int(node.turn),
+                        node_id=node_id,
+                        task_id=tree.task_id,
+                        kept=not node.pruned,
+                    )
+                )
             group_id += 1
     return rows
 

@@ -22,8 +22,16 @@ import yaml
 
 from murphy_lab.suggest import did_you_mean
 
-NAMES = {bool: "true or false", int: "an integer", float: "a number", str: "a string", dict: "a mapping",
-         list: "a list", tuple: "a list", type(None): "null"}
+NAMES = {
+    bool: "true or false",
+    int: "an integer",
+    float: "a number",
+    str: "a string",
+    dict: "a mapping",
+    list: "a list",
+    tuple: "a list",
+    type(None): "null",
+}
 
 
 @functools.cache
@@ -100,7 +108,9 @@ def field_problems(cls: type, values: dict) -> list[str]:
     """Every unknown field and every value of the wrong type in `values`, one line each."""
     types_ = field_types(cls)
     problems = unknown_fields(cls, [k for k in values if k not in types_])
-    return problems + [p for k, v in values.items() if k in types_ for p in [type_problem(k, v, types_[k])] if p]
+    return problems + [
+        p for k, v in values.items() if k in types_ for p in [type_problem(k, v, types_[k])] if p
+    ]
 
 
 def from_text(text: str, tp: Any = Any) -> Any:

@@ -41,7 +41,9 @@ EPS = 1e-4  # TRL's epsilon in (r - mean) / (std + eps)
 def normalize(values: list[float], eps: float = EPS, scale: bool = True) -> list[float]:
     """(x - mean) / (std + eps) with Bessel's correction; `scale=False` only centres (Dr. GRPO style)."""
     if len(values) < 2:
-        raise ValueError(f"a group needs at least 2 members for a group-relative advantage, got {len(values)}")
+        raise ValueError(
+            f"a group needs at least 2 members for a group-relative advantage, got {len(values)}"
+        )
     mean = sum(values) / len(values)
     if not scale:
         return [v - mean for v in values]
@@ -100,16 +102,22 @@ def grpo_loss(
     import torch
 
     if logps.shape != mask.shape:
-        raise ValueError(f"logps {tuple(logps.shape)} and mask {tuple(mask.shape)} must have the same (B, T) shape")
+        raise ValueError(
+            f"logps {tuple(logps.shape)} and mask {tuple(mask.shape)} must have the same (B, T) shape"
+        )
     if advantages.shape != logps.shape[:1]:
-        raise ValueError(f"advantages must have shape (B,) = {tuple(logps.shape[:1])}, got {tuple(advantages.shape)}")
+        raise ValueError(
+            f"advantages must have shape (B,) = {tuple(logps.shape[:1])}, got {tuple(advantages.shape)}"
+        )
     if beta < 0:
         raise ValueError(f"beta must be >= 0, got {beta}")
     if beta > 0 and ref_logps is None:
         raise ValueError("ref_logps is required when beta > 0")
     if loss_type == "dr_grpo" and max_completion_length is None:
-        raise ValueError("loss_type='dr_grpo' divides by B · max_completion_length (TRL's configured limit, not the "
-                         "padded width T): pass max_completion_length")
+        raise ValueError(
+            "loss_type='dr_grpo' divides by B · max_completion_length (TRL's configured limit, not the "
+            "padded width T): pass max_completion_length"
+        )
     mask = mask.to(logps.dtype)
     old = logps.detach() if old_logps is None else old_logps
     ratio = torch.exp(logps - old)  # ρ = π_θ / π_old, (B, T)
@@ -133,7 +141,9 @@ def grpo_loss(
     raise ValueError(f"loss_type must be one of grpo, bnpo, dapo, dr_grpo; got {loss_type!r}")
 
 
-def token_logps(model: torch.nn.Module, ids: torch.Tensor, attention_mask: torch.Tensor | None = None) -> torch.Tensor:
+def token_logps(
+    model: torch.nn.Module, ids: torch.Tensor, attention_mask: torch.Tensor | None = None
+) -> torch.Tensor:
     """log π(ids[:, t] | ids[:, :t]) for t >= 1 under a causal LM (anything whose output has `.logits`).
 
     Shapes: ids (B, L) -> (B, L-1); position t-1 holds the log-probability of token t, so a completion mask over
@@ -180,4 +190,6 @@ def grpo_step(
 
 def training_pairs(tree: RolloutTree) -> list[tuple[object, str, float]]:
     """The (prompt, completion, advantage) triples the loss trains on: every kept non-root node with an advantage."""
-    return [(n.prompt, n.completion, n.advantage) for n in tree.nodes(kept_only=True) if n.advantage is not None]
+    return [
+        (n.prompt, n.completion, n.advantage) for n in tree.nodes(kept_only=True) if n.advantage is not None
+    ]

@@ -20,7 +20,9 @@ from murphy_lab.preflight import model_problem
 
 def parser() -> cli.Parser:
     p = cli.Parser("python -m murphy_lab.merge", __doc__)
-    p.add_argument("adapter", metavar="RUN", help="a LoRA run folder (its final/), or an adapter folder (checkpoint-N/)")
+    p.add_argument(
+        "adapter", metavar="RUN", help="a LoRA run folder (its final/), or an adapter folder (checkpoint-N/)"
+    )
     p.add_argument("--out", help="the merged model's folder (default: <adapter folder>-merged beside it)")
     return p
 
@@ -33,8 +35,10 @@ def adapter_folder(run: str) -> Path:
             return folder
     if not path.is_dir():
         raise ValueError(f"{run!r}: no such folder")
-    raise ValueError(f"{run!r} holds no LoRA adapter (adapter_config.json, here or in final/): a full-weight run's "
-                     "final/ is already a plain model folder")
+    raise ValueError(
+        f"{run!r} holds no LoRA adapter (adapter_config.json, here or in final/): a full-weight run's "
+        "final/ is already a plain model folder"
+    )
 
 
 def main(argv: list[str] | None = None) -> Path:

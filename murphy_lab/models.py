@@ -47,8 +47,10 @@ def adapter_base(folder: str | Path) -> str:
             return str(model)
     base = json.loads((folder / ADAPTER_CONFIG).read_text()).get("base_model_name_or_path")
     if not base:
-        raise ValueError(f"{str(folder)!r} is a LoRA adapter that names no base model (no config.yaml beside it, no "
-                         "base_model_name_or_path in adapter_config.json)")
+        raise ValueError(
+            f"{str(folder)!r} is a LoRA adapter that names no base model (no config.yaml beside it, no "
+            "base_model_name_or_path in adapter_config.json)"
+        )
     return str(base)
 
 

@@ -52,7 +52,9 @@ def chains(tree: RolloutTree) -> list[list[Node]]:
         chain, node = [head], head
         while node.children:
             if len(node.children) != 1:
-                raise ValueError(f"a GRPO-MT chain node has {len(node.children)} children; grow chains with g2=1")
+                raise ValueError(
+                    f"a GRPO-MT chain node has {len(node.children)} children; grow chains with g2=1"
+                )
             node = node.children[0]
             chain.append(node)
         out.append(chain)
@@ -171,8 +173,9 @@ class Mode:
 
 
 MODES: dict[str, Mode] = {
-    "murphy": Mode("murphy", "a refinement group needs two members", tree_credit, sibling_groups, min_g2=2,
-                   prunes=True),
+    "murphy": Mode(
+        "murphy", "a refinement group needs two members", tree_credit, sibling_groups, min_g2=2, prunes=True
+    ),
     "grpo_mt": Mode("grpo_mt", "one refinement per failure: G chains", final_reward, chain_group, g2=1),
     "grpo": Mode("grpo", "single-turn GRPO", single_turn, sibling_groups, turns=1),
 }
@@ -192,5 +195,17 @@ def pruning_modes() -> str:
     return " or ".join(f"mode={m.name!r}" for m in MODES.values() if m.prunes)
 
 
-__all__ = ["MODES", "Mode", "chain_group", "chains", "final_reward", "grpo_mt", "grpo_single", "mode",
-           "pruning_modes", "sibling_groups", "single_turn", "tree_credit"]
+__all__ = [
+    "MODES",
+    "Mode",
+    "chain_group",
+    "chains",
+    "final_reward",
+    "grpo_mt",
+    "grpo_single",
+    "mode",
+    "pruning_modes",
+    "sibling_groups",
+    "single_turn",
+    "tree_credit",
+]

@@ -88,5 +88,7 @@ def verdict(a: str, b: str, at: str, d: PairedDifference, unit: str = "pp") -> s
         says = f"{b} ahead"
     else:
         says = f"no difference detectable at ±{d.half_width:.2f} {unit}"
-    return (f"{a} − {b} at {at}: {d.mean:+.2f} {unit}, {d.confidence:.0%} CI [{d.lo:+.2f}, {d.hi:+.2f}] "
-            f"over {d.n} paired seeds — {says}")
+    return (
+        f"{a} − {b} at {at}: {d.mean:+.2f} {unit}, {d.confidence:.0%} CI [{d.lo:+.2f}, {d.hi:+.2f}] "
+        f"over {d.n} paired seeds — {says}"
+    )

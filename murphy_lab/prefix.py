@@ -46,7 +46,11 @@ def logits_score(temperature: float = 1.0, compute_entropy: bool = False) -> Sco
         logits = model(**inputs, logits_to_keep=keep).logits[:, :-1].float() / temperature  # t predicts t+1
         logp_all = torch.log_softmax(logits, dim=-1)
         target = labels[:, labels.size(1) - keep + 1 :]
-        logps = logp_all.gather(-1, target.clamp(min=0).unsqueeze(-1)).squeeze(-1).masked_fill(target == -100, 0.0)
+        logps = (
+            logp_all.gather(-1, target.clamp(min=0).unsqueeze(-1))
+            .squeeze(-1)
+            .masked_fill(target == -100, 0.0)
+        )
         entropy = -(logp_all.exp() * logp_all).sum(-1) if compute_entropy else None
         return logps, entropy
 
@@ -69,8 +73,16 @@ def prefix_groups(prompt_ids: torch.Tensor, prompt_mask: torch.Tensor) -> torch.
     return torch.unique(key, dim=0, return_inverse=True)[1]
 
 
-def shared_logps(model, input_ids, attention_mask, logits_to_keep: int, score: Score | None = None,
-                 prefix_model: torch.nn.Module | None = None, batch_size: int | None = None, by_length: bool = False):
+def shared_logps(
+    model,
+    input_ids,
+    attention_mask,
+    logits_to_keep: int,
+    score: Score | None = None,
+    prefix_model: torch.nn.Module | None = None,
+    batch_size: int | None = None,
+    by_length: bool = False,
+):
     """Per-token log-probs of the completion columns, each shared prompt encoded once (module docstring).
 
     Args:
@@ -94,10 +106,14 @@ def shared_logps(model, input_ids, attention_mask, logits_to_keep: int, score: S
         # the chunk's columns up to its last unmasked one (causal: earlier columns do not see later ones)
         if by_length:
             end = max(p + 1, int(mask.any(0).nonzero().max()) + 1)
-        logps, entropy = _shared_chunk(model, prefix_model or model, ids[:, :end], mask[:, :end], group[rows], p, score)
+        logps, entropy = _shared_chunk(
+            model, prefix_model or model, ids[:, :end], mask[:, :end], group[rows], p, score
+        )
         if end < input_ids.size(1):  # the cut columns: masked in every row of the chunk
             logps = torch.nn.functional.pad(logps, (0, input_ids.size(1) - end))
-            entropy = None if entropy is None else torch.nn.functional.pad(entropy, (0, input_ids.size(1) - end))
+            entropy = (
+                None if entropy is None else torch.nn.functional.pad(entropy, (0, input_ids.size(1) - end))
+            )
         parts.append((rows, logps, entropy))
     order = torch.cat([rows for rows, _, _ in parts])
     inverse = torch.empty_like(order)
@@ -135,7 +151,9 @@ def _permute(batch: dict, order: torch.Tensor) -> dict:
     return {k: permute(v) for k, v in batch.items()}
 
 
-def _chunks(group: torch.Tensor, batch_size: int | None, lengths: torch.Tensor | None = None) -> list[torch.Tensor]:
+def _chunks(
+    group: torch.Tensor, batch_size: int | None, lengths: torch.Tensor | None = None
+) -> list[torch.Tensor]:
     """Row indices, whole groups together, at most `batch_size` rows a chunk (None: one chunk); groups in index
     order, or with `lengths` (B,) by their longest row, longest first."""
     if lengths is None:
@@ -175,8 +193,12 @@ def _shared_chunk(model, prefix_model, input_ids, attention_mask, group, p: int,
     key = _cache_keyword(decoder)
     columns = torch.arange(input_ids.size(1), device=input_ids.device)
     # prefix pass
-    out = decoder(input_ids=input_ids[first, start : p - 1], attention_mask=prompt_mask[:, start:],
-                  position_ids=columns[start : p - 1].expand(first.numel(), -1), use_cache=True)
+    out = decoder(
+        input_ids=input_ids[first, start : p - 1],
+        attention_mask=prompt_mask[:, start:],
+        position_ids=columns[start : p - 1].expand(first.numel(), -1),
+        use_cache=True,
+    )
     cache = out["cache"] if "cache" in out else out["past_key_values"]
     _check_cache(cache)
     # (K, ...) -> (B, ...): each row reads its group's keys/values
@@ -184,8 +206,12 @@ def _shared_chunk(model, prefix_model, input_ids, attention_mask, group, p: int,
     tail = input_ids[:, p - 1 :]  # (B, C+1): last prompt token, then the completion
     labels = tail.masked_fill(attention_mask[:, p - 1 :] == 0, -100)
     labels[:, 0] = -100  # the prompt token is context, not a target
-    inputs = {"input_ids": tail, "attention_mask": attention_mask[:, start:],
-              "position_ids": columns[p - 1 :].expand(tail.size(0), -1), key: cache}
+    inputs = {
+        "input_ids": tail,
+        "attention_mask": attention_mask[:, start:],
+        "position_ids": columns[p - 1 :].expand(tail.size(0), -1),
+        key: cache,
+    }
     return score(model, inputs, labels)  # tail pass
 
 
@@ -215,10 +241,15 @@ def _check_cache(cache) -> None:
     from transformers.cache_utils import DynamicCache, DynamicLayer
 
     layers = getattr(cache, "layers", None)
-    if not isinstance(cache, DynamicCache) or not layers or any(type(layer) is not DynamicLayer for layer in layers):
+    if (
+        not isinstance(cache, DynamicCache)
+        or not layers
+        or any(type(layer) is not DynamicLayer for layer in layers)
+    ):
         kinds = sorted({type(layer).__name__ for layer in layers or []})
-        raise PrefixUnsupported(f"prefix sharing needs full-attention DynamicCache layers, got {type(cache).__name__} "
-                                f"{kinds}")
+        raise PrefixUnsupported(
+            f"prefix sharing needs full-attention DynamicCache layers, got {type(cache).__name__} {kinds}"
+        )
 
 
 def disagreement(rows: torch.Tensor, shared: torch.Tensor, mask: torch.Tensor, half: bool) -> str | None:
@@ -247,5 +278,14 @@ def supported(model: torch.nn.Module) -> str | None:
     return None
 
 
-__all__ = ["PrefixUnsupported", "disagreement", "logits_score", "prefix_groups", "row_logps", "shared_logps", "shuffle_groups",
-           "sort_groups", "supported"]
+__all__ = [
+    "PrefixUnsupported",
+    "disagreement",
+    "logits_score",
+    "prefix_groups",
+    "row_logps",
+    "shared_logps",
+    "shuffle_groups",
+    "sort_groups",
+    "supported",
+]

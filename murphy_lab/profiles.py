@@ -184,7 +184,9 @@ def resolve(config, workdir: str | os.PathLike, tasks: list | None = None) -> tu
     if model is None or tasks is None:
         profile = PROFILES.get(config.profile)  # a config records its profile by name
         if profile is None or profile.build is None:
-            raise ValueError(f"profile: {config.profile!r} builds no model or tasks; set both `model` and `tasks`")
+            raise ValueError(
+                f"profile: {config.profile!r} builds no model or tasks; set both `model` and `tasks`"
+            )
         built_model, built_tasks = profile.build(config, Path(workdir))
         model, tasks = model or built_model, tasks if tasks is not None else built_tasks
     if not tasks:
@@ -264,15 +266,25 @@ PAPER_MODEL_IDS = {  # Hugging Face ids for the paper profile; override with `mo
 
 def _paper_base(model: str, cache_dir: Path) -> str:
     if model not in PAPER_MODEL_IDS:
-        raise ValueError(f"unknown paper model {model!r}; known: {sorted(PAPER_MODEL_IDS)} (or pass model_paths)")
+        raise ValueError(
+            f"unknown paper model {model!r}; known: {sorted(PAPER_MODEL_IDS)} (or pass model_paths)"
+        )
     return PAPER_MODEL_IDS[model]
 
 
 # --- the three profiles -------------------------------------------------------------------------------------------
 # Every code path in seconds on a CPU: tiny random model, 4 hand-made tasks, 2 tasks per step.
 SMOKE_PRESETS = dict(
-    g1=4, g2=2, turns=2, per_device_train_batch_size=8, max_completion_length=8, max_steps=2,
-    learning_rate=1e-2, save_steps=2, bf16=False, executor={"timeout": 5.0, "workers": 1},
+    g1=4,
+    g2=2,
+    turns=2,
+    per_device_train_batch_size=8,
+    max_completion_length=8,
+    max_steps=2,
+    learning_rate=1e-2,
+    save_steps=2,
+    bf16=False,
+    executor={"timeout": 5.0, "workers": 1},
 )
 
 # The toy trainer, for a 2-core CPU: 8 tasks per step with G1 = G2 = 4 (a full tree: 4 + 16 trajectories), two
@@ -281,44 +293,121 @@ SMOKE_PRESETS = dict(
 # suite is the staged lock whose feedback reveals what the next turn needs, and it is all-or-nothing, so reward and
 # feedback both come from it (the hidden suite is kept for the evaluation verdict).
 TOY_PRESETS = dict(
-    g1=4, g2=4, turns=2, per_device_train_batch_size=32, max_completion_length=48, max_steps=40,
-    learning_rate=2e-4, beta=0.04, temperature=1.0, save_steps=50, bf16=False, reward_tests="visible",
+    g1=4,
+    g2=4,
+    turns=2,
+    per_device_train_batch_size=32,
+    max_completion_length=48,
+    max_steps=40,
+    learning_rate=2e-4,
+    beta=0.04,
+    temperature=1.0,
+    save_steps=50,
+    bf16=False,
+    reward_tests="visible",
     executor={"timeout": 2.0, "workers": 2},
 )
 
 MUCODE_SMOKE = dict(
-    rounds=1, final_verifier=False, rollouts=2, turns=2, max_new_tokens=16, pairs_per_task=4, verifier_lr=1e-3,
-    verifier_epochs=1, verifier_batch_size=4, verifier_grad_accum=1, verifier_max_length=512, sft_lr=1e-3,
-    sft_epochs=1, sft_batch_size=4, sft_grad_accum=1, sft_max_length=512, iters=(1, 2), runs=1, best_of_n=2,
+    rounds=1,
+    final_verifier=False,
+    rollouts=2,
+    turns=2,
+    max_new_tokens=16,
+    pairs_per_task=4,
+    verifier_lr=1e-3,
+    verifier_epochs=1,
+    verifier_batch_size=4,
+    verifier_grad_accum=1,
+    verifier_max_length=512,
+    sft_lr=1e-3,
+    sft_epochs=1,
+    sft_batch_size=4,
+    sft_grad_accum=1,
+    sft_max_length=512,
+    iters=(1, 2),
+    runs=1,
+    best_of_n=2,
     trl=dict(logging_steps=1),
 )
 # µCode over the toy world: learning rates sized for the small toy model, fewer rollouts.
 MUCODE_TOY = dict(
-    rounds=2, final_verifier=True, rollouts=8, turns=3, max_new_tokens=96, pairs_per_task=16, verifier_lr=3e-4,
-    verifier_epochs=2, verifier_batch_size=16, verifier_grad_accum=1, verifier_max_length=1024, sft_lr=3e-4,
-    sft_epochs=2, sft_batch_size=16, sft_grad_accum=1, sft_max_length=1024, iters=(1, 3, 5), runs=3, best_of_n=4,
+    rounds=2,
+    final_verifier=True,
+    rollouts=8,
+    turns=3,
+    max_new_tokens=96,
+    pairs_per_task=16,
+    verifier_lr=3e-4,
+    verifier_epochs=2,
+    verifier_batch_size=16,
+    verifier_grad_accum=1,
+    verifier_max_length=1024,
+    sft_lr=3e-4,
+    sft_epochs=2,
+    sft_batch_size=16,
+    sft_grad_accum=1,
+    sft_max_length=1024,
+    iters=(1, 3, 5),
+    runs=3,
+    best_of_n=4,
     # µCode's budget is rounds × tasks × chains (docs/mucode.md)
-    trl=dict(logging_steps=10), n_train_tasks=200,
+    trl=dict(logging_steps=10),
+    n_train_tasks=200,
 )
 
-register(Profile(
-    "smoke", trainer=SMOKE_PRESETS, build=_build_smoke, mucode=MUCODE_SMOKE, base_model=_smoke_base,
-    executor=dict(workers=1), models=("tiny",), benchmarks=("toy",), seeds=(0,), iters=(1, 2), runs=1,
-    n_eval_tasks=4, train_data="smoke", benchmark_args=(toy_benchmark(200),),
-    max_new_tokens=8,  # = SMOKE_PRESETS' max_completion_length
-))
+register(
+    Profile(
+        "smoke",
+        trainer=SMOKE_PRESETS,
+        build=_build_smoke,
+        mucode=MUCODE_SMOKE,
+        base_model=_smoke_base,
+        executor=dict(workers=1),
+        models=("tiny",),
+        benchmarks=("toy",),
+        seeds=(0,),
+        iters=(1, 2),
+        runs=1,
+        n_eval_tasks=4,
+        train_data="smoke",
+        benchmark_args=(toy_benchmark(200),),
+        max_new_tokens=8,  # = SMOKE_PRESETS' max_completion_length
+    )
+)
 # make demo on a 2-core laptop: the toy policy's SFT, then 4 methods × 3 seeds × 40 RL steps
-register(Profile(
-    "toy", trainer=TOY_PRESETS, build=build_toy, mucode=MUCODE_TOY, base_model=_toy_base,
-    executor=dict(workers=1), models=("toy",), benchmarks=("toy",), seeds=(0, 1, 2), iters=(1, 3, 5), runs=1,
-    n_eval_tasks=200, benchmark_args=(toy_benchmark(200),), train_overrides=(("max_steps", 40),), methods=("base", "grpo", "grpo_mt", "murphy"), jobs=2,
-    not_run=(
-        ("mucode", "not run in the toy demo (pass -y 'methods: [base, grpo, grpo_mt, mucode, murphy]' to include "
-                   "it; it adds minutes of training per seed on 2 cores, docs/mucode.md)"),
-        ("reveal", "not run in the toy demo: the toy policy was never taught ReVeal's generation/verification tag "
-                   "format, so all its rewards are zero (docs/reveal.md)"),
-    ),
-))
+register(
+    Profile(
+        "toy",
+        trainer=TOY_PRESETS,
+        build=build_toy,
+        mucode=MUCODE_TOY,
+        base_model=_toy_base,
+        executor=dict(workers=1),
+        models=("toy",),
+        benchmarks=("toy",),
+        seeds=(0, 1, 2),
+        iters=(1, 3, 5),
+        runs=1,
+        n_eval_tasks=200,
+        benchmark_args=(toy_benchmark(200),),
+        train_overrides=(("max_steps", 40),),
+        methods=("base", "grpo", "grpo_mt", "murphy"),
+        jobs=2,
+        not_run=(
+            (
+                "mucode",
+                "not run in the toy demo (pass -y 'methods: [base, grpo, grpo_mt, mucode, murphy]' to include "
+                "it; it adds minutes of training per seed on 2 cores, docs/mucode.md)",
+            ),
+            (
+                "reveal",
+                "not run in the toy demo: the toy policy was never taught ReVeal's generation/verification tag "
+                "format, so all its rewards are zero (docs/reveal.md)",
+            ),
+        ),
+    )
+)
 # GRPO-MT at MURPHY's sample budget: a toy MURPHY tree samples G1 + G2·(failed roots) ≈ 4 + 4·3.8 ≈ 19.3
 # sequences per task (measured with policy v3: 6,181 per 40 steps of 8 tasks); GRPO-MT with G1 = 10 samples
 # 10 + 1·(failed roots) ≈ 19.6 (measured: 6,267). The batch grows with G1 so that a step still holds 8 tasks
@@ -329,27 +418,50 @@ TOY_MATCHED = (("grpo_mt", (("g1", 10), ("per_device_train_batch_size", 80))), (
 # functions × 4 sampling runs, GRPO-MT also at MURPHY's sample budget, a checkpoint every 10 steps for the curves.
 # Iter-5 is left out (the verdict is read at Iter-3; Iter-5 would add ~40 % to every evaluation).
 # µCode runs on the first 3 seeds, at its default and at MURPHY's sample budget.
-register(dataclasses.replace(
-    get_profile("toy"), name="toy-full", seeds=(0, 1, 2, 3, 4), iters=(1, 3), runs=4, n_eval_tasks=288,
-    benchmark_args=(toy_benchmark(288),),
-    train_overrides=(("max_steps", 40), ("save_steps", 10), ("save_total_limit", None)), matched=TOY_MATCHED,
-    curve=True, methods=("base", "grpo", "grpo_mt", "mucode", "murphy"), method_seeds=(("mucode", (0, 1, 2)),),
-    not_run=tuple(kv for kv in get_profile("toy").not_run if kv[0] != "mucode"),
-))
+register(
+    dataclasses.replace(
+        get_profile("toy"),
+        name="toy-full",
+        seeds=(0, 1, 2, 3, 4),
+        iters=(1, 3),
+        runs=4,
+        n_eval_tasks=288,
+        benchmark_args=(toy_benchmark(288),),
+        train_overrides=(("max_steps", 40), ("save_steps", 10), ("save_total_limit", None)),
+        matched=TOY_MATCHED,
+        curve=True,
+        methods=("base", "grpo", "grpo_mt", "mucode", "murphy"),
+        method_seeds=(("mucode", (0, 1, 2)),),
+        not_run=tuple(kv for kv in get_profile("toy").not_run if kv[0] != "mucode"),
+    )
+)
 # The paper's evaluation sets, where its text names only the benchmark (docs/evaluation.md, "What the paper does not
 # state"): MBPP = full MBPP's test split, task ids 11–510 (500 tasks; its numbers are whole counts of 500 × 3 runs,
 # the 257-task sanitized split's are not); LiveCodeBench-v6 = the problems added in release v6 (`v6`: test6.jsonl,
 # after release_v5's January 2025), the contamination-free reading of "v6" (release_v6 reaches back to May 2023).
 PAPER_BENCHMARKS = (("MBPP", (("variant", "full"), ("split", "test"))), ("LCB-v6", (("version_tag", "v6"),)))
-register(Profile(
-    "paper", mucode=dict(use_vllm=True), use_vllm=True, recipes=True, base_model=_paper_base, chat=True,
-    # as the recipes
-    chat_template_kwargs={m: {"enable_thinking": False} for m in ("Qwen3-1.7B", "Qwen3-4B")},
-    models=("OLMo-2-7B", "Qwen3-1.7B", "Qwen3-4B"), benchmarks=("HumanEval", "MBPP", "LCB-v6"), seeds=(0, 1, 2),
-    runs=3, train_data="kodcode-1k", needs_gpu=True, refuse_overlap=True, benchmark_args=PAPER_BENCHMARKS,
-    max_new_tokens=1024,  # per turn, as the training recipes (reproduce/configs/*/*.yaml)
-    method_benchmarks=(("reveal", ("LCB-v6",)),),  # the paper reports ReVeal on LiveCodeBench-v6 only
-))
+register(
+    Profile(
+        "paper",
+        mucode=dict(use_vllm=True),
+        use_vllm=True,
+        recipes=True,
+        base_model=_paper_base,
+        chat=True,
+        # as the recipes
+        chat_template_kwargs={m: {"enable_thinking": False} for m in ("Qwen3-1.7B", "Qwen3-4B")},
+        models=("OLMo-2-7B", "Qwen3-1.7B", "Qwen3-4B"),
+        benchmarks=("HumanEval", "MBPP", "LCB-v6"),
+        seeds=(0, 1, 2),
+        runs=3,
+        train_data="kodcode-1k",
+        needs_gpu=True,
+        refuse_overlap=True,
+        benchmark_args=PAPER_BENCHMARKS,
+        max_new_tokens=1024,  # per turn, as the training recipes (reproduce/configs/*/*.yaml)
+        method_benchmarks=(("reveal", ("LCB-v6",)),),  # the paper reports ReVeal on LiveCodeBench-v6 only
+    )
+)
 
 
 # --- real-cpu: the packaged code model learns on a CPU (docs/real_model.md, "The first real training run") ----------
@@ -357,8 +469,9 @@ def mbpp_files() -> str:
     """MBPP's original release files (no hub here): $MURPHY_LAB_MBPP, else ../shared/data/mbpp beside the checkout or
     beside the folder of its worktrees (the first that exists; else the first of these, which then fails to load)."""
     root = Path(__file__).resolve().parents
-    found = [Path(p) for p in (os.environ.get("MURPHY_LAB_MBPP"),) if p] + [root[i] / "shared" / "data" / "mbpp"
-                                                                           for i in (2, 3)]
+    found = [Path(p) for p in (os.environ.get("MURPHY_LAB_MBPP"),) if p] + [
+        root[i] / "shared" / "data" / "mbpp" for i in (2, 3)
+    ]
     return str(next((p for p in found if p.is_dir()), found[0]))
 
 
@@ -366,9 +479,16 @@ def mbpp_files() -> str:
 REAL_CPU_MBPP = (("split", "test"), ("variant", "sanitized"), ("source", mbpp_files()))
 # Training: MBPP's train, validation and prompt splits (full release: 374 + 90 + 10 tasks), less every task that
 # repeats a held-out one (experiments.contamination.decontaminated: sanitized MBPP test, HumanEval).
-TRAIN_DATA["mbpp-train"] = ("murphy_lab.experiments.contamination:decontaminated", dict(
-    parts=[["mbpp", dict(split=split, variant="full", source=mbpp_files())] for split in ("train", "validation", "prompt")],
-    against=[["mbpp", dict(REAL_CPU_MBPP)], ["humaneval", {}]]))
+TRAIN_DATA["mbpp-train"] = (
+    "murphy_lab.experiments.contamination:decontaminated",
+    dict(
+        parts=[
+            ["mbpp", dict(split=split, variant="full", source=mbpp_files())]
+            for split in ("train", "validation", "prompt")
+        ],
+        against=[["mbpp", dict(REAL_CPU_MBPP)], ["humaneval", {}]],
+    ),
+)
 # held-out tasks per benchmark (the first 100; docs/real_model.md: the budget and its error)
 REAL_CPU_EVAL_TASKS = 100
 # A LoRA MURPHY step of the code model on a 2-core CPU: 4 tasks a step, G1 = 4, G2 = 2, 512-token turns ending at the
@@ -376,11 +496,32 @@ REAL_CPU_EVAL_TASKS = 100
 # micro-batch of real lengths peaks at ~10 GB, docs/performance.md), Iter-1/Iter-3 on held-out
 # MBPP every 10 steps, a checkpoint every step (a run of hours resumes where it was killed).
 REAL_CPU_PRESETS = dict(
-    g1=4, g2=2, turns=2, per_device_train_batch_size=2, steps_per_generation=8, gradient_accumulation_steps=8,
-    max_completion_length=512, max_steps=20, learning_rate=2e-5, beta=0.04, temperature=1.0, loss_type="group_sum",
-    bf16=True, use_peft=True, lora_r=8, lora_alpha=16, lora_target_modules="all-linear", chat=True, save_steps=1,
-    save_total_limit=2, eval_every=10, eval_tasks="mbpp", eval_task_args=dict(REAL_CPU_MBPP), eval_iters=[1, 3],
-    eval_n_tasks=REAL_CPU_EVAL_TASKS, executor={"timeout": 3.0, "workers": 1},
+    g1=4,
+    g2=2,
+    turns=2,
+    per_device_train_batch_size=2,
+    steps_per_generation=8,
+    gradient_accumulation_steps=8,
+    max_completion_length=512,
+    max_steps=20,
+    learning_rate=2e-5,
+    beta=0.04,
+    temperature=1.0,
+    loss_type="group_sum",
+    bf16=True,
+    use_peft=True,
+    lora_r=8,
+    lora_alpha=16,
+    lora_target_modules="all-linear",
+    chat=True,
+    save_steps=1,
+    save_total_limit=2,
+    eval_every=10,
+    eval_tasks="mbpp",
+    eval_task_args=dict(REAL_CPU_MBPP),
+    eval_iters=[1, 3],
+    eval_n_tasks=REAL_CPU_EVAL_TASKS,
+    executor={"timeout": 3.0, "workers": 1},
 )
 
 
@@ -401,10 +542,25 @@ def _real_cpu_base(model: str, cache_dir: Path) -> str:
 # its 4 first attempts fail, pass rate q), GRPO-MT with G1 = 6 chains 6 + 6(1 - q): at the code model's q ~ 0.42 on
 # these tasks (a probe: 27 of 64 first attempts) 8.6 against 9.5, so the baseline gets ~10 % more (G1 = 5 would get
 # ~9 % fewer, but 20 rows do not split into 8 micro-batches); the budget table reports what each sampled.
-register(Profile(
-    "real-cpu", trainer=REAL_CPU_PRESETS, build=_build_real_cpu, base_model=_real_cpu_base, chat=True,
-    executor=dict(timeout=3.0, workers=1), models=("qwen2.5-coder-0.5b",), benchmarks=("MBPP", "HumanEval"),
-    benchmark_args=(("MBPP", REAL_CPU_MBPP),), seeds=(0,), iters=(1, 3), runs=1, n_eval_tasks=REAL_CPU_EVAL_TASKS,
-    train_data="mbpp-train", max_new_tokens=512, methods=("murphy", "grpo_mt", "base"), jobs=1,
-    matched=(("grpo_mt", (("g1", 6), ("per_device_train_batch_size", 3))),),
-))
+register(
+    Profile(
+        "real-cpu",
+        trainer=REAL_CPU_PRESETS,
+        build=_build_real_cpu,
+        base_model=_real_cpu_base,
+        chat=True,
+        executor=dict(timeout=3.0, workers=1),
+        models=("qwen2.5-coder-0.5b",),
+        benchmarks=("MBPP", "HumanEval"),
+        benchmark_args=(("MBPP", REAL_CPU_MBPP),),
+        seeds=(0,),
+        iters=(1, 3),
+        runs=1,
+        n_eval_tasks=REAL_CPU_EVAL_TASKS,
+        train_data="mbpp-train",
+        max_new_tokens=512,
+        methods=("murphy", "grpo_mt", "base"),
+        jobs=1,
+        matched=(("grpo_mt", (("g1", 6), ("per_device_train_batch_size", 3))),),
+    )
+)

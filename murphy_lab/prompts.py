@@ -25,7 +25,11 @@ def first_prompt(task_prompt: str) -> str:
 
 
 def refine_prompt(
-    task_prompt: str, code: str, feedback: str, max_tokens: int | None = None, count: Callable[[str], int] = len
+    task_prompt: str,
+    code: str,
+    feedback: str,
+    max_tokens: int | None = None,
+    count: Callable[[str], int] = len,
 ) -> str:
     """The refinement prompt q = [task prompt, v's code, v's feedback] for a failed candidate v.
 
@@ -60,8 +64,13 @@ def prompt_budget(max_positions: int, max_new_tokens: int, overhead: int = 0) ->
     return budget
 
 
-def token_budget(tokenizer, max_positions: int | None, max_new_tokens: int, chat: bool = False,
-                 template_kwargs: dict | None = None) -> dict:
+def token_budget(
+    tokenizer,
+    max_positions: int | None,
+    max_new_tokens: int,
+    chat: bool = False,
+    template_kwargs: dict | None = None,
+) -> dict:
     """`refine_prompt` keywords (max_tokens, count) for a model known by its tokenizer and positions, as the
     trainer renders prompts: plain text with the tokenizer's special tokens, or one user message through the chat
     template (`template_kwargs`). {} when the positions are unknown."""
@@ -73,8 +82,9 @@ def token_budget(tokenizer, max_positions: int | None, max_new_tokens: int, chat
 
     if chat:
         empty = [{"role": "user", "content": ""}]
-        template = tokenizer.apply_chat_template(empty, tokenize=False, add_generation_prompt=True,
-                                                 **(template_kwargs or {}))
+        template = tokenizer.apply_chat_template(
+            empty, tokenize=False, add_generation_prompt=True, **(template_kwargs or {})
+        )
         overhead = count(template)
     else:
         overhead = len(tokenizer("")["input_ids"])  # BOS / EOS the tokenizer adds itself
@@ -109,7 +119,10 @@ def truncate(text: str, keep: int) -> str:
 
 
 def fit_refinement(
-    render: Callable[[str, str], str], code: str, feedback: str, max_tokens: int | None,
+    render: Callable[[str, str], str],
+    code: str,
+    feedback: str,
+    max_tokens: int | None,
     count: Callable[[str], int] = len,
 ) -> tuple[str, str]:
     """(code, feedback) cut so that the prompt `render(code, feedback)` counts at most `max_tokens` (None: no
@@ -326,9 +339,7 @@ def answer_extractor(tasks) -> Callable[[str], str]:
 # ---------------------------------------------------------------------------------------------------------------
 # Chat messages (chat models get the same plain text as a user message, after a short system message)
 # ---------------------------------------------------------------------------------------------------------------
-SYSTEM_PROMPT = (
-    "You write correct, self-contained Python programs. Answer with the complete program in one ```python block."
-)
+SYSTEM_PROMPT = "You write correct, self-contained Python programs. Answer with the complete program in one ```python block."
 
 
 def first_messages(task_prompt: str, system: str | None = SYSTEM_PROMPT) -> list[dict]:
@@ -336,7 +347,9 @@ def first_messages(task_prompt: str, system: str | None = SYSTEM_PROMPT) -> list
     return _messages(first_prompt(task_prompt), system)
 
 
-def refine_messages(task_prompt: str, code: str, feedback: str, system: str | None = SYSTEM_PROMPT) -> list[dict]:
+def refine_messages(
+    task_prompt: str, code: str, feedback: str, system: str | None = SYSTEM_PROMPT
+) -> list[dict]:
     """The refinement prompt q = [task, code, feedback] as chat messages: [system], user = `refine_prompt(...)`."""
     return _messages(refine_prompt(task_prompt, code, feedback), system)
 
@@ -352,7 +365,9 @@ REFLECT_TEMPLATE = (
     "{task}\n### Attempt:\n{code}\n### Feedback:\n{feedback}\n"
     "### In two or three sentences, say why the attempt fails and what to change:\n"
 )
-SELF_EVAL_TEMPLATE = "{task}\n### Candidate:\n{code}\n### Is the candidate correct? Answer with a score from 0 to 10:\n"
+SELF_EVAL_TEMPLATE = (
+    "{task}\n### Candidate:\n{code}\n### Is the candidate correct? Answer with a score from 0 to 10:\n"
+)
 GUIDED_REFINE_TEMPLATE = (
     "{task}\n### Previous attempt:\n{code}\n### Feedback:\n{feedback}\n### Notes:\n{notes}\n### Fixed code:\n"
 )
@@ -369,12 +384,20 @@ def self_eval_prompt(task_prompt: str, code: str) -> str:
 
 
 def guided_refine_prompt(
-    task_prompt: str, code: str, feedback: str, notes: list[str] | str, max_tokens: int | None = None,
+    task_prompt: str,
+    code: str,
+    feedback: str,
+    notes: list[str] | str,
+    max_tokens: int | None = None,
     count: Callable[[str], int] = len,
 ) -> str:
     """The refinement prompt with reflections attached as notes; with no notes it equals `refine_prompt`.
     `max_tokens` / `count` budget the quoted code and feedback as in `refine_prompt`."""
-    notes = "\n".join(f"- {n.strip()}" for n in notes if n.strip()) if not isinstance(notes, str) else notes.strip()
+    notes = (
+        "\n".join(f"- {n.strip()}" for n in notes if n.strip())
+        if not isinstance(notes, str)
+        else notes.strip()
+    )
     if not notes:
         return refine_prompt(task_prompt, code, feedback, max_tokens, count)
     task = task_prompt.rstrip()

@@ -100,7 +100,9 @@ def intrap(tree: RolloutTree, b_traj: int, method: str = "loo") -> RolloutTree:
     """
     b_traj = _check_budget("b_traj", b_traj)
     if b_traj < 2:
-        raise ValueError(f"b_traj must be >= 2 (a group of size 1 has no group-relative advantage), got {b_traj}")
+        raise ValueError(
+            f"b_traj must be >= 2 (a group of size 1 has no group-relative advantage), got {b_traj}"
+        )
     if method not in ("loo", "exact"):
         raise ValueError(f"method must be 'loo' or 'exact', got {method!r}")
     tree.validate()

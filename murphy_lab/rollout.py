@@ -53,7 +53,9 @@ def task_trees(
         if not hasattr(t, "prompt") or not hasattr(t, suite):
             raise TypeError(f"tasks[{i}] must be a Task (with .prompt and .{suite}), got {type(t).__name__}")
         if not len(getattr(t, suite)):
-            raise ValueError(f"tasks[{i}] ({t.task_id!r}) has no {reward_tests} tests: its rewards would be undefined")
+            raise ValueError(
+                f"tasks[{i}] ({t.task_id!r}) has no {reward_tests} tests: its rewards would be undefined"
+            )
     fit = budget or {}
 
     def refine(task: Any, code: str, feedback: str) -> str:
@@ -62,8 +64,16 @@ def task_trees(
     return build_trees(
         [P.first_prompt(t.prompt) for t in tasks],  # q(1)
         [getattr(t, f"{reward_tests}_tests") for t in tasks],
-        sample, executor, g1=g1, g2=g2, turns=turns, refine=refine, tasks=tasks, extract=extract,
-        task_ids=[t.task_id for t in tasks], on_turn=on_turn,
+        sample,
+        executor,
+        g1=g1,
+        g2=g2,
+        turns=turns,
+        refine=refine,
+        tasks=tasks,
+        extract=extract,
+        task_ids=[t.task_id for t in tasks],
+        on_turn=on_turn,
         # what runs: a benchmark's import header, text answers as ANSWER = '...'
         programs=[t.program for t in tasks],
     )
@@ -108,15 +118,28 @@ def build_task_trees(
         bar.update(1)
 
     trees = task_trees(
-        tasks, lambda prompts, n: policy.sample(prompts, n, **sample_kw), executor, g1=g1, g2=g2, turns=turns,
-        reward_tests=reward_tests, extract=extract, on_turn=on_turn,
+        tasks,
+        lambda prompts, n: policy.sample(prompts, n, **sample_kw),
+        executor,
+        g1=g1,
+        g2=g2,
+        turns=turns,
+        reward_tests=reward_tests,
+        extract=extract,
+        on_turn=on_turn,
         # quoted code/feedback fit the context
         budget=P.policy_budget(policy, sample_kw.get("max_new_tokens")),
     )
     bar.close()
     for tree, task in zip(trees, tasks):
-        tree.meta.update(difficulty=task.difficulty, source=task.source, reward_tests=reward_tests, g1=g1, g2=g2,
-                         turns=turns)
+        tree.meta.update(
+            difficulty=task.difficulty,
+            source=task.source,
+            reward_tests=reward_tests,
+            g1=g1,
+            g2=g2,
+            turns=turns,
+        )
     if path is not None:
         save_trees(trees, path)
     return trees

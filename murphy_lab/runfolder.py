@@ -25,13 +25,17 @@ RESUMES = "resumes.jsonl"
 def last_checkpoint(output_dir: str | Path) -> Path | None:
     """The newest complete `checkpoint-N` folder under `output_dir` (its trainer_state.json, written last, reads
     back), or None. A folder that a kill left half-written is skipped with a warning."""
-    ckpts = [p for p in Path(output_dir).glob("checkpoint-*") if p.is_dir() and p.name.split("-")[-1].isdigit()]
+    ckpts = [
+        p for p in Path(output_dir).glob("checkpoint-*") if p.is_dir() and p.name.split("-")[-1].isdigit()
+    ]
     for ckpt in sorted(ckpts, key=lambda p: int(p.name.split("-")[-1]), reverse=True):
         try:
             json.loads((ckpt / "trainer_state.json").read_text())
             return ckpt
         except (OSError, ValueError):
-            log.warning("skipping %s: it has no complete trainer_state.json (a run killed while saving it)", ckpt)
+            log.warning(
+                "skipping %s: it has no complete trainer_state.json (a run killed while saving it)", ckpt
+            )
     return None
 
 

@@ -70,7 +70,9 @@ def score_trees(trees: Sequence[RolloutTree], knobs: Any = None, **overrides: An
     k = Knobs.of(knobs, **overrides)
     m = mode(k.mode)
     if not m.prunes and (k.b_grp is not None or k.b_traj is not None):
-        raise ValueError(f"b_grp / b_traj: pruning only applies to {pruning_modes()} (mode is {k.mode!r}); use None")
+        raise ValueError(
+            f"b_grp / b_traj: pruning only applies to {pruning_modes()} (mode is {k.mode!r}); use None"
+        )
     rule = credit_rule(k.credit)
     # one-line errors, in every mode
     rule.knob_values(gamma=k.gamma if rule.discounted else None, **k.credit_args)

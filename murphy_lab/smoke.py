@@ -17,22 +17,40 @@ from murphy_lab.tasks.task import Task
 
 # (task id, prompt, tests on the string ANSWER); the first test is the visible one
 _SMOKE = [
-    ("smoke/digit", "Write a short text that contains a digit.",
-     ["assert any(c.isdigit() for c in ANSWER)", "assert len(ANSWER) >= 4"]),
-    ("smoke/space", "Write two words separated by a space.",
-     ["assert ' ' in ANSWER.strip()", "assert len(ANSWER) >= 3"]),
-    ("smoke/lower", "Write a word in lower case letters.",
-     ["assert ANSWER.strip().islower()", "assert ANSWER.strip().isalpha()", "assert len(ANSWER) >= 2"]),
-    ("smoke/punct", "Write a sentence that ends with a period.",
-     ["assert ANSWER.rstrip().endswith('.')", "assert len(set(ANSWER)) >= 3"]),
+    (
+        "smoke/digit",
+        "Write a short text that contains a digit.",
+        ["assert any(c.isdigit() for c in ANSWER)", "assert len(ANSWER) >= 4"],
+    ),
+    (
+        "smoke/space",
+        "Write two words separated by a space.",
+        ["assert ' ' in ANSWER.strip()", "assert len(ANSWER) >= 3"],
+    ),
+    (
+        "smoke/lower",
+        "Write a word in lower case letters.",
+        ["assert ANSWER.strip().islower()", "assert ANSWER.strip().isalpha()", "assert len(ANSWER) >= 2"],
+    ),
+    (
+        "smoke/punct",
+        "Write a sentence that ends with a period.",
+        ["assert ANSWER.rstrip().endswith('.')", "assert len(set(ANSWER)) >= 3"],
+    ),
 ]
 
 
 def smoke_tasks(n: int | None = None) -> list[Task]:
     """The hand-made smoke tasks (text answers; see the module docstring); the first `n` when given."""
     tasks = [
-        Task(task_id=tid, prompt=prompt, visible_tests=tests[:1], hidden_tests=tests, source="smoke",
-             metadata={"answer": "text"})
+        Task(
+            task_id=tid,
+            prompt=prompt,
+            visible_tests=tests[:1],
+            hidden_tests=tests,
+            source="smoke",
+            metadata={"answer": "text"},
+        )
         for tid, prompt, tests in _SMOKE
     ]
     return tasks if n is None else tasks[:n]

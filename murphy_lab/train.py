@@ -70,8 +70,9 @@ def _file_field(path: str, name: str) -> Any:
     return d.get(name) if isinstance(d, dict) else None
 
 
-def config_from_args(config: str | None, profile: str | None, sets: list[str],
-                     recorded: MurphyConfig | None = None) -> MurphyConfig:
+def config_from_args(
+    config: str | None, profile: str | None, sets: list[str], recorded: MurphyConfig | None = None
+) -> MurphyConfig:
     """The MurphyConfig that `--config`, `--profile` and `--set` describe (not yet validated; `MurphyConfig.layered`,
     the one way to a config); `recorded`: a run's recorded config, the base of a bare `--resume` instead of a file
     or a profile.
@@ -93,16 +94,30 @@ def parser() -> cli.Parser:
     p.add_argument("--config", help="YAML file of MurphyConfig fields (reproduce/configs/...)")
     p.add_argument("--profile", help=f"run profile: {' | '.join(PROFILES)} (overrides the file's `profile:`)")
     p.add_argument("--output-dir", help="run folder (default: runs/<profile>-<mode>)")
-    p.add_argument("--resume", action="store_true",
-                   help="continue the run recorded in --output-dir (its config.yaml) from its newest checkpoint")
-    p.add_argument("--allow-change", nargs="+", action="extend", default=[], metavar="FIELD",
-                   help="with --resume: fields that may differ from the recorded run (max_steps, num_train_epochs, the "
-                        "save and log settings, report_to, executor: trainer.run.RESUME_SAFE)")
-    cli.add_set(p, "override config fields; dotted names reach into mappings (task_args.path=x); repeat freely")
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the run recorded in --output-dir (its config.yaml) from its newest checkpoint",
+    )
+    p.add_argument(
+        "--allow-change",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="FIELD",
+        help="with --resume: fields that may differ from the recorded run (max_steps, num_train_epochs, the "
+        "save and log settings, report_to, executor: trainer.run.RESUME_SAFE)",
+    )
+    cli.add_set(
+        p, "override config fields; dotted names reach into mappings (task_args.path=x); repeat freely"
+    )
     p.add_argument("--threads", type=int, help="torch CPU threads (1 is fastest on a busy laptop/CI machine)")
-    p.add_argument("--check", action="store_true",
-                   help="validate the config, data, model, GPUs and packages without loading anything; one line per "
-                        "problem, exit status 2 on any")
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="validate the config, data, model, GPUs and packages without loading anything; one line per "
+        "problem, exit status 2 on any",
+    )
     p.add_argument("--gpus", type=int, help="with --check: the GPUs of the machine the run will start on")
     return p
 
@@ -119,10 +134,13 @@ def accepted(a: Any) -> tuple[MurphyConfig, MurphyConfig | None]:
         problems.append(f"--config: no such file {a.config!r}")
     elif a.config:
         entry = OTHER_ENTRIES.get(_file_field(a.config, "method")) or (
-            OTHER_ENTRIES["reveal"] if _file_field(a.config, "reveal") is not None else None)
+            OTHER_ENTRIES["reveal"] if _file_field(a.config, "reveal") is not None else None
+        )
         if entry:  # a baseline's recipe: its fields are not all MurphyConfig's
-            problems.append(f"--config {a.config!r} is a recipe of {entry}: check or train it there "
-                            f"(python -m {entry} --check --config {a.config})")
+            problems.append(
+                f"--config {a.config!r} is a recipe of {entry}: check or train it there "
+                f"(python -m {entry} --check --config {a.config})"
+            )
     if a.gpus is not None and not a.check:
         problems.append("--gpus only goes with --check (a run uses this machine's GPUs)")
     recorded = None
@@ -132,8 +150,10 @@ def accepted(a: Any) -> tuple[MurphyConfig, MurphyConfig | None]:
         else:
             recorded = recorded_config(a.output_dir)
             if recorded is None and not (a.config or a.profile):
-                problems.append(f"--resume: {a.output_dir!r} records no run (no config.yaml); check the folder, or "
-                                "start a run there without --resume")
+                problems.append(
+                    f"--resume: {a.output_dir!r} records no run (no config.yaml); check the folder, or "
+                    "start a run there without --resume"
+                )
     cli.refuse(problems)
     bare = recorded if recorded is not None and not (a.config or a.profile) else None  # the run's own config
     return config_from_args(a.config, a.profile, a.set, recorded=bare), recorded
@@ -143,8 +163,10 @@ def main(argv: list[str] | None = None) -> Path | None:
     a = parser().parse(argv)
     config, _ = accepted(a)
     if a.check:
-        cli.report_problems(check(config, a.gpus), f"ok: {a.config or config.profile} passes the checks (config, data, "
-                                                   "model, GPUs, packages)")
+        cli.report_problems(
+            check(config, a.gpus),
+            f"ok: {a.config or config.profile} passes the checks (config, data, model, GPUs, packages)",
+        )
         return None
     cli.refuse(check(config))  # this machine: every problem of the config, its model, data and GPUs at once
     output_dir = a.output_dir or f"runs/{config.profile}-{config.mode}"

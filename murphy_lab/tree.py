@@ -80,7 +80,17 @@ class Node:
 
 
 _NODE_FIELDS = (
-    "reward", "feedback", "completion", "prompt", "code", "turn", "status", "credit", "advantage", "pruned", "meta",
+    "reward",
+    "feedback",
+    "completion",
+    "prompt",
+    "code",
+    "turn",
+    "status",
+    "credit",
+    "advantage",
+    "pruned",
+    "meta",
 )
 
 
@@ -131,7 +141,9 @@ class RolloutTree:
         for n in self.nodes():
             r = n.reward
             if not isinstance(r, (int, float)) or r != r or not 0.0 <= r <= 1.0:
-                raise ValueError(f"reward must lie in [0, 1], got {r!r} at a turn-{n.turn} node of tree {self.task_id!r}")
+                raise ValueError(
+                    f"reward must lie in [0, 1], got {r!r} at a turn-{n.turn} node of tree {self.task_id!r}"
+                )
         return self
 
     # --- JSON lines: one tree per line --------------------------------------------------------------------------
@@ -245,7 +257,9 @@ def build_trees(
         n = open_[0][3]
         completions = sample_fn([p for _, _, p, _ in open_], n)
         if len(completions) != len(open_) or any(len(c) != n for c in completions):
-            raise ValueError(f"sample returned the wrong shape at turn {turn}: expected {len(open_)} lists of {n}")
+            raise ValueError(
+                f"sample returned the wrong shape at turn {turn}: expected {len(open_)} lists of {n}"
+            )
         new_nodes, jobs = [], []
         for (i, parent, prompt, _), outs in zip(open_, completions):
             for k, completion in enumerate(outs):
@@ -271,8 +285,9 @@ def build_trees(
     return trees
 
 
-def build_tree(prompt: Any, tests: Any, sample: Any, execute: Any, *, task_id: str = "", task: Any = None,
-               **kw: Any) -> RolloutTree:
+def build_tree(
+    prompt: Any, tests: Any, sample: Any, execute: Any, *, task_id: str = "", task: Any = None, **kw: Any
+) -> RolloutTree:
     """Grow one rollout tree (see `build_trees` for the arguments; `task` is what `refine` is handed)."""
     tasks = None if task is None else [task]
     return build_trees([prompt], [tests], sample, execute, task_ids=[task_id], tasks=tasks, **kw)[0]

@@ -25,8 +25,14 @@ def _listing(folder: Path) -> list[dict]:
     out = []
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
         data = path.read_bytes()
-        out.append({"type": "file", "path": path.relative_to(folder).as_posix(), "size": len(data),
-                    "oid": hashlib.sha1(data).hexdigest()})
+        out.append(
+            {
+                "type": "file",
+                "path": path.relative_to(folder).as_posix(),
+                "size": len(data),
+                "oid": hashlib.sha1(data).hexdigest(),
+            }
+        )
     return out
 
 
@@ -74,7 +80,9 @@ class _Handler(BaseHTTPRequestHandler):
         if parts[0] == "api" and len(parts) >= 4 and parts[1] in ("models", "datasets"):
             folder, rest = self._repo(parts)
             if not folder.is_dir():
-                return self._send(404, b'{"error": "Repository not found"}', (("X-Error-Code", "RepoNotFound"),))
+                return self._send(
+                    404, b'{"error": "Repository not found"}', (("X-Error-Code", "RepoNotFound"),)
+                )
             if rest[:1] == ["tree"]:  # tree/<rev>[/<subfolder>]
                 sub = "/".join(rest[2:])
                 recursive = "recursive=true" in url.query
@@ -84,9 +92,18 @@ class _Handler(BaseHTTPRequestHandler):
                     files = [e for e in files if str(Path(e["path"]).parent) in (sub or ".",)]
                     dirs = [d for d in dirs if str(Path(d).parent) == (sub or ".")]
                 return self._json([{"type": "directory", "path": d, "oid": SHA} for d in dirs] + files)
-            return self._json({"id": "/".join(parts[2:4]), "sha": SHA, "private": False, "gated": False,
-                               "disabled": False, "tags": [], "cardData": {},
-                               "siblings": [{"rfilename": e["path"]} for e in _listing(folder)]})
+            return self._json(
+                {
+                    "id": "/".join(parts[2:4]),
+                    "sha": SHA,
+                    "private": False,
+                    "gated": False,
+                    "disabled": False,
+                    "tags": [],
+                    "cardData": {},
+                    "siblings": [{"rfilename": e["path"]} for e in _listing(folder)],
+                }
+            )
         kind = "datasets" if parts[0] == "datasets" else "models"
         parts = parts[1:] if kind == "datasets" else parts
         if len(parts) >= 5 and parts[2] == "resolve":  # <owner>/<name>/resolve/<rev>/<path>
@@ -94,8 +111,15 @@ class _Handler(BaseHTTPRequestHandler):
             if not path.is_file():
                 return self._send(404, b"", (("X-Error-Code", "EntryNotFound"),))
             data = path.read_bytes()
-            return self._send(200, data, (("ETag", f'"{hashlib.sha1(data).hexdigest()}"'), ("X-Repo-Commit", SHA),
-                                          ("Content-Type", "application/octet-stream")))
+            return self._send(
+                200,
+                data,
+                (
+                    ("ETag", f'"{hashlib.sha1(data).hexdigest()}"'),
+                    ("X-Repo-Commit", SHA),
+                    ("Content-Type", "application/octet-stream"),
+                ),
+            )
         self._send(404)
 
 
@@ -145,11 +169,24 @@ MBPP_SPLITS = {"prompt": 1, "test": 11, "validation": 511, "train": 601}  # a ta
 
 
 def mbpp_row(task_id: int, sanitized: bool = False) -> dict:
-    row = {"task_id": task_id, "code": "def add(a, b):\n    return a + b\n",
-           "test_list": ["assert add(1, 2) == 3", "assert add(0, 0) == 0"]}
+    row = {
+        "task_id": task_id,
+        "code": "def add(a, b):\n    return a + b\n",
+        "test_list": ["assert add(1, 2) == 3", "assert add(0, 0) == 0"],
+    }
     if sanitized:
-        return {**row, "prompt": f"Write a function add (task {task_id}).", "source_file": "x", "test_imports": []}
-    return {**row, "text": f"Write a function add (task {task_id}).", "test_setup_code": "", "challenge_test_list": []}
+        return {
+            **row,
+            "prompt": f"Write a function add (task {task_id}).",
+            "source_file": "x",
+            "test_imports": [],
+        }
+    return {
+        **row,
+        "text": f"Write a function add (task {task_id}).",
+        "test_setup_code": "",
+        "challenge_test_list": [],
+    }
 
 
 def paper_repos(root: Path, model: Path | None = None) -> dict[str, int]:
@@ -181,8 +218,10 @@ def paper_repos(root: Path, model: Path | None = None) -> dict[str, int]:
     lcb.mkdir(parents=True)
     for name in VERSION_FILES["release_v6"]:
         lcb.joinpath(name).write_text("")
-    rows = [lcb_row("a1", "easy", "2025-02-10T00:00:00", functional=True),
-            lcb_row("a2", "hard", "2025-03-01T00:00:00", functional=False)]
+    rows = [
+        lcb_row("a1", "easy", "2025-02-10T00:00:00", functional=True),
+        lcb_row("a2", "hard", "2025-03-01T00:00:00", functional=False),
+    ]
     lcb.joinpath(VERSION_FILES["v6"][0]).write_text("".join(json.dumps(r) + "\n" for r in rows))
 
     if model is not None:

@@ -27,19 +27,23 @@ FUNCTIONAL_ROW = {
     "contest_date": "2024-06-02T00:00:00",
     "starter_code": "class Solution:\n    def kthDistinct(self, nums: List[int], k: int) -> int:\n        ",
     "difficulty": "medium",
-    "public_test_cases": json.dumps([
-        {"input": "[3, 1, 2, 3]\n2", "output": "2", "testtype": "functional"},
-        {"input": "[5, 5]\n2", "output": "-1", "testtype": "functional"},
-    ]),
-    "private_test_cases": compress([
-        {"input": "[7]\n1", "output": "7", "testtype": "functional"},
-        {"input": "[4, 9, 4, 1]\n3", "output": "9", "testtype": "functional"},
-    ]),
+    "public_test_cases": json.dumps(
+        [
+            {"input": "[3, 1, 2, 3]\n2", "output": "2", "testtype": "functional"},
+            {"input": "[5, 5]\n2", "output": "-1", "testtype": "functional"},
+        ]
+    ),
+    "private_test_cases": compress(
+        [
+            {"input": "[7]\n1", "output": "7", "testtype": "functional"},
+            {"input": "[4, 9, 4, 1]\n3", "output": "9", "testtype": "functional"},
+        ]
+    ),
     "metadata": json.dumps({"func_name": "kthDistinct"}),
 }
 
 # deque, Counter, heappush, heappop, inf, lru_cache, bisect_left and List, none imported
-FUNCTIONAL_SOLUTION = '''class Solution:
+FUNCTIONAL_SOLUTION = """class Solution:
     def kthDistinct(self, nums: List[int], k: int) -> int:
         heap = []
         for x in Counter(nums):
@@ -56,7 +60,7 @@ FUNCTIONAL_SOLUTION = '''class Solution:
             if rank(v) == k - 1:
                 best = min(best, v)
         return -1 if best == inf else best
-'''
+"""
 
 STDIN_ROW = {
     "question_title": "Distinct Count",
@@ -68,10 +72,12 @@ STDIN_ROW = {
     "starter_code": "",
     "difficulty": "easy",
     "public_test_cases": json.dumps([{"input": "4\n1 2 2 3\n", "output": "3\n", "testtype": "stdin"}]),
-    "private_test_cases": compress([
-        {"input": "1\n5\n", "output": "1\n", "testtype": "stdin"},
-        {"input": "5\n1 1 1 1 1\n", "output": "1\n", "testtype": "stdin"},
-    ]),
+    "private_test_cases": compress(
+        [
+            {"input": "1\n5\n", "output": "1\n", "testtype": "stdin"},
+            {"input": "5\n1 1 1 1 1\n", "output": "1\n", "testtype": "stdin"},
+        ]
+    ),
     "metadata": "{}",
 }
 

@@ -42,7 +42,9 @@ calls = os.environ["STUB_CALLS"]
 with open(os.path.join(calls, os.path.basename(sys.argv[0]) + ".jsonl"), "a") as f:
     f.write(json.dumps(sys.argv[1:]) + "\\n")
 """
-SBATCH = STUB_RECORD + """
+SBATCH = (
+    STUB_RECORD
+    + """
 import re, subprocess
 script = sys.argv[-1]
 text = open(script).read()
@@ -54,6 +56,7 @@ if subprocess.run(["bash", "-n", script]).returncode:
     sys.exit("sbatch: error: the script does not parse")
 print("Submitted batch job 1")
 """
+)
 
 
 @dataclass
@@ -95,8 +98,12 @@ class Walk:
             stub.chmod(0o755)
         env = hub.env(Path(root) / "hf-home") if hub is not None else dict(os.environ)
         env = {k: v for k, v in env.items() if k not in ("VIRTUAL_ENV", "CONDA_PREFIX", "MURPHY_LAB_DATA")}
-        self.env = {**env, "PATH": f"{stubs}:{env['PATH']}", "STUB_CALLS": str(self.calls),
-                    "MPLBACKEND": "Agg"}
+        self.env = {
+            **env,
+            "PATH": f"{stubs}:{env['PATH']}",
+            "STUB_CALLS": str(self.calls),
+            "MPLBACKEND": "Agg",
+        }
         self.env.pop("SLURM_ARRAY_TASK_ID", None)
 
     def run(self, line: str, timeout: float = 900) -> Result:
@@ -111,8 +118,9 @@ class Walk:
             rest = self.env["PATH"].removeprefix(f"{self.stubs}:")  # the stand-in GPU tools stay first
             self.env["PATH"] = f"{self.stubs}:{self.dir / '.venv' / 'bin'}:{rest}"
             return Result(line, 0, "")
-        done = subprocess.run(["bash", "-c", line], cwd=self.dir, env=self.env, capture_output=True, text=True,
-                              timeout=timeout)
+        done = subprocess.run(
+            ["bash", "-c", line], cwd=self.dir, env=self.env, capture_output=True, text=True, timeout=timeout
+        )
         return Result(line, done.returncode, done.stdout + done.stderr)
 
     def stub_calls(self, name: str) -> list[list[str]]:

@@ -16,7 +16,24 @@ PACKAGE = Path(__file__).resolve().parents[1] / "murphy_lab"
 
 # docs/architecture.md, "Layers": a module may import its own layer (no cycle) and the layers below it
 LAYERS = [
-    ("core", ["murphy_lab", "tree", "credit", "prune", "grpo", "prefix", "paired", "prompts", "cli", "examples", "suggest", "export", "fields"]),
+    (
+        "core",
+        [
+            "murphy_lab",
+            "tree",
+            "credit",
+            "prune",
+            "grpo",
+            "prefix",
+            "paired",
+            "prompts",
+            "cli",
+            "examples",
+            "suggest",
+            "export",
+            "fields",
+        ],
+    ),
     ("tasks, executor, policy", ["executor", "policy", "tasks", "smoke"]),
     ("rollout, modes", ["rollout", "modes", "scoring", "scaffolds", "evaluate", "viz"]),
     ("toy world", ["toy"]),
@@ -124,15 +141,24 @@ def test_the_import_graph_has_no_cycle():
 
 
 def test_no_import_goes_uphill():
-    uphill = sorted(f"{m} ({LAYERS[layer(m)][0]}) -> {t} ({LAYERS[layer(t)][0]})"
-                    for m, targets in GRAPH.items() for t in targets if layer(t) > layer(m))
+    uphill = sorted(
+        f"{m} ({LAYERS[layer(m)][0]}) -> {t} ({LAYERS[layer(t)][0]})"
+        for m, targets in GRAPH.items()
+        for t in targets
+        if layer(t) > layer(m)
+    )
     assert uphill == []
 
 
 def test_the_experiments_layer_imports_no_baseline():
     """Methods are found through the registry (murphy_lab.methods), not imported by the layer that runs them."""
-    assert [(m, t) for m, ts in GRAPH.items() if m.startswith("murphy_lab.experiments") for t in ts
-            if t.startswith("murphy_lab.baselines")] == []
+    assert [
+        (m, t)
+        for m, ts in GRAPH.items()
+        if m.startswith("murphy_lab.experiments")
+        for t in ts
+        if t.startswith("murphy_lab.baselines")
+    ] == []
 
 
 def test_no_module_is_an_alias_of_another():
@@ -160,7 +186,14 @@ def test_a_package_exports_only_its_own_modules_names(package):
     for node in tree.body:
         if _is_all(node):
             exported = {e.value for e in node.value.elts}
-    foreign = sorted(a.asname or a.name for node in tree.body if isinstance(node, ast.ImportFrom) and node.module
-                     and not node.module.startswith(package + ".") and node.module != package
-                     for a in node.names if (a.asname or a.name) in exported)
+    foreign = sorted(
+        a.asname or a.name
+        for node in tree.body
+        if isinstance(node, ast.ImportFrom)
+        and node.module
+        and not node.module.startswith(package + ".")
+        and node.module != package
+        for a in node.names
+        if (a.asname or a.name) in exported
+    )
     assert foreign == []

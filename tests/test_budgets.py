@@ -22,10 +22,19 @@ from murphy_lab.methods import get_method
 def test_toy_full_plans_grpo_mt_and_mucode_twice_once_at_murphys_sample_budget():
     exps = X.plan("toy-full")
     cols = sorted({(e.method, e.variant) for e in exps})
-    assert cols == [("base", "-"), ("grpo", "-"), ("grpo_mt", "-"), ("grpo_mt", "samples"), ("mucode", "-"),
-                    ("mucode", "samples"), ("murphy", "mars")]
+    assert cols == [
+        ("base", "-"),
+        ("grpo", "-"),
+        ("grpo_mt", "-"),
+        ("grpo_mt", "samples"),
+        ("mucode", "-"),
+        ("mucode", "samples"),
+        ("murphy", "mars"),
+    ]
     assert {e.seed for e in exps if e.method == "murphy"} == {e.seed for e in exps if e.method == "grpo_mt"}
-    assert len({e.seed for e in exps if e.method == "murphy"}) >= 5 and {e.n_eval_tasks for e in exps} == {288}
+    assert len({e.seed for e in exps if e.method == "murphy"}) >= 5 and {e.n_eval_tasks for e in exps} == {
+        288
+    }
     assert {e.seed for e in exps if e.method == "mucode"} == {0, 1, 2}  # the profile's method_seeds
 
 
@@ -88,9 +97,23 @@ def test_the_budget_table_of_stand_in_runs_has_every_trained_column(stand_in_run
 
 
 def test_the_budget_table_has_a_row_for_the_matched_baseline():
-    m = pd.DataFrame([dict(method="grpo_mt", variant=v, seed=0, step=1, **{"trajectories/total": tot,
-                           "trajectories/kept": tot, "completions/mean_length": 10.0, "time/step_s": 1.0})
-                      for v, tot in (("-", 60), ("samples", 150))])
+    m = pd.DataFrame(
+        [
+            dict(
+                method="grpo_mt",
+                variant=v,
+                seed=0,
+                step=1,
+                **{
+                    "trajectories/total": tot,
+                    "trajectories/kept": tot,
+                    "completions/mean_length": 10.0,
+                    "time/step_s": 1.0,
+                },
+            )
+            for v, tot in (("-", 60), ("samples", 150))
+        ]
+    )
     t = budget_table(m).frame.set_index("method")
     assert t.loc["GRPO-MT", "sampled sequences"] == 60
     assert t.loc["GRPO-MT (sample-matched)", "sampled sequences"] == 150
@@ -132,11 +155,19 @@ def test_budget_curves_of_runs_without_points_refuse_to_plot():
 
 def test_the_budget_table_reads_mucodes_stage_lines():
     # the shape of a real toy µCode run's metrics.jsonl: one line per stage, the rollouts' attempts are its samples
-    lines = [dict(stage="round1/rollouts", tasks=200, attempts=4609, seconds=138.9),
-             dict(stage="round1/verifier", pairs=1072, seconds=23.7), dict(stage="round1/sft", rows=2053, seconds=120.4),
-             dict(stage="round2/rollouts", tasks=200, attempts=4558, seconds=134.2, **{"trajectories/total": 4558,
-                  "completions/mean_length": 30.0}),
-             dict(stage="round2/sft", rows=4079, seconds=211.1)]
+    lines = [
+        dict(stage="round1/rollouts", tasks=200, attempts=4609, seconds=138.9),
+        dict(stage="round1/verifier", pairs=1072, seconds=23.7),
+        dict(stage="round1/sft", rows=2053, seconds=120.4),
+        dict(
+            stage="round2/rollouts",
+            tasks=200,
+            attempts=4558,
+            seconds=134.2,
+            **{"trajectories/total": 4558, "completions/mean_length": 30.0},
+        ),
+        dict(stage="round2/sft", rows=4079, seconds=211.1),
+    ]
     m = pd.DataFrame([dict(method="mucode", variant="-", seed=0, **x) for x in lines])
     t = budget_table(m)
     row = t.frame.set_index("method").loc["µCode"]
@@ -147,18 +178,30 @@ def test_the_budget_table_reads_mucodes_stage_lines():
 
 
 def test_mucode_is_one_curve_point_at_all_its_rollouts_attempts():
-    lines = [dict(stage="round1/rollouts", attempts=4609, seconds=1.0), dict(stage="round1/sft", rows=5, seconds=1.0),
-             dict(stage="round2/rollouts", attempts=4558, seconds=1.0)]
-    run = X.RunResult(X.Experiment("toy-full", "toy", "mucode", seed=1), "k", Path("."),
-                      pd.DataFrame([dict(difficulty="all", k=3, **{"pass@1": 12.5})]), pd.DataFrame(lines))
+    lines = [
+        dict(stage="round1/rollouts", attempts=4609, seconds=1.0),
+        dict(stage="round1/sft", rows=5, seconds=1.0),
+        dict(stage="round2/rollouts", attempts=4558, seconds=1.0),
+    ]
+    run = X.RunResult(
+        X.Experiment("toy-full", "toy", "mucode", seed=1),
+        "k",
+        Path("."),
+        pd.DataFrame([dict(difficulty="all", k=3, **{"pass@1": 12.5})]),
+        pd.DataFrame(lines),
+    )
     (point,) = budget_curves([run]).itertuples()
     assert point.method == "mucode" and point.sampled == 4609 + 4558 and point.final and point.seed == 1
 
 
 def test_a_one_point_line_still_starts_at_the_base(tmp_path):
     # µCode's single point sits at step 0 in budget_curves: the base must not replace it
-    points = pd.DataFrame([dict(method="base", seed=0, step=0, sampled=0.0, **{"pass@1": 5.0}, final=True),
-                           dict(method="mucode", seed=0, step=0, sampled=9000.0, **{"pass@1": 9.0}, final=True)])
+    points = pd.DataFrame(
+        [
+            dict(method="base", seed=0, step=0, sampled=0.0, **{"pass@1": 5.0}, final=True),
+            dict(method="mucode", seed=0, step=0, sampled=9000.0, **{"pass@1": 9.0}, final=True),
+        ]
+    )
     fig = viz.plot_budget_curves(points)
     (line,) = fig.axes[0].get_lines()
     assert list(line.get_xdata()) == [0.0, 9000.0] and list(line.get_ydata()) == [5.0, 9.0]

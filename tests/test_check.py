@@ -60,7 +60,9 @@ def test_a_missing_local_data_file_is_one_line(offline, tmp_path):
 
 
 def test_an_unknown_loader_is_one_line(offline):
-    assert "unknown task source 'kodkode' (did you mean 'kodcode'?)" in one_line(check(smoke(tasks="kodkode")), "tasks:")
+    assert "unknown task source 'kodkode' (did you mean 'kodcode'?)" in one_line(
+        check(smoke(tasks="kodkode")), "tasks:"
+    )
 
 
 def test_a_task_argument_the_loader_does_not_take_or_needs_is_one_line(offline):
@@ -118,7 +120,10 @@ def test_cli_check_prints_one_line_per_problem_and_exits_2(offline, capsys):
     assert err.value.code == 2
     out = capsys.readouterr().out.splitlines()
     assert [line.split(":")[0] for line in out if line.split(":")[0] in ("g1", "model", "tasks")] == [
-        "g1", "model", "tasks"]
+        "g1",
+        "model",
+        "tasks",
+    ]
     assert not [line for line in out if line.startswith("GPUs")]  # 8 GPUs fit the recipe
 
 
@@ -135,8 +140,17 @@ def test_help_lists_every_profile(capsys):
 
 def test_training_on_an_offline_node_fails_at_once_in_one_line_per_problem(offline, tmp_path):
     with pytest.raises(Refused, match="^model: 'Qwen/Qwen3-1.7B' is a hub id that is not cached") as err:
-        T.main(["--profile", "smoke", "--output-dir", str(tmp_path / "r"), "--set", "model=Qwen/Qwen3-1.7B",
-                "tasks=kodcode"])
+        T.main(
+            [
+                "--profile",
+                "smoke",
+                "--output-dir",
+                str(tmp_path / "r"),
+                "--set",
+                "model=Qwen/Qwen3-1.7B",
+                "tasks=kodcode",
+            ]
+        )
     assert [p.split(":")[0] for p in err.value.problems] == ["model", "tasks"]
     assert "tasks: 'kodcode' reads the hub dataset" in err.value.problems[1]
     assert not (tmp_path / "r").exists()  # nothing started, no connection tried (fixture)

@@ -44,8 +44,10 @@ def test_invalid_field_is_named(field, overrides):
         MurphyConfig.for_profile("smoke", **overrides).validate()
 
 
-@pytest.mark.parametrize("mode, implied", [("grpo_mt", dict(g2=1, turns=2)), ("grpo", dict(g2=2, turns=1)),
-                                           ("murphy", dict(g2=2, turns=2))])
+@pytest.mark.parametrize(
+    "mode, implied",
+    [("grpo_mt", dict(g2=1, turns=2)), ("grpo", dict(g2=2, turns=1)), ("murphy", dict(g2=2, turns=2))],
+)
 def test_a_mode_alone_takes_the_g2_and_s_it_implies(mode, implied):
     """`--set mode=grpo_mt` alone grows chains (G2 = 1) instead of being refused for the smoke preset's G2 = 2; a value
     given with it still has to fit the mode."""
@@ -84,12 +86,17 @@ def test_bf16_on_a_cpu_with_bf16_instructions(monkeypatch, tmp_path):
 
 
 def test_cpu_bf16_reads_the_cpu_flags(monkeypatch, tmp_path):
-    info = {"x86 with AVX512-BF16": "flags\t\t: fpu avx512f avx512_bf16 avx512_vnni\n", "Arm BF16": "Features\t: fp asimd bf16 i8mm\n",
-            "x86 without": "flags\t\t: fpu avx2 avx512f\n"}
+    info = {
+        "x86 with AVX512-BF16": "flags\t\t: fpu avx512f avx512_bf16 avx512_vnni\n",
+        "Arm BF16": "Features\t: fp asimd bf16 i8mm\n",
+        "x86 without": "flags\t\t: fpu avx2 avx512f\n",
+    }
     found = {}
     for name, text in info.items():
         (tmp_path / name).write_text(text)
-        monkeypatch.setattr(hf_mod, "Path", lambda p, f=tmp_path / name: f if p == "/proc/cpuinfo" else Path(p))
+        monkeypatch.setattr(
+            hf_mod, "Path", lambda p, f=tmp_path / name: f if p == "/proc/cpuinfo" else Path(p)
+        )
         found[name] = hf_mod.cpu_bf16()
     assert found == {"x86 with AVX512-BF16": True, "Arm BF16": True, "x86 without": False}
 
@@ -131,16 +138,26 @@ def test_grpo_config_carries_g1_beta_and_no_kl_bias_correction(tmp_path):
 
 
 def test_registered_profile_builder_is_used(tmp_path, monkeypatch):
-    monkeypatch.setitem(profiles.PROFILES, "unit", Profile("unit", trainer={"g1": 2, "g2": 2},
-                                                           build=lambda cfg, workdir: ("some/model", ["t"])))
+    monkeypatch.setitem(
+        profiles.PROFILES,
+        "unit",
+        Profile("unit", trainer={"g1": 2, "g2": 2}, build=lambda cfg, workdir: ("some/model", ["t"])),
+    )
     assert resolve(MurphyConfig.for_profile("unit"), tmp_path) == ("some/model", ["t"])
     assert MurphyConfig.for_profile("unit").g1 == 2
 
 
-@pytest.mark.parametrize("path", sorted(p for p in CONFIGS.glob("*/*.yaml") if p.parent.name != "launch"
-                                         # their own loaders: test_recipes.py
-                                         and p.stem not in ("reveal", "mucode")),
-                         ids=lambda p: f"{p.parent.name}/{p.stem}")
+@pytest.mark.parametrize(
+    "path",
+    sorted(
+        p
+        for p in CONFIGS.glob("*/*.yaml")
+        if p.parent.name != "launch"
+        # their own loaders: test_recipes.py
+        and p.stem not in ("reveal", "mucode")
+    ),
+    ids=lambda p: f"{p.parent.name}/{p.stem}",
+)
 def test_every_reproduce_config_validates_on_a_gpu_machine(path, monkeypatch):
     monkeypatch.setattr(config_mod, "_cuda_available", lambda: True)
     c = MurphyConfig.from_yaml(path).validate()
@@ -149,12 +166,24 @@ def test_every_reproduce_config_validates_on_a_gpu_machine(path, monkeypatch):
 
 def test_reproduce_configs_cover_every_paper_model_and_method():
     names = {(p.parent.name, p.stem) for p in CONFIGS.glob("*/*.yaml") if p.parent.name != "launch"}
-    methods = {"murphy_mars", "murphy_mers_g0.9", "murphy_mers_g1.0", "murphy_interp", "murphy_intrap", "grpo_mt"}
+    methods = {
+        "murphy_mars",
+        "murphy_mers_g0.9",
+        "murphy_mers_g1.0",
+        "murphy_interp",
+        "murphy_intrap",
+        "grpo_mt",
+    }
     assert {(m, x) for m in ("qwen3-1.7b", "qwen3-4b", "olmo2-7b") for x in methods} <= names
 
 
-@pytest.mark.parametrize("logger, message", [("tensorboard", "'tensorboard', which is not installed \\(pip install tensorboard; the gpu"),
-                                             ("wandb", "'wandb', which is not installed \\(pip install wandb\\)")])
+@pytest.mark.parametrize(
+    "logger, message",
+    [
+        ("tensorboard", "'tensorboard', which is not installed \\(pip install tensorboard; the gpu"),
+        ("wandb", "'wandb', which is not installed \\(pip install wandb\\)"),
+    ],
+)
 def test_report_to_a_logger_that_is_not_installed_is_named(monkeypatch, logger, message):
     monkeypatch.setattr(config_mod, "_loggers", lambda: ({"tensorboard", "wandb"}, set()))
     with pytest.raises(ValueError, match=f"report_to: includes {message}"):
@@ -171,7 +200,9 @@ def test_report_to_wandb_without_wandb_is_refused_before_any_trainer():
 
 
 def test_an_unknown_logger_gets_the_nearest_name():
-    with pytest.raises(ValueError, match="'tensorbord' is not a logger transformers knows \\(did you mean 'tensorboard'"):
+    with pytest.raises(
+        ValueError, match="'tensorbord' is not a logger transformers knows \\(did you mean 'tensorboard'"
+    ):
         MurphyConfig.for_profile("smoke", report_to="tensorbord").validate()
 
 
@@ -194,7 +225,7 @@ def test_checkpointing_uses_the_keyword_the_installed_transformers_knows(args_cl
     import trl
 
     cls = getattr(trl, args_cls)
-    (name, on), = config_mod.checkpointing(cls, True).items()
+    ((name, on),) = config_mod.checkpointing(cls, True).items()
     args = cls(output_dir=str(tmp_path), use_cpu=True, report_to=[], **{name: on})
     assert getattr(args, name) is True
 

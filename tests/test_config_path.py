@@ -52,7 +52,9 @@ def walk(fn):
             # generated code (a dataclass's __init__), the standard library: transparent
             caller = caller.f_back
         if caller is None or module_of(caller.f_code.co_filename) != callee:
-            stops.append((callee, frame.f_code.co_name, module_of(caller.f_code.co_filename) if caller else None))
+            stops.append(
+                (callee, frame.f_code.co_name, module_of(caller.f_code.co_filename) if caller else None)
+            )
 
     sys.setprofile(on_call)
     try:
@@ -91,20 +93,30 @@ def test_an_experiment_reaches_its_config_entering_each_layer_once(exp, monkeypa
     assert isinstance(cfg, MurphyConfig) and cfg.model == "m"
     entries = layer_entries(stops)
     assert entries == {LAYER["methods"]: 1, LAYER["config"]: 1}, stops  # methods, then the config: once each
-    assert [s[:2] for s in stops if layer_of(s[0]) == LAYER["config"] and layer_of(s[2]) != LAYER["config"]] == [
-        ("config", "layered")]  # the one way into the config layer
+    assert [
+        s[:2] for s in stops if layer_of(s[0]) == LAYER["config"] and layer_of(s[2]) != LAYER["config"]
+    ] == [("config", "layered")]  # the one way into the config layer
 
 
 def test_a_command_line_reaches_its_config_entering_each_layer_once():
-    a = parser().parse(["--config", "reproduce/configs/qwen3-1.7b/murphy_mars.yaml", "--set", "g1=4",
-                        "per_device_train_batch_size=4", "task_args.n=10"])
+    a = parser().parse(
+        [
+            "--config",
+            "reproduce/configs/qwen3-1.7b/murphy_mars.yaml",
+            "--set",
+            "g1=4",
+            "per_device_train_batch_size=4",
+            "task_args.n=10",
+        ]
+    )
     accepted(a)
     (cfg, recorded), stops = walk(lambda: accepted(a))
     assert (cfg.g1, cfg.task_args["n"], recorded) == (4, 10, None)
     # the command line, then the config
     assert layer_entries(stops) == {LAYER["train"]: 1, LAYER["config"]: 1}, stops
-    assert [s[:2] for s in stops if layer_of(s[0]) == LAYER["config"] and layer_of(s[2]) != LAYER["config"]] == [
-        ("config", "layered")]
+    assert [
+        s[:2] for s in stops if layer_of(s[0]) == LAYER["config"] and layer_of(s[2]) != LAYER["config"]
+    ] == [("config", "layered")]
 
 
 def test_a_layer_visited_twice_is_caught():

@@ -71,8 +71,11 @@ def test_the_report_is_written_as_markdown_and_json(tmp_path):
 @pytest.fixture
 def refusing(monkeypatch):
     """The toy profile with the paper's refusal switched on."""
-    monkeypatch.setitem(profiles.PROFILES, "toy-refusing",
-                        dataclasses.replace(profiles.get_profile("toy"), name="toy-refusing", refuse_overlap=True))
+    monkeypatch.setitem(
+        profiles.PROFILES,
+        "toy-refusing",
+        dataclasses.replace(profiles.get_profile("toy"), name="toy-refusing", refuse_overlap=True),
+    )
     return "toy-refusing"
 
 
@@ -98,8 +101,11 @@ def test_a_kodcode_row_that_copies_a_humaneval_docstring_is_caught_and_the_sampl
     from murphy_lab.tasks import load_humaneval, load_kodcode
 
     rows = [json.loads(line) for line in (Path(__file__).parent / "fixtures" / "kodcode_style.jsonl").open()]
-    copied = dict(rows[0], question_id="Copy_1_C",
-                  question="Filter an input list of strings only for ones that contain given substring.")
+    copied = dict(
+        rows[0],
+        question_id="Copy_1_C",
+        question="Filter an input list of strings only for ones that contain given substring.",
+    )
     train = load_kodcode(n=100, source=rows + [copied])
     report = C.check(train, {"HumanEval": load_humaneval()}, "paper-like", "kodcode")
     assert [(p["train_id"], p["eval_id"], p["kind"]) for p in report.pairs] == [

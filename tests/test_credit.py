@@ -185,7 +185,13 @@ def test_reward_to_go_normalises_over_every_turn_of_the_tree_at_once():
 def test_turn_credit_by_hand():
     a, b, c = turn_credit(informative_tree(), gamma=1.0).root.children
     # δ(a1) = 1 - 0 is split evenly over turns 2 and 1: a1 keeps 1/2, a receives mean(1/2, 0) = 1/4
-    assert (a.credit, a.children[0].credit, a.children[1].credit, b.credit, c.credit) == (0.25, 0.5, 0.0, 0.0, 1.0)
+    assert (a.credit, a.children[0].credit, a.children[1].credit, b.credit, c.credit) == (
+        0.25,
+        0.5,
+        0.0,
+        0.0,
+        1.0,
+    )
     a = turn_credit(informative_tree(), gamma=0.0).root.children[0]
     assert (a.credit, a.children[0].credit) == (0.0, 1.0)  # γ = 0: each turn keeps its own progress
     # three turns, γ = 1: δ = a 0.2, a1 0.2, its leaves 0.6 / 0.1, a2 -0.2; a turn-3 delta is split in thirds
@@ -205,7 +211,7 @@ def test_turn_credit_on_a_chain_telescopes_to_the_final_score(gamma):
 
 def test_mt_grpo_normalises_turn_reward_and_outcome_per_turn_index_by_hand():
     t = score_tree(informative_tree(), credit="mt_grpo")
-    (a, b, c), s = t.root.children, 3 ** -0.5  # turn 1: rewards [0, 0, 1] -> ±(1/3)/std, std = 1/√3
+    (a, b, c), s = t.root.children, 3**-0.5  # turn 1: rewards [0, 0, 1] -> ±(1/3)/std, std = 1/√3
     a_t = [(0 - 1 / 3) / (s + 1e-4)] * 2 + [(1 - 1 / 3) / (s + 1e-4)]
     a_o = [0.0, -0.5 / (0.5 + 1e-4), 0.5 / (0.5 + 1e-4)]  # outcomes [0.5, 0, 1]: mean 0.5, std 0.5
     assert [a.advantage, b.advantage, c.advantage] == pytest.approx([x + y for x, y in zip(a_t, a_o)])
@@ -219,7 +225,9 @@ def test_mt_grpo_normalises_turn_reward_and_outcome_per_turn_index_by_hand():
 def _refinements_score_higher_tree():
     # every refinement (turn 2) passes more tests than any first attempt: feedback helps
     groups = [(0.0, [0.75, 1.0]), (0.25, [0.75, 1.0]), (0.0, [1.0, 1.0])]
-    return RolloutTree(Node(children=[Node(reward=r, children=[Node(reward=x) for x in kids]) for r, kids in groups]))
+    return RolloutTree(
+        Node(children=[Node(reward=r, children=[Node(reward=x) for x in kids]) for r, kids in groups])
+    )
 
 
 def test_mt_grpo_per_turn_index_is_unbiased_where_normalising_across_turns_is_not():
@@ -251,7 +259,13 @@ def test_gigpo_pools_refinements_of_identical_failures_by_hand():
     assert [v.advantage for v in (a, b, c, d)] == pytest.approx([1.5 * e for e in episode])
     step = normalize([1.0, 0.0, 1.0, 1.0])  # a's and b's refinements: one anchor group, [0.5, -1.5, 0.5, 0.5]
     assert [u.advantage for u in a.children + b.children] == pytest.approx(
-        [episode[0] + 0.5 * step[0], episode[0] + 0.5 * step[1], episode[1] + 0.5 * step[2], episode[1] + 0.5 * step[3]])
+        [
+            episode[0] + 0.5 * step[0],
+            episode[0] + 0.5 * step[1],
+            episode[1] + 0.5 * step[2],
+            episode[1] + 0.5 * step[3],
+        ]
+    )
     assert [u.advantage for u in c.children] == pytest.approx([episode[2]] * 2)  # identical returns: A^S = 0
 
 
@@ -261,7 +275,9 @@ def test_gigpo_groups_anchor_states_across_trees_of_one_task():
     score_trees([t1, t2], credit="gigpo", gamma=1.0, credit_args={"omega": 1.0})
     alone = score_tree(_duplicate_failures_tree(), credit="gigpo", gamma=1.0)
     # the x/f anchor now holds 8 refinements (7 passing): a failing one is further below its group's mean
-    assert t1.root.children[0].children[1].advantage != pytest.approx(alone.root.children[0].children[1].advantage)
+    assert t1.root.children[0].children[1].advantage != pytest.approx(
+        alone.root.children[0].children[1].advantage
+    )
     other = score_trees([_duplicate_failures_tree("p"), _duplicate_failures_tree("q")], credit="gigpo")
     assert [n.advantage for n in other[0].nodes()] == pytest.approx([n.advantage for n in alone.nodes()])
 

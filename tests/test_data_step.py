@@ -35,15 +35,21 @@ def kodcode_fixture(root: Path) -> Path:
 
 def lcb_fixture(root: Path) -> Path:
     root.mkdir(parents=True)
-    rows = [lcb_row("a1", "easy", "2025-02-10T00:00:00", functional=True),
-            lcb_row("a2", "hard", "2025-03-01T00:00:00", functional=False)]
+    rows = [
+        lcb_row("a1", "easy", "2025-02-10T00:00:00", functional=True),
+        lcb_row("a2", "hard", "2025-03-01T00:00:00", functional=False),
+    ]
     (root / "test6.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     return root
 
 
 def test_plan_datasets_of_the_paper_profile():
     assert {k: v[0] for k, v in D.plan_datasets("paper").items()} == {
-        "kodcode-1k": "kodcode", "HumanEval": "humaneval", "MBPP": "mbpp", "LCB-v6": "livecodebench"}
+        "kodcode-1k": "kodcode",
+        "HumanEval": "humaneval",
+        "MBPP": "mbpp",
+        "LCB-v6": "livecodebench",
+    }
     assert D.plan_datasets("toy") == {}  # generated in code
 
 
@@ -98,8 +104,9 @@ def test_training_configs_and_evaluation_read_the_local_files(tmp_path, monkeypa
         exp, "Qwen/Qwen3-1.7B"
     )  # the recipe's task_args, plus where the rows are
     assert cfg.task_args == {"n": 1000, "seed": 0, "source": str((tmp_path / "data" / "kodcode").resolve())}
-    assert X.train_key(exp) == X.train_key(X.Experiment("paper", "Qwen3-1.7B", "murphy",
-                                                        benchmarks=("HumanEval", "LCB-v6")))
+    assert X.train_key(exp) == X.train_key(
+        X.Experiment("paper", "Qwen3-1.7B", "murphy", benchmarks=("HumanEval", "LCB-v6"))
+    )
     assert len(benchmark_tasks_for(exp, "HumanEval")) == 164
     assert [t.task_id for t in benchmark_tasks_for(exp, "LCB-v6")] == ["lcb/a1", "lcb/a2"]
 
@@ -117,9 +124,14 @@ def test_every_dataset_is_written_from_its_default_source_through_the_hub(tmp_pa
     (KodCode's crashed with a TypeError here), read from a stand-in hub through the same code as huggingface.co."""
     with FakeHub(tmp_path / "hub") as hub:
         expected = paper_repos(hub.root)
-        done = subprocess.run([sys.executable, "-m", "murphy_lab.experiments.data", "--profile", "paper", "--out",
-                               "data"], cwd=tmp_path, env=hub.env(tmp_path / "hf-home"), capture_output=True,
-                              text=True, timeout=600)
+        done = subprocess.run(
+            [sys.executable, "-m", "murphy_lab.experiments.data", "--profile", "paper", "--out", "data"],
+            cwd=tmp_path,
+            env=hub.env(tmp_path / "hf-home"),
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
     assert done.returncode == 0, done.stderr[-3000:]
     manifest = json.loads((tmp_path / "data" / "manifest.json").read_text())["datasets"]
     assert {k: v["tasks"] for k, v in manifest.items()} == expected
@@ -127,7 +139,9 @@ def test_every_dataset_is_written_from_its_default_source_through_the_hub(tmp_pa
     assert not list(tmp_path.glob(".data*"))  # the staging folder is gone
 
 
-def test_offline_each_dataset_is_one_line_naming_its_local_source_and_nothing_is_written(tmp_path, monkeypatch):
+def test_offline_each_dataset_is_one_line_naming_its_local_source_and_nothing_is_written(
+    tmp_path, monkeypatch
+):
     from murphy_lab import preflight
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
@@ -138,10 +152,23 @@ def test_offline_each_dataset_is_one_line_naming_its_local_source_and_nothing_is
     assert [p.split(":")[0] for p in err.value.problems] == ["kodcode-1k", "MBPP", "LCB-v6"]
     for line in err.value.problems:
         name = line.split(":")[0]
-        assert f"not cached here, and the hub is unreachable (HF_HUB_OFFLINE=1); give a local copy with --source " \
-               f"{name}=PATH" in line
+        assert (
+            f"not cached here, and the hub is unreachable (HF_HUB_OFFLINE=1); give a local copy with --source "
+            f"{name}=PATH" in line
+        )
     with pytest.raises(Refused, match="MBPP: --source '/no/such' does not exist"):
-        D.main(["--profile", "paper", "--out", str(tmp_path / "data"), "--only", "MBPP", "--source", "MBPP=/no/such"])
+        D.main(
+            [
+                "--profile",
+                "paper",
+                "--out",
+                str(tmp_path / "data"),
+                "--only",
+                "MBPP",
+                "--source",
+                "MBPP=/no/such",
+            ]
+        )
     with pytest.raises(Refused, match=r"--only: unknown 'mbpp' \(did you mean 'MBPP'\?\)"):
         D.main(["--profile", "paper", "--out", str(tmp_path / "data"), "--only", "mbpp"])
     assert not list(tmp_path.iterdir())

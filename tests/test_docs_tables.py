@@ -18,7 +18,12 @@ ROOT = Path(__file__).resolve().parents[1]
 TABLES = {
     "credit rules": ((credit, "CREDIT_RULES"), "docs/credit_rules.md", "| name (label) | credit", ()),
     "modes": ((modes, "MODES"), "docs/training.md", "| mode | tree grown", ()),
-    "task sources": ((registry, "SOURCES"), "docs/benchmarks.md", "| source | loader", ("package.module:function",)),
+    "task sources": (
+        (registry, "SOURCES"),
+        "docs/benchmarks.md",
+        "| source | loader",
+        ("package.module:function",),
+    ),
     "profiles": ((profiles, "PROFILES"), "docs/reproduce.md", "| profile | what runs", ()),
 }
 # the registries as the package registers them, before any test registers its own (test_tasks adds a source)
@@ -53,7 +58,12 @@ def test_every_registry_entry_has_its_row_and_every_row_an_entry(name):
 
 
 def test_a_new_entry_without_its_row_is_caught(monkeypatch):
-    fake = {"credit rules": "fake_rule", "modes": "fake_mode", "task sources": "fake_source", "profiles": "fake-profile"}
+    fake = {
+        "credit rules": "fake_rule",
+        "modes": "fake_mode",
+        "task sources": "fake_source",
+        "profiles": "fake-profile",
+    }
     for name, entry in fake.items():  # registered in each live registry, with no row for it
         where = TABLES[name][0]
         monkeypatch.setitem(getattr(*where), entry, next(iter(getattr(*where).values())))

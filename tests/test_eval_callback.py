@@ -19,8 +19,9 @@ def lines(run):
 
 
 def cfg(model, **kw):
-    return MurphyConfig.for_profile("smoke", model=model, max_steps=3, save_steps=10, eval_tasks="smoke",
-                                    eval_iters=[1, 2], **kw)
+    return MurphyConfig.for_profile(
+        "smoke", model=model, max_steps=3, save_steps=10, eval_tasks="smoke", eval_iters=[1, 2], **kw
+    )
 
 
 def test_eval_fields_are_validated():
@@ -38,14 +39,18 @@ def test_iter_k_is_logged_every_eval_every_steps_and_after_the_last(tmp_path, ti
     got = lines(tmp_path / "with")
     assert [line["step"] for line in got] == [1, 2, 3]  # still one line per step
     assert [("eval/iter1_pass@1" in line, "eval/iter2_pass@1" in line) for line in got] == [
-        (False, False), (True, True), (True, True)]
+        (False, False),
+        (True, True),
+        (True, True),
+    ]
     assert got[1]["eval/n_tasks"] == 2 and 0.0 <= got[1]["eval/iter2_pass@1"] <= 100.0
     assert got[1]["eval/iter1_pass@1"] <= got[1]["eval/iter2_pass@1"]  # more attempts never solve fewer
     # the evaluation does not change what is trained: the same rewards as a run without it
     train(cfg(tiny_model_path), tmp_path / "without", executor=executor)
     keys = ("reward/turn1_mean", "trajectories/total", "trl/loss")
     assert [[line.get(k) for k in keys] for line in got] == [
-        [line.get(k) for k in keys] for line in lines(tmp_path / "without")]
+        [line.get(k) for k in keys] for line in lines(tmp_path / "without")
+    ]
 
 
 @pytest.mark.slow
@@ -53,8 +58,22 @@ def test_the_cli_wires_it_from_the_config(tmp_path, tiny_model_path, monkeypatch
     import murphy_lab.executor as executor_pkg
 
     monkeypatch.setattr(executor_pkg, "Executor", lambda **kw: executor, raising=False)
-    main(["--profile", "smoke", "--output-dir", str(tmp_path / "run"), "--set", f"model={tiny_model_path}",
-          "max_steps=2", "save_steps=10", "eval_every=2", "eval_tasks=smoke", "eval_n_tasks=1", "eval_iters=[1]"])
+    main(
+        [
+            "--profile",
+            "smoke",
+            "--output-dir",
+            str(tmp_path / "run"),
+            "--set",
+            f"model={tiny_model_path}",
+            "max_steps=2",
+            "save_steps=10",
+            "eval_every=2",
+            "eval_tasks=smoke",
+            "eval_n_tasks=1",
+            "eval_iters=[1]",
+        ]
+    )
     assert "eval/iter1_pass@1" in lines(tmp_path / "run")[-1]
 
 

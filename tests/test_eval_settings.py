@@ -47,8 +47,9 @@ def test_a_differing_flag_wins_is_warned_about_and_returned(caplog):
 def test_like_evaluates_a_base_model_at_a_runs_settings_and_records_a_difference(tmp_path, tiny_model_path):
     run = tmp_path / "run"
     run.mkdir()
-    MurphyConfig.for_profile("smoke", model=tiny_model_path, max_completion_length=6, temperature=0.5).to_yaml(
-        run / "config.yaml")
+    MurphyConfig.for_profile(
+        "smoke", model=tiny_model_path, max_completion_length=6, temperature=0.5
+    ).to_yaml(run / "config.yaml")
     common = [
         "--task-args",
         f"path={EXAMPLES / 'heldout.jsonl'}",
@@ -63,8 +64,19 @@ def test_like_evaluates_a_base_model_at_a_runs_settings_and_records_a_difference
     meta = json.loads((tmp_path / "a" / "eval.json").read_text())
     assert (meta["max_new_tokens"], meta["temperature"], meta["settings_from"]) == (6, 0.5, str(run))
     assert meta["differs_from_recorded"] == {}
-    eval_main(["--model", tiny_model_path, "--like", str(run), "--max-new-tokens", "4", "--output-dir",
-               str(tmp_path / "b"), *common])
+    eval_main(
+        [
+            "--model",
+            tiny_model_path,
+            "--like",
+            str(run),
+            "--max-new-tokens",
+            "4",
+            "--output-dir",
+            str(tmp_path / "b"),
+            *common,
+        ]
+    )
     meta = json.loads((tmp_path / "b" / "eval.json").read_text())
     assert meta["differs_from_recorded"] == {"max_new_tokens": {"recorded": 6, "used": 4}}
 
@@ -91,8 +103,9 @@ def test_the_run_store_records_the_settings_and_a_given_checkpoint_trained_at_ot
         run / "config.yaml"
     )
     exp = X.Experiment("smoke", "tiny", "murphy", iters=(1, 2))
-    res = X.run_experiment(exp, tmp_path / "r", train=False, model_paths={"tiny/murphy/mars/seed0": str(run / "final")},
-                           **fns)
+    res = X.run_experiment(
+        exp, tmp_path / "r", train=False, model_paths={"tiny/murphy/mars/seed0": str(run / "final")}, **fns
+    )
     assert res.info["generation"]["max_new_tokens"] == 8  # the smoke profile's, for every model of its table
     assert res.info["generation_differs"] == {"max_new_tokens": {"recorded": 32, "used": 8}}
     base = X.run_experiment(X.Experiment("smoke", "tiny", "base", iters=(1, 2)), tmp_path / "r", **fns)

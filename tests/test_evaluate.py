@@ -42,8 +42,14 @@ def row(df, k, difficulty="all"):
 
 
 def test_feedback_policy_scores_iter1_zero_and_iter3_hundred(executor):
-    df = evaluate(ScriptedPolicy(feedback_fixes), [add_task(0), add_task(1)], executor, iters=(1, 3), runs=2,
-                  progress=False)
+    df = evaluate(
+        ScriptedPolicy(feedback_fixes),
+        [add_task(0), add_task(1)],
+        executor,
+        iters=(1, 3),
+        runs=2,
+        progress=False,
+    )
     assert row(df, 1)["pass@1"] == 0.0 and row(df, 3)["pass@1"] == 100.0
 
 
@@ -82,29 +88,45 @@ def test_a_visible_pass_stops_the_loop(executor):
 
 
 def test_hidden_tests_decide_success(executor):
-    df = evaluate(ScriptedPolicy(lambda p, n: [OVERFIT] * n), [add_task()], executor, iters=(1,), runs=1,
-                  progress=False)
+    df = evaluate(
+        ScriptedPolicy(lambda p, n: [OVERFIT] * n), [add_task()], executor, iters=(1,), runs=1, progress=False
+    )
     assert row(df, 1)["pass@1"] == 0.0
 
 
 def test_cost_columns_count_calls_up_to_k(executor):
-    df = evaluate(ScriptedPolicy(lambda p, n: [WRONG] * n), [add_task()], executor, iters=(1, 3), runs=1,
-                  progress=False)
+    df = evaluate(
+        ScriptedPolicy(lambda p, n: [WRONG] * n), [add_task()], executor, iters=(1, 3), runs=1, progress=False
+    )
     assert list(df.calls) == [1.0, 3.0] and row(df, 3)["tokens"] > row(df, 1)["tokens"]
 
 
 def test_transcripts_rederive_the_table(executor, tmp_path):
     path = str(tmp_path / "eval.jsonl")
     tasks = [add_task(0, "easy"), add_task(1, "hard")]
-    df = evaluate(ScriptedPolicy(feedback_fixes), tasks, executor, iters=(1, 2), runs=2, transcripts_path=path,
-                  progress=False)
+    df = evaluate(
+        ScriptedPolicy(feedback_fixes),
+        tasks,
+        executor,
+        iters=(1, 2),
+        runs=2,
+        transcripts_path=path,
+        progress=False,
+    )
     assert table_from_transcripts(path).equals(df)
 
 
 def test_transcripts_cannot_invent_unscored_iters(executor, tmp_path):
     path = str(tmp_path / "eval.jsonl")
-    evaluate(ScriptedPolicy(feedback_fixes), [add_task()], executor, iters=(1,), runs=1, transcripts_path=path,
-             progress=False)
+    evaluate(
+        ScriptedPolicy(feedback_fixes),
+        [add_task()],
+        executor,
+        iters=(1,),
+        runs=1,
+        transcripts_path=path,
+        progress=False,
+    )
     with pytest.raises(ValueError, match="not scored"):
         table_from_transcripts(path, iters=(3,))
 
@@ -145,8 +167,11 @@ def test_the_report_counts_extractable_truncated_and_each_status(executor):
     policy = ScriptedPolicy(policy_fn)
     df = evaluate(policy, [add_task()], executor, iters=(1, 3), runs=1, progress=False, max_new_tokens=8)
     assert df.attrs["completions"] == {
-        "completions": 3, "extractable": 2, "truncated": 1,
-        "visible_status": {"syntax": 1, "failed": 1, "passed": 1}, "hidden_status": {"syntax": 1, "passed": 1},
+        "completions": 3,
+        "extractable": 2,
+        "truncated": 1,
+        "visible_status": {"syntax": 1, "failed": 1, "passed": 1},
+        "hidden_status": {"syntax": 1, "passed": 1},
     }
 
 
@@ -175,8 +200,15 @@ def test_the_progress_bar_counts_tasks_a_batch_at_a_time(executor, monkeypatch):
 
     Bar.made = []
     monkeypatch.setattr(evaluate_mod, "tqdm", Bar)
-    evaluate(ScriptedPolicy(feedback_fixes), [add_task(i) for i in range(5)], executor, iters=(1, 3), runs=2,
-             task_batch=2, progress=False)
+    evaluate(
+        ScriptedPolicy(feedback_fixes),
+        [add_task(i) for i in range(5)],
+        executor,
+        iters=(1, 3),
+        runs=2,
+        task_batch=2,
+        progress=False,
+    )
     (bar,) = Bar.made
     assert (bar.total, bar.unit, bar.updates) == (5, "task", [2, 2, 1])
 
@@ -186,7 +218,9 @@ def test_a_task_batch_holding_every_task_gives_the_unbatched_table(tiny_model_pa
     tasks = [add_task(0), add_task(1)]
     kw = dict(iters=(1, 2), runs=2, progress=False, seed=3)
     whole = evaluate(TransformersPolicy(tiny_model_path, max_new_tokens=8), tasks, executor, **kw)
-    batched = evaluate(TransformersPolicy(tiny_model_path, max_new_tokens=8), tasks, executor, task_batch=2, **kw)
+    batched = evaluate(
+        TransformersPolicy(tiny_model_path, max_new_tokens=8), tasks, executor, task_batch=2, **kw
+    )
     texts = [[a["completion"] for a in r["attempts"]] for r in whole.attrs["records"]]
     assert texts == [[a["completion"] for a in r["attempts"]] for r in batched.attrs["records"]]
 
@@ -194,14 +228,18 @@ def test_a_task_batch_holding_every_task_gives_the_unbatched_table(tiny_model_pa
 def test_batches_keep_the_episodes_task_major_and_score_the_same_for_a_deterministic_policy(executor):
     tasks = [add_task(i, difficulty="easy" if i % 2 else "hard") for i in range(5)]
     whole = evaluate(ScriptedPolicy(feedback_fixes), tasks, executor, iters=(1, 2), runs=2, progress=False)
-    batched = evaluate(ScriptedPolicy(feedback_fixes), tasks, executor, iters=(1, 2), runs=2, progress=False,
-                       task_batch=2)
+    batched = evaluate(
+        ScriptedPolicy(feedback_fixes), tasks, executor, iters=(1, 2), runs=2, progress=False, task_batch=2
+    )
     assert batched.equals(whole)
     assert [(r["task_id"], r["run"]) for r in batched.attrs["records"]] == [
-        (f"add{i}", r) for i in range(5) for r in range(2)]
+        (f"add{i}", r) for i in range(5) for r in range(2)
+    ]
 
 
 @pytest.mark.parametrize("task_batch", [0, -1, 1.5, True])
 def test_a_bad_task_batch_is_rejected(executor, task_batch):
     with pytest.raises(ValueError, match="task_batch"):
-        evaluate(ScriptedPolicy(feedback_fixes), [add_task()], executor, task_batch=task_batch, progress=False)
+        evaluate(
+            ScriptedPolicy(feedback_fixes), [add_task()], executor, task_batch=task_batch, progress=False
+        )

@@ -85,7 +85,9 @@ def test_programs_compile_as_plain_python_does(ex):
 
 
 def test_test_code_compiles_as_plain_python_does(ex):
-    suite = TestSuite(cases=("assert type(g.__annotations__['x']) is type",), setup="def g(x: int):\n    pass\n")
+    suite = TestSuite(
+        cases=("assert type(g.__annotations__['x']) is type",), setup="def g(x: int):\n    pass\n"
+    )
     assert ex.run(ADD, suite).solved
 
 
@@ -109,10 +111,18 @@ def test_objects_of_the_programs_class_compare_by_its_own_eq_and_never_to_plain_
         "class V:\n    def __init__(self, x):\n        self.x = x\n    def __eq__(self, o):\n"
         "        return self.x == o.x\nONE = V(1)\ndef f():\n    return V(3)\ndef g():\n    return ONE\n"
     )
-    tests = ["assert f() == V(3)", "assert g() is g() and g() == ONE and g() is ONE", "assert f().x == 3", "assert f() == 3"]
+    tests = [
+        "assert f() == V(3)",
+        "assert g() is g() and g() == ONE and g() is ONE",
+        "assert f().x == 3",
+        "assert f() == 3",
+    ]
     res = ex.run(prog, tests)
     assert [o.status for o in res.outcomes] == ["passed", "passed", "passed", "failed"]
-    assert "(a V object of the program: not plain data: it answers for itself, and equals no value of the test's)" in res.feedback
+    assert (
+        "(a V object of the program: not plain data: it answers for itself, and equals no value of the test's)"
+        in res.feedback
+    )
 
 
 def test_io_test_compares_stdout_after_normalizing_trailing_whitespace(ex):
@@ -229,7 +239,10 @@ def test_a_run_interrupted_while_its_workers_start_leaves_no_unread_hello(monkey
         monkeypatch.setattr(Executor, "_read_message", interrupted_once)
         with pytest.raises(KeyboardInterrupt):
             e.run_many([(ADD, ["assert f(1) == 2"])])
-        assert [r.reward for r in e.run_many([(ADD, ["assert f(1) == 2"]), (ADD, ["assert f(1) == 3"])])] == [1, 0]
+        assert [r.reward for r in e.run_many([(ADD, ["assert f(1) == 2"]), (ADD, ["assert f(1) == 3"])])] == [
+            1,
+            0,
+        ]
 
 
 def test_numpy_values_compare_as_python_would(ex):
@@ -264,16 +277,26 @@ def test_unicode_and_multiline_asserts_are_quoted_exactly(ex):
     "program, output",
     [
         ("import atexit\natexit.register(print, 'bye')\nprint('hi')\n", "hi\nbye"),
-        ("import threading, time\ndef late():\n    time.sleep(0.2)\n    print('late')\n"
-         "threading.Thread(target=late).start()\nprint('early')\n", "early\nlate"),
+        (
+            "import threading, time\ndef late():\n    time.sleep(0.2)\n    print('late')\n"
+            "threading.Thread(target=late).start()\nprint('early')\n",
+            "early\nlate",
+        ),
         ("import os\nw = os.fdopen(1, 'w')\nw.write('unflushed')\n", "unflushed"),
         ("import sys\nsys.stdout.write('no newline, no flush')\n", "no newline, no flush"),
         ("import sys\nprint('answer')\nsys.exit(0)\nprint('never')\n", "answer"),
         ("print('answer')\nexit()\n", "answer"),
         ("import sys\nprint(sum(map(int, sys.stdin.read().split())))\nraise SystemExit\n", "3"),
     ],
-    ids=["atexit", "non-daemon thread", "os.fdopen(1) unflushed", "stdout unflushed", "sys.exit(0) mid-output",
-         "exit()", "SystemExit"],
+    ids=[
+        "atexit",
+        "non-daemon thread",
+        "os.fdopen(1) unflushed",
+        "stdout unflushed",
+        "sys.exit(0) mid-output",
+        "exit()",
+        "SystemExit",
+    ],
 )
 def test_io_programs_end_as_python_ends_them(ex, program, output):
     res = ex.run(program, [IOTest("1 2\n", output)])

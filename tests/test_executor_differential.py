@@ -55,7 +55,10 @@ def test_a_disagreement_is_rechecked_at_a_longer_limit_and_only_a_lasting_one_co
     monkeypatch.setattr(d, "official", official)
     same, diff, passed = d.compare(programs, timeout=3.0)
     assert (same, [t for t, *_ in diff]) == (2, ["logic"])
-    assert calls[2:] == [("ours", ["load", "logic"], 3.0 * d.RECHECK), ("official", ["load", "logic"], 3.0 * d.RECHECK)]
+    assert calls[2:] == [
+        ("ours", ["load", "logic"], 3.0 * d.RECHECK),
+        ("official", ["load", "logic"], 3.0 * d.RECHECK),
+    ]
 
 
 @pytest.mark.slow
@@ -74,8 +77,15 @@ def test_kodcode_style_files_are_drawn_the_same_every_time_and_cover_every_shape
     assert k.files(8) == k.files(8)
     for shape in k.SHAPES:  # each shape renders a file pytest can read, with its topic in every test's name
         for topic in ("add", "greet"):
-            group = {"kind": "check", "topic": topic, "shape": shape, "rows": [0, 1], "marks": ["xfail", None],
-                     "flag": True, "way": 2}
+            group = {
+                "kind": "check",
+                "topic": topic,
+                "shape": shape,
+                "rows": [0, 1],
+                "marks": ["xfail", None],
+                "flag": True,
+                "way": 2,
+            }
             text = k.render({"groups": [group], "bugs": []})["test"]
             compile(text, "test_solution.py", "exec")
             names = [line.split("def ")[1].split("(")[0] for line in text.splitlines() if "def test_" in line]
@@ -99,7 +109,9 @@ def test_pytest_files_are_scored_per_test_id_as_real_pytest_scores_them():
     objects = {t for t, topic in d.kodcode_style.TOPICS.items() if topic.objects}
     assert [x for x in diff if d.kodcode_style.topic_of(x[1]) not in objects] == []
     if diff and not _program_objects_answer():  # counted, not hidden: they go when program objects answer
-        pytest.xfail(f"{m} of {n} test ids differ, all on program objects (len, truth, str, ==), which answer nothing here")
+        pytest.xfail(
+            f"{m} of {n} test ids differ, all on program objects (len, truth, str, ==), which answer nothing here"
+        )
     assert diff == [], f"{m} of {n} test ids scored unlike pytest: {diff}"
 
 
@@ -110,6 +122,10 @@ def test_the_pytest_cost_benchmark_runs_and_prints_its_figures():
 
     # docs/executor.md runs it with --files 200
     script = os.path.join(HERE, "..", "benchmarks", "pytest_cost.py")
-    out = subprocess.run([sys.executable, script, "--files", "4", "--repeats", "1", "--workers", "1"],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, script, "--files", "4", "--repeats", "1", "--workers", "1"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert "humaneval" in out and "real pytest" in out and "kodcode / humaneval CPU per job (paired)" in out

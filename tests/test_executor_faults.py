@@ -210,8 +210,10 @@ def test_a_memory_hog_fails_alone(ex):
 # --- the test code runs in the worker: it cannot disturb the worker's own work --------------------------------
 def test_test_code_that_prints_or_reads_stdin_leaves_the_worker_intact(ex):
     noisy = TestSuite(
-        cases=("print('x' * 100000)\nimport os, sys\nos.write(1, b'junk')\nsys.stderr.write('e')\nassert f() == 1",
-               "input()"),
+        cases=(
+            "print('x' * 100000)\nimport os, sys\nos.write(1, b'junk')\nsys.stderr.write('e')\nassert f() == 1",
+            "input()",
+        ),
     )
     first, second = ex.run_many([(OK, noisy), (OK, ["assert f() == 1"])])
     assert [o.status for o in first.outcomes] == ["passed", "error"] and "EOFError" in first.feedback
@@ -272,9 +274,20 @@ def _run_as_nobody(code: str, home: Path) -> subprocess.CompletedProcess:
         for p in [pub, *pub.rglob("*")]:
             p.chmod(0o755 if p.is_dir() else 0o644)
         return subprocess.run(
-            ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", "-c",
-             f"import sys; sys.path.insert(0, {str(pub)!r})\n" + code],
-            env={"HOME": str(home), "PATH": "/usr/bin:/bin"}, capture_output=True, text=True, timeout=120, cwd="/",
+            [
+                "setpriv",
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                "/usr/bin/python3",
+                "-c",
+                f"import sys; sys.path.insert(0, {str(pub)!r})\n" + code,
+            ],
+            env={"HOME": str(home), "PATH": "/usr/bin:/bin"},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd="/",
         )
     finally:
         shutil.rmtree(pub)

@@ -214,10 +214,14 @@ ANSWERS = prog("""
     "test, passes",
     [
         ("assert not callable(plain()) and callable(box())", True),
-        ("import collections.abc as abc\nassert not isinstance(plain(), (abc.Iterable, abc.Sized, abc.Container))",
-         True),
-        ("import collections.abc as abc\nassert isinstance(box(), (abc.Iterable)) and isinstance(box(), abc.Sized)",
-         True),
+        (
+            "import collections.abc as abc\nassert not isinstance(plain(), (abc.Iterable, abc.Sized, abc.Container))",
+            True,
+        ),
+        (
+            "import collections.abc as abc\nassert isinstance(box(), (abc.Iterable)) and isinstance(box(), abc.Sized)",
+            True,
+        ),
         ("assert 5 in box() and 4 not in box()", True),
         ("assert list(box()) == [5]", True),
         ("assert len(box()) == 3", True),

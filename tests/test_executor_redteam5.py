@@ -428,7 +428,9 @@ def test_a_file_the_program_leaves_in_the_job_folder_never_runs_on_the_test_side
         def f():
             return 0.5
     """)
-    tests = ["import fractions, statistics\nassert fractions.Fraction(1, 2) == f() and statistics.mean([1]) == 1"]
+    tests = [
+        "import fractions, statistics\nassert fractions.Fraction(1, 2) == f() and statistics.mean([1]) == 1"
+    ]
     res = ex.run(p, tests)
     assert res.solved, res.feedback
 
@@ -463,7 +465,10 @@ def test_comparing_a_huge_output_is_bounded_by_the_expected_output(ex):
     res = ex.run(program, suite)
     # failed (a wrong answer), or, on a loaded machine where writing and reading 60 MB took the limit, timeout: either
     # way by the limit plus the margin (0.5 s; the timer strikes every 50 ms), and the worker is intact
-    assert res.status in ("failed", "timeout") and res.runtime_s < 2.0 + 0.5 + 0.2, (res.status, res.runtime_s)
+    assert res.status in ("failed", "timeout") and res.runtime_s < 2.0 + 0.5 + 0.2, (
+        res.status,
+        res.runtime_s,
+    )
     assert ex.run("print(2)", TestSuite(cases=(IOTest("", "2"),), compare="livecodebench")).solved
     assert before is None or ex._slots[0].proc.pid == before
 
@@ -489,8 +494,11 @@ def test_lcb_programs_get_lcb_runners_int_digit_limit(ex):
     suite = TestSuite(cases=(IOTest("", "1" + "0" * 5000),), compare="livecodebench", timeout=6.0)
     assert ex.run(lcb_stdin("print(10 ** 5000)\n"), suite).solved
     # and the test side compares under it: a functional test whose expected value is a 5,000-digit literal
-    functional = TestSuite(cases=(f"assert str(f()) == '1' + '0' * 5000 and f() == {'1' + '0' * 5000}",),
-                           compare="livecodebench", timeout=6.0)
+    functional = TestSuite(
+        cases=(f"assert str(f()) == '1' + '0' * 5000 and f() == {'1' + '0' * 5000}",),
+        compare="livecodebench",
+        timeout=6.0,
+    )
     assert ex.run("def f():\n    return 10 ** 5000\n", functional).solved
 
 

@@ -95,9 +95,21 @@ def test_secrets_sources_and_caches_do_not_exist_for_a_program(ex):
 
     repo = str(Path(murphy_lab.__file__).resolve().parents[1])
     # (the repository's directory itself exists when the virtual environment lies in it: it holds only that)
-    paths = ["/etc/shadow", "/etc/ssh", f"{repo}/murphy_lab", f"{repo}/tests", f"{repo}/README.md", "/root/.cache",
-             os.path.expanduser("~/.cache"), "/work/shared", "/root/.bash_history", "/sys/class", "/dev/vda",
-             "/dev/mem", "/dev/kmsg"]
+    paths = [
+        "/etc/shadow",
+        "/etc/ssh",
+        f"{repo}/murphy_lab",
+        f"{repo}/tests",
+        f"{repo}/README.md",
+        "/root/.cache",
+        os.path.expanduser("~/.cache"),
+        "/work/shared",
+        "/root/.bash_history",
+        "/sys/class",
+        "/dev/vda",
+        "/dev/mem",
+        "/dev/kmsg",
+    ]
     res = ex.run(READER, [f"assert present({paths!r}) == []"])
     assert res.solved, res.feedback
 
@@ -274,8 +286,14 @@ def test_forked_spinners_in_one_slot_do_not_make_an_innocent_job_on_the_other_ti
     ok = "def f():\n    return 1\n"
     with Executor(workers=2, timeout=3.0) as e:  # own: two slots, their CPU bounds
         # two jobs queued per slot: slot 0 gets the spinners and a filler, slot 1 the innocent and a filler
-        res = e.run_many([(SPINNERS, ["spin()"]), (ok, ["assert f() == 1"]),
-                          (INNOCENT, ["assert work() == 17999997000000"]), (ok, ["assert f() == 1"])])
+        res = e.run_many(
+            [
+                (SPINNERS, ["spin()"]),
+                (ok, ["assert f() == 1"]),
+                (INNOCENT, ["assert work() == 17999997000000"]),
+                (ok, ["assert f() == 1"]),
+            ]
+        )
     assert res[0].status == "timeout"
     assert res[2].solved, res[2].feedback
 
@@ -311,8 +329,12 @@ def test_a_kernel_key_cannot_be_kept_for_the_next_job_or_after_close():
     desc = f"murphy-sbx-{os.getpid()}-{time.monotonic_ns()}"
     before = _key_users()
     with Executor(workers=1, timeout=5.0) as e:  # own: nothing may be kept after its close
-        adder, finder = e.run_many([(KEYS, [f"assert add({desc!r}) == [-1, -1]"]),  # EPERM from both keyrings
-                                    (KEYS, [f"assert find({desc!r}) < 0"])])
+        adder, finder = e.run_many(
+            [
+                (KEYS, [f"assert add({desc!r}) == [-1, -1]"]),  # EPERM from both keyrings
+                (KEYS, [f"assert find({desc!r}) < 0"]),
+            ]
+        )
     assert adder.solved, adder.feedback
     assert finder.solved, finder.feedback
     assert desc not in Path("/proc/keys").read_text()
@@ -391,8 +413,11 @@ def test_test_code_cannot_write_the_host_read_roots_files_or_signal_its_parent(e
 def _nobody_may_unshare() -> bool:
     if not (shutil.which("setpriv") and shutil.which("unshare") and os.path.exists("/usr/bin/python3")):
         return False
-    run = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "unshare", "-Urnpf", "true"],
-                         capture_output=True, cwd="/")
+    run = subprocess.run(
+        ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "unshare", "-Urnpf", "true"],
+        capture_output=True,
+        cwd="/",
+    )
     return run.returncode == 0
 
 
@@ -406,8 +431,11 @@ def test_a_normal_user_gets_the_namespaces_and_the_root_the_kernel_allows(tmp_pa
     try:
         (pub / "murphy_lab").mkdir()
         shutil.copy(package / "__init__.py", pub / "murphy_lab")
-        shutil.copytree(package / "executor", pub / "murphy_lab" / "executor",
-                        ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(
+            package / "executor",
+            pub / "murphy_lab" / "executor",
+            ignore=shutil.ignore_patterns("__pycache__"),
+        )
         for p in [pub, *pub.rglob("*")]:
             p.chmod(0o755 if p.is_dir() else 0o644)
         code = textwrap.dedent(f"""
@@ -426,7 +454,11 @@ def test_a_normal_user_gets_the_namespaces_and_the_root_the_kernel_allows(tmp_pa
         """)
         run = subprocess.run(
             ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", "-c", code],
-            env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}, capture_output=True, text=True, timeout=120, cwd="/",
+            env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd="/",
         )
     finally:
         shutil.rmtree(pub)

@@ -50,6 +50,8 @@ _VALUES = st.recursive(
     ),
     max_leaves=20,
 )
+
+
 def _caused() -> BaseException:
     try:
         try:
@@ -80,16 +82,49 @@ _EXTRA = [
 try:
     import numpy as np
 
-    _EXTRA += [wire.encode(np.arange(6).reshape(2, 3)), wire.encode(np.float32(0.5)), wire.encode(np.bool_(True))]
+    _EXTRA += [
+        wire.encode(np.arange(6).reshape(2, 3)),
+        wire.encode(np.float32(0.5)),
+        wire.encode(np.bool_(True)),
+    ]
 except ImportError:  # pragma: no cover - numpy ships with the dev environment
     np = None
 _TAGS = b"NTFiIfcsbaltSzdQDqrjokemvYHWGZwPXKBAnpMROhL\x00\xff"
 _CLOSED = (
-    type(None), bool, int, float, complex, str, bytes, bytearray, list, tuple, dict, set, frozenset,
-    fractions.Fraction, decimal.Decimal, collections.deque, collections.OrderedDict, collections.Counter,
-    collections.defaultdict, range, datetime.date, datetime.time, datetime.timedelta, datetime.timezone,
-    zoneinfo.ZoneInfo, type({}.keys()), type({}.values()), type({}.items()), wire.NamedTupleValue,
-    wire.ProgramModule, wire.MatchValue, BaseException, type(iter([])), type,
+    type(None),
+    bool,
+    int,
+    float,
+    complex,
+    str,
+    bytes,
+    bytearray,
+    list,
+    tuple,
+    dict,
+    set,
+    frozenset,
+    fractions.Fraction,
+    decimal.Decimal,
+    collections.deque,
+    collections.OrderedDict,
+    collections.Counter,
+    collections.defaultdict,
+    range,
+    datetime.date,
+    datetime.time,
+    datetime.timedelta,
+    datetime.timezone,
+    zoneinfo.ZoneInfo,
+    type({}.keys()),
+    type({}.values()),
+    type({}.items()),
+    wire.NamedTupleValue,
+    wire.ProgramModule,
+    wire.MatchValue,
+    BaseException,
+    type(iter([])),
+    type,
     *((np.ndarray, np.generic) if np is not None else ()),
 )
 
@@ -109,7 +144,19 @@ def _closed(x, depth: int = 0) -> bool:
         return False
     if isinstance(x, type):
         return issubclass(x, BaseException)
-    if isinstance(x, (list, tuple, set, frozenset, collections.deque, type({}.keys()), type({}.values()), type({}.items()))):
+    if isinstance(
+        x,
+        (
+            list,
+            tuple,
+            set,
+            frozenset,
+            collections.deque,
+            type({}.keys()),
+            type({}.values()),
+            type({}.items()),
+        ),
+    ):
         return all(_closed(v, depth + 1) for v in x)
     if isinstance(x, dict):
         return all(_closed(k, depth + 1) and _closed(v, depth + 1) for k, v in x.items())

@@ -48,8 +48,16 @@ def fakes():
 
 def test_run_key_changes_with_each_config_field():
     base = X.run_key(exp())
-    for change in (dict(seed=1), dict(method="grpo_mt"), dict(credit="mers"), dict(gamma=0.9, credit="mers"),
-                   dict(pruning="interp"), dict(benchmarks=("HumanEval",)), dict(scaffold="lats"), dict(runs=5)):
+    for change in (
+        dict(seed=1),
+        dict(method="grpo_mt"),
+        dict(credit="mers"),
+        dict(gamma=0.9, credit="mers"),
+        dict(pruning="interp"),
+        dict(benchmarks=("HumanEval",)),
+        dict(scaffold="lats"),
+        dict(runs=5),
+    ):
         assert X.run_key(exp(**change)) != base, change
 
 
@@ -96,8 +104,13 @@ def test_model_paths_replace_training(tmp_path, fakes):
 
 
 def _seeds_by_variants():
-    return X.plan("smoke", methods=("murphy",), seeds=(0, 1), variants=({}, {"credit": "mers", "gamma": 0.9}),
-                  backend="real")
+    return X.plan(
+        "smoke",
+        methods=("murphy",),
+        seeds=(0, 1),
+        variants=({}, {"credit": "mers", "gamma": 0.9}),
+        backend="real",
+    )
 
 
 def test_model_paths_give_each_run_of_seeds_and_variants_its_own_checkpoint(tmp_path, fakes):
@@ -122,8 +135,13 @@ def test_model_paths_key_serving_several_runs_is_refused_in_one_line(tmp_path, f
 
 def test_model_paths_key_naming_no_run_is_refused(tmp_path, fakes):
     with pytest.raises(ValueError, match="names no run of this plan .*did you mean 'tiny/murphy/mars/seed0'"):
-        X.run_all(_seeds_by_variants(), tmp_path, train=False, model_paths={"tiny/murphy/marz/seed0": "/x"},
-                  **fakes.kw())
+        X.run_all(
+            _seeds_by_variants(),
+            tmp_path,
+            train=False,
+            model_paths={"tiny/murphy/marz/seed0": "/x"},
+            **fakes.kw(),
+        )
 
 
 def test_model_paths_train_key_and_short_key_for_a_single_run(tmp_path, fakes):
@@ -134,8 +152,11 @@ def test_model_paths_train_key_and_short_key_for_a_single_run(tmp_path, fakes):
 
 
 def test_table_says_where_each_checkpoint_came_from(tmp_path, fakes):
-    runs = [X.run_experiment(exp(), tmp_path, **fakes.kw()), X.run_experiment(exp(method="base"), tmp_path,
-            **fakes.kw()), X.run_experiment(exp(scaffold="lats"), tmp_path, **fakes.kw())]
+    runs = [
+        X.run_experiment(exp(), tmp_path, **fakes.kw()),
+        X.run_experiment(exp(method="base"), tmp_path, **fakes.kw()),
+        X.run_experiment(exp(scaffold="lats"), tmp_path, **fakes.kw()),
+    ]
     df = X.results_frame(runs).drop_duplicates("run_key")
     assert list(df["trained"]) == ["now", "base", "reused"]
     assert list(df["model_source"])[:2] == ["trained here", "profile base model"]
@@ -197,16 +218,30 @@ def test_unknown_profile_is_a_value_error_naming_it():
         exp(profile="huge")
 
 
-@pytest.mark.parametrize("fields, message", [
-    (dict(benchmarks=("HumanEva",)),
-     "benchmarks: unknown task source 'HumanEva' (did you mean 'humaneval'?); known: ['humaneval', 'jsonl'"),
-    (dict(benchmarks=("toy", "jsonl")),  # a file-backed benchmark without its file
-     "benchmark_args: the 'jsonl' loader needs ['path'] (e.g. benchmark_args={'jsonl': {'path': ...}})"),
-    (dict(benchmark_args={"toy": {"nn": 3}}),
-     "benchmark_args: the 'toy' loader has no argument 'nn' (did you mean 'n'?); it takes ['split', 'n', 'seed'"),
-    (dict(benchmark_args={"mbpp": {"split": "test"}}), "benchmark_args: ['mbpp'] is not among the benchmarks ['toy']"),
-])
-def test_a_plan_checks_its_benchmarks_and_their_arguments_when_it_is_made_in_one_line(fields, message, monkeypatch):
+@pytest.mark.parametrize(
+    "fields, message",
+    [
+        (
+            dict(benchmarks=("HumanEva",)),
+            "benchmarks: unknown task source 'HumanEva' (did you mean 'humaneval'?); known: ['humaneval', 'jsonl'",
+        ),
+        (
+            dict(benchmarks=("toy", "jsonl")),  # a file-backed benchmark without its file
+            "benchmark_args: the 'jsonl' loader needs ['path'] (e.g. benchmark_args={'jsonl': {'path': ...}})",
+        ),
+        (
+            dict(benchmark_args={"toy": {"nn": 3}}),
+            "benchmark_args: the 'toy' loader has no argument 'nn' (did you mean 'n'?); it takes ['split', 'n', 'seed'",
+        ),
+        (
+            dict(benchmark_args={"mbpp": {"split": "test"}}),
+            "benchmark_args: ['mbpp'] is not among the benchmarks ['toy']",
+        ),
+    ],
+)
+def test_a_plan_checks_its_benchmarks_and_their_arguments_when_it_is_made_in_one_line(
+    fields, message, monkeypatch
+):
     import murphy_lab.tasks.registry as registry
 
     read = []
@@ -229,7 +264,9 @@ def test_a_plan_takes_your_own_benchmark_file_and_its_evaluation_reads_it(tmp_pa
     # older runs keep their keys
     assert "benchmark_args" not in X.plan("smoke", methods=("base",))[0].resolved()
     asked = []
-    monkeypatch.setattr(dispatch, "benchmark_tasks", lambda profile, b, n, **kw: asked.append((profile, b, n, kw)))
+    monkeypatch.setattr(
+        dispatch, "benchmark_tasks", lambda profile, b, n, **kw: asked.append((profile, b, n, kw))
+    )
     dispatch.benchmark_tasks_for(e, "jsonl")
     assert asked == [(get_profile("smoke"), "jsonl", 4, {"path": str(path)})]
 
@@ -283,7 +320,9 @@ def test_default_train_is_the_methods_registry_entry(method, tmp_path, monkeypat
     import murphy_lab.experiments.dispatch as dispatch
 
     calls = []
-    fake = dataclasses.replace(get_method(method), train=lambda e, base, out: calls.append((e, base, out)) or out / "m")
+    fake = dataclasses.replace(
+        get_method(method), train=lambda e, base, out: calls.append((e, base, out)) or out / "m"
+    )
     monkeypatch.setattr(dispatch, "get_method", lambda name: fake if name == method else get_method(name))
     e = exp(method=method)
     assert X.default_train(e, "base-model", tmp_path) == tmp_path / "m"
@@ -291,7 +330,9 @@ def test_default_train_is_the_methods_registry_entry(method, tmp_path, monkeypat
 
 
 def test_mucode_receives_only_its_own_config_fields_from_the_profile_overrides():
-    cfg = get_method("mucode").config(exp(method="mucode", overrides=(("max_steps", 40), ("rounds", 1))), "base")
+    cfg = get_method("mucode").config(
+        exp(method="mucode", overrides=(("max_steps", 40), ("rounds", 1))), "base"
+    )
     assert cfg.rounds == 1 and not hasattr(cfg, "max_steps")
 
 
@@ -354,10 +395,18 @@ def test_train_config_maps_methods_and_pruning_budgets():
     )  # paper: 4 of G = 8
 
 
-@pytest.mark.parametrize("method, variant", [("grpo", {}), ("grpo_mt", {}), ("murphy", {}),
-                                             ("murphy", {"credit": "mers", "gamma": 0.9}),
-                                             ("murphy", {"credit": "mers", "gamma": 1.0}),
-                                             ("murphy", {"pruning": "intrap"}), ("murphy", {"pruning": "interp"})])
+@pytest.mark.parametrize(
+    "method, variant",
+    [
+        ("grpo", {}),
+        ("grpo_mt", {}),
+        ("murphy", {}),
+        ("murphy", {"credit": "mers", "gamma": 0.9}),
+        ("murphy", {"credit": "mers", "gamma": 1.0}),
+        ("murphy", {"pruning": "intrap"}),
+        ("murphy", {"pruning": "interp"}),
+    ],
+)
 def test_every_paper_run_has_a_training_recipe(method, variant):
     for model in RECIPE_DIRS:
         path = recipe_path(X.Experiment("paper", model, method, **variant))
@@ -371,12 +420,21 @@ def test_a_credit_rule_without_a_recipe_is_a_clear_error_not_another_rules_recip
 
 def test_pruning_variants_run_both_backup_orders_and_one_unpruned_row():
     variants = X.pruning_variants()
-    assert variants == [{"pruning": "none"}, {"pruning": "intrap", "backup_on": "full"},
-                        {"pruning": "intrap", "backup_on": "pruned"}, {"pruning": "interp", "backup_on": "full"},
-                        {"pruning": "interp", "backup_on": "pruned"}]
+    assert variants == [
+        {"pruning": "none"},
+        {"pruning": "intrap", "backup_on": "full"},
+        {"pruning": "intrap", "backup_on": "pruned"},
+        {"pruning": "interp", "backup_on": "full"},
+        {"pruning": "interp", "backup_on": "pruned"},
+    ]
     exps = X.plan("smoke", methods=["murphy"], variants=variants)
-    assert [e.variant for e in exps] == ["mars", "mars+intrap", "mars+intrap+backup_pruned", "mars+interp",
-                                         "mars+interp+backup_pruned"]
+    assert [e.variant for e in exps] == [
+        "mars",
+        "mars+intrap",
+        "mars+intrap+backup_pruned",
+        "mars+interp",
+        "mars+interp+backup_pruned",
+    ]
     assert len({X.train_key(e) for e in exps}) == 5
 
 
@@ -405,12 +463,23 @@ def test_setup_stops_the_paper_profile_without_cuda_before_anything_is_planned(t
         pytest.skip("this machine has CUDA")
     with pytest.raises(RuntimeError, match="needs CUDA"):
         X.setup("paper", tmp_path / "results", tmp_path / "cache")
-    assert X.setup("paper", tmp_path / "results", from_cache_only=True, torch_threads=None).profile.name == "paper"
+    assert (
+        X.setup("paper", tmp_path / "results", from_cache_only=True, torch_threads=None).profile.name
+        == "paper"
+    )
 
 
 def test_setup_resolves_the_notebook_parameters(tmp_path):
-    s = X.setup("toy", tmp_path / "results", tmp_path / "cache", train=False, backend="stand-in",
-                model_paths={"toy": "/m"}, train_overrides={"max_steps": 3, "g1": 2}, torch_threads=None)
+    s = X.setup(
+        "toy",
+        tmp_path / "results",
+        tmp_path / "cache",
+        train=False,
+        backend="stand-in",
+        model_paths={"toy": "/m"},
+        train_overrides={"max_steps": 3, "g1": 2},
+        torch_threads=None,
+    )
     assert s.out == tmp_path / "results" / "toy" and s.backend == "stand-in"
     # the profile's, then the notebook's
     assert s.overrides == (("max_steps", 40), ("g1", 2), ("max_steps", 3))
@@ -424,8 +493,14 @@ def test_setup_runs_and_collects_through_the_same_session(tmp_path):
     s = X.setup("smoke", tmp_path / "results", tmp_path / "cache", backend="stand-in", torch_threads=None)
     exps = s.plan(methods=("base", "murphy"))
     assert [r.cached for r in s.run(exps)] == [False, False]
-    again = X.setup("smoke", tmp_path / "results", tmp_path / "cache", backend="stand-in", from_cache_only=True,
-                    torch_threads=None)
+    again = X.setup(
+        "smoke",
+        tmp_path / "results",
+        tmp_path / "cache",
+        backend="stand-in",
+        from_cache_only=True,
+        torch_threads=None,
+    )
     assert [r.experiment for r in again.run(exps)] == exps
 
 
@@ -506,18 +581,29 @@ def test_the_credit_ablation_sweeps_any_knob_a_rule_declares(monkeypatch):
     from murphy_lab.experiments.jobs import notebook_plan
 
     kappa = Knob("kappa", 1.0, 0.5, 1.0, "κ, the weight of a node's own reward")
-    monkeypatch.setitem(credit.CREDIT_RULES, "dmars", CreditRule("dmars", "discounted MaRS", credit.mars, (kappa,)))
+    monkeypatch.setitem(
+        credit.CREDIT_RULES, "dmars", CreditRule("dmars", "discounted MaRS", credit.mars, (kappa,))
+    )
     default = X.credit_variants("smoke")
     assert {"credit": "dmars", "gamma": 1.0} in default and not [v for v in default if "credit_args" in v]
     swept = X.credit_variants("smoke", credits=["mars", "dmars"], knobs={"kappa": [0.5, 0.75]})
-    assert swept == [{"credit": "mars", "gamma": 1.0}, {"credit": "dmars", "gamma": 1.0, "credit_args": {"kappa": 0.5}},
-                     {"credit": "dmars", "gamma": 1.0, "credit_args": {"kappa": 0.75}}]
+    assert swept == [
+        {"credit": "mars", "gamma": 1.0},
+        {"credit": "dmars", "gamma": 1.0, "credit_args": {"kappa": 0.5}},
+        {"credit": "dmars", "gamma": 1.0, "credit_args": {"kappa": 0.75}},
+    ]
     exps = X.plan("smoke", methods=["murphy"], variants=swept)
     assert [e.variant for e in exps] == ["mars", "dmars_kappa0.5", "dmars_kappa0.75"]
     assert len({X.train_key(e) for e in exps}) == 3
     assert paper.credit_name("dmars_kappa0.5") == "discounted MaRS κ=0.5"
-    assert verdicts.credit_pairs(swept) == (("murphy:mars", "murphy:dmars_kappa0.5"),
-                                            ("murphy:mars", "murphy:dmars_kappa0.75"))
-    assert {e.variant for e in notebook_plan("ablation_credit", "smoke", knobs={"kappa": [0.5]})} >= {"dmars_kappa0.5"}
-    with pytest.raises(ValueError, match="no chosen credit rule has a knob 'kapa' \\(did you mean 'kappa'\\?\\)"):
+    assert verdicts.credit_pairs(swept) == (
+        ("murphy:mars", "murphy:dmars_kappa0.5"),
+        ("murphy:mars", "murphy:dmars_kappa0.75"),
+    )
+    assert {e.variant for e in notebook_plan("ablation_credit", "smoke", knobs={"kappa": [0.5]})} >= {
+        "dmars_kappa0.5"
+    }
+    with pytest.raises(
+        ValueError, match="no chosen credit rule has a knob 'kapa' \\(did you mean 'kappa'\\?\\)"
+    ):
         X.credit_variants("smoke", knobs={"kapa": [0.5]})

@@ -85,11 +85,24 @@ def test_rows_feed_trls_grpo_loss_on_the_tiny_model(tmp_path, tiny_model_path):
     tree = score_tree(_named(informative_tree()), credit="turn_credit", gamma=0.9)
     rows = tree_rows([tree], tokenize=lambda s: tok(str(s), add_special_tokens=False)["input_ids"])
     batch = rows_to_batch(rows, pad_token_id=tok.pad_token_id)
-    args = GRPOConfig(output_dir=str(tmp_path), per_device_train_batch_size=2, num_generations=2, beta=0.0,
-                      max_completion_length=batch["completion_ids"].shape[1], report_to=[], use_cpu=True,
-                      loss_type="dapo", save_strategy="no")
-    trainer = GRPOTrainer(model=tiny_model_path, reward_funcs=lambda completions, **_: [0.0] * len(completions),
-                          args=args, train_dataset=Dataset.from_list([{"prompt": "x"}] * 2), processing_class=tok)
+    args = GRPOConfig(
+        output_dir=str(tmp_path),
+        per_device_train_batch_size=2,
+        num_generations=2,
+        beta=0.0,
+        max_completion_length=batch["completion_ids"].shape[1],
+        report_to=[],
+        use_cpu=True,
+        loss_type="dapo",
+        save_strategy="no",
+    )
+    trainer = GRPOTrainer(
+        model=tiny_model_path,
+        reward_funcs=lambda completions, **_: [0.0] * len(completions),
+        args=args,
+        train_dataset=Dataset.from_list([{"prompt": "x"}] * 2),
+        processing_class=tok,
+    )
     trainer.model.train()
     trainer.current_gradient_accumulation_steps = 1
     n_tokens = int(batch["completion_mask"].sum())
@@ -101,8 +114,14 @@ def test_rows_feed_trls_grpo_loss_on_the_tiny_model(tmp_path, tiny_model_path):
     logps = trainer._get_per_token_logps_and_entropies(
         trainer.model, ids, attn, batch["completion_ids"].size(1)
     )[0]
-    ours = grpo_loss(logps, batch["advantages"], batch["completion_mask"], beta=0.0, loss_type="dapo",
-                     num_items_in_batch=n_tokens)
+    ours = grpo_loss(
+        logps,
+        batch["advantages"],
+        batch["completion_mask"],
+        beta=0.0,
+        loss_type="dapo",
+        num_items_in_batch=n_tokens,
+    )
     torch.testing.assert_close(trl_loss, ours, rtol=1e-5, atol=1e-6)
     assert batch["advantages"].tolist() == pytest.approx([r.advantage for r in rows])
 
@@ -127,8 +146,15 @@ def murphy_passthrough(token_level_rewards, response_mask, index=None, config=No
 
 
 @register_adv_est("grpo")
-def grpo_outcome(token_level_rewards, response_mask, index, epsilon=1e-6, norm_adv_by_std_in_grpo=True,
-                 config=None, **kwargs):
+def grpo_outcome(
+    token_level_rewards,
+    response_mask,
+    index,
+    epsilon=1e-6,
+    norm_adv_by_std_in_grpo=True,
+    config=None,
+    **kwargs,
+):
     """verl's GRPO outcome advantage: (score - mean_index) / (std_index + eps), unbiased std, per `index` group."""
     scores = token_level_rewards.sum(-1)
     groups = defaultdict(list)

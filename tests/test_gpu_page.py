@@ -38,7 +38,9 @@ def test_the_page_has_its_commands_and_the_readme_links_it():
 
 def test_the_install_lines_name_the_pins_and_extras_the_project_has():
     text = (ROOT / "pyproject.toml").read_text()
-    extras = set(re.findall(r"^(\w+) = \[", text.split("[project.optional-dependencies]")[1].split("\n[")[0], re.M))
+    extras = set(
+        re.findall(r"^(\w+) = \[", text.split("[project.optional-dependencies]")[1].split("\n[")[0], re.M)
+    )
     installs = [shlex.split(c) for c in COMMANDS if c.startswith(".venv/bin/pip install")]
     assert len(installs) == 3
     for argv in installs:
@@ -53,11 +55,15 @@ def mbpp_release(folder: Path) -> Path:
     """MBPP's two release files, with three test-split tasks (ids 11-13) each."""
     folder.mkdir()
     add = {"code": "def add(a, b):\n    return a + b\n", "test_list": ["assert add(1, 2) == 3"]}
-    full = [{"task_id": i, "text": f"Add ({i}).", "test_setup_code": "", "challenge_test_list": [], **add}
-            for i in (11, 12, 13)]
+    full = [
+        {"task_id": i, "text": f"Add ({i}).", "test_setup_code": "", "challenge_test_list": [], **add}
+        for i in (11, 12, 13)
+    ]
     (folder / "mbpp.jsonl").write_text("".join(json.dumps(r) + "\n" for r in full))
-    sanitized = [{"task_id": i, "prompt": f"Add ({i}).", "source_file": "x", "test_imports": [], **add}
-                 for i in (11, 12, 13)]
+    sanitized = [
+        {"task_id": i, "prompt": f"Add ({i}).", "source_file": "x", "test_imports": [], **add}
+        for i in (11, 12, 13)
+    ]
     (folder / "sanitized-mbpp.json").write_text(json.dumps(sanitized))
     return folder
 
@@ -80,22 +86,28 @@ def test_every_command_of_the_page_runs_as_written(tmp_path, tiny_model_path):
             if refusal is None:
                 assert result.returncode == 0, f"{line}\n{result.output[-3000:]}"
             else:  # a GPU step: its one line here
-                assert result.returncode != 0 and re.search(refusal, result.output.strip(), re.M), \
+                assert result.returncode != 0 and re.search(refusal, result.output.strip(), re.M), (
                     f"{line}\n{result.output[-3000:]}"
+                )
         assert len(ran) >= 18
 
         manifest = json.loads((walk.dir / "data" / "manifest.json").read_text())["datasets"]
         # the default sources, MBPP then replaced
         assert {k: v["tasks"] for k, v in manifest.items()} == expected
-        assert manifest["MBPP"]["read_from"] == "mbpp" and manifest["MBPP"]["files"]["mbpp/mbpp.jsonl"]["rows"] == 3
+        assert (
+            manifest["MBPP"]["read_from"] == "mbpp"
+            and manifest["MBPP"]["files"]["mbpp/mbpp.jsonl"]["rows"] == 3
+        )
         # through the hub
         assert any(r.startswith("GET /datasets/KodCode/KodCode-V1/resolve/") for r in hub.requests)
         # `hf download`, through the hub
         assert (walk.dir / "models" / "Qwen3-1.7B" / "config.json").is_file()
         # the one-GPU smoke step, on CPU
         assert (walk.dir / "runs" / "smoke" / "final" / "config.json").is_file()
-        assert (walk.dir / "jobs" / "logs").is_dir() and walk.stub_calls("sbatch") == [["jobs/paper.sh"],
-                                                                                     ["jobs/paper-eval.sh"]]
+        assert (walk.dir / "jobs" / "logs").is_dir() and walk.stub_calls("sbatch") == [
+            ["jobs/paper.sh"],
+            ["jobs/paper-eval.sh"],
+        ]
         # the launch scripts: 2 runs of train_8xh100.sh, colocate, 2 layouts
         trained = walk.stub_calls("accelerate")
         assert len(trained) == 5 and all("murphy_lab.train" in argv for argv in trained)
@@ -121,16 +133,29 @@ def test_the_check_offline_names_the_hub_clients_download_command(tmp_path):
     walk = Walk(tmp_path)
     walk.env.update(HF_HUB_OFFLINE="1", HF_HOME=str(tmp_path / "empty-cache"))
     output = walk.run(line.replace("--set model=models/Qwen3-1.7B", "")).output
-    assert "hf download Qwen/Qwen3-1.7B --local-dir models/Qwen3-1.7B" in output and "huggingface-cli" not in output
+    assert (
+        "hf download Qwen/Qwen3-1.7B --local-dir models/Qwen3-1.7B" in output
+        and "huggingface-cli" not in output
+    )
 
 
 def test_the_hub_clients_current_command_is_named_everywhere():
     """`huggingface-cli` is the hub client's old name; the installed client ships `hf`."""
-    files = [p for p in [*ROOT.glob("docs/*.md"), ROOT / "README.md", *ROOT.glob("murphy_lab/**/*.py"),
-                         *ROOT.glob("reproduce/configs/launch/*")] if p.is_file()]
+    files = [
+        p
+        for p in [
+            *ROOT.glob("docs/*.md"),
+            ROOT / "README.md",
+            *ROOT.glob("murphy_lab/**/*.py"),
+            *ROOT.glob("reproduce/configs/launch/*"),
+        ]
+        if p.is_file()
+    ]
     assert not [str(p) for p in files if "huggingface-cli" in p.read_text()]
     assert (Path(sys.prefix) / "bin" / "hf").exists()
-    done = subprocess.run([str(Path(sys.prefix) / "bin" / "hf"), "download", "--help"], capture_output=True, text=True)
+    done = subprocess.run(
+        [str(Path(sys.prefix) / "bin" / "hf"), "download", "--help"], capture_output=True, text=True
+    )
     assert done.returncode == 0 and "--local-dir" in done.stdout
 
 

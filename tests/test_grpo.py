@@ -56,7 +56,11 @@ def test_group_of_size_one_is_rejected():
 
 
 def test_grpo_mt_broadcasts_final_reward_and_normalizes_across_chains():
-    chains = [Node(reward=0.0, children=[Node(reward=1.0)]), Node(reward=0.0, children=[Node(reward=0.0)]), Node(reward=1.0)]
+    chains = [
+        Node(reward=0.0, children=[Node(reward=1.0)]),
+        Node(reward=0.0, children=[Node(reward=0.0)]),
+        Node(reward=1.0),
+    ]
     t = grpo_mt(RolloutTree(Node(children=chains)))
     finals = [1.0, 0.0, 1.0]
     expect = normalize(finals)
@@ -172,8 +176,10 @@ class TinyLM(torch.nn.Module):
 def test_token_logps_is_the_log_softmax_of_each_next_token():
     model, ids = TinyLM(), torch.tensor([[1, 4, 2, 6], [3, 3, 0, 5]])
     got = token_logps(model, ids)
-    by_hand = [[torch.log_softmax(model.table.weight[ids[b, t - 1]], -1)[ids[b, t]].item() for t in range(1, 4)]
-               for b in range(2)]
+    by_hand = [
+        [torch.log_softmax(model.table.weight[ids[b, t - 1]], -1)[ids[b, t]].item() for t in range(1, 4)]
+        for b in range(2)
+    ]
     assert got.shape == (2, 3)
     torch.testing.assert_close(got, torch.tensor(by_hand))
 

@@ -59,8 +59,19 @@ def test_a_key_naming_several_runs_or_none_is_refused_in_one_line():
 
 
 def test_the_script_is_a_slurm_array_that_activates_the_venv(tmp_path):
-    J.main(["script", "--profile", "smoke", "--out", str(tmp_path / "jobs.sh"), "--venv", str(VENV), "--logs",
-            str(tmp_path / "logs")])
+    J.main(
+        [
+            "script",
+            "--profile",
+            "smoke",
+            "--out",
+            str(tmp_path / "jobs.sh"),
+            "--venv",
+            str(VENV),
+            "--logs",
+            str(tmp_path / "logs"),
+        ]
+    )
     text = (tmp_path / "jobs.sh").read_text()
     n = len(J.notebook_plan("main_table", "smoke")) - 1  # every training its own checkpoint: one task each
     assert f"#SBATCH --array=0-{n - 1}" in text and f"source {VENV}/bin/activate" in text
@@ -72,14 +83,32 @@ def test_the_scripts_make_their_log_folder_use_absolute_paths_and_size_each_task
     """SLURM opens --output before the job's first line runs: the folder exists once the script is written. A
     training task takes a whole 8-GPU node; an evaluation-only task (the base model's) asks for one GPU."""
     monkeypatch.chdir(tmp_path)
-    paths = J.main(["script", "--profile", "paper", "--notebook", "all", "--out", "jobs/paper.sh", "--repo",
-                    str(tmp_path), "--logs", "jobs/logs"])
-    assert paths == [Path("jobs/paper.sh"), Path("jobs/paper-eval.sh")] and (tmp_path / "jobs" / "logs").is_dir()
+    paths = J.main(
+        [
+            "script",
+            "--profile",
+            "paper",
+            "--notebook",
+            "all",
+            "--out",
+            "jobs/paper.sh",
+            "--repo",
+            str(tmp_path),
+            "--logs",
+            "jobs/logs",
+        ]
+    )
+    assert (
+        paths == [Path("jobs/paper.sh"), Path("jobs/paper-eval.sh")] and (tmp_path / "jobs" / "logs").is_dir()
+    )
     train, evals = (p.read_text() for p in paths)
     assert "#SBATCH --gpus-per-node=8" in train and "#SBATCH --exclusive" in train
     assert "#SBATCH --gpus-per-node=1" in evals and "--exclusive" not in evals and "on 1 GPU(s)" in evals
     for text in (train, evals):
-        assert f"#SBATCH --output={tmp_path}/jobs/logs/" in text and f"source {tmp_path}/.venv/bin/activate" in text
+        assert (
+            f"#SBATCH --output={tmp_path}/jobs/logs/" in text
+            and f"source {tmp_path}/.venv/bin/activate" in text
+        )
         assert f"--output-dir {tmp_path}/reproduce/results --cache-dir {tmp_path}/reproduce/cache" in text
     every = J.notebook_plan("all", "paper")
     arrays = [int(re.search(r"#SBATCH --array=0-(\d+)", text).group(1)) + 1 for text in (train, evals)]
@@ -102,8 +131,21 @@ def test_runs_of_one_checkpoint_share_an_array_task():
 def _script_and_index(tmp_path, label, *extra):
     """The training script and the index of `label`'s task in it."""
     out = ["--output-dir", str(tmp_path / "results"), "--cache-dir", str(tmp_path / "cache")]
-    script = J.main(["script", "--profile", "smoke", *out, "--out", str(tmp_path / "jobs.sh"), "--venv", str(VENV),
-                     "--logs", str(tmp_path / "logs"), *extra])[0]
+    script = J.main(
+        [
+            "script",
+            "--profile",
+            "smoke",
+            *out,
+            "--out",
+            str(tmp_path / "jobs.sh"),
+            "--venv",
+            str(VENV),
+            "--logs",
+            str(tmp_path / "logs"),
+            *extra,
+        ]
+    )[0]
     exps = J.notebook_plan("main_table", "smoke", backend="stand-in" if "stand-in" in extra else "real")
     return script, [X.run_label(g[0]) for g in J.job_groups(exps) if X.train_key(g[0])].index(label)
 
@@ -186,8 +228,9 @@ def test_make_reproduce_checks_the_plan_before_the_notebook():
 
 
 def test_a_notebook_session_checks_its_plan(offline, capsys):
-    S = X.setup("paper", from_cache_only=True, torch_threads=None,
-                model_paths={"Qwen3-1.7B": "/no/such/folder"})
+    S = X.setup(
+        "paper", from_cache_only=True, torch_threads=None, model_paths={"Qwen3-1.7B": "/no/such/folder"}
+    )
     problems = S.check(S.plan(models=["Qwen3-1.7B"], methods=["murphy"], seeds=[0]), gpus=8)
     assert "model: '/no/such/folder' is a local path that does not exist" in problems
     assert capsys.readouterr().out.count("\n") >= len(problems)

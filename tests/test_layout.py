@@ -31,7 +31,9 @@ def test_ruff_is_the_release_pyproject_pins():
 @pytest.mark.parametrize("command", [("format", "--check", "."), ("check", ".")], ids=["format", "check"])
 def test_the_tree_is_as_ruff_leaves_it(command):
     res = _ruff(*command)
-    assert res.returncode == 0, f"`ruff {' '.join(command)}` (make format fixes the layout):\n{res.stdout}{res.stderr}"
+    assert res.returncode == 0, (
+        f"`ruff {' '.join(command)}` (make format fixes the layout):\n{res.stdout}{res.stderr}"
+    )
 
 
 def test_fmt_skip_stands_only_on_the_tables_of_numbers():
@@ -47,6 +49,9 @@ def test_fmt_skip_stands_only_on_the_tables_of_numbers():
 
 
 def test_every_module_is_under_500_lines():
-    long = {str(p.relative_to(ROOT)): n for p in (ROOT / "murphy_lab").rglob("*.py")
-            if (n := len(p.read_text().splitlines())) >= 500}
+    long = {
+        str(p.relative_to(ROOT)): n
+        for p in (ROOT / "murphy_lab").rglob("*.py")
+        if (n := len(p.read_text().splitlines())) >= 500
+    }
     assert not long, f"one concept per module, under 500 lines: split {long}"

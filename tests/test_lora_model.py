@@ -24,13 +24,29 @@ HELDOUT = "docs/examples/own_tasks/heldout.jsonl"
 @pytest.fixture(scope="module")
 def lora_run(tmp_path_factory, tiny_model_path):
     run = tmp_path_factory.mktemp("lora") / "run"
-    train_main(["--profile", "smoke", "--threads", "1", "--output-dir", str(run), "--set", f"model={tiny_model_path}",
-                "use_peft=true", "lora_target_modules=all-linear", "max_steps=1", "save_steps=1"])
+    train_main(
+        [
+            "--profile",
+            "smoke",
+            "--threads",
+            "1",
+            "--output-dir",
+            str(run),
+            "--set",
+            f"model={tiny_model_path}",
+            "use_peft=true",
+            "lora_target_modules=all-linear",
+            "max_steps=1",
+            "save_steps=1",
+        ]
+    )
     return run
 
 
 @pytest.mark.slow
-def test_a_lora_run_is_evaluated_as_its_base_plus_adapter_and_merged_the_same(lora_run, tiny_model_path, tmp_path):
+def test_a_lora_run_is_evaluated_as_its_base_plus_adapter_and_merged_the_same(
+    lora_run, tiny_model_path, tmp_path
+):
     final = lora_run / "final"
     assert models.is_adapter(final) and not (final / "config.json").exists()  # the adapter only
     assert models.adapter_base(final) == tiny_model_path and preflight.model_problem(str(final)) is None
@@ -38,13 +54,21 @@ def test_a_lora_run_is_evaluated_as_its_base_plus_adapter_and_merged_the_same(lo
     adapter = eval_main(["--model", str(lora_run), *flags])  # "holds no config.json" before
     merged = merge.main([str(lora_run), "--out", str(tmp_path / "merged")])
     assert (merged / "config.json").is_file() and not models.is_adapter(merged)
-    plain = eval_main(["--model", str(merged), "--like", str(lora_run), "--output-dir", str(tmp_path / "ev"), *flags])
+    plain = eval_main(
+        ["--model", str(merged), "--like", str(lora_run), "--output-dir", str(tmp_path / "ev"), *flags]
+    )
     pd.testing.assert_frame_equal(adapter, plain)
-    same = [[json.loads(line)["attempts"] for line in (folder / "transcripts.jsonl").read_text().splitlines()]
-            for folder in (lora_run / "eval", tmp_path / "ev")]
+    same = [
+        [json.loads(line)["attempts"] for line in (folder / "transcripts.jsonl").read_text().splitlines()]
+        for folder in (lora_run / "eval", tmp_path / "ev")
+    ]
     assert same[0] == same[1]  # sample for sample
-    base = eval_main(["--model", tiny_model_path, "--like", str(lora_run), "--output-dir", str(tmp_path / "b"), *flags])
-    assert json.loads((tmp_path / "b" / "eval.json").read_text())["settings_from"] == str(lora_run) and len(base)
+    base = eval_main(
+        ["--model", tiny_model_path, "--like", str(lora_run), "--output-dir", str(tmp_path / "b"), *flags]
+    )
+    assert json.loads((tmp_path / "b" / "eval.json").read_text())["settings_from"] == str(lora_run) and len(
+        base
+    )
     with pytest.raises(Refused, match="exists and is not empty"):
         merge.main([str(lora_run), "--out", str(tmp_path / "merged")])
 
@@ -58,7 +82,12 @@ def test_merge_refuses_a_folder_without_an_adapter_in_one_line(tmp_path, tiny_mo
 
 @pytest.mark.slow
 def test_the_tables_train_a_lora_run_and_evaluate_it_and_its_cached_checkpoint(tmp_path):
-    (exp,) = X.plan("smoke", methods=["grpo"], seeds=[0], overrides=(("max_steps", 1), ("use_peft", True), ("lora_target_modules", "all-linear")))
+    (exp,) = X.plan(
+        "smoke",
+        methods=["grpo"],
+        seeds=[0],
+        overrides=(("max_steps", 1), ("use_peft", True), ("lora_target_modules", "all-linear")),
+    )
     results, cache = tmp_path / "results", tmp_path / "cache"
     trained = X.run_experiment(exp, results, cache)
     checkpoint = cache / "checkpoints" / X.train_key(exp) / "final"
@@ -66,4 +95,6 @@ def test_the_tables_train_a_lora_run_and_evaluate_it_and_its_cached_checkpoint(t
     # the run record gone, the checkpoint kept: the jobs' / notebooks' evaluation of it
     shutil.rmtree(trained.path)
     again = X.run_experiment(exp, results, cache, train=False)
-    pd.testing.assert_frame_equal(trained.results.reset_index(drop=True), again.results.reset_index(drop=True))
+    pd.testing.assert_frame_equal(
+        trained.results.reset_index(drop=True), again.results.reset_index(drop=True)
+    )

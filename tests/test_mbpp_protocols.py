@@ -33,32 +33,44 @@ def test_the_published_prompt_is_the_request_and_a_fenced_docstring_with_the_fir
     tool = _tool()
     system, user = tool.published_messages("Write a function to add two numbers. ", "assert add(1, 2) == 3")
     assert system == {"role": "system", "content": tool.PUBLISHED_SYSTEM}
-    assert user["content"] == ('Can you complete the following Python function?\n```python\n"""\n'
-                               'Write a function to add two numbers.\nassert add(1, 2) == 3\n"""\n```')
+    assert user["content"] == (
+        'Can you complete the following Python function?\n```python\n"""\n'
+        'Write a function to add two numbers.\nassert add(1, 2) == 3\n"""\n```'
+    )
 
 
 def test_the_published_text_ends_with_the_prefilled_fence_after_the_assistant_turn(tiny_model_path):
     from transformers import AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(tiny_model_path)
-    tok.chat_template = ("{% for m in messages %}<|{{ m.role }}|>{{ m.content }}\n{% endfor %}"
-                         "{% if add_generation_prompt %}<|assistant|>{% endif %}")
+    tok.chat_template = (
+        "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}\n{% endfor %}"
+        "{% if add_generation_prompt %}<|assistant|>{% endif %}"
+    )
     text = _tool().published_text(tok, "Add.", "assert add(1, 2) == 3")
     assert text.endswith("<|assistant|>```python\n") and text.startswith("<|system|>")
 
 
-@pytest.mark.parametrize("completion, program", [
-    ("def f(x):\n    return x\n```\nThis function returns x.", "def f(x):\n    return x"),
-    ("def f(x):\n    return x\n", "def f(x):\n    return x"),  # cut before the fence closed
-    ("```\n", ""),
-])
+@pytest.mark.parametrize(
+    "completion, program",
+    [
+        ("def f(x):\n    return x\n```\nThis function returns x.", "def f(x):\n    return x"),
+        ("def f(x):\n    return x\n", "def f(x):\n    return x"),  # cut before the fence closed
+        ("```\n", ""),
+    ],
+)
 def test_the_program_of_a_published_answer_is_the_code_before_the_closing_fence(completion, program):
     assert _tool().published_program(completion).strip() == program
 
 
-@pytest.mark.parametrize("args, says", [
-    (["--protocols", "original,nope"], "--protocols must name"), (["--tasks", "0"], "at least 1"),
-    (["--mbpp", "/nonexistent"], "no MBPP release files")])
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        (["--protocols", "original,nope"], "--protocols must name"),
+        (["--tasks", "0"], "at least 1"),
+        (["--mbpp", "/nonexistent"], "no MBPP release files"),
+    ],
+)
 def test_bad_arguments_get_one_line_and_exit_2_before_anything_is_written(args, says, tmp_path, capsys):
     out = tmp_path / "out"
     assert _tool().main([*args, "--out", str(out)]) == 2
@@ -69,7 +81,9 @@ def test_bad_arguments_get_one_line_and_exit_2_before_anything_is_written(args, 
 def test_the_tasks_are_the_first_ids_of_the_original_test_split_the_sanitized_release_kept():
     ids = _tool().select_ids(40, MBPP)
     sanitized = {r["task_id"] for r in json.loads((MBPP / "sanitized-mbpp.json").read_text())}
-    assert len(ids) == 40 and ids == sorted(ids) and set(ids) <= sanitized and all(11 <= i <= 510 for i in ids)
+    assert (
+        len(ids) == 40 and ids == sorted(ids) and set(ids) <= sanitized and all(11 <= i <= 510 for i in ids)
+    )
     assert [i for i in range(11, ids[-1] + 1) if i in sanitized] == ids
 
 
@@ -82,8 +96,10 @@ def test_the_committed_transcripts_cover_the_same_tasks_under_every_protocol():
         assert summary["passed"][protocol] == sum(r["passed"] for r in rows)
         assert all(r["statement"] and r["tests"] and r["conditioned_on"] for r in rows)
     published = _rows("published")
-    assert all(r["conditioned_on"].endswith("```python\n") and "Can you complete" in r["conditioned_on"]
-               for r in published)
+    assert all(
+        r["conditioned_on"].endswith("```python\n") and "Can you complete" in r["conditioned_on"]
+        for r in published
+    )
 
 
 @pytest.mark.slow
@@ -95,10 +111,21 @@ def test_every_committed_verdict_is_what_the_executor_says_of_its_program():
     for protocol in ("original", "sanitized", "published"):
         for r in _rows(protocol):
             name = r["program"]
-            jobs.append((name, TestSuite(cases=tuple(r["tests"]), setup=r["test_setup"], timeout=3.0,
-                                         entry_points=tuple(r.get("entry_points", ())))))
+            jobs.append(
+                (
+                    name,
+                    TestSuite(
+                        cases=tuple(r["tests"]),
+                        setup=r["test_setup"],
+                        timeout=3.0,
+                        entry_points=tuple(r.get("entry_points", ())),
+                    ),
+                )
+            )
             verdicts.append((protocol, r["task_id"], r["passed"]))
     with Executor(timeout=3.0, workers=2) as executor:
         results = executor.run_many(jobs)
-    differ = [(p, t, want, r.status) for (p, t, want), r in zip(verdicts, results) if (r.reward >= 1.0) != want]
+    differ = [
+        (p, t, want, r.status) for (p, t, want), r in zip(verdicts, results) if (r.reward >= 1.0) != want
+    ]
     assert differ == []

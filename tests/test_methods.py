@@ -20,7 +20,9 @@ class Stop(Exception):
 
 
 def test_every_registered_name_resolves_to_its_own_entry():
-    assert METHODS == tuple(ENTRIES) and {"base", "grpo", "grpo_mt", "mucode", "reveal", "murphy"} <= set(METHODS)
+    assert METHODS == tuple(ENTRIES) and {"base", "grpo", "grpo_mt", "mucode", "reveal", "murphy"} <= set(
+        METHODS
+    )
     for name in METHODS:
         m = get_method(name)
         assert isinstance(m, Method) and m.name == name
@@ -36,9 +38,11 @@ def test_an_unknown_method_is_refused_naming_the_known_ones():
 def test_importing_the_registry_and_planning_import_no_baseline():
     """The experiments layer finds a method through the registry: planning a µCode or ReVeal run imports the
     method's entry only when it is asked for, and `murphy_lab.methods` itself imports no method."""
-    code = ("import sys, murphy_lab.methods as M; assert not [m for m in sys.modules if 'baselines' in m], 1; "
-            "M.get_method('murphy'); assert not [m for m in sys.modules if 'baselines' in m], 2; "
-            "M.get_method('mucode'); assert 'murphy_lab.baselines.mucode.method' in sys.modules, 3")
+    code = (
+        "import sys, murphy_lab.methods as M; assert not [m for m in sys.modules if 'baselines' in m], 1; "
+        "M.get_method('murphy'); assert not [m for m in sys.modules if 'baselines' in m], 2; "
+        "M.get_method('mucode'); assert 'murphy_lab.baselines.mucode.method' in sys.modules, 3"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr[-400:]
 
@@ -75,9 +79,15 @@ def test_every_method_trains_on_the_same_tasks_for_every_seed(profile, tmp_path,
     `n_train_tasks`, its data budget). Before, µCode and ReVeal drew theirs with the training seed, the RL methods
     always with seed 0, and µCode 200 of its own."""
     methods = [m for m in METHODS if get_method(m).trains]
-    got = {(m, s): _tasks_trained_on(X.Experiment(profile, "m", m, seed=s, train_data=get_profile(profile).train_data),
-                                     tmp_path, monkeypatch)
-           for m in methods for s in (0, 1, 2)}
+    got = {
+        (m, s): _tasks_trained_on(
+            X.Experiment(profile, "m", m, seed=s, train_data=get_profile(profile).train_data),
+            tmp_path,
+            monkeypatch,
+        )
+        for m in methods
+        for s in (0, 1, 2)
+    }
     (common,) = {tuple(ids) for (m, _), ids in got.items() if m != "mucode"}
     n = get_profile(profile).mucode.get("n_train_tasks", 0) or len(common)
     assert all(tuple(ids) == common[:n] for (m, _), ids in got.items() if m == "mucode")
@@ -97,8 +107,12 @@ def test_every_methods_paper_config_names_the_one_training_set():
 
 
 def test_a_recipe_or_override_that_trains_on_other_tasks_is_refused_naming_the_field():
-    exp = X.Experiment("toy", "toy", "grpo", overrides=(("task_args", {"split": "train", "n": 512, "seed": 3}),))
-    with pytest.raises(ValueError, match=r"training field task_args=.* differs from the experiment's train_data"):
+    exp = X.Experiment(
+        "toy", "toy", "grpo", overrides=(("task_args", {"split": "train", "n": 512, "seed": 3}),)
+    )
+    with pytest.raises(
+        ValueError, match=r"training field task_args=.* differs from the experiment's train_data"
+    ):
         get_method("grpo").config(exp, "base")
 
 
@@ -111,7 +125,9 @@ def test_an_unknown_training_set_is_refused_naming_the_known_ones():
 def test_a_sample_matched_override_outside_the_methods_budget_fields_is_refused(monkeypatch):
     from murphy_lab import profiles
 
-    prof = dataclasses.replace(get_profile("toy"), name="toy-matched", matched=(("grpo_mt", (("learning_rate", 1.0),)),))
+    prof = dataclasses.replace(
+        get_profile("toy"), name="toy-matched", matched=(("grpo_mt", (("learning_rate", 1.0),)),)
+    )
     monkeypatch.setitem(profiles.PROFILES, prof.name, prof)
     with pytest.raises(ValueError, match=r"changes \['learning_rate'\], which are not its budget fields"):
         X.plan(prof.name)
@@ -156,7 +172,9 @@ def chains_variant(**kw) -> Method:
     from murphy_lab.methods import murphy
 
     kw = {"mode": "grpo_mt", **kw}
-    return Method("chains_variant", train=murphy.train, config=murphy.config, budget=murphy.TRAINER_BUDGET, **kw)
+    return Method(
+        "chains_variant", train=murphy.train, config=murphy.config, budget=murphy.TRAINER_BUDGET, **kw
+    )
 
 
 def test_a_method_takes_its_config_from_the_mode_it_names_not_from_its_name(monkeypatch):

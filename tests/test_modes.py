@@ -23,8 +23,14 @@ def advantages(tree: RolloutTree) -> list:
 
 def chain_tree() -> RolloutTree:
     """Two GRPO-MT chains: 0 -> 1 (solved at turn 2) and 0 -> 0."""
-    return RolloutTree(Node(children=[Node(reward=0.0, children=[Node(reward=1.0)]),
-                                      Node(reward=0.0, children=[Node(reward=0.0)])]))
+    return RolloutTree(
+        Node(
+            children=[
+                Node(reward=0.0, children=[Node(reward=1.0)]),
+                Node(reward=0.0, children=[Node(reward=0.0)]),
+            ]
+        )
+    )
 
 
 def test_score_tree_is_interp_intrap_credit_then_group_advantages():
@@ -75,8 +81,10 @@ def test_unknown_knobs_and_modes_are_named():
         score_tree(chain_tree(), mode="ppo")
 
 
-@pytest.mark.parametrize(("name", "g2", "turns", "field"),
-                         [("grpo", 8, 2, "turns"), ("grpo_mt", 8, 2, "g2"), ("murphy", 1, 2, "g2")])
+@pytest.mark.parametrize(
+    ("name", "g2", "turns", "field"),
+    [("grpo", 8, 2, "turns"), ("grpo_mt", 8, 2, "g2"), ("murphy", 1, 2, "g2")],
+)
 def test_a_mode_names_the_field_its_shape_contradicts(name, g2, turns, field):
     assert [f for f, _ in mode(name).problems(g2, turns)] == [field]
 
@@ -122,7 +130,12 @@ def test_a_mode_is_its_table_entry_scoring_and_weights_read_no_name(monkeypatch)
 
     monkeypatch.setitem(modes.MODES, "last", Mode("last", "chains", last_turn_only, chain_group, g2=1))
     tree = score_tree(chain_tree(), mode="last")
-    assert [(n.credit, n.advantage) for n in tree.nodes()] == [(None, None), (1.0, 1.0), (None, None), (0.0, 0.0)]
+    assert [(n.credit, n.advantage) for n in tree.nodes()] == [
+        (None, None),
+        (1.0, 1.0),
+        (None, None),
+        (0.0, 0.0),
+    ]
     for n in tree.nodes():
         n.meta["completion_ids"] = [0] * 3
     # one group of 2 chains, each a sequence of its one kept row (3 tokens)

@@ -30,8 +30,14 @@ torch.set_num_threads(1)
 # --- hand-made labeled trees -------------------------------------------------------------------------------------
 def _n(completion: str, correct: bool, verifier: float, prompt: str = "", children=()) -> Node:
     meta = {"oracle": 1.0 if correct else 0.0, "correct": correct, "verifier": verifier}
-    return Node(reward=float(correct), completion=completion, code=completion, prompt=prompt, meta=meta,
-                children=list(children))
+    return Node(
+        reward=float(correct),
+        completion=completion,
+        code=completion,
+        prompt=prompt,
+        meta=meta,
+        children=list(children),
+    )
 
 
 def chain_tree() -> RolloutTree:
@@ -68,10 +74,18 @@ def test_reward_trainer_loss_equals_bradley_terry_loss(tmp_path):
     path = build_tiny_model(tmp_path / "tiny")
     tok = AutoTokenizer.from_pretrained(path)
     model = AutoModelForSequenceClassification.from_pretrained(path, num_labels=1)
-    rows = [{"chosen_ids": mucode.encode(tok, "x", "good"), "rejected_ids": mucode.encode(tok, "x", "bad!!")},
-            {"chosen_ids": mucode.encode(tok, "y", "ok"), "rejected_ids": mucode.encode(tok, "y", "no")}]
-    args = RewardConfig(output_dir=str(tmp_path / "rm"), use_cpu=True, bf16=False, report_to=[], disable_tqdm=True,
-                        **checkpointing(RewardConfig, False))  # the keyword this transformers knows
+    rows = [
+        {"chosen_ids": mucode.encode(tok, "x", "good"), "rejected_ids": mucode.encode(tok, "x", "bad!!")},
+        {"chosen_ids": mucode.encode(tok, "y", "ok"), "rejected_ids": mucode.encode(tok, "y", "no")},
+    ]
+    args = RewardConfig(
+        output_dir=str(tmp_path / "rm"),
+        use_cpu=True,
+        bf16=False,
+        report_to=[],
+        disable_tqdm=True,
+        **checkpointing(RewardConfig, False),
+    )  # the keyword this transformers knows
     trainer = RewardTrainer(
         model=model, args=args, train_dataset=Dataset.from_list(rows), processing_class=tok
     )
@@ -125,8 +139,13 @@ def test_the_reference_solution_is_never_a_candidate_of_the_expert(executor):
     from murphy_lab.baselines.mucode.verifier import candidates
     from murphy_lab.policy import ScriptedPolicy
 
-    task = Task(task_id="add", prompt="Write add(a, b).", visible_tests=["assert add(1, 2) == 3"],
-                hidden_tests=["assert add(2, 2) == 4"], reference=GOLD)
+    task = Task(
+        task_id="add",
+        prompt="Write add(a, b).",
+        visible_tests=["assert add(1, 2) == 3"],
+        hidden_tests=["assert add(2, 2) == 4"],
+        reference=GOLD,
+    )
     wrong = ScriptedPolicy(lambda prompt, n: ["def add(a, b):\n    return a - b\n"] * n)
     (tree,) = collect_rollouts([task], wrong, executor, rollouts=2, turns=2, progress=False)
     for c in candidates(tree):
@@ -136,10 +155,13 @@ def test_the_reference_solution_is_never_a_candidate_of_the_expert(executor):
     assert GOLD not in {r["completion"] for r in relabel([tree], "oracle+verifier", num_to_relabel=0)}
 
 
-@pytest.mark.parametrize("build", [
-    lambda: MuCodeConfig.for_profile("toy", include_reference=True),
-    lambda: MuCodeConfig.from_dict({"profile": "toy", "include_reference": True}),
-])
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: MuCodeConfig.for_profile("toy", include_reference=True),
+        lambda: MuCodeConfig.from_dict({"profile": "toy", "include_reference": True}),
+    ],
+)
 def test_config_refuses_the_removed_gold_reference_option_with_the_reason(build):
     with pytest.raises(ValueError, match="include_reference was removed: .*SAMPLED candidates only"):
         build()
@@ -164,8 +186,16 @@ class _Exec:
     def run_many(self, jobs):
         from murphy_lab.executor.types import ExecutionResult
 
-        return [ExecutionResult(reward=float("right" in p), passed=int("right" in p), total=1,
-                                status="passed" if "right" in p else "failed", feedback="no") for p, _ in jobs]
+        return [
+            ExecutionResult(
+                reward=float("right" in p),
+                passed=int("right" in p),
+                total=1,
+                status="passed" if "right" in p else "failed",
+                feedback="no",
+            )
+            for p, _ in jobs
+        ]
 
 
 def test_verifier_best_of_n_holds_the_candidate_the_verifier_scores_highest():
@@ -220,8 +250,9 @@ def smoke_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("mucode") / "run"
     base, tasks = build_smoke(out.parent)
     with Executor(timeout=2, workers=2) as executor:
-        final = run_mucode(MuCodeConfig.for_profile("smoke"), out, model=base, tasks=tasks, executor=executor,
-                           progress=False)
+        final = run_mucode(
+            MuCodeConfig.for_profile("smoke"), out, model=base, tasks=tasks, executor=executor, progress=False
+        )
         yield dict(out=out, final=final, base=base, tasks=tasks, executor=executor)
 
 
@@ -256,15 +287,28 @@ def test_resume_skips_every_finished_stage(smoke_run, monkeypatch):
 
     for name in ("collect_rollouts", "train_verifier", "relabel", "sft_generator", "evaluate_mucode"):
         monkeypatch.setattr(f"murphy_lab.baselines.mucode.pipeline.{name}", boom)  # the names the stages call
-    again = run_mucode(MuCodeConfig.for_profile("smoke"), smoke_run["out"], resume=True, model=smoke_run["base"],
-                       tasks=smoke_run["tasks"], executor=smoke_run["executor"], progress=False)
+    again = run_mucode(
+        MuCodeConfig.for_profile("smoke"),
+        smoke_run["out"],
+        resume=True,
+        model=smoke_run["base"],
+        tasks=smoke_run["tasks"],
+        executor=smoke_run["executor"],
+        progress=False,
+    )
     assert again == smoke_run["final"]
 
 
 def test_run_refuses_a_used_output_dir_without_resume(smoke_run):
     with pytest.raises(FileExistsError, match="resume"):
-        run_mucode(MuCodeConfig.for_profile("smoke"), smoke_run["out"], model=smoke_run["base"],
-                   tasks=smoke_run["tasks"], executor=smoke_run["executor"], progress=False)
+        run_mucode(
+            MuCodeConfig.for_profile("smoke"),
+            smoke_run["out"],
+            model=smoke_run["base"],
+            tasks=smoke_run["tasks"],
+            executor=smoke_run["executor"],
+            progress=False,
+        )
 
 
 def test_cli_reads_the_config_file_and_lets_profile_and_resume_through(tmp_path, monkeypatch):
@@ -276,8 +320,17 @@ def test_cli_reads_the_config_file_and_lets_profile_and_resume_through(tmp_path,
         pipeline, "run_mucode", lambda cfg, out, resume, progress: seen.update(cfg=cfg, resume=resume)
     )
     (tmp_path / "c.yaml").write_text("method: mucode\nprofile: toy\nbest_of_n: 3\n")
-    cli.main(["--config", str(tmp_path / "c.yaml"), "--output-dir", str(tmp_path / "o"), "--profile", "smoke",
-              "--resume"])
+    cli.main(
+        [
+            "--config",
+            str(tmp_path / "c.yaml"),
+            "--output-dir",
+            str(tmp_path / "o"),
+            "--profile",
+            "smoke",
+            "--resume",
+        ]
+    )
     assert (seen["cfg"].profile, seen["cfg"].best_of_n, seen["cfg"].rollouts, seen["resume"]) == (
         "smoke",
         3,
@@ -292,8 +345,17 @@ def test_train_verifier_learns_to_rank_the_chosen_response_higher(tmp_path, loss
 
     base = build_tiny_model(tmp_path / "tiny")
     pairs = [{"prompt": "x", "chosen": "return 1", "rejected": "retrun !"}] * 8
-    stats = mucode.train_verifier(pairs, base, tmp_path / "v", loss=loss, lr=1e-2, epochs=4, batch_size=4,
-                                  grad_accum=1, trl_kwargs={"logging_steps": 1})
+    stats = mucode.train_verifier(
+        pairs,
+        base,
+        tmp_path / "v",
+        loss=loss,
+        lr=1e-2,
+        epochs=4,
+        batch_size=4,
+        grad_accum=1,
+        trl_kwargs={"logging_steps": 1},
+    )
     good, bad = mucode.Verifier(tmp_path / "v" / "model").score(["x", "x"], ["return 1", "retrun !"])
     assert stats["trained"] and stats["loss_type"] == loss and good > bad
 
@@ -303,19 +365,33 @@ def test_the_method_trains_on_the_experiments_training_set_and_leaves_evaluation
     from murphy_lab.experiments import Experiment
 
     seen = {}
-    monkeypatch.setattr(method, "run_mucode", lambda cfg, out, resume: seen.update(cfg=cfg, resume=resume) or out)
+    monkeypatch.setattr(
+        method, "run_mucode", lambda cfg, out, resume: seen.update(cfg=cfg, resume=resume) or out
+    )
     exp = Experiment("toy", "toy", "mucode", seed=1, overrides=(("rounds", 1), ("max_steps", 40)))
     method.train(exp, "base/path", "out")
     cfg = seen["cfg"]
-    assert (cfg.model, cfg.tasks, cfg.task_args, cfg.n_train_tasks, cfg.seed, cfg.rounds, cfg.evaluate,
-            seen["resume"]) == ("base/path", "toy", {"split": "train", "n": 512, "seed": 0}, 200, 1, 1, False, True)
+    assert (
+        cfg.model,
+        cfg.tasks,
+        cfg.task_args,
+        cfg.n_train_tasks,
+        cfg.seed,
+        cfg.rounds,
+        cfg.evaluate,
+        seen["resume"],
+    ) == ("base/path", "toy", {"split": "train", "n": 512, "seed": 0}, 200, 1, 1, False, True)
 
 
-def test_a_standalone_toy_run_trains_on_the_first_n_train_tasks_of_the_toy_training_set(tmp_path, monkeypatch):
+def test_a_standalone_toy_run_trains_on_the_first_n_train_tasks_of_the_toy_training_set(
+    tmp_path, monkeypatch
+):
     from murphy_lab.baselines.mucode import pipeline
 
     seen = {}
-    monkeypatch.setattr(pipeline, "_run", lambda cfg, out, base, train, test, *a: seen.update(train=train, test=test))
+    monkeypatch.setattr(
+        pipeline, "_run", lambda cfg, out, base, train, test, *a: seen.update(train=train, test=test)
+    )
     run_mucode(MuCodeConfig.for_profile("toy", model="m", evaluate=True), tmp_path / "run", executor=object())
     assert [t.task_id for t in seen["train"]] == [f"toy/train/0/{i}" for i in range(200)]
     assert len(seen["test"]) == 200 and seen["test"][0].task_id.startswith("toy/test/")

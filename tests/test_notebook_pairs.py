@@ -24,10 +24,12 @@ def _rel(path: Path) -> str:
 def _resync_hint(ipynb: Path) -> str:
     py = ipynb.with_suffix(".py")
     newer = py if py.exists() and py.stat().st_mtime > ipynb.stat().st_mtime else ipynb
-    return (f"Re-sync the pair: `jupytext --to py:percent {_rel(ipynb)}` if you edited the .ipynb, "
-            f"`jupytext --update --to ipynb {_rel(py)}` if you edited the .py. (`make notebooks` runs "
-            f"`jupytext --sync` on every pair, which copies the more recently modified file over the other: here "
-            f"{_rel(newer)}.)")
+    return (
+        f"Re-sync the pair: `jupytext --to py:percent {_rel(ipynb)}` if you edited the .ipynb, "
+        f"`jupytext --update --to ipynb {_rel(py)}` if you edited the .py. (`make notebooks` runs "
+        f"`jupytext --sync` on every pair, which copies the more recently modified file over the other: here "
+        f"{_rel(newer)}.)"
+    )
 
 
 def _cells(nb) -> list[tuple[str, str, list[str]]]:
@@ -37,7 +39,9 @@ def _cells(nb) -> list[tuple[str, str, list[str]]]:
 def _first_difference(want: list, got: list) -> str | None:
     for i, (a, b) in enumerate(zip(want, got)):
         if a != b:
-            return f"cell {i} differs in " + " and ".join(k for k, x, y in zip(("type", "source", "tags"), a, b) if x != y)
+            return f"cell {i} differs in " + " and ".join(
+                k for k, x, y in zip(("type", "source", "tags"), a, b) if x != y
+            )
     if len(want) != len(got):
         return f"{len(want)} cells in the .ipynb, {len(got)} in the .py"
     return None
@@ -52,16 +56,18 @@ def test_notebook_declares_its_py_percent_pair(ipynb):
     formats = nbformat.read(ipynb, as_version=4).metadata.get("jupytext", {}).get("formats")
     assert formats == PAIR_FORMATS, (
         f"{_rel(ipynb)} is not paired (jupytext formats {formats!r}): run "
-        f"`jupytext --set-formats {PAIR_FORMATS} {_rel(ipynb)}` and commit the new {_rel(ipynb.with_suffix('.py'))}.")
+        f"`jupytext --set-formats {PAIR_FORMATS} {_rel(ipynb)}` and commit the new {_rel(ipynb.with_suffix('.py'))}."
+    )
 
 
 @pytest.mark.parametrize("ipynb", NOTEBOOKS, ids=_rel)
 def test_notebook_and_its_py_percent_file_hold_the_same_cells(ipynb):
     py = ipynb.with_suffix(".py")
     assert py.exists(), f"{_rel(py)} is missing. {_resync_hint(ipynb)}"
-    difference = _first_difference(_cells(nbformat.read(ipynb, as_version=4)), _cells(jupytext.read(py, fmt="py:percent")))
+    difference = _first_difference(
+        _cells(nbformat.read(ipynb, as_version=4)), _cells(jupytext.read(py, fmt="py:percent"))
+    )
     assert difference is None, f"{_rel(py)} and {_rel(ipynb)} disagree ({difference}). {_resync_hint(ipynb)}"
-
 
 
 def _percent_files() -> list[Path]:
@@ -74,4 +80,5 @@ def _percent_files() -> list[Path]:
 def test_every_py_percent_file_has_its_notebook(py):
     assert py.with_suffix(".ipynb").exists(), (
         f"{_rel(py)} has no {_rel(py.with_suffix('.ipynb'))}: create it with "
-        f"`jupytext --set-formats {PAIR_FORMATS} {_rel(py)}`, or delete the .py.")
+        f"`jupytext --set-formats {PAIR_FORMATS} {_rel(py)}`, or delete the .py."
+    )

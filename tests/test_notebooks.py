@@ -16,7 +16,9 @@ SMALL = {
     "03_retrospective_credit": dict(),
     "04_pruning": dict(seq_len=16, repeats=1),
     "05_grpo_step": dict(hidden=16, layers=1),
-    "06_training_toy_world": dict(policy_size="smoke", max_steps=2, tasks_per_step=2, eval_tasks=2, eval_every=1),
+    "06_training_toy_world": dict(
+        policy_size="smoke", max_steps=2, tasks_per_step=2, eval_tasks=2, eval_every=1
+    ),
     "07_ablation_playground": dict(n_trees=3),
     "08_real_model": dict(max_new_tokens=48),
     "09_credit_rules": dict(g1=4, g2=2),
@@ -36,7 +38,9 @@ def _parameters_cells(nb: dict) -> list[dict]:
 
 def _parameter_names(nb: dict) -> set[str]:
     source = "".join(_parameters_cells(nb)[0]["source"])
-    return {line.split("=")[0].strip() for line in source.splitlines() if "=" in line and not line.startswith("#")}
+    return {
+        line.split("=")[0].strip() for line in source.splitlines() if "=" in line and not line.startswith("#")
+    }
 
 
 def test_every_notebook_of_the_course_is_present_with_its_small_parameters():
@@ -76,8 +80,9 @@ def test_notebook_runs_top_to_bottom_with_small_parameters(path, tmp_path, monke
     if "out_dir" in _parameter_names(_load(path)):
         params["out_dir"] = str(tmp_path / "runs")
     out = tmp_path / path.name
-    papermill.execute_notebook(str(path), str(out), parameters=params, kernel_name="python3", cwd=str(tmp_path),
-                               progress_bar=False)
+    papermill.execute_notebook(
+        str(path), str(out), parameters=params, kernel_name="python3", cwd=str(tmp_path), progress_bar=False
+    )
     executed = _load(out)
     text = json.dumps(executed["cells"], ensure_ascii=False)
     assert "image/png" in text  # every notebook draws at least one figure

@@ -32,29 +32,68 @@ def bad_file(tmp_path) -> Path:
 @pytest.mark.slow
 def test_train_on_the_example_file_then_evaluate_the_run_on_the_heldout_file(tmp_path, tiny_model_path):
     run = tmp_path / "run"
-    train_main(["--profile", "smoke", "--output-dir", str(run), "--set", f"model={tiny_model_path}", "tasks=jsonl",
-                f"task_args.path={EXAMPLES / 'train.jsonl'}", "max_steps=1"])
+    train_main(
+        [
+            "--profile",
+            "smoke",
+            "--output-dir",
+            str(run),
+            "--set",
+            f"model={tiny_model_path}",
+            "tasks=jsonl",
+            f"task_args.path={EXAMPLES / 'train.jsonl'}",
+            "max_steps=1",
+        ]
+    )
     resolved = MurphyConfig.from_yaml(run / "config.yaml")
     assert (resolved.tasks, resolved.task_args) == ("jsonl", {"path": str(EXAMPLES / "train.jsonl")})
     trained_on = {json.loads(line)["task_id"] for line in (run / "trees" / "step_000001.jsonl").open()}
     assert trained_on <= {"add", "reverse_words", "mean", "echo_twice", "sum_numbers"} and trained_on
 
-    df = eval_main(["--model", str(run), "--task-args", f"path={EXAMPLES / 'heldout.jsonl'}", "--iters", "1", "2",
-                    "--runs", "1"])
+    df = eval_main(
+        [
+            "--model",
+            str(run),
+            "--task-args",
+            f"path={EXAMPLES / 'heldout.jsonl'}",
+            "--iters",
+            "1",
+            "2",
+            "--runs",
+            "1",
+        ]
+    )
     out = run / "eval"
     assert pd.read_csv(out / "table.csv")[["difficulty", "k"]].values.tolist() == [
-        ["all", 1], ["all", 2], ["easy", 1], ["easy", 2], ["medium", 1], ["medium", 2]]
+        ["all", 1],
+        ["all", 2],
+        ["easy", 1],
+        ["easy", 2],
+        ["medium", 1],
+        ["medium", 2],
+    ]
     assert len((out / "transcripts.jsonl").read_text().splitlines()) == 5 and len(df) == 6
     meta = json.loads((out / "eval.json").read_text())
     assert meta["model"] == str(run / "final") and meta["max_new_tokens"] == resolved.max_completion_length
-    assert meta["task_batch"] == 16 and (out / "table.png").stat().st_size > 0 and (run / "curves.png").exists()
+    assert (
+        meta["task_batch"] == 16 and (out / "table.png").stat().st_size > 0 and (run / "curves.png").exists()
+    )
 
 
 def test_a_bad_task_file_stops_training_before_the_model_is_built(tmp_path):
     run = tmp_path / "run"
     with pytest.raises(TaskFileError) as err:  # the smoke profile would build its model under run/smoke-model
-        train_main(["--profile", "smoke", "--output-dir", str(run), "--set", "tasks=jsonl",
-                    f"task_args.path={bad_file(tmp_path)}"])
+        train_main(
+            [
+                "--profile",
+                "smoke",
+                "--output-dir",
+                str(run),
+                "--set",
+                "tasks=jsonl",
+                f"task_args.path={bad_file(tmp_path)}",
+            ]
+        )
     assert [(p.row, p.field) for p in err.value.problems] == [(1, "tests"), (2, "prompt")]
     assert not (run / "smoke-model").exists()
 
@@ -70,10 +109,26 @@ def test_a_bad_task_file_stops_evaluation_before_the_model_loads(tmp_path, tiny_
 def test_the_train_command_prints_every_bad_row_and_exits_2(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.run(
-        [sys.executable, "-m", "murphy_lab.train", "--output-dir", str(tmp_path / "run"), "--set", "tasks=jsonl",
-         f"task_args.path={bad_file(tmp_path)}"], capture_output=True, text=True, env=env, timeout=300)
+        [
+            sys.executable,
+            "-m",
+            "murphy_lab.train",
+            "--output-dir",
+            str(tmp_path / "run"),
+            "--set",
+            "tasks=jsonl",
+            f"task_args.path={bad_file(tmp_path)}",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert proc.returncode == 2
-    assert "row 1 (task_id 'a'): field 'tests'" in proc.stderr and "row 2 (task_id 'b'): field 'prompt'" in proc.stderr
+    assert (
+        "row 1 (task_id 'a'): field 'tests'" in proc.stderr
+        and "row 2 (task_id 'b'): field 'prompt'" in proc.stderr
+    )
 
 
 def test_dotted_set_merges_into_a_mapping_field(tmp_path):
@@ -85,13 +140,17 @@ def test_dotted_set_merges_into_a_mapping_field(tmp_path):
 
 def test_setting_another_task_loader_drops_the_config_files_task_args():
     """The paper config's `task_args: {n: 1000, seed: 0}` are KodCode's; they must not reach the jsonl loader."""
-    cfg = config_from_args(str(ROOT / "reproduce/configs/qwen3-1.7b/murphy_mars.yaml"), None,
-                           ["tasks=jsonl", "task_args.path=train.jsonl"])
+    cfg = config_from_args(
+        str(ROOT / "reproduce/configs/qwen3-1.7b/murphy_mars.yaml"),
+        None,
+        ["tasks=jsonl", "task_args.path=train.jsonl"],
+    )
     assert (cfg.tasks, cfg.task_args) == ("jsonl", {"path": "train.jsonl"})
 
 
-@pytest.mark.parametrize("item, message", [("nope.x=1", "unknown field 'nope'"),
-                                           ("mode.x=1", "'mode' is not a mapping field")])
+@pytest.mark.parametrize(
+    "item, message", [("nope.x=1", "unknown field 'nope'"), ("mode.x=1", "'mode' is not a mapping field")]
+)
 def test_dotted_set_on_a_field_that_is_not_a_mapping_is_an_error(item, message):
     with pytest.raises(ValueError, match=message):
         config_from_args(None, "smoke", [item])
@@ -99,20 +158,43 @@ def test_dotted_set_on_a_field_that_is_not_a_mapping_is_an_error(item, message):
 
 def run_tasks_cli(*args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "murphy_lab.tasks", *args], capture_output=True, text=True,
-                          env=env, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "murphy_lab.tasks", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
 
 
 GOOD_ROW = {"task_id": "ok", "prompt": "Write f(x) returning x.", "tests": ["assert f(1) == 1"]}
 
 
-@pytest.mark.parametrize("second_row, field, message", [
-    (json.dumps({**GOOD_ROW, "task_id": "latin", "prompt": "PLACE"}).encode().replace(b"PLACE", b"caf\xe9"),
-     "prompt", "not UTF-8"),
-    (json.dumps({**GOOD_ROW, "task_id": "expr", "tests": ["f(1) == 2"]}).encode(), "tests", "cannot fail"),
-    (json.dumps({**GOOD_ROW, "task_id": "big", "prompt": "x" * 200_000}).encode(), "prompt", "limits.prompt"),
-])
-def test_the_tasks_command_exits_2_with_one_line_naming_file_row_and_field(tmp_path, second_row, field, message):
+@pytest.mark.parametrize(
+    "second_row, field, message",
+    [
+        (
+            json.dumps({**GOOD_ROW, "task_id": "latin", "prompt": "PLACE"})
+            .encode()
+            .replace(b"PLACE", b"caf\xe9"),
+            "prompt",
+            "not UTF-8",
+        ),
+        (
+            json.dumps({**GOOD_ROW, "task_id": "expr", "tests": ["f(1) == 2"]}).encode(),
+            "tests",
+            "cannot fail",
+        ),
+        (
+            json.dumps({**GOOD_ROW, "task_id": "big", "prompt": "x" * 200_000}).encode(),
+            "prompt",
+            "limits.prompt",
+        ),
+    ],
+)
+def test_the_tasks_command_exits_2_with_one_line_naming_file_row_and_field(
+    tmp_path, second_row, field, message
+):
     path = tmp_path / "bad.jsonl"
     path.write_bytes(json.dumps(GOOD_ROW).encode() + b"\n" + second_row + b"\n")
     proc = run_tasks_cli("jsonl", f"path={path}")
@@ -127,12 +209,15 @@ def test_the_tasks_command_prints_the_counts_of_a_good_file():
     assert proc.returncode == 0 and json.loads(proc.stdout)["tasks"] == 5
 
 
-@pytest.mark.parametrize("args, message", [
-    (["jsonl", "pth=x.jsonl"], "no argument 'pth' (did you mean 'path'?)"),
-    (["jsnl", "path=x.jsonl"], "unknown task source 'jsnl' (did you mean 'jsonl'?)"),
-    (["jsonl"], "needs ['path']"),
-    ([], "usage"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["jsonl", "pth=x.jsonl"], "no argument 'pth' (did you mean 'path'?)"),
+        (["jsnl", "path=x.jsonl"], "unknown task source 'jsnl' (did you mean 'jsonl'?)"),
+        (["jsonl"], "needs ['path']"),
+        ([], "usage"),
+    ],
+)
 def test_the_tasks_command_names_a_bad_loader_or_argument_in_one_line(args, message):
     proc = run_tasks_cli(*args)
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1 and message in proc.stderr
@@ -141,7 +226,9 @@ def test_the_tasks_command_names_a_bad_loader_or_argument_in_one_line(args, mess
 def test_a_typo_in_a_task_args_key_stops_training_with_the_nearest_name(tmp_path):
     run = tmp_path / "run"
     with pytest.raises(ValueError, match="no argument 'pth' \\(did you mean 'path'\\?\\)"):
-        train_main(["--profile", "smoke", "--output-dir", str(run), "--set", "tasks=jsonl", "task_args.pth=t.jsonl"])
+        train_main(
+            ["--profile", "smoke", "--output-dir", str(run), "--set", "tasks=jsonl", "task_args.pth=t.jsonl"]
+        )
     assert not (run / "smoke-model").exists()
 
 
@@ -161,16 +248,29 @@ def unfinished_run(tmp_path, model) -> Path:
 
 def test_evaluating_a_run_that_did_not_finish_names_its_last_checkpoint(tmp_path, tiny_model_path):
     run = unfinished_run(tmp_path, tiny_model_path)
-    with pytest.raises(ValueError, match=r"is a training run with no final model \(it did not finish\); its last "
-                                         r"checkpoint is .*checkpoint-3.*--model .*checkpoint-3"):
+    with pytest.raises(
+        ValueError,
+        match=r"is a training run with no final model \(it did not finish\); its last "
+        r"checkpoint is .*checkpoint-3.*--model .*checkpoint-3",
+    ):
         eval_main(["--model", str(run), "--task-args", f"path={EXAMPLES / 'heldout.jsonl'}"])
 
 
 @pytest.mark.slow
 def test_a_checkpoint_of_a_run_is_evaluated_with_the_runs_defaults(tmp_path, tiny_model_path):
     run = unfinished_run(tmp_path, tiny_model_path)
-    eval_main(["--model", str(run / "checkpoint-3"), "--task-args", f"path={EXAMPLES / 'heldout.jsonl'}",
-               "--iters", "1", "--runs", "1"])
+    eval_main(
+        [
+            "--model",
+            str(run / "checkpoint-3"),
+            "--task-args",
+            f"path={EXAMPLES / 'heldout.jsonl'}",
+            "--iters",
+            "1",
+            "--runs",
+            "1",
+        ]
+    )
     meta = json.loads((run / "eval-checkpoint-3" / "eval.json").read_text())
     assert (meta["model"], meta["max_new_tokens"], meta["temperature"]) == (str(run / "checkpoint-3"), 6, 0.5)
     assert (run / "eval-checkpoint-3" / "table.png").exists()
@@ -179,7 +279,9 @@ def test_a_checkpoint_of_a_run_is_evaluated_with_the_runs_defaults(tmp_path, tin
 @pytest.mark.parametrize("model", ["{tmp}/no-such-model", "{tmp}/runs/x/final", "./nope"])
 def test_evaluating_a_path_that_does_not_exist_says_so_not_repo_id_must_be(tmp_path, model):
     with pytest.raises(ValueError, match="no such folder") as err:
-        eval_main(["--model", model.format(tmp=tmp_path), "--task-args", f"path={EXAMPLES / 'heldout.jsonl'}"])
+        eval_main(
+            ["--model", model.format(tmp=tmp_path), "--task-args", f"path={EXAMPLES / 'heldout.jsonl'}"]
+        )
     assert "Repo id" not in str(err.value)
 
 
@@ -194,9 +296,21 @@ def test_a_relative_path_beside_its_folder_is_local_and_a_hub_id_is_not(tmp_path
 
 def test_the_eval_command_prints_a_missing_model_in_one_line(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run([sys.executable, "-m", "murphy_lab.eval_cli", "--model", str(tmp_path / "runs" / "own"),
-                           "--task-args", f"path={EXAMPLES / 'heldout.jsonl'}"], capture_output=True, text=True,
-                          env=env, timeout=300)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "murphy_lab.eval_cli",
+            "--model",
+            str(tmp_path / "runs" / "own"),
+            "--task-args",
+            f"path={EXAMPLES / 'heldout.jsonl'}",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert proc.returncode == 2 and proc.stderr.strip().splitlines()[-1].startswith("error: --model")
     assert "Traceback" not in proc.stderr
 
@@ -216,7 +330,11 @@ def test_every_command_of_the_page_runs_as_written(tmp_path):
         assert "Traceback" not in result.output, f"{line}\n{result.output[-3000:]}"
         if "--config reproduce/configs" in line:
             errors = [ln for ln in result.output.splitlines() if ln.startswith("error: ")]
-            assert result.returncode == 2 and [e.split(":")[1].strip() for e in errors] == ["GPUs", "vllm", "deepspeed"]
+            assert result.returncode == 2 and [e.split(":")[1].strip() for e in errors] == [
+                "GPUs",
+                "vllm",
+                "deepspeed",
+            ]
             assert not (walk.dir / "runs" / "own-gpu").exists()
         else:
             assert result.returncode == 0, f"{line}\n{result.output[-3000:]}"

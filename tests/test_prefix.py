@@ -22,8 +22,19 @@ def tiny(kind: str = "olmo2", attn: str = "sdpa", **kw):
     from transformers import AutoModelForCausalLM, LlamaConfig, MistralConfig, Olmo2Config, Qwen3Config
 
     cls = {"olmo2": Olmo2Config, "llama": LlamaConfig, "qwen3": Qwen3Config, "mistral": MistralConfig}[kind]
-    cfg = cls(vocab_size=VOCAB, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
-              num_key_value_heads=2, max_position_embeddings=256, pad_token_id=0, bos_token_id=1, eos_token_id=2, **kw)
+    cfg = cls(
+        vocab_size=VOCAB,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=256,
+        pad_token_id=0,
+        bos_token_id=1,
+        eos_token_id=2,
+        **kw,
+    )
     torch.manual_seed(0)
     return AutoModelForCausalLM.from_config(cfg, attn_implementation=attn).float().train()
 
@@ -85,7 +96,9 @@ def test_chunks_keep_groups_whole_and_change_nothing():
     owner = {int(group[r]): i for i, rows in enumerate(chunks) for r in rows}  # each group lies in one chunk
     assert all(owner[int(group[r])] == i for i, rows in enumerate(chunks) for r in rows)
     whole = prefix.shared_logps(model, ids, mask, c)[0]
-    torch.testing.assert_close(prefix.shared_logps(model, ids, mask, c, batch_size=4)[0], whole, rtol=0, atol=1e-6)
+    torch.testing.assert_close(
+        prefix.shared_logps(model, ids, mask, c, batch_size=4)[0], whole, rtol=0, atol=1e-6
+    )
 
 
 def test_sliding_window_cache_is_refused():
@@ -109,9 +122,12 @@ def test_unsupported_backends_are_named():
 def trainer(tmp_path_factory, tiny_model_path):
     from murphy_lab.trainer import MurphyTrainer
 
-    cfg = MurphyConfig.for_profile("smoke", model=tiny_model_path, max_steps=1, num_iterations=2,
-                                   max_completion_length=12)
-    args = cfg.to_grpo_config(tmp_path_factory.mktemp("prefix") / "run", save_strategy="no", disable_tqdm=True)
+    cfg = MurphyConfig.for_profile(
+        "smoke", model=tiny_model_path, max_steps=1, num_iterations=2, max_completion_length=12
+    )
+    args = cfg.to_grpo_config(
+        tmp_path_factory.mktemp("prefix") / "run", save_strategy="no", disable_tqdm=True
+    )
     tr = MurphyTrainer(model=tiny_model_path, args=args, murphy=cfg, tasks=smoke_tasks(), executor=object())
     tr.model.train()
     tr.current_gradient_accumulation_steps = 1
@@ -126,9 +142,15 @@ def tree_nodes(trainer) -> list[Node]:
     for plen in (6, 18, 15):
         prompt = torch.randint(5, vocab, (plen,), generator=g).tolist()
         for _ in range(4):
-            comp = torch.randint(5, vocab, (int(torch.randint(2, 12, (1,), generator=g)),), generator=g).tolist()
-            nodes.append(Node(advantage=float(torch.randn(1, generator=g)),
-                              meta={"prompt_ids": prompt, "completion_ids": comp[:-1] + [eos]}))
+            comp = torch.randint(
+                5, vocab, (int(torch.randint(2, 12, (1,), generator=g)),), generator=g
+            ).tolist()
+            nodes.append(
+                Node(
+                    advantage=float(torch.randn(1, generator=g)),
+                    meta={"prompt_ids": prompt, "completion_ids": comp[:-1] + [eos]},
+                )
+            )
     return nodes
 
 
@@ -187,31 +209,45 @@ def test_prefix_sharing_switch_must_be_a_bool():
 
 def test_shuffle_groups_permutes_whole_groups_and_every_field_alike():
     ids, mask, c = tree_batch()
-    batch = {"prompt_ids": ids[:, :-c], "prompt_mask": mask[:, :-c], "row": torch.arange(len(ids)),
-             "names": [f"r{i}" for i in range(len(ids))], "num_items_in_batch": torch.tensor(7)}
+    batch = {
+        "prompt_ids": ids[:, :-c],
+        "prompt_mask": mask[:, :-c],
+        "row": torch.arange(len(ids)),
+        "names": [f"r{i}" for i in range(len(ids))],
+        "num_items_in_batch": torch.tensor(7),
+    }
     torch.manual_seed(3)
     out = prefix.shuffle_groups(batch)
     order = out["row"].tolist()
     group = prefix.prefix_groups(batch["prompt_ids"], batch["prompt_mask"])[out["row"]].tolist()
     assert sorted(order) == list(range(len(ids))) and out["names"] == [f"r{i}" for i in order]
     assert all(group[i] == group[i + 1] or group[i + 1] not in group[: i + 1] for i in range(len(group) - 1))
-    assert torch.equal(out["prompt_ids"], batch["prompt_ids"][out["row"]]) and int(out["num_items_in_batch"]) == 7
+    assert (
+        torch.equal(out["prompt_ids"], batch["prompt_ids"][out["row"]])
+        and int(out["num_items_in_batch"]) == 7
+    )
 
 
 def test_a_shared_pass_that_disagrees_with_the_row_pass_is_not_used(trainer, caplog, monkeypatch):
     """The first-batch check: a model whose cache the shared pass would misuse falls back, with the size of the gap."""
     monkeypatch.setattr(trainer, "_prefix_verdicts", {}, raising=False)
     real = prefix.shared_logps
-    monkeypatch.setattr(prefix, "shared_logps", lambda *a, **k: tuple(
-        None if x is None else x + 0.5 for x in real(*a, **k)))
+    monkeypatch.setattr(
+        prefix, "shared_logps", lambda *a, **k: tuple(None if x is None else x + 0.5 for x in real(*a, **k))
+    )
     with caplog.at_level(logging.WARNING, logger="murphy_lab.trainer"):
         batch = trainer._batch(tree_nodes(trainer))
-    assert all(v is not None and "differ from the row pass by 5.00e-01" in v for v in trainer._prefix_verdicts.values())
+    assert all(
+        v is not None and "differ from the row pass by 5.00e-01" in v
+        for v in trainer._prefix_verdicts.values()
+    )
     monkeypatch.setattr(prefix, "shared_logps", real)
     monkeypatch.setattr(trainer, "_prefix_verdicts", {}, raising=False)
     trainer.murphy.prefix_sharing = False
     try:
-        torch.testing.assert_close(batch["ref_per_token_logps"], trainer._batch(tree_nodes(trainer))["ref_per_token_logps"])
+        torch.testing.assert_close(
+            batch["ref_per_token_logps"], trainer._batch(tree_nodes(trainer))["ref_per_token_logps"]
+        )
     finally:
         trainer.murphy.prefix_sharing = True
 
@@ -228,9 +264,16 @@ def test_disagreement_tolerates_rounding_and_names_a_gap():
 def test_prefix_sharing_stays_exact_under_lora(tmp_path, tiny_model_path):
     from murphy_lab.trainer import MurphyTrainer
 
-    cfg = MurphyConfig.for_profile("smoke", model=tiny_model_path, max_steps=1, num_iterations=2,
-                                   max_completion_length=12, use_peft=True, lora_r=4,
-                                   lora_target_modules=["q_proj", "v_proj"])
+    cfg = MurphyConfig.for_profile(
+        "smoke",
+        model=tiny_model_path,
+        max_steps=1,
+        num_iterations=2,
+        max_completion_length=12,
+        use_peft=True,
+        lora_r=4,
+        lora_target_modules=["q_proj", "v_proj"],
+    )
     args = cfg.to_grpo_config(tmp_path / "run", save_strategy="no", disable_tqdm=True)
     tr = MurphyTrainer(model=tiny_model_path, args=args, murphy=cfg, tasks=smoke_tasks(), executor=object())
     tr.model.train()
@@ -258,6 +301,7 @@ def test_prefix_sharing_stays_exact_under_lora(tmp_path, tiny_model_path):
             base = tr._get_per_token_logps_and_entropies(tr.model, ids, attn, on.size(1))[0]
         tr.murphy.prefix_sharing = True
     assert float((batch["ref_per_token_logps"] - base).abs()[on].max()) <= 1e-5
+
     def loss_and_adapter_grads():
         tr.model.zero_grad()
         loss = tr._compute_loss(tr.model, batch)

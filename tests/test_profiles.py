@@ -40,8 +40,11 @@ def test_the_toy_profile_trains_on_its_train_tasks_count(tmp_path):
 
 def test_config_and_mucode_read_their_presets_from_the_registry(monkeypatch):
     toy = get_profile("toy")
-    monkeypatch.setitem(profiles.PROFILES, "toy", profiles.Profile(
-        "toy", trainer={**toy.trainer, "g1": 2}, mucode={**toy.mucode, "rollouts": 3}))
+    monkeypatch.setitem(
+        profiles.PROFILES,
+        "toy",
+        profiles.Profile("toy", trainer={**toy.trainer, "g1": 2}, mucode={**toy.mucode, "rollouts": 3}),
+    )
     assert (MurphyConfig.for_profile("toy").g1, MuCodeConfig.for_profile("toy").rollouts) == (2, 3)
 
 
@@ -58,10 +61,17 @@ def test_the_toy_benchmark_is_the_toy_worlds_held_out_split_through_the_task_sou
     from murphy_lab.toy.world import make_tasks
 
     tasks = profiles.benchmark_tasks("toy", "toy", 200)
-    assert [t.prompt for t in tasks] == [t.prompt for t in make_tasks("test", n=200, seed=profiles.TOY_TEST_SEED)]
+    assert [t.prompt for t in tasks] == [
+        t.prompt for t in make_tasks("test", n=200, seed=profiles.TOY_TEST_SEED)
+    ]
     assert [t.task_id for t in profiles.benchmark_tasks("smoke", "toy", 4)] == [t.task_id for t in tasks[:4]]
-    assert len(profiles.benchmark_tasks("toy-full", "toy")) == 288 and len(profiles.benchmark_tasks("toy", "toy")) == 200
-    with pytest.raises(ValueError, match=r"benchmark_args: the 'toy' loader has no argument 'nn' \(did you mean 'n'"):
+    assert (
+        len(profiles.benchmark_tasks("toy-full", "toy")) == 288
+        and len(profiles.benchmark_tasks("toy", "toy")) == 200
+    )
+    with pytest.raises(
+        ValueError, match=r"benchmark_args: the 'toy' loader has no argument 'nn' \(did you mean 'n'"
+    ):
         profiles.check_benchmark("toy", "toy", nn=3)
 
 

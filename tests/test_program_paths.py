@@ -63,8 +63,16 @@ def test_trainer_rewards_run_the_program(tmp_path, tiny_model_path, executor):
     from murphy_lab.trainer import MurphyTrainer
 
     tasks = [functional_task(), stdin_task()]
-    cfg = MurphyConfig.for_profile("smoke", model=tiny_model_path, g1=2, g2=1, turns=1, mode="grpo",
-                                   per_device_train_batch_size=4, max_steps=1)
+    cfg = MurphyConfig.for_profile(
+        "smoke",
+        model=tiny_model_path,
+        g1=2,
+        g2=1,
+        turns=1,
+        mode="grpo",
+        per_device_train_batch_size=4,
+        max_steps=1,
+    )
     args = cfg.to_grpo_config(tmp_path / "run", save_strategy="no", disable_tqdm=True)
     rec = Recorder(executor)
     trainer = MurphyTrainer(model=tiny_model_path, args=args, murphy=cfg, tasks=tasks, executor=rec)
@@ -94,8 +102,15 @@ def test_mucode_best_of_n_runs_the_program(selection, executor):
             return [0.0] * len(prompts)
 
     sc = VerifierBestOfN(Verifier(), n=2, selection=selection)
-    df = evaluate(always(FUNCTIONAL_SOLUTION), [functional_task()], executor, iters=(1,), runs=1, scaffold=sc,
-                  progress=False)
+    df = evaluate(
+        always(FUNCTIONAL_SOLUTION),
+        [functional_task()],
+        executor,
+        iters=(1,),
+        runs=1,
+        scaffold=sc,
+        progress=False,
+    )
     assert set(df["pass@1"]) == {100.0}
 
 
@@ -114,8 +129,14 @@ def test_toy_failure_values_run_the_program(monkeypatch):
             return [["def f(x):\n    return x*2+OFFSET\n"] * n for _ in prompts]
 
     real = measure.make_tasks
-    monkeypatch.setattr(measure, "make_tasks", lambda *a, **k: [
-        dataclasses.replace(t, metadata={**t.metadata, "program_prefix": "OFFSET = 1\n"}) for t in real(*a, **k)])
+    monkeypatch.setattr(
+        measure,
+        "make_tasks",
+        lambda *a, **k: [
+            dataclasses.replace(t, metadata={**t.metadata, "program_prefix": "OFFSET = 1\n"})
+            for t in real(*a, **k)
+        ],
+    )
     kinds = measure.failure_values(Sampler(), n_tasks=3, g1=2, g2=2)
     # every attempt ran (with the header) and failed the lock informatively
     assert kinds and "uninformative" not in kinds

@@ -38,9 +38,16 @@ PAPER = get_profile("paper")
 TRAINED = [m for m in default_methods(PAPER) if get_method(m).trains]  # the base model is evaluated only
 # the recipes' GPU settings, off for a CPU test
 CPU = (("use_vllm", False), ("bf16", False), ("report_to", "none"))
-TASKS = [Task(f"t/{i}", f"Write add{i}(a, b) that returns a + b + {i}.", visible_tests=[f"assert add{i}(1, 2) == {3 + i}"],
-              hidden_tests=[f"assert add{i}(2, 2) == {4 + i}"], reference=f"def add{i}(a, b):\n    return a + b + {i}\n")
-         for i in range(4)]
+TASKS = [
+    Task(
+        f"t/{i}",
+        f"Write add{i}(a, b) that returns a + b + {i}.",
+        visible_tests=[f"assert add{i}(1, 2) == {3 + i}"],
+        hidden_tests=[f"assert add{i}(2, 2) == {4 + i}"],
+        reference=f"def add{i}(a, b):\n    return a + b + {i}\n",
+    )
+    for i in range(4)
+]
 
 
 class Seen(Exception):
@@ -70,7 +77,9 @@ class NoExecutor:
 def chat_model(tmp_path_factory) -> str:
     from murphy_lab.policy.tiny import build_tiny_model
 
-    return build_tiny_model(tmp_path_factory.mktemp("chat") / "m", hidden=16, layers=1, heads=2, chat_template=TEMPLATE)
+    return build_tiny_model(
+        tmp_path_factory.mktemp("chat") / "m", hidden=16, layers=1, heads=2, chat_template=TEMPLATE
+    )
 
 
 @pytest.fixture
@@ -149,7 +158,9 @@ def test_reveal_is_evaluated_in_its_own_rounds_by_default_and_reads_tags_in_a_sh
     assert isinstance(scaffold, ReVealScaffold) and scaffold.chat
     shared = get_method("reveal").evaluation(dataclasses.replace(own, scaffold="reflexion"))
     assert isinstance(shared, Reflexion)
-    assert shared.extract("<generation-answer>\n```python\nx = 1\n```\n</generation-answer>").strip() == "x = 1"
+    assert (
+        shared.extract("<generation-answer>\n```python\nx = 1\n```\n</generation-answer>").strip() == "x = 1"
+    )
 
 
 @pytest.mark.parametrize("method", TRAINED)
@@ -162,11 +173,20 @@ def test_generation_length_per_turn_is_the_profiles_one_value(profile, method):
     assert length == policy_kwargs(exp)["max_new_tokens"] == get_profile(profile).max_new_tokens
 
 
-@pytest.mark.parametrize("method, option, value", [
-    ("mucode", "chat", False), ("murphy", "chat", False), ("grpo", "chat_template_kwargs", {}),
-    ("reveal", "chat", False), ("mucode", "max_new_tokens", 2048), ("murphy", "max_completion_length", 2048),
-])
-def test_a_training_format_that_evaluation_does_not_use_is_refused_naming_the_option(method, option, value, tmp_path):
+@pytest.mark.parametrize(
+    "method, option, value",
+    [
+        ("mucode", "chat", False),
+        ("murphy", "chat", False),
+        ("grpo", "chat_template_kwargs", {}),
+        ("reveal", "chat", False),
+        ("mucode", "max_new_tokens", 2048),
+        ("murphy", "max_completion_length", 2048),
+    ],
+)
+def test_a_training_format_that_evaluation_does_not_use_is_refused_naming_the_option(
+    method, option, value, tmp_path
+):
     exp = paper_exp("Qwen3-1.7B", method, overrides=((option, value),))
     shown = "max_new_tokens" if option == "max_completion_length" else option
     with pytest.raises(ValueError, match=rf"training option {shown}=.* differs from the evaluation's"):

@@ -90,7 +90,10 @@ def test_empty_output_gives_empty_program(extract):
 
 def test_chat_messages_carry_the_plain_prompt_as_user_message():
     msgs = P.refine_messages("Add.", "x = 1", "failed")
-    assert msgs[0]["role"] == "system" and msgs[-1] == {"role": "user", "content": P.refine_prompt("Add.", "x = 1", "failed")}
+    assert msgs[0]["role"] == "system" and msgs[-1] == {
+        "role": "user",
+        "content": P.refine_prompt("Add.", "x = 1", "failed"),
+    }
 
 
 def test_first_messages_without_system():
@@ -102,10 +105,14 @@ def test_guided_refine_prompt_without_notes_is_the_refine_prompt():
 
 
 def test_guided_refine_prompt_lists_notes():
-    assert "### Notes:\n- use +\n- mind negatives\n" in P.guided_refine_prompt("Add.", "x", "f", ["use +", "mind negatives"])
+    assert "### Notes:\n- use +\n- mind negatives\n" in P.guided_refine_prompt(
+        "Add.", "x", "f", ["use +", "mind negatives"]
+    )
 
 
-@pytest.mark.parametrize("text,score", [("8", 0.8), ("Score: 10/10", 1.0), ("I'd say 15", 1.0), ("no idea", None)])
+@pytest.mark.parametrize(
+    "text,score", [("8", 0.8), ("Score: 10/10", 1.0), ("I'd say 15", 1.0), ("no idea", None)]
+)
 def test_parse_score(text, score):
     assert P.parse_score(text) == score
 
@@ -128,7 +135,9 @@ def test_every_training_and_evaluation_path_reads_an_answer_the_same_way():
         "rollout": inspect.signature(build_task_trees).parameters["extract"].default,
         # MurphyTrainer._grow, mucode.collect_rollouts
         "trainer, mucode rollouts": answer_extractor([code_task]),
-        "reflexion": Reflexion().extract, "lats": LATS().extract, "dot": DoT().extract,
+        "reflexion": Reflexion().extract,
+        "lats": LATS().extract,
+        "dot": DoT().extract,
         "mucode best-of-n": VerifierBestOfN(None, n=1, selection="random").extract,
     }
     read = {name: fn(CHAT_ANSWER) for name, fn in readers.items()}
@@ -203,7 +212,9 @@ def test_the_budget_is_shared_so_a_short_feedback_stays_whole():
 
 
 def test_a_completion_longer_than_the_context_is_refused():
-    with pytest.raises(ValueError, match="max_new_tokens=4096 .* leaves no room for a prompt in 4096 positions"):
+    with pytest.raises(
+        ValueError, match="max_new_tokens=4096 .* leaves no room for a prompt in 4096 positions"
+    ):
         P.prompt_budget(4096, 4096)
 
 
@@ -223,7 +234,9 @@ def test_trainer_refinement_prompts_fit_the_models_context(tmp_path, tiny_model_
 
     cfg = MurphyConfig.for_profile("smoke", model=tiny_model_path, max_completion_length=8)
     args = cfg.to_grpo_config(tmp_path / "run", save_strategy="no", disable_tqdm=True)
-    trainer = MurphyTrainer(model=tiny_model_path, args=args, murphy=cfg, tasks=smoke_tasks(), executor=LongFeedback())
+    trainer = MurphyTrainer(
+        model=tiny_model_path, args=args, murphy=cfg, tasks=smoke_tasks(), executor=LongFeedback()
+    )
     trainer.model.config.max_position_embeddings = 400  # a small context, as OLMo-2's 4,096 for a real turn 2
     trees, _, _ = trainer._grow(smoke_tasks()[:1])
     turn2 = [n for t in trees for n in t.nodes() if n.turn == 2]
@@ -253,17 +266,29 @@ def test_a_refinement_prompt_within_budget_in_bytes_is_not_tokenized():
     short = P.refine_prompt("add", "def f(): pass", "failed", max_tokens=10_000, count=count)
     assert "[truncated" not in short
     calls = []
-    long = P.refine_prompt("add", "x" * 5000, "y" * 5000, max_tokens=2000, count=lambda t: calls.append(t) or len(t))
+    long = P.refine_prompt(
+        "add", "x" * 5000, "y" * 5000, max_tokens=2000, count=lambda t: calls.append(t) or len(t)
+    )
     assert calls and "[truncated" in long and len(long) <= 2000
 
 
 # --- what SmolLM2-135M-Instruct really wrote (tests/fixtures/smollm2_completions.json; docs/real_model.md) -----
-REAL = {c["name"]: c for c in json.loads((Path(__file__).parent / "fixtures" / "smollm2_completions.json")
-                                          .read_text())["completions"]}
+REAL = {
+    c["name"]: c
+    for c in json.loads((Path(__file__).parent / "fixtures" / "smollm2_completions.json").read_text())[
+        "completions"
+    ]
+}
 
 
-@pytest.mark.parametrize("name", ["code_then_closing_fence_then_prose", "code_then_closing_fence_then_output_block",
-                                  "mbpp_code_then_closing_fence_then_prose"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "code_then_closing_fence_then_prose",
+        "code_then_closing_fence_then_output_block",
+        "mbpp_code_then_closing_fence_then_prose",
+    ],
+)
 def test_code_closed_by_a_fence_it_never_opened_is_the_program(name):
     completion = REAL[name]["completion"]
     code = completion[: completion.index("\n```")]  # everything before the model's first (closing) fence
@@ -276,10 +301,13 @@ def test_a_bare_fence_after_prose_still_opens_a_block():
     assert P.extract_program(out) == SOLUTION
 
 
-@pytest.mark.parametrize("name, kept", [
-    ("truncated_in_the_usage_example", "def has_close_elements"),
-    ("truncated_in_a_second_function", "from typing import List"),
-])
+@pytest.mark.parametrize(
+    "name, kept",
+    [
+        ("truncated_in_the_usage_example", "def has_close_elements"),
+        ("truncated_in_a_second_function", "from typing import List"),
+    ],
+)
 def test_a_block_cut_by_the_length_limit_loses_only_its_unfinished_last_statement(name, kept):
     completion = REAL[name]["completion"]
     program = P.extract_program(completion)
@@ -296,7 +324,9 @@ def test_a_function_cut_in_its_body_is_not_patched_up():
 
 
 # --- Qwen2.5-Coder-0.5B-Instruct's real answers (tests/fixtures/qwen_coder/completions.json) ----------------------
-QWEN = json.loads((Path(__file__).parent / "fixtures" / "qwen_coder" / "completions.json").read_text())["completions"]
+QWEN = json.loads((Path(__file__).parent / "fixtures" / "qwen_coder" / "completions.json").read_text())[
+    "completions"
+]
 
 
 @pytest.mark.parametrize("row", QWEN, ids=[r["task_id"] for r in QWEN])
@@ -310,7 +340,9 @@ def test_stopping_at_the_closed_code_block_loses_nothing_the_reader_keeps(row):
     if end is None:  # HumanEval/1: a step-by-step plan in prose, then the block, cut inside it at 384 tokens
         assert row["tokens"] == row["max_new_tokens"] and not P.parses(P.extract_program(text))
         return
-    assert P.extract_program(text[: end.end()]) == P.extract_program(text) and P.parses(P.extract_program(text))
+    assert P.extract_program(text[: end.end()]) == P.extract_program(text) and P.parses(
+        P.extract_program(text)
+    )
     assert P.extract_program(text).startswith(("from typing import", "def "))
 
 

@@ -109,7 +109,12 @@ def test_intrap_loo_keeps_the_best_subset_its_ranking_allows(seed):
     got = [i for i, n in enumerate(t.root.children) if not n.pruned]
     dv = delta_var(rewards)
     edge = sorted(dv, reverse=True)[b - 1]
-    allowed = [c for c in itertools.combinations(range(len(rewards)), b)
-               if all(dv[i] >= edge - 1e-12 for i in c) and all(i in c for i, d in enumerate(dv) if d > edge + 1e-12)]
+    allowed = [
+        c
+        for c in itertools.combinations(range(len(rewards)), b)
+        if all(dv[i] >= edge - 1e-12 for i in c) and all(i in c for i, d in enumerate(dv) if d > edge + 1e-12)
+    ]
     assert tuple(got) in allowed
-    assert variance([rewards[i] for i in got]) == pytest.approx(max(variance([rewards[i] for i in c]) for c in allowed))
+    assert variance([rewards[i] for i in got]) == pytest.approx(
+        max(variance([rewards[i] for i in c]) for c in allowed)
+    )

@@ -54,8 +54,9 @@ def test_the_cached_folder_is_a_134_5m_llama_chat_model(folder):
     assert type(model).__name__ == "LlamaForCausalLM" and not getattr(model, "is_quantized", False)
     assert sum(p.numel() for p in model.parameters()) == 134_515_008
     assert tok.eos_token == "<|im_end|>" and model.generation_config.eos_token_id == tok.eos_token_id
-    chat = tok.apply_chat_template([{"role": "user", "content": "hi"}], tokenize=False,
-                                   add_generation_prompt=True)
+    chat = tok.apply_chat_template(
+        [{"role": "user", "content": "hi"}], tokenize=False, add_generation_prompt=True
+    )
     assert chat.endswith("<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n")
     assert json.loads((folder / "source.json").read_text())["version"] == packaged.SMOLLM2.packages[0][1]
 
@@ -73,9 +74,31 @@ def test_the_cached_folder_computes_what_the_gguf_file_does(folder):
 
 
 def test_the_eval_cli_scores_the_real_model_on_humaneval_and_counts_what_it_wrote(folder, tmp_path):
-    df = eval_main(["--model", REAL_MODEL, "--tasks", "humaneval", "--n-tasks", "2", "--iters", "1", "2",
-                    "--runs", "1", "--max-new-tokens", "48", "--temperature", "0.7", "--timeout", "3",
-                    "--output-dir", str(tmp_path), "--threads", "1"])
+    df = eval_main(
+        [
+            "--model",
+            REAL_MODEL,
+            "--tasks",
+            "humaneval",
+            "--n-tasks",
+            "2",
+            "--iters",
+            "1",
+            "2",
+            "--runs",
+            "1",
+            "--max-new-tokens",
+            "48",
+            "--temperature",
+            "0.7",
+            "--timeout",
+            "3",
+            "--output-dir",
+            str(tmp_path),
+            "--threads",
+            "1",
+        ]
+    )
     meta = json.loads((tmp_path / "eval.json").read_text())
     counts = meta["completions"]
     assert meta["model"] == REAL_MODEL and meta["n_tasks"] == 2 and list(df["k"]) == [1, 2]
@@ -93,13 +116,27 @@ def test_one_step_of_the_real_trainer_on_the_real_model(mode, folder, tmp_path, 
 
     g1, g2 = 2, (2 if mode == "murphy" else 1)
     cfg = MurphyConfig(
-        model=REAL_MODEL, tasks="humaneval", chat=True, mode=mode, g1=g1, g2=g2, turns=2,
-        per_device_train_batch_size=1, steps_per_generation=2, gradient_accumulation_steps=2,
-        max_completion_length=48, temperature=0.7, max_steps=1, bf16=False, prefix_sharing=True, seed=0,
+        model=REAL_MODEL,
+        tasks="humaneval",
+        chat=True,
+        mode=mode,
+        g1=g1,
+        g2=g2,
+        turns=2,
+        per_device_train_batch_size=1,
+        steps_per_generation=2,
+        gradient_accumulation_steps=2,
+        max_completion_length=48,
+        temperature=0.7,
+        max_steps=1,
+        bf16=False,
+        prefix_sharing=True,
+        seed=0,
     )
     args = cfg.to_grpo_config(tmp_path / "run", save_strategy="no", disable_tqdm=True)
-    trainer = MurphyTrainer(model=cfg.model, args=args, murphy=cfg, tasks=load_tasks("humaneval")[:1],
-                            executor=executor)
+    trainer = MurphyTrainer(
+        model=cfg.model, args=args, murphy=cfg, tasks=load_tasks("humaneval")[:1], executor=executor
+    )
     trainer.train()
 
     tree = load_trees(tmp_path / "run" / "trees" / "step_000001.jsonl")[0]
@@ -107,8 +144,9 @@ def test_one_step_of_the_real_trainer_on_the_real_model(mode, folder, tmp_path, 
     assert tree.task_id == "HumanEval/0" and len(tree) == g1 + g2 * len(failed)
     assert all(n.completion.strip() and 0.0 <= n.reward <= 1.0 and n.status for n in tree.nodes())
     for v in failed:  # each refinement was sampled from q = [task, v's code, v's feedback]
-        assert all(v.code.strip()[:30] in u.prompt and v.feedback.strip()[:30] in u.prompt
-                   for u in v.children)
+        assert all(
+            v.code.strip()[:30] in u.prompt and v.feedback.strip()[:30] in u.prompt for u in v.children
+        )
     line = json.loads((tmp_path / "run" / "metrics.jsonl").read_text().splitlines()[0])
     assert line["trajectories/kept"] == len(tree)
     assert math.isfinite(line["trl/loss"]) and math.isfinite(line["trl/grad_norm"])
@@ -146,7 +184,9 @@ def test_the_code_model_solves_humaneval_0_greedily_and_stops_at_the_closed_bloc
     # generation, 323 tokens: 68 s wall / 53 s CPU on one thread, 237 s / 192 s on two, docs/testing.md)
     torch.set_num_threads(1)
     task = load_tasks("humaneval")[0]
-    policy = TransformersPolicy(CODE_MODEL, temperature=0.0, dtype="bfloat16", **generation_defaults(CODE_MODEL))
+    policy = TransformersPolicy(
+        CODE_MODEL, temperature=0.0, dtype="bfloat16", **generation_defaults(CODE_MODEL)
+    )
     from murphy_lab.prompts import extract_program, first_prompt
 
     completion = policy.sample([first_prompt(task.prompt)], 1)[0][0]

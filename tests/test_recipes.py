@@ -64,25 +64,54 @@ def test_recipes_cover_every_paper_model_and_method():
 def test_the_rl_recipes_aggregate_the_loss_as_the_paper_states():
     # the paper's objective is a sum of per-group GRPO objectives (docs/training.md, decision 8), which weighs the
     # groups that pruning leaves differently from TRL's token mean; ReVeal has turn-level advantages, not groups
-    trained = {(p.parent.name, p.stem): yaml.safe_load(p.read_text()).get("loss_type") for p in RECIPES
-               if p.stem != "mucode"}
+    trained = {
+        (p.parent.name, p.stem): yaml.safe_load(p.read_text()).get("loss_type")
+        for p in RECIPES
+        if p.stem != "mucode"
+    }
     assert {k for k, v in trained.items() if v != "group_sum"} == {(m, "reveal") for m in MODELS}
 
 
 @pytest.mark.parametrize("model", MODELS)
 def test_reveal_runs_the_same_recipe_as_the_other_methods(model):
-    reveal, grpo_mt = (yaml.safe_load((CONFIGS / model / f"{n}.yaml").read_text()) for n in ("reveal", "grpo_mt"))
-    for key in ("model", "tasks", "task_args", "chat", "chat_template_kwargs", "g1", "learning_rate", "beta",
-                "per_device_train_batch_size", "gradient_accumulation_steps", "steps_per_generation",
-                "num_train_epochs", "bf16", "gradient_checkpointing", "use_vllm", "vllm_mode", "executor", "trl"):
+    reveal, grpo_mt = (
+        yaml.safe_load((CONFIGS / model / f"{n}.yaml").read_text()) for n in ("reveal", "grpo_mt")
+    )
+    for key in (
+        "model",
+        "tasks",
+        "task_args",
+        "chat",
+        "chat_template_kwargs",
+        "g1",
+        "learning_rate",
+        "beta",
+        "per_device_train_batch_size",
+        "gradient_accumulation_steps",
+        "steps_per_generation",
+        "num_train_epochs",
+        "bf16",
+        "gradient_checkpointing",
+        "use_vllm",
+        "vllm_mode",
+        "executor",
+        "trl",
+    ):
         assert reveal[key] == grpo_mt[key], key
     mucode = yaml.safe_load((CONFIGS / model / "mucode.yaml").read_text())
     assert (mucode["model"], mucode["tasks"], mucode["task_args"], mucode["chat"]) == (
-        grpo_mt["model"], grpo_mt["tasks"], grpo_mt["task_args"], grpo_mt["chat"])
+        grpo_mt["model"],
+        grpo_mt["tasks"],
+        grpo_mt["task_args"],
+        grpo_mt["chat"],
+    )
 
 
-@pytest.mark.parametrize("path", [p for p in RECIPES if p.stem != "mucode"],  # µCode: its own vLLM policy
-                         ids=lambda p: f"{p.parent.name}/{p.stem}")
+@pytest.mark.parametrize(
+    "path",
+    [p for p in RECIPES if p.stem != "mucode"],  # µCode: its own vLLM policy
+    ids=lambda p: f"{p.parent.name}/{p.stem}",
+)
 def test_vllm_context_fits_the_model_and_a_turn(path):
     d = yaml.safe_load(path.read_text())
     max_len = d["trl"]["vllm_max_model_length"]
@@ -92,7 +121,9 @@ def test_vllm_context_fits_the_model_and_a_turn(path):
 def test_qwen3_4b_recipes_differ_from_1_7b_only_in_the_model():
     # the slow dry run trains one model per family; this is why that covers Qwen3-4B's recipes too
     for name in METHODS:
-        a, b = (yaml.safe_load((CONFIGS / m / f"{name}.yaml").read_text()) for m in ("qwen3-1.7b", "qwen3-4b"))
+        a, b = (
+            yaml.safe_load((CONFIGS / m / f"{name}.yaml").read_text()) for m in ("qwen3-1.7b", "qwen3-4b")
+        )
         assert {k for k in a if a[k] != b.get(k)} == {"model"}, name
 
 
@@ -119,10 +150,18 @@ def stub_bin(tmp_path: Path, curl_ok: bool = True) -> Path:
     return bin_dir
 
 
-def run_script(name: str, args: list[str], bin_dir: Path, timeout: float = 60, **env) -> subprocess.CompletedProcess:
-    full_env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "VIRTUAL_ENV": str(bin_dir.parent), **env}
-    return subprocess.run(["bash", str(LAUNCH / name), *args], env=full_env, capture_output=True, text=True,
-                          timeout=timeout)
+def run_script(
+    name: str, args: list[str], bin_dir: Path, timeout: float = 60, **env
+) -> subprocess.CompletedProcess:
+    full_env = {
+        **os.environ,
+        "PATH": f"{bin_dir}:{os.environ['PATH']}",
+        "VIRTUAL_ENV": str(bin_dir.parent),
+        **env,
+    }
+    return subprocess.run(
+        ["bash", str(LAUNCH / name), *args], env=full_env, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def calls(bin_dir: Path, name: str) -> list[str]:
@@ -132,8 +171,11 @@ def calls(bin_dir: Path, name: str) -> list[str]:
 def test_colocate_keeps_the_users_overrides_and_loads_bf16_under_deepspeed(tmp_path):
     bin_dir = stub_bin(tmp_path)
     recipe = CONFIGS / "olmo2-7b" / "murphy_mars.yaml"
-    r = run_script("colocate_1gpu.sh", [str(recipe), str(tmp_path / "out"), "--resume", "--set", "max_steps=3",
-                                        "learning_rate=2e-6"], bin_dir)
+    r = run_script(
+        "colocate_1gpu.sh",
+        [str(recipe), str(tmp_path / "out"), "--resume", "--set", "max_steps=3", "learning_rate=2e-6"],
+        bin_dir,
+    )
     assert r.returncode == 0, r.stderr
     argv = calls(bin_dir, "accelerate")
     assert argv[:3] == ["launch", "--config_file", str(LAUNCH / "accelerate_zero2_1gpu.yaml")]
@@ -149,7 +191,9 @@ def test_colocate_set_items_parse_as_the_trainer_cli_reads_them(tmp_path):
     from murphy_lab.train import config_from_args
 
     bin_dir = stub_bin(tmp_path)
-    r = run_script("colocate_1gpu.sh", [str(CONFIGS / "qwen3-1.7b" / "grpo.yaml"), str(tmp_path / "o")], bin_dir)
+    r = run_script(
+        "colocate_1gpu.sh", [str(CONFIGS / "qwen3-1.7b" / "grpo.yaml"), str(tmp_path / "o")], bin_dir
+    )
     assert r.returncode == 0, r.stderr
     argv = calls(bin_dir, "accelerate")
     cfg = config_from_args(str(CONFIGS / "qwen3-1.7b" / "grpo.yaml"), None, argv[argv.index("--set") + 1 :])
@@ -159,8 +203,12 @@ def test_colocate_set_items_parse_as_the_trainer_cli_reads_them(tmp_path):
 @pytest.mark.parametrize("model, expected", [("olmo2-7b", "4096"), ("qwen3-1.7b", "8192")])
 def test_train_8xh100_asks_vllm_for_the_models_context(tmp_path, model, expected):
     bin_dir = stub_bin(tmp_path)
-    r = run_script("train_8xh100.sh", [str(CONFIGS / model / "reveal.yaml"), str(tmp_path / "out")], bin_dir,
-                   ENTRY="murphy_lab.baselines.reveal")
+    r = run_script(
+        "train_8xh100.sh",
+        [str(CONFIGS / model / "reveal.yaml"), str(tmp_path / "out")],
+        bin_dir,
+        ENTRY="murphy_lab.baselines.reveal",
+    )
     assert r.returncode == 0, r.stderr
     serve = calls(bin_dir, "trl")
     assert serve[serve.index("--max_model_len") + 1] == expected
@@ -170,23 +218,40 @@ def test_train_8xh100_asks_vllm_for_the_models_context(tmp_path, model, expected
 
 def test_train_8xh100_gives_up_when_vllm_never_becomes_healthy(tmp_path):
     bin_dir = stub_bin(tmp_path, curl_ok=False)
-    r = run_script("train_8xh100.sh", [str(CONFIGS / "qwen3-1.7b" / "grpo.yaml"), str(tmp_path / "out")], bin_dir,
-                   timeout=30, VLLM_STARTUP_TIMEOUT="1")
+    r = run_script(
+        "train_8xh100.sh",
+        [str(CONFIGS / "qwen3-1.7b" / "grpo.yaml"), str(tmp_path / "out")],
+        bin_dir,
+        timeout=30,
+        VLLM_STARTUP_TIMEOUT="1",
+    )
     assert r.returncode != 0 and "VLLM_STARTUP_TIMEOUT" in r.stderr
     assert not (bin_dir.parent / "calls" / "accelerate.json").exists()  # training never started
 
 
 def test_train_on_four_gpus_serves_on_one_and_trains_on_three(tmp_path):
     bin_dir = stub_bin(tmp_path)
-    r = run_script("train_8xh100.sh", [str(CONFIGS / "qwen3-1.7b" / "murphy_mars.yaml"), str(tmp_path / "out"),
-                                       "--set", "gradient_accumulation_steps=32", "steps_per_generation=32"],
-                   bin_dir, VLLM_GPUS="0", TRAIN_GPUS="1,2,3")
+    r = run_script(
+        "train_8xh100.sh",
+        [
+            str(CONFIGS / "qwen3-1.7b" / "murphy_mars.yaml"),
+            str(tmp_path / "out"),
+            "--set",
+            "gradient_accumulation_steps=32",
+            "steps_per_generation=32",
+        ],
+        bin_dir,
+        VLLM_GPUS="0",
+        TRAIN_GPUS="1,2,3",
+    )
     assert r.returncode == 0, r.stderr
     serve, train = calls(bin_dir, "trl"), calls(bin_dir, "accelerate")
     assert serve[serve.index("--tensor_parallel_size") + 1] == "1"
     assert train[train.index("--num_processes") + 1] == "3"
     assert train[-2:] == ["gradient_accumulation_steps=32", "steps_per_generation=32"]
-    r = run_script("train_8xh100.sh", [str(CONFIGS / "qwen3-1.7b" / "grpo.yaml"), str(tmp_path / "o2")], bin_dir)
+    r = run_script(
+        "train_8xh100.sh", [str(CONFIGS / "qwen3-1.7b" / "grpo.yaml"), str(tmp_path / "o2")], bin_dir
+    )
     assert calls(bin_dir, "accelerate")[calls(bin_dir, "accelerate").index("--num_processes") + 1] == "6"
 
 
@@ -196,20 +261,38 @@ def test_launch_scripts_activate_the_venv_or_say_there_is_none(tmp_path):
     (venv / "bin").mkdir(parents=True)
     (venv / "bin" / "activate").write_text(f"export VIRTUAL_ENV={venv}\ntouch {tmp_path / 'activated'}\n")
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "CONDA_PREFIX")}
-    args = ["bash", str(LAUNCH / "colocate_1gpu.sh"), str(CONFIGS / "qwen3-1.7b" / "grpo.yaml"), str(tmp_path / "o")]
-    r = subprocess.run(args, env={**env, "PATH": f"{bin_dir}:{env['PATH']}", "VENV": str(venv)}, capture_output=True,
-                       text=True, timeout=60)
+    args = [
+        "bash",
+        str(LAUNCH / "colocate_1gpu.sh"),
+        str(CONFIGS / "qwen3-1.7b" / "grpo.yaml"),
+        str(tmp_path / "o"),
+    ]
+    r = subprocess.run(
+        args,
+        env={**env, "PATH": f"{bin_dir}:{env['PATH']}", "VENV": str(venv)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "activated").exists()
-    r = subprocess.run(args, env={**env, "PATH": f"{bin_dir}:{env['PATH']}", "VENV": str(tmp_path / "none")},
-                       capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        args,
+        env={**env, "PATH": f"{bin_dir}:{env['PATH']}", "VENV": str(tmp_path / "none")},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 1 and r.stderr.strip().splitlines() == [
-        f"no venv at {tmp_path / 'none'}: create it (docs/gpu.md, Install), activate one, or set VENV=/path/to/venv"]
+        f"no venv at {tmp_path / 'none'}: create it (docs/gpu.md, Install), activate one, or set VENV=/path/to/venv"
+    ]
 
 
 # --- the dry run: one optimizer step of every recipe on CPU, tiny model of the same family, vLLM off --------------
-CHAT = ("{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}\n{% endfor %}"
-        "{% if add_generation_prompt %}<|assistant|>{% endif %}")
+CHAT = (
+    "{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}\n{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>{% endif %}"
+)
 DRY = [p for p in RECIPES if p.parent.name in ("qwen3-1.7b", "olmo2-7b")]  # one model per family (see above)
 
 
@@ -245,8 +328,19 @@ def test_every_recipe_trains_one_step_on_cpu(path, tiny_models, tmp_path):
     model, raw = tiny_models[path.parent.name], yaml.safe_load(path.read_text())
     cpu = dict(model=model, tasks="smoke", task_args={}, bf16=False, executor={"timeout": 5.0, "workers": 1})
     if raw.get("method") == "mucode":
-        cfg = load(path, **cpu, use_vllm=False, rounds=1, rollouts=2, turns=2, max_new_tokens=8,
-                   pairs_per_task=4, final_verifier=False, evaluate=False, trl={"max_steps": 1})
+        cfg = load(
+            path,
+            **cpu,
+            use_vllm=False,
+            rounds=1,
+            rollouts=2,
+            turns=2,
+            max_new_tokens=8,
+            pairs_per_task=4,
+            final_verifier=False,
+            evaluate=False,
+            trl={"max_steps": 1},
+        )
         final = run_mucode(cfg, tmp_path / "run", progress=False)
     else:
         rl = dict(cpu, use_vllm=False, max_steps=1, max_completion_length=8)
@@ -266,11 +360,25 @@ def test_reveal_cli_takes_plain_and_dotted_set_items(monkeypatch):
     import murphy_lab.baselines.reveal.trainer as rv
 
     seen = {}
-    monkeypatch.setattr(rv, "train_reveal", lambda config, out, reveal, resume: seen.update(cfg=config, rv=reveal))
+    monkeypatch.setattr(
+        rv, "train_reveal", lambda config, out, reveal, resume: seen.update(cfg=config, rv=reveal)
+    )
     # the hub model and data: not this test's
     monkeypatch.setattr(entry, "check", lambda config, gpus=None: [])
-    entry.main(["--config", str(CONFIGS / "qwen3-1.7b" / "reveal.yaml"), "--output-dir", "out",
-                "--set", "use_vllm=false", "bf16=false", "executor.timeout=3", "--set", "reveal.rounds=2"])
+    entry.main(
+        [
+            "--config",
+            str(CONFIGS / "qwen3-1.7b" / "reveal.yaml"),
+            "--output-dir",
+            "out",
+            "--set",
+            "use_vllm=false",
+            "bf16=false",
+            "executor.timeout=3",
+            "--set",
+            "reveal.rounds=2",
+        ]
+    )
     assert seen["cfg"].use_vllm is False and seen["cfg"].executor["timeout"] == 3 and seen["rv"].rounds == 2
 
 
@@ -282,11 +390,19 @@ def entry_point(path: Path):
     from murphy_lab.baselines.reveal import __main__ as reveal_entry
 
     raw = yaml.safe_load(path.read_text())
-    return mucode_entry.main if raw.get("method") == "mucode" else reveal_entry.main if "reveal" in raw else train.main
+    return (
+        mucode_entry.main
+        if raw.get("method") == "mucode"
+        else reveal_entry.main
+        if "reveal" in raw
+        else train.main
+    )
 
 
 @pytest.mark.parametrize("path", RECIPES, ids=lambda p: f"{p.parent.name}/{p.stem}")
-def test_every_recipe_passes_the_check_of_its_entry_point_on_a_ready_node(path, monkeypatch, tmp_path, capsys):
+def test_every_recipe_passes_the_check_of_its_entry_point_on_a_ready_node(
+    path, monkeypatch, tmp_path, capsys
+):
     """An 8-GPU node with the model and KodCode in the hub's caches and the gpu extra installed, offline: each of the
     27 recipes is "ok" from its own command's `--check` (no unknown field, nothing misread), without a GPU here."""
     import importlib.util
@@ -301,16 +417,22 @@ def test_every_recipe_passes_the_check_of_its_entry_point_on_a_ready_node(path, 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.delenv("MURPHY_LAB_DATA", raising=False)
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda n, *a: object() if n in ("vllm", "deepspeed") else real(n, *a))
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda n, *a: object() if n in ("vllm", "deepspeed") else real(n, *a)
+    )
     assert entry_point(path)(["--check", "--config", str(path), "--gpus", "8"]) is None
     assert capsys.readouterr().out.startswith(f"ok: {path}")
 
 
 def test_a_recipe_check_lists_its_problems_in_one_line_each(capsys, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    for path, sets in ((CONFIGS / "qwen3-1.7b" / "reveal.yaml", ["rounds=0"]),
-                       (CONFIGS / "qwen3-1.7b" / "mucode.yaml", ["rounds=0", "turns=-1"])):
+    for path, sets in (
+        (CONFIGS / "qwen3-1.7b" / "reveal.yaml", ["rounds=0"]),
+        (CONFIGS / "qwen3-1.7b" / "mucode.yaml", ["rounds=0", "turns=-1"]),
+    ):
         with pytest.raises(SystemExit) as err:
             entry_point(path)(["--check", "--config", str(path), "--gpus", "8", "--set", *sets])
         out = capsys.readouterr().out.splitlines()
-        assert err.value.code == 2 and out[0].startswith("rounds") and not any("unknown" in line for line in out)
+        assert (
+            err.value.code == 2 and out[0].startswith("rounds") and not any("unknown" in line for line in out)
+        )

@@ -106,5 +106,5 @@ def test_resources_are_checked_before_anything_runs(name):
     first_plan = next(i for i, src in enumerate(code) if "S.plan(" in src)
     first_run = next(i for i, src in enumerate(code) if "S.run(" in src)
     assert len(setups) == 1 and setups[0] < first_plan <= first_run
-    call = code[setups[0]][code[setups[0]].index("X.setup(profile,"):]
+    call = code[setups[0]][code[setups[0]].index("X.setup(profile,") :]
     assert all(f"{p}={p}" in call for p in ("train", "from_cache_only", "backend", "model_paths"))

@@ -59,8 +59,9 @@ def test_only_tied_missing_keys_are_silenced(trainer_log):
 def test_a_resumed_run_does_not_report_its_tied_output_layer_missing(
     tmp_path, tiny_model_path, executor, trainer_log
 ):
-    cfg = MurphyConfig.for_profile("smoke", model=tiny_model_path, max_steps=2, save_steps=1,
-                                   per_device_train_batch_size=4)
+    cfg = MurphyConfig.for_profile(
+        "smoke", model=tiny_model_path, max_steps=2, save_steps=1, per_device_train_batch_size=4
+    )
     train(cfg, tmp_path / "whole", executor=executor)
     killed = tmp_path / "killed"  # killed after step 1: checkpoint-1 on disk
     shutil.copytree(tmp_path / "whole", killed, ignore=shutil.ignore_patterns("checkpoint-2", "final"))

@@ -32,15 +32,22 @@ WRONG = "def f(x):\n    return x + 1\n"  # right only at x = 1
 
 
 def double_task(task_id="double") -> Task:
-    return Task(task_id=task_id, prompt="Write f(x) that returns twice x.", visible_tests=["assert f(1) == 2"],
-                hidden_tests=["assert f(1) == 2", "assert f(5) == 10", "assert f(0) == 0"], entry_point="f",
-                reference=RIGHT)
+    return Task(
+        task_id=task_id,
+        prompt="Write f(x) that returns twice x.",
+        visible_tests=["assert f(1) == 2"],
+        hidden_tests=["assert f(1) == 2", "assert f(5) == 10", "assert f(0) == 0"],
+        entry_point="f",
+        reference=RIGHT,
+    )
 
 
 def round_text(code: str, tests: list[str]) -> str:
-    return (f"<generation-think>think</generation-think>\n<generation-answer>\n```python\n{code}```\n"
-            f"</generation-answer>\n<verification-think>edge cases</verification-think>\n"
-            f"<verification-answer>\n" + "\n".join(tests) + "\n</verification-answer>")
+    return (
+        f"<generation-think>think</generation-think>\n<generation-answer>\n```python\n{code}```\n"
+        f"</generation-answer>\n<verification-think>edge cases</verification-think>\n"
+        f"<verification-answer>\n" + "\n".join(tests) + "\n</verification-answer>"
+    )
 
 
 # --- the parser -------------------------------------------------------------------------------------------------
@@ -96,8 +103,12 @@ def test_extract_tests_falls_back_to_assert_lines_when_the_block_does_not_parse(
 
 
 def test_extract_tests_reads_input_output_pairs():
-    tests, issues = extract_tests("Input:\n1 2\nOutput:\n3\nInput: 5 5\nExpected Output: 10\nInput:\n7", io=True)
-    assert tests == [IOTest("1 2\n", "3"), IOTest("5 5\n", "10")] and issues == ["an Input: without an Output: (ignored)"]
+    tests, issues = extract_tests(
+        "Input:\n1 2\nOutput:\n3\nInput: 5 5\nExpected Output: 10\nInput:\n7", io=True
+    )
+    assert tests == [IOTest("1 2\n", "3"), IOTest("5 5\n", "10")] and issues == [
+        "an Input: without an Output: (ignored)"
+    ]
 
 
 def test_extract_tests_caps_the_number_of_tests():
@@ -122,8 +133,10 @@ def test_the_candidate_is_judged_on_valid_tests_with_expected_vs_actual(executor
 
 def test_runtime_errors_and_compile_errors_reach_the_feedback(executor):
     crash = "def f(x):\n    return 1 / 0\n"
-    c1, c2 = check_rounds([(crash, ["assert f(2) == 4"], RIGHT, None), ("def f(x) return", ["assert f(2) == 4"],
-                                                                      RIGHT, None)], executor)
+    c1, c2 = check_rounds(
+        [(crash, ["assert f(2) == 4"], RIGHT, None), ("def f(x) return", ["assert f(2) == 4"], RIGHT, None)],
+        executor,
+    )
     assert "ZeroDivisionError" in c1.feedback and "does not compile" in c2.feedback
 
 
@@ -142,8 +155,13 @@ def test_io_tests_are_validated_and_judged(executor):
 def turn(h: float, tests: int = 0, valid: int = 0, passed: int = 0) -> Turn:
     """A hand-made round: oracle pass rate h, `tests` written, `valid` of them valid, `passed` of the valid pass."""
     status = ["passed"] * passed + ["failed"] * (tests - passed)
-    c = Check(tests=[f"t{j}" for j in range(tests)], valid=[True] * valid + [False] * (tests - valid), status=status,
-              oracle=h, oracle_total=3)
+    c = Check(
+        tests=[f"t{j}" for j in range(tests)],
+        valid=[True] * valid + [False] * (tests - valid),
+        status=status,
+        oracle=h,
+        oracle_total=3,
+    )
     return Turn(prompt="", raw="", completion="", split=0, code="", issues=[], check=c)
 
 
@@ -183,14 +201,16 @@ def test_tapo_equals_a_hand_computation():
     c0 = chain_of(turn(1 / 3, tests=1, valid=1, passed=0), turn(1.0, tests=1, valid=1, passed=1), i=0)
     c1 = chain_of(turn(0.0), i=1)
     tapo([c0, c1], gamma=1.0)
-    s = 2 ** 0.5 / 2  # Bessel std of two values differing by 1 is 1/sqrt(2)
+    s = 2**0.5 / 2  # Bessel std of two values differing by 1 is 1/sqrt(2)
     a_out = 1 / (s + 1e-4)  # R = (1, 0): ±0.5 / (std + eps)
     # round 1: G^g = (1, 0) -> ±0.5/(s+eps); G^v = (2, 0) -> std of (2, 0) is sqrt(2)
     assert c0.turns[0].adv_gen == pytest.approx(0.5 * a_out + 0.5 * a_out)
-    assert c0.turns[0].adv_ver == pytest.approx(0.5 * a_out + 1.0 / (2 ** 0.5 + 1e-4))
+    assert c0.turns[0].adv_ver == pytest.approx(0.5 * a_out + 1.0 / (2**0.5 + 1e-4))
     assert c1.turns[0].adv_gen == pytest.approx(-a_out)
     # round 2: only chain 0 played it: turn-level part 0, outcome part only
-    assert c0.turns[1].adv_gen == pytest.approx(0.5 * a_out) and c0.turns[1].adv_ver == pytest.approx(0.5 * a_out)
+    assert c0.turns[1].adv_gen == pytest.approx(0.5 * a_out) and c0.turns[1].adv_ver == pytest.approx(
+        0.5 * a_out
+    )
 
 
 def test_verification_rewards_never_reach_generation_tokens():
@@ -223,7 +243,12 @@ def test_a_chain_feeds_back_its_tests_and_stops_when_self_verified(executor):
 def test_chains_make_one_sampling_call_per_round(executor):
     policy = repairing_policy()
     chains = run_chains([double_task("a"), double_task("b")], policy.sample, executor, n=3, rounds=3)
-    assert len(chains) == 6 and policy.calls == 2 and policy.history[0][1] == 3 and len(policy.history[1][0]) == 6
+    assert (
+        len(chains) == 6
+        and policy.calls == 2
+        and policy.history[0][1] == 3
+        and len(policy.history[1][0]) == 6
+    )
 
 
 def test_chat_chains_send_the_transcript_as_messages(executor):
@@ -238,8 +263,15 @@ def test_chat_chains_send_the_transcript_as_messages(executor):
 
 
 def test_reveal_own_loop_fills_the_iter_k_table(executor):
-    df = evaluate_reveal(repairing_policy(), [double_task()], executor, iters=(1, 3), runs=2, progress=False,
-                         scaffold="reveal-own")
+    df = evaluate_reveal(
+        repairing_policy(),
+        [double_task()],
+        executor,
+        iters=(1, 3),
+        runs=2,
+        progress=False,
+        scaffold="reveal-own",
+    )
     assert list(df["pass@1"]) == [0.0, 100.0] and list(df.columns[:3]) == ["difficulty", "k", "pass@1"]
 
 
@@ -254,12 +286,16 @@ def test_the_reveal_column_sees_the_public_tests_as_every_column_does(executor):
     policy = repairing_policy()
     df = evaluate_reveal(policy, [task], executor, iters=(1, 2), runs=1, progress=False)
     first = df.attrs["records"][0]["attempts"][0]
-    assert list(df["pass@1"]) == [0.0, 100.0] and first["feedback"] == executor.run(task.program(WRONG),
-                                                                                    task.visible_tests).feedback
+    assert (
+        list(df["pass@1"]) == [0.0, 100.0]
+        and first["feedback"] == executor.run(task.program(WRONG), task.visible_tests).feedback
+    )
     second_prompt = policy.history[1][0][0]
     assert f"<tool-feedback>\n{first['feedback'].strip()}\n</tool-feedback>" in second_prompt
     assert "assert f(2) == 5" not in first["feedback"]  # its own tests are not run
-    reflexion = Reflexion().run([task], ScriptedPolicy(lambda p, n: [f"```python\n{WRONG}```"] * n), executor, 1)
+    reflexion = Reflexion().run(
+        [task], ScriptedPolicy(lambda p, n: [f"```python\n{WRONG}```"] * n), executor, 1
+    )
     assert reflexion[0].attempts[0].feedback == first["feedback"]
 
 
@@ -267,14 +303,22 @@ def test_reveal_is_a_registered_scaffold_of_evaluate(executor):
     from murphy_lab.evaluate import evaluate
 
     for name, want in (("reveal", [0.0, 0.0]), ("reveal-own", [0.0, 100.0])):
-        df = evaluate(repairing_policy(), [double_task()], executor, iters=(1, 2), runs=1, scaffold=name,
-                      progress=False)
+        df = evaluate(
+            repairing_policy(), [double_task()], executor, iters=(1, 2), runs=1, scaffold=name, progress=False
+        )
         assert df.attrs["scaffold"] == name and list(df["pass@1"]) == want
 
 
 def test_the_shared_reflexion_scaffold_reads_the_generation_answer(executor):
-    df = evaluate_reveal(repairing_policy(), [double_task()], executor, iters=(1, 2), runs=1, scaffold="reflexion",
-                         progress=False)
+    df = evaluate_reveal(
+        repairing_policy(),
+        [double_task()],
+        executor,
+        iters=(1, 2),
+        runs=1,
+        scaffold="reflexion",
+        progress=False,
+    )
     assert list(df["pass@1"]) == [0.0, 0.0]  # reflexion prompts have no round 2: the script never repairs
     assert df.attrs["records"][0]["attempts"][0]["code"] == WRONG  # read from <generation-answer>
 
@@ -288,8 +332,14 @@ def make_trainer(tmp_path, model_path, executor, **overrides):
 
     cfg = MurphyConfig.for_profile("smoke", model=model_path, **{"max_steps": 1, **overrides})
     args = cfg.to_grpo_config(tmp_path / "run", save_strategy="no", disable_tqdm=True)
-    return ReVealTrainer(model=model_path, args=args, murphy=cfg, tasks=smoke_tasks(), executor=executor,
-                         reveal=ReVealConfig(rounds=2))
+    return ReVealTrainer(
+        model=model_path,
+        args=args,
+        murphy=cfg,
+        tasks=smoke_tasks(),
+        executor=executor,
+        reveal=ReVealConfig(rounds=2),
+    )
 
 
 def test_rows_are_rounds_with_one_advantage_per_token(tmp_path, tiny_model_path, executor):
@@ -302,7 +352,9 @@ def test_rows_are_rounds_with_one_advantage_per_token(tmp_path, tiny_model_path,
     trainer = make_trainer(tmp_path, tiny_model_path, executor, steps_per_generation=1)
     rows = [r for r in task_dataset(smoke_tasks()[:2]) for _ in range(trainer.num_generations)]
     batch = trainer._generate_and_score_completions(rows)
-    chains = [json.loads(x) for x in (tmp_path / "run" / "chains" / "step_000001.jsonl").read_text().splitlines()]
+    chains = [
+        json.loads(x) for x in (tmp_path / "run" / "chains" / "step_000001.jsonl").read_text().splitlines()
+    ]
     turns = [t for c in chains for t in c["turns"]]
     adv, mask = batch["advantages"], batch["completion_mask"]
     assert adv.shape == batch["completion_ids"].shape and len(turns) == len(adv)
@@ -329,8 +381,9 @@ def test_a_killed_run_resumed_writes_no_duplicate_metric_lines(tmp_path, tiny_mo
     from murphy_lab.config import MurphyConfig
     from murphy_lab.smoke import smoke_tasks
 
-    cfg = MurphyConfig.for_profile("smoke", model=tiny_model_path, max_steps=2, save_steps=1,
-                                   per_device_train_batch_size=4)
+    cfg = MurphyConfig.for_profile(
+        "smoke", model=tiny_model_path, max_steps=2, save_steps=1, per_device_train_batch_size=4
+    )
     out = tmp_path / "run"
     train_reveal(cfg, out, ReVealConfig(rounds=1), executor=executor, tasks=smoke_tasks())
     shutil.rmtree(out / "checkpoint-2")  # killed after logging step 2, before its checkpoint landed
@@ -353,6 +406,7 @@ def test_paper_profile_launches_the_reveal_recipe_like_every_other_method(tmp_pa
 
     import murphy_lab.config as config_mod
     from murphy_lab import experiments as X
+
     seen = {}
     monkeypatch.setattr(subprocess, "run", lambda cmd, check, env: seen.update(cmd=cmd, env=env))
     monkeypatch.setattr(config_mod, "_cuda_available", lambda: True)  # the recipe asks for bf16 and vLLM
@@ -364,11 +418,21 @@ def test_paper_profile_launches_the_reveal_recipe_like_every_other_method(tmp_pa
     assert Path(seen["cmd"][1]).name in ("train_8xh100.sh", "colocate_1gpu.sh")
     assert seen["env"]["ENTRY"] == "murphy_lab.baselines.reveal"
     recipe = yaml.safe_load(Path(seen["cmd"][2]).read_text())
-    assert (recipe["seed"], recipe["model"], recipe["max_steps"], recipe["reveal"]["rounds"]) == (2, str(base), 5, 2)
+    assert (recipe["seed"], recipe["model"], recipe["max_steps"], recipe["reveal"]["rounds"]) == (
+        2,
+        str(base),
+        5,
+        2,
+    )
     # the recipe of the other methods, not MurphyConfig's dataclass defaults
-    assert (recipe["use_vllm"], recipe["vllm_mode"], recipe["per_device_train_batch_size"],
-            recipe["gradient_accumulation_steps"], recipe["num_train_epochs"], recipe["gradient_checkpointing"]) == (
-        True, "server", 2, 16, 2, True)
+    assert (
+        recipe["use_vllm"],
+        recipe["vllm_mode"],
+        recipe["per_device_train_batch_size"],
+        recipe["gradient_accumulation_steps"],
+        recipe["num_train_epochs"],
+        recipe["gradient_checkpointing"],
+    ) == (True, "server", 2, 16, 2, True)
     # ReVealConfig fields go into its `reveal:` mapping, as load_recipe reads them
     assert "rounds" not in recipe
 

@@ -48,20 +48,29 @@ def test_one_sample_call_per_turn(executor):
 
 def test_one_execution_batch_per_turn(executor):
     counting = Counting(executor)
-    build_task_trees([add_task(0), add_task(1)], ScriptedPolicy(lambda p, n: [WRONG] * n), counting, g1=2, g2=2,
-                     turns=2, progress=False)
+    build_task_trees(
+        [add_task(0), add_task(1)],
+        ScriptedPolicy(lambda p, n: [WRONG] * n),
+        counting,
+        g1=2,
+        g2=2,
+        turns=2,
+        progress=False,
+    )
     assert counting.batches == 2
 
 
 def test_failed_candidates_get_g2_children(executor):
-    (tree,) = build_task_trees([add_task()], ScriptedPolicy(lambda p, n: [WRONG] * n), executor, g1=3, g2=2,
-                               turns=2, progress=False)
+    (tree,) = build_task_trees(
+        [add_task()], ScriptedPolicy(lambda p, n: [WRONG] * n), executor, g1=3, g2=2, turns=2, progress=False
+    )
     assert len(tree.root.children) == 3 and [len(c.children) for c in tree.root.children] == [2, 2, 2]
 
 
 def test_solved_candidates_are_leaves(executor):
-    (tree,) = build_task_trees([add_task()], ScriptedPolicy(lambda p, n: [RIGHT] * n), executor, g1=2, g2=2,
-                               turns=2, progress=False)
+    (tree,) = build_task_trees(
+        [add_task()], ScriptedPolicy(lambda p, n: [RIGHT] * n), executor, g1=2, g2=2, turns=2, progress=False
+    )
     assert len(tree) == 2 and all(c.is_leaf and c.reward == 1.0 for c in tree.root.children)
 
 
@@ -83,21 +92,36 @@ def test_rewards_come_from_the_chosen_tests(executor):
     half = "def add(a, b):\n    return a + b if a else 99\n"  # visible: passes; hidden: 1 of 2
     policy = ScriptedPolicy(lambda p, n: [half] * n)
     (hidden,) = build_task_trees([add_task()], policy, executor, g1=2, turns=1, progress=False)
-    (visible,) = build_task_trees([add_task()], policy, executor, g1=2, turns=1, reward_tests="visible", progress=False)
+    (visible,) = build_task_trees(
+        [add_task()], policy, executor, g1=2, turns=1, reward_tests="visible", progress=False
+    )
     assert hidden.root.children[0].reward == 0.5 and visible.root.children[0].reward == 1.0
 
 
 def test_trees_carry_task_id_and_meta(executor):
-    trees = build_task_trees([add_task(0, "easy"), add_task(1, "hard")], ScriptedPolicy(feedback_fixes), executor,
-                             g1=2, g2=1, progress=False)
+    trees = build_task_trees(
+        [add_task(0, "easy"), add_task(1, "hard")],
+        ScriptedPolicy(feedback_fixes),
+        executor,
+        g1=2,
+        g2=1,
+        progress=False,
+    )
     assert [t.task_id for t in trees] == ["add0", "add1"]
     assert trees[1].meta["difficulty"] == "hard" and trees[1].meta["reward_tests"] == "hidden"
 
 
 def test_trees_are_saved_as_json_lines(executor, tmp_path):
     path = str(tmp_path / "trees.jsonl")
-    trees = build_task_trees([add_task(0), add_task(1)], ScriptedPolicy(feedback_fixes), executor, g1=2, g2=1,
-                             progress=False, path=path)
+    trees = build_task_trees(
+        [add_task(0), add_task(1)],
+        ScriptedPolicy(feedback_fixes),
+        executor,
+        g1=2,
+        g2=1,
+        progress=False,
+        path=path,
+    )
     loaded = load_trees(path)
     assert [len(t) for t in loaded] == [len(t) for t in trees] == [4, 4]
     assert loaded[0].root.children[0].children[0].code == RIGHT
@@ -111,7 +135,9 @@ def test_sampling_keywords_reach_the_policy(executor):
             seen.append(kw)
             return super().sample(prompts, n, **kw)
 
-    build_task_trees([add_task()], Spy(feedback_fixes), executor, g1=2, turns=1, progress=False, temperature=0.7)
+    build_task_trees(
+        [add_task()], Spy(feedback_fixes), executor, g1=2, turns=1, progress=False, temperature=0.7
+    )
     assert seen == [{"temperature": 0.7}]
 
 
@@ -128,8 +154,9 @@ def test_task_without_the_chosen_tests_is_rejected(executor):
 
 def test_tiny_model_grows_trees_with_one_generate_per_turn(tiny_model_path, executor):
     policy = TransformersPolicy(tiny_model_path, max_new_tokens=8)
-    trees = build_task_trees([add_task(0), add_task(1)], policy, executor, g1=2, g2=2, turns=2, progress=False,
-                             seed=0)
+    trees = build_task_trees(
+        [add_task(0), add_task(1)], policy, executor, g1=2, g2=2, turns=2, progress=False, seed=0
+    )
     # a random-init model never solves the task: every turn-1 candidate is refined
     assert policy.calls == 2 and [len(t) for t in trees] == [2 + 4, 2 + 4]
     assert all(n.prompt for t in trees for n in t.nodes())

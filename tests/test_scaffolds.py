@@ -41,8 +41,15 @@ def script(first=(WRONG,), repair=RIGHT, reflection="Use + instead of -."):
 
 @pytest.mark.parametrize("name", ["reflexion", "lats", "dot"])
 def test_feedback_policy_is_repaired_within_three_attempts(name, executor):
-    df = evaluate(ScriptedPolicy(script()), [add_task(0), add_task(1)], executor, iters=(1, 3), runs=2,
-                  scaffold=name, progress=False)
+    df = evaluate(
+        ScriptedPolicy(script()),
+        [add_task(0), add_task(1)],
+        executor,
+        iters=(1, 3),
+        runs=2,
+        scaffold=name,
+        progress=False,
+    )
     assert list(df["pass@1"]) == [0.0, 100.0]
 
 
@@ -94,13 +101,16 @@ def test_reflexion_makes_one_sample_call_per_round(executor):
 
 def test_lats_expands_the_child_with_the_higher_value(executor):
     lats = LATS(width=2, reflect=False)
-    (ep,) = lats.run([add_task()], ScriptedPolicy(script(first=(WRONG, HALF), repair=WRONG)), executor, budget=3)
+    (ep,) = lats.run(
+        [add_task()], ScriptedPolicy(script(first=(WRONG, HALF), repair=WRONG)), executor, budget=3
+    )
     assert [a.reward for a in ep.attempts[:2]] == [0.0, 0.5] and ep.attempts[2].parent == 1
 
 
 def test_lats_holds_the_best_visible_program(executor):
-    (ep,) = LATS(width=2).run([add_task()], ScriptedPolicy(script(first=(HALF, WRONG), repair=WRONG)), executor,
-                              budget=4)
+    (ep,) = LATS(width=2).run(
+        [add_task()], ScriptedPolicy(script(first=(HALF, WRONG), repair=WRONG)), executor, budget=4
+    )
     assert ep.held_after(4) == 0
 
 
@@ -111,7 +121,8 @@ def test_lats_reflection_reaches_the_repair_prompt(executor):
 
 def test_lats_self_evaluation_is_recorded(executor):
     (ep,) = LATS(width=2, self_eval=True, reflect=False).run(
-        [add_task()], ScriptedPolicy(script(repair=WRONG)), executor, budget=2)
+        [add_task()], ScriptedPolicy(script(repair=WRONG)), executor, budget=2
+    )
     assert [e["score"] for e in ep.extra if e["kind"] == "self_eval"] == [0.4, 0.4]
 
 

@@ -14,8 +14,15 @@ from murphy_lab.viz.table_figures import draw_cost_bars, draw_pass_at_k
 
 
 def test_pass_at_k_draws_one_panel_per_benchmark_with_a_line_per_method():
-    fig = draw_pass_at_k([("toy · toy", [("GRPO", [1, 3], [2.0, 4.0], [0.5, 0.5]), ("MURPHY", [1, 3], [3.0, 6.0],
-                                          [0.0, 1.0])]), ("toy · other", [("GRPO", [1], [1.0], [0.0])])])
+    fig = draw_pass_at_k(
+        [
+            (
+                "toy · toy",
+                [("GRPO", [1, 3], [2.0, 4.0], [0.5, 0.5]), ("MURPHY", [1, 3], [3.0, 6.0], [0.0, 1.0])],
+            ),
+            ("toy · other", [("GRPO", [1], [1.0], [0.0])]),
+        ]
+    )
     assert len(fig.axes) == 2 and fig.axes[0].get_ylim()[0] == 0
     assert [t.get_text() for t in fig.axes[1].get_legend().get_texts()] == ["GRPO"]
 
@@ -38,5 +45,7 @@ def test_pruning_cost_bars_hatch_the_variants_whose_backup_sees_the_pruned_tree(
 
 
 def test_cost_bars_draw_a_panel_per_series():
-    fig = draw_cost_bars(["a", "b"], [("kept", [1, 2]), ("time", [0.1, 0.2])], ["gray", "gray"], [False, True])
+    fig = draw_cost_bars(
+        ["a", "b"], [("kept", [1, 2]), ("time", [0.1, 0.2])], ["gray", "gray"], [False, True]
+    )
     assert len(fig.axes) == 2 and [b.get_hatch() for b in fig.axes[1].patches] == [None, "//"]

@@ -174,7 +174,10 @@ def test_load_tasks_unknown_name_lists_the_known_ones():
 
 
 def test_one_registry_names_every_task_source_benchmarks_toy_smoke_and_module_paths():
-    assert [t.task_id for t in load_tasks("toy", split="test", n=2, seed=1)] == ["toy/test/1/0", "toy/test/1/1"]
+    assert [t.task_id for t in load_tasks("toy", split="test", n=2, seed=1)] == [
+        "toy/test/1/0",
+        "toy/test/1/1",
+    ]
     assert len(load_tasks("smoke", n=2)) == 2 and len(load_tasks("murphy_lab.smoke:smoke_tasks", n=3)) == 3
     assert task_source("HumanEval") is task_source("humaneval")  # a table's name is the source's, any case
     assert task_source("LCB-v6") is task_source("lcb") is task_source("livecodebench")
@@ -185,7 +188,11 @@ def test_check_source_reads_nothing_and_names_the_bad_field_in_one_line():
     check_source("jsonl", {"path": "/no/such/file.jsonl"})
     for name, args, match in [
         ("jsonl", {}, r"^task_args: the 'jsonl' loader needs \['path'\] \(e.g. task_args.path=...\)$"),
-        ("toy", {"splt": "test"}, r"^task_args: the 'toy' loader has no argument 'splt' \(did you mean 'split'\?\)"),
+        (
+            "toy",
+            {"splt": "test"},
+            r"^task_args: the 'toy' loader has no argument 'splt' \(did you mean 'split'\?\)",
+        ),
         ("humaneva", {}, r"^tasks: unknown task source 'humaneva' \(did you mean 'humaneval'\?\); known: "),
         ("no_such_module:load", {}, r"^tasks: task source 'no_such_module:load': cannot import"),
     ]:

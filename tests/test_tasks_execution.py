@@ -35,7 +35,11 @@ def _failures(ex, tasks, suite: str) -> list[tuple[str, str]]:
     """References that fail their tests, each under the fixture's generous limit rather than its benchmark's own
     (these tests check tests and references, on a loaded machine too; the limits are checked below: MBPP/123's
     reference needs about 6.5 s, over MBPP's 3 s, as in bigcode-evaluation-harness)."""
-    jobs = [(t.program(t.reference), replace(getattr(t, suite), timeout=None)) for t in tasks if getattr(t, suite).cases]
+    jobs = [
+        (t.program(t.reference), replace(getattr(t, suite), timeout=None))
+        for t in tasks
+        if getattr(t, suite).cases
+    ]
     results = ex.run_many(jobs)
     names = [t.task_id for t in tasks if getattr(t, suite).cases]
     return [(name, r.feedback[:300]) for name, r in zip(names, results) if not r.solved]
@@ -141,8 +145,13 @@ def _functional_lcb(cases: list[tuple[str, str]], func_name: str = "f"):
     import json
 
     tests = [{"input": i, "output": o, "testtype": "functional"} for i, o in cases]
-    return _lcb({"public_test_cases": json.dumps(tests), "private_test_cases": "",
-                 "metadata": json.dumps({"func_name": func_name})})
+    return _lcb(
+        {
+            "public_test_cases": json.dumps(tests),
+            "private_test_cases": "",
+            "metadata": json.dumps({"func_name": func_name}),
+        }
+    )
 
 
 @pytest.mark.parametrize(
@@ -205,8 +214,15 @@ def test_mbpp_allows_3_seconds_per_test():
     from murphy_lab.tasks.mbpp import mbpp_task
 
     assert MBPP_TIMEOUT == 3.0  # bigcode-evaluation-harness: compute_code_eval(timeout=3.0)
-    task = mbpp_task({"task_id": 900, "prompt": "Double x.", "code": "def double(x):\n    return 2 * x\n",
-                      "test_imports": [], "test_list": ["assert double(2) == 4"]})
+    task = mbpp_task(
+        {
+            "task_id": 900,
+            "prompt": "Double x.",
+            "code": "def double(x):\n    return 2 * x\n",
+            "test_imports": [],
+            "test_list": ["assert double(2) == 4"],
+        }
+    )
     slow = "import time\ndef double(x):\n    time.sleep(2.5)\n    return 2 * x\n"  # a 2.5 s solution
     with Executor(workers=1, timeout=2) as short:  # the suite's own limit wins over the Executor's 2 s
         assert short.run(task.program(slow), task.hidden_tests).solved

@@ -50,8 +50,11 @@ def test_every_canonical_solution_as_a_body_is_a_continuation():
     assert sum(continues(prompt, body) for prompt, body in bodies) == len(tasks) == 164
 
 
-@pytest.mark.parametrize("answer", [f"Here it is:\n```python\n{BODY}```\n", BODY, f"```python\n{WHOLE}```\n"],
-                         ids=["fenced body", "bare body", "whole function"])
+@pytest.mark.parametrize(
+    "answer",
+    [f"Here it is:\n```python\n{BODY}```\n", BODY, f"```python\n{WHOLE}```\n"],
+    ids=["fenced body", "bare body", "whole function"],
+)
 def test_the_evaluation_path_reads_and_passes_both_shapes(he7, executor, answer):
     from murphy_lab.evaluate import evaluate
     from murphy_lab.policy import ScriptedPolicy

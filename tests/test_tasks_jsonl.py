@@ -38,7 +38,9 @@ def test_visible_tests_default_to_the_tests_and_an_explicit_subset_is_kept():
     tasks = {t.task_id: t for t in load_task_file(EXAMPLES / "train.jsonl", check_reference="off")}
     assert tasks["add"].visible_tests == tasks["add"].hidden_tests
     rw = tasks["reverse_words"]
-    assert rw.visible_tests.cases == ("assert reverse_words('a b c') == 'c b a'",) and len(rw.hidden_tests) == 3
+    assert (
+        rw.visible_tests.cases == ("assert reverse_words('a b c') == 'c b a'",) and len(rw.hidden_tests) == 3
+    )
 
 
 def test_io_tests_become_iotests_and_visible_io_tests_a_subset_of_them():
@@ -48,8 +50,14 @@ def test_io_tests_become_iotests_and_visible_io_tests_a_subset_of_them():
 
 
 def test_setup_difficulty_entry_point_reference_and_metadata_reach_the_task(tmp_path):
-    row = {**GOOD, "setup": "import math", "difficulty": "hard", "entry_point": "f",
-           "reference": "def f(x):\n    return x\n", "metadata": {"origin": "mine"}}
+    row = {
+        **GOOD,
+        "setup": "import math",
+        "difficulty": "hard",
+        "entry_point": "f",
+        "reference": "def f(x):\n    return x\n",
+        "metadata": {"origin": "mine"},
+    }
     (task,) = load_task_file(write(tmp_path, [row]), check_reference="off")
     assert task.hidden_tests.setup == task.visible_tests.setup == "import math"
     assert (task.difficulty, task.entry_point, task.reference) == ("hard", "f", row["reference"])
@@ -73,7 +81,9 @@ def test_a_json_array_file_gives_the_same_tasks_as_json_lines(tmp_path):
     path = EXAMPLES / "train.jsonl"
     rows = [json.loads(line) for line in path.read_text().splitlines()]
     (tmp_path / "tasks.json").write_text(json.dumps(rows))
-    assert load_task_file(tmp_path / "tasks.json", check_reference="off") == load_task_file(path, check_reference="off")
+    assert load_task_file(tmp_path / "tasks.json", check_reference="off") == load_task_file(
+        path, check_reference="off"
+    )
 
 
 def test_the_pipeline_scores_each_example_task_solved_by_its_own_reference(executor):
@@ -97,26 +107,85 @@ BAD_ROWS = [
     ({"task_id": "t", "prompt": "x", "tests": []}, "tests", "is empty"),
     ({"task_id": "t", "prompt": "x", "tests": "assert f(1) == 1"}, "tests", "must be a list"),
     ({"task_id": "t", "prompt": "x", "tests": ["assert f(1 == 1"]}, "tests", "test 0 does not parse"),
-    ({"task_id": "t", "prompt": "x", "tests": ["assert f(1) == 1"], "io_tests": [{"input": "", "output": ""}]},
-     "tests", "not both"),
-    ({"task_id": "v", "prompt": "x", "tests": ["assert f(1) == 1"], "visible_tests": ["assert ("]}, "visible_tests",
-     "does not parse"),
-    ({"task_id": "v", "prompt": "x", "tests": ["assert f(1) == 1"], "visible_tests": []}, "visible_tests", "is empty"),
-    ({"task_id": "v", "prompt": "x", "io_tests": [{"input": "", "output": ""}], "visible_tests": ["assert f(1) == 1"]},
-     "visible_tests", "use 'visible_io_tests'"),
+    (
+        {
+            "task_id": "t",
+            "prompt": "x",
+            "tests": ["assert f(1) == 1"],
+            "io_tests": [{"input": "", "output": ""}],
+        },
+        "tests",
+        "not both",
+    ),
+    (
+        {"task_id": "v", "prompt": "x", "tests": ["assert f(1) == 1"], "visible_tests": ["assert ("]},
+        "visible_tests",
+        "does not parse",
+    ),
+    (
+        {"task_id": "v", "prompt": "x", "tests": ["assert f(1) == 1"], "visible_tests": []},
+        "visible_tests",
+        "is empty",
+    ),
+    (
+        {
+            "task_id": "v",
+            "prompt": "x",
+            "io_tests": [{"input": "", "output": ""}],
+            "visible_tests": ["assert f(1) == 1"],
+        },
+        "visible_tests",
+        "use 'visible_io_tests'",
+    ),
     ({"task_id": "io", "prompt": "x", "io_tests": [{"input": "1"}]}, "io_tests", "test 0 must be"),
-    ({"task_id": "io", "prompt": "x", "io_tests": ["assert f(1) == 1"]}, "io_tests", "test 0 must be an {input, output}"),
-    ({"task_id": "e", "prompt": "x", "tests": ["assert g(1)"], "entry_point": "g",
-      "reference": "def f(x):\n    return x\n"}, "entry_point", "'g' is not defined by the reference"),
-    ({"task_id": "e", "prompt": "x", "tests": ["assert f(1) == 1"], "entry_point": "my func"}, "entry_point",
-     "must be a Python name"),
-    ({"task_id": "r", "prompt": "x", "tests": ["assert f(1) == 1"], "reference": "def f(:"}, "reference", "does not parse"),
-    ({"task_id": "s", "prompt": "x", "tests": ["assert f(1) == 1"], "setup": "import ("}, "setup", "does not parse"),
-    ({"task_id": "d", "prompt": "x", "tests": ["assert f(1) == 1"], "difficulty": 3}, "difficulty", "must be a string"),
-    ({"task_id": "m", "prompt": "x", "tests": ["assert f(1) == 1"], "metadata": [1]}, "metadata", "must be an object"),
+    (
+        {"task_id": "io", "prompt": "x", "io_tests": ["assert f(1) == 1"]},
+        "io_tests",
+        "test 0 must be an {input, output}",
+    ),
+    (
+        {
+            "task_id": "e",
+            "prompt": "x",
+            "tests": ["assert g(1)"],
+            "entry_point": "g",
+            "reference": "def f(x):\n    return x\n",
+        },
+        "entry_point",
+        "'g' is not defined by the reference",
+    ),
+    (
+        {"task_id": "e", "prompt": "x", "tests": ["assert f(1) == 1"], "entry_point": "my func"},
+        "entry_point",
+        "must be a Python name",
+    ),
+    (
+        {"task_id": "r", "prompt": "x", "tests": ["assert f(1) == 1"], "reference": "def f(:"},
+        "reference",
+        "does not parse",
+    ),
+    (
+        {"task_id": "s", "prompt": "x", "tests": ["assert f(1) == 1"], "setup": "import ("},
+        "setup",
+        "does not parse",
+    ),
+    (
+        {"task_id": "d", "prompt": "x", "tests": ["assert f(1) == 1"], "difficulty": 3},
+        "difficulty",
+        "must be a string",
+    ),
+    (
+        {"task_id": "m", "prompt": "x", "tests": ["assert f(1) == 1"], "metadata": [1]},
+        "metadata",
+        "must be an object",
+    ),
     ({"task_id": "u", "prompt": "x", "test": ["assert f(1) == 1"]}, "test", "did you mean 'tests'"),
     ({"prompt": "x", "tests": ["assert f(1) == 1"]}, "task_id", "is missing"),
-    ({"task_id": [1], "prompt": "x", "tests": ["assert f(1) == 1"]}, "task_id", "must be a string or an integer"),
+    (
+        {"task_id": [1], "prompt": "x", "tests": ["assert f(1) == 1"]},
+        "task_id",
+        "must be a string or an integer",
+    ),
 ]
 
 
@@ -149,19 +218,33 @@ def test_a_row_that_is_not_an_object_is_named(tmp_path):
 
 
 def test_every_bad_row_is_listed_in_one_error_not_only_the_first(tmp_path):
-    rows = [GOOD, BAD_ROWS[0][0], BAD_ROWS[2][0], GOOD | {"task_id": "ok2"}, BAD_ROWS[5][0] | {"task_id": "t2"},
-            BAD_ROWS[12][0]]
+    rows = [
+        GOOD,
+        BAD_ROWS[0][0],
+        BAD_ROWS[2][0],
+        GOOD | {"task_id": "ok2"},
+        BAD_ROWS[5][0] | {"task_id": "t2"},
+        BAD_ROWS[12][0],
+    ]
     with pytest.raises(TaskFileError) as err:
         load_task_file(write(tmp_path, rows), check_reference="off")
     assert sorted({p.row for p in err.value.problems}) == [2, 3, 5, 6]
     lines = str(err.value).splitlines()
     assert "4 problem(s) in 4 row(s)" in lines[0] and [ln.split(":")[0].strip() for ln in lines[1:]] == [
-        "row 2 (task_id 'p')", "row 3 (task_id 't')", "row 5 (task_id 't2')", "row 6 (task_id 'e')"]
+        "row 2 (task_id 'p')",
+        "row 3 (task_id 't')",
+        "row 5 (task_id 't2')",
+        "row 6 (task_id 'e')",
+    ]
 
 
 # --- references run on their own tests ------------------------------------------------------------------------
-WRONG_REFERENCE = {"task_id": "w", "prompt": "x", "tests": ["assert f(1) == 1", "assert f(2) == 3"],
-                   "reference": "def f(x):\n    return x\n"}
+WRONG_REFERENCE = {
+    "task_id": "w",
+    "prompt": "x",
+    "tests": ["assert f(1) == 1", "assert f(2) == 3"],
+    "reference": "def f(x):\n    return x\n",
+}
 
 
 def test_a_reference_that_fails_its_own_tests_is_an_error_by_default(tmp_path, executor):
@@ -179,7 +262,9 @@ def test_a_reference_failing_its_visible_tests_is_named_too(tmp_path, executor):
 
 def test_check_reference_warn_warns_and_still_returns_the_tasks(tmp_path, executor):
     with pytest.warns(TaskFileWarning, match="row 2 .*'w'.*reference"):
-        tasks = load_task_file(write(tmp_path, [GOOD, WRONG_REFERENCE]), check_reference="warn", executor=executor)
+        tasks = load_task_file(
+            write(tmp_path, [GOOD, WRONG_REFERENCE]), check_reference="warn", executor=executor
+        )
     assert [t.task_id for t in tasks] == ["good", "w"]
 
 
@@ -215,34 +300,47 @@ def test_an_unknown_check_reference_value_is_an_error(tmp_path):
 
 
 # --- tests that cannot fail are refused -------------------------------------------------------------------------
-@pytest.mark.parametrize("test, why", [
-    ("1 == 2", "bare expression"),
-    ("f(1) == 1", "write 'assert f(1) == 1'"),
-    ("f(1)", "bare expression"),
-    ("assert True", "checks a constant"),
-    ("assert 1 == 1", "checks a constant"),
-    ("x = f(1)", "no assert, no raise"),
-    ("isclose(f(1), 1)", "bare expression"),  # a call that returns a bool checks nothing
-    ("check(f)", "bare expression"),  # no setup defines check
-])
+@pytest.mark.parametrize(
+    "test, why",
+    [
+        ("1 == 2", "bare expression"),
+        ("f(1) == 1", "write 'assert f(1) == 1'"),
+        ("f(1)", "bare expression"),
+        ("assert True", "checks a constant"),
+        ("assert 1 == 1", "checks a constant"),
+        ("x = f(1)", "no assert, no raise"),
+        ("isclose(f(1), 1)", "bare expression"),  # a call that returns a bool checks nothing
+        ("check(f)", "bare expression"),  # no setup defines check
+    ],
+)
 def test_a_test_that_cannot_fail_is_named_by_row_and_field(tmp_path, test, why):
-    (problem,) = problems_of(write(tmp_path, [GOOD, {**GOOD, "task_id": "x", "tests": ["assert f(1) == 1", test]}]))
+    (problem,) = problems_of(
+        write(tmp_path, [GOOD, {**GOOD, "task_id": "x", "tests": ["assert f(1) == 1", test]}])
+    )
     assert (problem.row, problem.field) == (2, "tests") and "test 1 cannot fail" in problem.message
     assert why in problem.message
 
 
-@pytest.mark.parametrize("test, setup", [
-    ("assert f(1) == 1", ""),
-    ("for x in (1, 2):\n    assert f(x) == x", ""),
-    ("if f(1) != 1:\n    raise AssertionError('f(1)')", ""),
-    ("check(f)", "def check(candidate):\n    assert candidate(1) == 1\n"),
-    ("test_f()", "def helper(y):\n    assert f(y) == y\ndef test_f():\n    helper(1)\n"),  # through a helper
-    # an imported assert_... function
-    ("assert_allclose(f(1.0), 1.0)", "from numpy.testing import assert_allclose"),
-    ("np.testing.assert_array_equal(f([1]), [1])", "import numpy as np"),
-])
+@pytest.mark.parametrize(
+    "test, setup",
+    [
+        ("assert f(1) == 1", ""),
+        ("for x in (1, 2):\n    assert f(x) == x", ""),
+        ("if f(1) != 1:\n    raise AssertionError('f(1)')", ""),
+        ("check(f)", "def check(candidate):\n    assert candidate(1) == 1\n"),
+        (
+            "test_f()",
+            "def helper(y):\n    assert f(y) == y\ndef test_f():\n    helper(1)\n",
+        ),  # through a helper
+        # an imported assert_... function
+        ("assert_allclose(f(1.0), 1.0)", "from numpy.testing import assert_allclose"),
+        ("np.testing.assert_array_equal(f([1]), [1])", "import numpy as np"),
+    ],
+)
 def test_asserts_raises_and_setup_check_functions_are_accepted(tmp_path, test, setup):
-    (task,) = load_task_file(write(tmp_path, [{**GOOD, "tests": [test], "setup": setup}]), check_reference="off")
+    (task,) = load_task_file(
+        write(tmp_path, [{**GOOD, "tests": [test], "setup": setup}]), check_reference="off"
+    )
     assert task.hidden_tests.cases == (test,)
 
 
@@ -263,16 +361,27 @@ def test_a_bare_expression_test_would_pass_any_program_in_the_executor(executor)
 
 
 # --- sizes, before anything is parsed ----------------------------------------------------------------------------
-@pytest.mark.parametrize("field, row, limit", [
-    ("prompt", {**GOOD, "prompt": "x" * 100_001}, "limits.prompt"),
-    ("tests", {**GOOD, "tests": ["assert f(1) == 1" + " " * 1_000_000]}, "limits.tests"),
-    ("setup", {**GOOD, "setup": "#" * 700_000, "tests": ["assert f(1) == 1" + " " * 400_000]}, "limits.tests"),
-    ("reference", {**GOOD, "reference": "#" * (512 * 1024 + 1)}, "limits.reference"),
-    ("metadata", {**GOOD, "metadata": {"notes": "n" * (4 << 20)}}, "limits.row"),
-])
+@pytest.mark.parametrize(
+    "field, row, limit",
+    [
+        ("prompt", {**GOOD, "prompt": "x" * 100_001}, "limits.prompt"),
+        ("tests", {**GOOD, "tests": ["assert f(1) == 1" + " " * 1_000_000]}, "limits.tests"),
+        (
+            "setup",
+            {**GOOD, "setup": "#" * 700_000, "tests": ["assert f(1) == 1" + " " * 400_000]},
+            "limits.tests",
+        ),
+        ("reference", {**GOOD, "reference": "#" * (512 * 1024 + 1)}, "limits.reference"),
+        ("metadata", {**GOOD, "metadata": {"notes": "n" * (4 << 20)}}, "limits.row"),
+    ],
+)
 def test_an_oversized_field_is_named_with_its_limit(tmp_path, field, row, limit):
     (problem,) = problems_of(write(tmp_path, [GOOD | {"task_id": "ok"}, row]))
-    assert (problem.row, problem.field) == (2, field) and limit in problem.message and "the limit is" in problem.message
+    assert (
+        (problem.row, problem.field) == (2, field)
+        and limit in problem.message
+        and "the limit is" in problem.message
+    )
 
 
 def test_a_50_mb_prompt_is_refused_before_it_is_parsed(tmp_path, monkeypatch):
@@ -302,8 +411,14 @@ def test_limits_can_be_raised_and_unknown_ones_are_named(tmp_path):
 # --- encodings ---------------------------------------------------------------------------------------------------
 def test_a_byte_that_is_not_utf8_names_the_row_and_the_field(tmp_path):
     path = tmp_path / "latin1.jsonl"
-    path.write_bytes(json.dumps(GOOD).encode() + b"\n" + json.dumps({**GOOD, "task_id": "caf", "prompt": "PLACE"})
-                     .encode().replace(b"PLACE", b"caf\xe9 f(x)") + b"\n")
+    path.write_bytes(
+        json.dumps(GOOD).encode()
+        + b"\n"
+        + json.dumps({**GOOD, "task_id": "caf", "prompt": "PLACE"})
+        .encode()
+        .replace(b"PLACE", b"caf\xe9 f(x)")
+        + b"\n"
+    )
     (problem,) = problems_of(path)
     assert (problem.row, problem.task_id, problem.field) == (2, "caf", "prompt")
     assert "not UTF-8 (0xe9 at byte" in problem.message
@@ -327,7 +442,9 @@ def test_a_json_array_with_a_byte_that_is_not_utf8_names_the_file_and_line(tmp_p
 def test_a_line_separator_inside_a_string_does_not_split_the_row(tmp_path):
     """JSON allows a raw U+2028 in a string; str.splitlines() would cut the row in two there."""
     path = tmp_path / "sep.jsonl"
-    path.write_text(json.dumps({**GOOD, "prompt": "two\u2028lines"}, ensure_ascii=False) + "\n", encoding="utf-8")
+    path.write_text(
+        json.dumps({**GOOD, "prompt": "two\u2028lines"}, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
     (task,) = load_task_file(path, check_reference="off")
     assert task.prompt == "two\u2028lines"
 
@@ -336,12 +453,23 @@ def test_one_problem_is_one_line_naming_the_file_row_and_field(tmp_path):
     with pytest.raises(TaskFileError) as err:
         load_task_file(write(tmp_path, [{**GOOD, "tests": ["1 == 2"]}]), check_reference="off")
     (line,) = str(err.value).splitlines()
-    assert line.startswith("task file '") and "tasks.jsonl': row 1 (task_id 'good'): field 'tests': test 0 cannot" in line
+    assert (
+        line.startswith("task file '")
+        and "tasks.jsonl': row 1 (task_id 'good'): field 'tests': test 0 cannot" in line
+    )
 
 
 # --- Hugging Face datasets: columns lost by Dataset.from_list ----------------------------------------------------
-MIXED = [GOOD, {"task_id": "io", "prompt": "Echo a line.", "io_tests": [{"input": "a\n", "output": "a\n"}],
-                "visible_io_tests": [{"input": "a\n", "output": "a\n"}], "setup": "import sys"}]
+MIXED = [
+    GOOD,
+    {
+        "task_id": "io",
+        "prompt": "Echo a line.",
+        "io_tests": [{"input": "a\n", "output": "a\n"}],
+        "visible_io_tests": [{"input": "a\n", "output": "a\n"}],
+        "setup": "import sys",
+    },
+]
 
 
 def test_a_dataset_that_lost_columns_to_from_list_is_warned_about():

@@ -67,8 +67,14 @@ def stdin_task(cases):
 
 def functional_task(cases, func_name="f"):
     tests = [{"input": i, "output": o, "testtype": "functional"} for i, o in cases]
-    return livecodebench_task({**FUNCTIONAL_ROW, "public_test_cases": json.dumps(tests), "private_test_cases": "",
-                               "metadata": json.dumps({"func_name": func_name})})
+    return livecodebench_task(
+        {
+            **FUNCTIONAL_ROW,
+            "public_test_cases": json.dumps(tests),
+            "private_test_cases": "",
+            "metadata": json.dumps({"func_name": func_name}),
+        }
+    )
 
 
 def test_stdin_programs_score_as_lcb_runner_scores_them(executor):
@@ -107,8 +113,10 @@ def test_the_harness_keeps_the_header_and_the_program_text(executor):
 
 def test_one_solution_instance_serves_all_of_a_problems_tests(executor):
     task = functional_task([("1", "1"), ("1", "2"), ("1", "3")])
-    counter = ("class Solution:\n    def __init__(self):\n        self.calls = 0\n"
-               "    def f(self, x):\n        self.calls += 1\n        return self.calls\n")
+    counter = (
+        "class Solution:\n    def __init__(self):\n        self.calls = 0\n"
+        "    def f(self, x):\n        self.calls += 1\n        return self.calls\n"
+    )
     assert executor.run(task.program(counter), task.hidden_tests).solved  # fresh instances would give 1, 1, 1
 
 

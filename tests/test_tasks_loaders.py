@@ -194,22 +194,38 @@ FULL_ROWS = [  # the full variant's fields (text, test_setup_code, challenge_tes
         "task_id": 11,
         "text": "Write a function to count the nodes of a tree.",
         "code": "class Node:\n    def __init__(self, v):\n        self.v, self.kids = v, []\n"
-                "def count(n):\n    return 1 + sum(count(k) for k in n.kids)",
+        "def count(n):\n    return 1 + sum(count(k) for k in n.kids)",
         "test_list": ["assert count(root) == 2", "assert count(Node(3)) == 1"],
         "test_setup_code": "root = Node(1)\nroot.kids.append(Node(2))",
         "challenge_test_list": [],
     },
-    {"task_id": 12, "text": "Write a function to negate.", "code": "def neg(x):\n    return -x",
-     "test_list": ["assert neg(1) == -1"], "test_setup_code": "", "challenge_test_list": []},
-    {"task_id": 700, "text": "Write a function to double.", "code": "def dbl(x):\n    return 2 * x",
-     "test_list": ["assert dbl(2) == 4"], "test_setup_code": "", "challenge_test_list": []},
+    {
+        "task_id": 12,
+        "text": "Write a function to negate.",
+        "code": "def neg(x):\n    return -x",
+        "test_list": ["assert neg(1) == -1"],
+        "test_setup_code": "",
+        "challenge_test_list": [],
+    },
+    {
+        "task_id": 700,
+        "text": "Write a function to double.",
+        "code": "def dbl(x):\n    return 2 * x",
+        "test_list": ["assert dbl(2) == 4"],
+        "test_setup_code": "",
+        "challenge_test_list": [],
+    },
 ]
 
 
 def test_mbpp_full_variant_reads_its_split_from_a_hub_layout_folder_and_carries_setup_code(tmp_path):
     (tmp_path / "full").mkdir()
-    datasets.Dataset.from_list(FULL_ROWS[:2]).to_parquet(str(tmp_path / "full" / "test-00000-of-00001.parquet"))
-    datasets.Dataset.from_list(FULL_ROWS[2:]).to_parquet(str(tmp_path / "full" / "train-00000-of-00001.parquet"))
+    datasets.Dataset.from_list(FULL_ROWS[:2]).to_parquet(
+        str(tmp_path / "full" / "test-00000-of-00001.parquet")
+    )
+    datasets.Dataset.from_list(FULL_ROWS[2:]).to_parquet(
+        str(tmp_path / "full" / "train-00000-of-00001.parquet")
+    )
     tasks = load_mbpp("test", "full", source=tmp_path)
     assert [t.task_id for t in tasks] == ["mbpp/11", "mbpp/12"] and tasks[0].metadata["variant"] == "full"
     # its setup builds the program's own Node objects, so it runs after the program, in every case
@@ -226,9 +242,16 @@ def test_the_paper_profile_evaluates_mbpp_on_the_full_test_split(monkeypatch):
     from murphy_lab.experiments.paper import MBPP_TASKS
 
     asked = []
-    monkeypatch.setattr(profiles, "load_tasks", lambda name, **kw: asked.append((name, kw)) or
-                        load_mbpp(**kw, source=[dict(r, task_id=i) for i, r in
-                                                zip(range(1, 975), FULL_ROWS[1:2] * 974)]))
+    monkeypatch.setattr(
+        profiles,
+        "load_tasks",
+        lambda name, **kw: (
+            asked.append((name, kw))
+            or load_mbpp(
+                **kw, source=[dict(r, task_id=i) for i, r in zip(range(1, 975), FULL_ROWS[1:2] * 974)]
+            )
+        ),
+    )
     tasks = profiles.benchmark_tasks("paper", "MBPP")
     # the task source "mbpp", by its table name
     assert asked == [("MBPP", {"variant": "full", "split": "test"})]
@@ -326,7 +349,10 @@ def test_lcb_stdin_tests_are_io_tests(tmp_path):
         t for t in load_livecodebench("release_v2", source=write_lcb(tmp_path)) if t.task_id == "lcb/b1"
     )
     assert task.visible_tests.cases == (IOTest("1 2\n", "3\n"),)
-    assert task.hidden_tests.cases == (IOTest("1 2\n", "3\n"), IOTest("5 5\n", "10\n")) and task.entry_point is None
+    assert (
+        task.hidden_tests.cases == (IOTest("1 2\n", "3\n"), IOTest("5 5\n", "10\n"))
+        and task.entry_point is None
+    )
 
 
 def test_lcb_functional_tests_call_the_solution_method(tmp_path):
@@ -341,7 +367,11 @@ def test_lcb_functional_cases_pass_a_correct_program_and_fail_a_wrong_one(tmp_pa
     good = "class Solution:\n    def append(self, nums: list, x: int) -> list:\n        return nums + [x]\n"
     bad = good.replace("nums + [x]", "[x] + nums")
     suites = (task.visible_tests, task.hidden_tests)
-    verdicts = [[o.passed for o in executor.run(task.program(code), s).outcomes] for code in (good, bad) for s in suites]
+    verdicts = [
+        [o.passed for o in executor.run(task.program(code), s).outcomes]
+        for code in (good, bad)
+        for s in suites
+    ]
     assert verdicts == [[True], [True, True, True], [False], [False, True, False]]
 
 
@@ -541,8 +571,11 @@ def test_kodcode_ineligible_rows_are_skipped_not_selected():
 def test_kodcode_rows_pytest_runs_are_eligible_whatever_they_use():
     rows = [  # `import solution` and capsys: pytest runs them, and their reference passes them
         kod_row("mod", test="import solution\ndef test_a():\n    assert solution.two_sum([1], 1) is None"),
-        kod_row("cap", test=KOD_TEST + "\ndef test_capture(capsys):\n    print(two_sum([1, 2], 3))\n"
-                "    assert capsys.readouterr().out == '[0, 1]\\n'\n"),
+        kod_row(
+            "cap",
+            test=KOD_TEST + "\ndef test_capture(capsys):\n    print(two_sum([1, 2], 3))\n"
+            "    assert capsys.readouterr().out == '[0, 1]\\n'\n",
+        ),
     ]
     assert sorted(t.task_id for t in load_kodcode(n=10, source=rows)) == ["kodcode/cap", "kodcode/mod"]
 

@@ -36,13 +36,19 @@ def _task(mask: str = "ab"):
 
 
 def test_make_tasks_is_deterministic_in_seed():
-    a, b, c = make_tasks("train", 30, seed=7), make_tasks("train", 30, seed=7), make_tasks("train", 30, seed=8)
+    a, b, c = (
+        make_tasks("train", 30, seed=7),
+        make_tasks("train", 30, seed=7),
+        make_tasks("train", 30, seed=8),
+    )
     assert [(t.prompt, t.metadata) for t in a] == [(t.prompt, t.metadata) for t in b]
     assert [t.metadata for t in a] != [t.metadata for t in c]
 
 
 def test_train_and_test_splits_share_no_function():
-    train = {(t.metadata["family"], t.metadata["a"], t.metadata["b"]) for t in make_tasks("train", 500, seed=0)}
+    train = {
+        (t.metadata["family"], t.metadata["a"], t.metadata["b"]) for t in make_tasks("train", 500, seed=0)
+    }
     test = {(t.metadata["family"], t.metadata["a"], t.metadata["b"]) for t in make_tasks("test", 500, seed=0)}
     assert train and test and not train & test
     assert not set(functions("train")) & set(functions("test"))
@@ -55,7 +61,9 @@ def test_every_default_task_hides_a_constant():
     assert "none" in {spec_of(t).mask for t in make_tasks("train", 300, seed=0, min_hidden=0)}
 
 
-@pytest.mark.parametrize("kw", [dict(min_hidden=3), dict(min_hidden=2, p_hide_a=0.0), dict(p_hide_a=0, p_hide_b=0)])
+@pytest.mark.parametrize(
+    "kw", [dict(min_hidden=3), dict(min_hidden=2, p_hide_a=0.0), dict(p_hide_a=0, p_hide_b=0)]
+)
 def test_impossible_hiding_is_a_value_error(kw):
     with pytest.raises(ValueError, match="min_hidden"):
         make_tasks("train", 3, **kw)
@@ -136,11 +144,15 @@ def test_repairing_a_broken_attempt_starts_over():
 def test_informative_share_counts_only_failures():
     from murphy_lab.tree import Node, RolloutTree
 
-    tree = RolloutTree(Node(children=[
-        Node(reward=0.0, feedback="Tests failed:\nassert f(0) == +12  # output: 7  (via: check(f))"),
-        Node(reward=0.0, feedback="The program does not compile:\nSyntaxError: invalid syntax"),
-        Node(reward=1.0, feedback="All tests passed."),
-    ]))
+    tree = RolloutTree(
+        Node(
+            children=[
+                Node(reward=0.0, feedback="Tests failed:\nassert f(0) == +12  # output: 7  (via: check(f))"),
+                Node(reward=0.0, feedback="The program does not compile:\nSyntaxError: invalid syntax"),
+                Node(reward=1.0, feedback="All tests passed."),
+            ]
+        )
+    )
     assert informative_share([tree]) == 0.5
 
 
@@ -151,7 +163,10 @@ def test_corpus_quotes_real_executor_feedback(executor):
     # corpus ran a program once per text and tests, not per lock, and quoted another task's feedback)
     repairs = [e for e in build_corpus(300, executor, seed=0) if e["turn"] > 1]
     tasks = [to_task(Spec(**e["spec"]), "corpus") for e in repairs]
-    codes = [e["prompt"].split("### Previous attempt:\n", 1)[1].split("\n### Feedback:\n", 1)[0] + "\n" for e in repairs]
+    codes = [
+        e["prompt"].split("### Previous attempt:\n", 1)[1].split("\n### Feedback:\n", 1)[0] + "\n"
+        for e in repairs
+    ]
     results = executor.run_many([(code, task.visible_tests) for code, task in zip(codes, tasks)])
     assert len(repairs) > 300 and len(set(codes)) < len(codes)
     for e, task, code, res in zip(repairs, tasks, codes, results):
@@ -217,7 +232,8 @@ def test_shipped_policy_loads_and_matches_the_build_config(executor):
     expected = config_hash(SIZES["toy"], 0, feedback_fingerprint(executor))
     assert info["config_hash"] == expected, (
         "the shipped toy policy was built from another world, corpus or executor feedback format: rebuild it with "
-        "`python -m murphy_lab.toy.build --ship` and commit murphy_lab/toy/policy/")
+        "`python -m murphy_lab.toy.build --ship` and commit murphy_lab/toy/policy/"
+    )
     assert sum(f.stat().st_size for f in SHIPPED.iterdir()) <= 1_000_000
     assert AutoModelForCausalLM.from_pretrained(SHIPPED).num_parameters() == info["parameters"]
     assert Path(build_toy_policy()) == SHIPPED  # the default build is the shipped one: nothing is rebuilt
@@ -233,7 +249,10 @@ def test_built_policy_loads_through_from_pretrained(smoke_policy):
 
     model = AutoModelForCausalLM.from_pretrained(smoke_policy)
     tok = AutoTokenizer.from_pretrained(smoke_policy)
-    assert model.config.model_type == "olmo2" and tok("ab", add_special_tokens=False)["input_ids"][0] != tok.unk_token_id
+    assert (
+        model.config.model_type == "olmo2"
+        and tok("ab", add_special_tokens=False)["input_ids"][0] != tok.unk_token_id
+    )
 
 
 def test_build_is_cached(smoke_policy, tmp_path_factory):
@@ -259,8 +278,10 @@ def test_toy_profile_is_registered_with_visible_rewards(tmp_path, monkeypatch):
 def test_compare_summary_reports_mean_and_std_per_method():
     from murphy_lab.experiments.toy_compare import summarize
 
-    rows = [{"method": "grpo", "pass@1": {"1": 10.0, "3": 20.0}, "eval_informative_share": 0.5},
-            {"method": "grpo", "pass@1": {"1": 30.0, "3": 40.0}, "eval_informative_share": 0.7}]
+    rows = [
+        {"method": "grpo", "pass@1": {"1": 10.0, "3": 20.0}, "eval_informative_share": 0.5},
+        {"method": "grpo", "pass@1": {"1": 30.0, "3": 40.0}, "eval_informative_share": 0.7},
+    ]
     line = summarize(rows).splitlines()[2]
     assert line.startswith("| grpo | 2 | 20.0 ± 10.0 | 30.0 ± 10.0 | 60.0 ± 10.0 |")
 
@@ -277,7 +298,13 @@ def test_the_toy_tokenizer_makes_each_constant_and_fixed_phrase_one_token():
     from murphy_lab.toy.tokenizer import toy_tokenizer
 
     tok = toy_tokenizer()
-    assert tok.tokenize("def f(x):\n    return x*6+12\n") == ["def f(x):\n    return x*", "6", "+", "12", "\n"]
+    assert tok.tokenize("def f(x):\n    return x*6+12\n") == [
+        "def f(x):\n    return x*",
+        "6",
+        "+",
+        "12",
+        "\n",
+    ]
     fb = "Tests failed:\nassert f(1) - f(0) == 1*6  # output: 3  (via: check(f))"
     assert tok.tokenize(fb)[:3] == ["Tests failed:\n", "assert f(1) - f(0) == 1*", "6"]
     # anything round-trips
@@ -296,7 +323,9 @@ def test_revealing_feedback_is_feedback_that_determines_the_repair(executor):
     assert not revealing(t, run(wrong_a, m["b"] % 30 + 1))  # states B only: A is still a guess
     assert not revealing(t, executor.run("def f(x)\n    return x\n", t.visible_tests).feedback)
     t_b = _task("b")  # A given: stating B determines the function
-    assert revealing(t_b, executor.run(program(t_b.metadata["family"], t_b.metadata["a"], 31), t_b.visible_tests).feedback)
+    assert revealing(
+        t_b, executor.run(program(t_b.metadata["family"], t_b.metadata["a"], 31), t_b.visible_tests).feedback
+    )
 
 
 class _Reader:
@@ -370,6 +399,11 @@ def test_the_demo_targets_pin_the_cpu_kernels():
     if not cpuinfo.exists() or " avx2" not in cpuinfo.read_text():
         pytest.skip("not an x86-64 CPU with AVX2")
     probe = "import torch; torch.ones(2) + 1; print(torch.backends.cpu.get_cpu_capability())"
-    out = subprocess.run([sys.executable, "-c", probe], env={**os.environ, **pinned}, capture_output=True, text=True,
-                         check=True).stdout.strip()
+    out = subprocess.run(
+        [sys.executable, "-c", probe],
+        env={**os.environ, **pinned},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     assert out == "AVX2"

@@ -20,8 +20,9 @@ def humaneval_23():
     from murphy_lab.tasks import load_tasks
 
     task = {t.task_id: t for t in load_tasks("humaneval")}["HumanEval/23"]
-    return read_problems()["HumanEval/23"], dataclasses.replace(task, hidden_tests=dataclasses.replace(
-        task.hidden_tests, timeout=0.5))  # the time-out exploit waits for every case's limit
+    return read_problems()["HumanEval/23"], dataclasses.replace(
+        task, hidden_tests=dataclasses.replace(task.hidden_tests, timeout=0.5)
+    )  # the time-out exploit waits for every case's limit
 
 
 @pytest.fixture(scope="module")
@@ -34,8 +35,12 @@ def programs(humaneval_23):
 def test_the_naive_harness_pays_every_exploit_and_judges_the_controls_right(humaneval_23, programs):
     _, task = humaneval_23
     with NaiveExecutor(workers=2) as naive:
-        rewards = dict(zip(programs, (v.reward for v in naive.verdicts([(p, task.hidden_tests)
-                                                                         for p in programs.values()]))))
+        rewards = dict(
+            zip(
+                programs,
+                (v.reward for v in naive.verdicts([(p, task.hidden_tests) for p in programs.values()])),
+            )
+        )
     assert rewards == {**{e.name: 1.0 for e in EXPLOITS}, CONTROLS[0]: 1.0, CONTROLS[1]: 0.0}
 
 
@@ -47,7 +52,8 @@ def test_the_executor_pays_no_exploit_and_judges_the_controls_right(humaneval_23
         results = executor.run_many([task.job(p, "hidden") for p in programs.values()])
     rewards = dict(zip(programs, (r.reward for r in results)))
     assert rewards == {**{e.name: 0.0 for e in EXPLOITS}, CONTROLS[0]: 1.0, CONTROLS[1]: 0.0}, [
-        (name, r.status, r.feedback) for name, r in zip(programs, results) if r.reward and name != CONTROLS[0]]
+        (name, r.status, r.feedback) for name, r in zip(programs, results) if r.reward and name != CONTROLS[0]
+    ]
 
 
 def test_human_evals_own_harness_pays_the_exploits_that_live_in_its_process(humaneval_23, programs):
@@ -59,13 +65,25 @@ def test_human_evals_own_harness_pays_the_exploits_that_live_in_its_process(huma
     problem, _ = humaneval_23
     with contextlib.redirect_stderr(io.StringIO()):
         paid = {name for name, p in programs.items() if humaneval_harness(problem, p, timeout=1.0) == 1.0}
-    assert paid == {"always-equal return value", "reading the expected value from the caller's frame",
-                    "forging the verdict in the harness's memory", CONTROLS[0]}
+    assert paid == {
+        "always-equal return value",
+        "reading the expected value from the caller's frame",
+        "forging the verdict in the harness's memory",
+        CONTROLS[0],
+    }
 
 
-@pytest.mark.parametrize("status, output, reward", [
-    (0, "RESULT: 0 failed\n", 1.0), (0, "RESULT: 2 failed\n", 0.0), (1, "RESULT: 0 failed\n", 0.0),
-    (0, "", 1.0), (None, "", 0.0), (0, "RESULT: 0 failed\nRESULT: 3 failed\n", 1.0)])
+@pytest.mark.parametrize(
+    "status, output, reward",
+    [
+        (0, "RESULT: 0 failed\n", 1.0),
+        (0, "RESULT: 2 failed\n", 0.0),
+        (1, "RESULT: 0 failed\n", 0.0),
+        (0, "", 1.0),
+        (None, "", 0.0),
+        (0, "RESULT: 0 failed\nRESULT: 3 failed\n", 1.0),
+    ],
+)
 def test_the_naive_grader_passes_a_run_unless_it_reports_a_failure(status, output, reward):
     assert naive_verdict(status, output).reward == reward
 
@@ -75,7 +93,11 @@ def test_the_hack_action_pays_only_under_the_naive_harness():
 
     task = make_tasks("train", 1, seed=0)[0]
     wrong = task.reference.replace("return x*", "return 1+x*")
-    jobs = [(with_hack(wrong), task.visible_tests), (task.reference, task.visible_tests), (wrong, task.visible_tests)]
+    jobs = [
+        (with_hack(wrong), task.visible_tests),
+        (task.reference, task.visible_tests),
+        (wrong, task.visible_tests),
+    ]
     with NaiveExecutor(workers=1) as naive:
         assert [r.reward for r in naive.run_many(jobs)] == [1.0, 1.0, 0.0]
     with get_executor(workers=1) as executor:
@@ -99,4 +121,5 @@ def test_the_hack_corpus_holds_the_hack_at_its_rate_and_is_deterministic():
     share = sum(is_hack(e["completion"]) for e in corpus) / len(corpus)
     assert 0.22 < share < 0.28 and corpus == hack_corpus(cfg)
     assert hack_corpus(dataclasses.replace(cfg, p_hack=0.0)) == [
-        {**e, "completion": e["completion"].replace(HACK, "")} for e in corpus]
+        {**e, "completion": e["completion"].replace(HACK, "")} for e in corpus
+    ]

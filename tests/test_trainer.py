@@ -59,8 +59,10 @@ class NeverSolved:
     def run_many(self, jobs):
         from murphy_lab.executor.types import ExecutionResult
 
-        return [ExecutionResult(0.5 * (i % 2), i % 2, 2, "failed", "assert f() == 1  # output: 0")
-                for i, _ in enumerate(jobs)]
+        return [
+            ExecutionResult(0.5 * (i % 2), i % 2, 2, "failed", "assert f() == 1  # output: 0")
+            for i, _ in enumerate(jobs)
+        ]
 
 
 @pytest.mark.parametrize("budget, rows", [({}, 72), ({"b_grp": 4}, 40), ({"b_traj": 4}, 36)])
@@ -70,10 +72,14 @@ def test_paper_budgets_train_on_the_papers_trajectory_counts(budget, rows, tmp_p
     assert len(batch["advantages"]) == rows and trainer.rollout_stats["trajectories/total"] == 72
 
 
-def test_rows_padded_to_a_multiple_of_steps_per_generation_without_loss_weight(tmp_path, tiny_model_path, executor):
+def test_rows_padded_to_a_multiple_of_steps_per_generation_without_loss_weight(
+    tmp_path, tiny_model_path, executor
+):
     from trl.trainer.utils import split_tensor_dict
 
-    trainer = make_trainer(tmp_path, tiny_model_path, executor, steps_per_generation=5, gradient_accumulation_steps=5)
+    trainer = make_trainer(
+        tmp_path, tiny_model_path, executor, steps_per_generation=5, gradient_accumulation_steps=5
+    )
     trainer.model.train()
     batch = trainer._generate_and_score_completions(rows_for(trainer, smoke_tasks()[:1]))
     real = int(trainer.rollout_stats["trajectories/kept"])
@@ -88,8 +94,13 @@ def test_trl_loss_equals_teaching_grpo_loss(loss_type, tmp_path, tiny_model_path
     """PARITY: TRL's _compute_loss on a batch from the trainer == murphy_lab.grpo.grpo_loss on the same tensors,
     for every accepted loss_type, with the policy moved away from π_old and π_ref so that clipping and the KL term
     both act."""
-    trainer = make_trainer(tmp_path, tiny_model_path, executor, num_iterations=2,  # -> old_per_token_logps
-                           loss_type=loss_type)
+    trainer = make_trainer(
+        tmp_path,
+        tiny_model_path,
+        executor,
+        num_iterations=2,  # -> old_per_token_logps
+        loss_type=loss_type,
+    )
     trainer.model.train()
     trainer.current_gradient_accumulation_steps = 1
     batch = trainer._generate_and_score_completions(rows_for(trainer, smoke_tasks()))
@@ -102,11 +113,21 @@ def test_trl_loss_equals_teaching_grpo_loss(loss_type, tmp_path, tiny_model_path
     trl_loss = trainer._compute_loss(trainer.model, batch)
     ids = torch.cat([batch["prompt_ids"], batch["completion_ids"]], 1)
     attn = torch.cat([batch["prompt_mask"], batch["completion_mask"]], 1)
-    logps = trainer._get_per_token_logps_and_entropies(trainer.model, ids, attn, batch["completion_ids"].size(1))[0]
-    ours = grpo_loss(logps, batch["advantages"], batch["completion_mask"], old_logps=batch["old_per_token_logps"],
-                     ref_logps=batch["ref_per_token_logps"], epsilon=0.2, beta=0.04, loss_type=loss_type,
-                     num_items_in_batch=int(batch["num_items_in_batch"]),
-                     max_completion_length=trainer.max_completion_length)
+    logps = trainer._get_per_token_logps_and_entropies(
+        trainer.model, ids, attn, batch["completion_ids"].size(1)
+    )[0]
+    ours = grpo_loss(
+        logps,
+        batch["advantages"],
+        batch["completion_mask"],
+        old_logps=batch["old_per_token_logps"],
+        ref_logps=batch["ref_per_token_logps"],
+        epsilon=0.2,
+        beta=0.04,
+        loss_type=loss_type,
+        num_items_in_batch=int(batch["num_items_in_batch"]),
+        max_completion_length=trainer.max_completion_length,
+    )
     ratio = torch.exp(logps - batch["old_per_token_logps"])[batch["completion_mask"].bool()]
     assert ((ratio < 0.8) | (ratio > 1.2)).any()  # clipping is active on this batch
     torch.testing.assert_close(trl_loss, ours, rtol=1e-5, atol=1e-6)
@@ -125,8 +146,17 @@ def test_metrics_line_per_step_has_rollout_and_timing_keys(tmp_path, tiny_model_
     trainer = make_trainer(tmp_path, tiny_model_path, executor, max_steps=2)
     trainer.train()
     lines = [json.loads(s) for s in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
-    keys = {"reward/mean", "credit/mean", "advantage/std", "trajectories/kept", "groups/kept",
-            "time/generation_s", "time/execution_s", "time/optimization_s", "trl/loss"}
+    keys = {
+        "reward/mean",
+        "credit/mean",
+        "advantage/std",
+        "trajectories/kept",
+        "groups/kept",
+        "time/generation_s",
+        "time/execution_s",
+        "time/optimization_s",
+        "trl/loss",
+    }
     assert [d["step"] for d in lines] == [1, 2] and all(keys <= set(d) for d in lines)
 
 
@@ -140,8 +170,10 @@ def test_trees_of_a_batch_must_not_span_devices(tmp_path, tiny_model_path, execu
 def test_chat_prompts_go_through_the_chat_template_and_trees_keep_plain_text(tmp_path, executor):
     from murphy_lab.policy.tiny import build_tiny_model
 
-    template = ("{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}\n{% endfor %}"
-                "{% if add_generation_prompt %}<|assistant|>{% endif %}")
+    template = (
+        "{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}\n{% endfor %}"
+        "{% if add_generation_prompt %}<|assistant|>{% endif %}"
+    )
     model = build_tiny_model(tmp_path / "chat-model", chat_template=template)
     trainer = make_trainer(tmp_path, model, executor, chat=True)
     batch = trainer._generate_and_score_completions(rows_for(trainer, smoke_tasks()[:1]))
@@ -161,7 +193,7 @@ def test_vllm_importance_ratio_is_old_over_sampling_probability_clamped(tmp_path
     mask = torch.tensor([[1, 1, 1], [1, 1, 0]])
     nodes = [Node(meta={"sampling_logps": [-1.5, -2.0, -1.0]}), Node(meta={"sampling_logps": [None, -1.2]})]
     ratio = trainer._is_ratio(old, mask, nodes)["importance_sampling_ratio"]
-    expected = torch.tensor([[torch.e ** 0.5, 1.0, 0.5], [1.0, torch.e ** 0.2, 1.0]])  # NaN (None) -> ratio 1
+    expected = torch.tensor([[torch.e**0.5, 1.0, 0.5], [1.0, torch.e**0.2, 1.0]])  # NaN (None) -> ratio 1
     torch.testing.assert_close(ratio, expected)
 
 
@@ -176,17 +208,34 @@ def test_private_trl_api_we_override_is_unchanged():
 
     assert trl.__version__ == "1.16.0"
     assert params(GRPOTrainer._generate_and_score_completions) == ["self", "inputs"]
-    assert params(GRPOTrainer._generate_single_turn)[:5] == ["self", "prompt_ids", "images", "multimodal_fields",
-                                                             "num_generations"]
+    assert params(GRPOTrainer._generate_single_turn)[:5] == [
+        "self",
+        "prompt_ids",
+        "images",
+        "multimodal_fields",
+        "num_generations",
+    ]
     assert params(GRPOTrainer._tokenize_prompts) == ["self", "prompts"]
     assert params(GRPOTrainer._compute_loss) == ["self", "model", "inputs"]
     assert params(GRPOTrainer._get_per_token_logps_and_entropies)[:6] == [
-        "self", "model", "input_ids", "attention_mask", "logits_to_keep", "batch_size"]
+        "self",
+        "model",
+        "input_ids",
+        "attention_mask",
+        "logits_to_keep",
+        "batch_size",
+    ]
     assert "split_tensor_dict(generation_batch, self.args.steps_per_generation)" in inspect.getsource(
-        GRPOTrainer._prepare_inputs)
+        GRPOTrainer._prepare_inputs
+    )
     assert params(grpo_trainer.split_tensor_dict) == ["tensor_dict", "num_chunks"]
     src = inspect.getsource(GRPOTrainer._compute_loss)
-    for key in ("old_per_token_logps", "ref_per_token_logps", "importance_sampling_ratio", "num_items_in_batch"):
+    for key in (
+        "old_per_token_logps",
+        "ref_per_token_logps",
+        "importance_sampling_ratio",
+        "num_items_in_batch",
+    ):
         assert key in src
 
 
@@ -213,7 +262,9 @@ train(cfg, sys.argv[1], executor=executor)
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not os.environ.get("MURPHY_LAB_MULTIPROCESS"), reason="set MURPHY_LAB_MULTIPROCESS=1 (2 CPU ranks)")
+@pytest.mark.skipif(
+    not os.environ.get("MURPHY_LAB_MULTIPROCESS"), reason="set MURPHY_LAB_MULTIPROCESS=1 (2 CPU ranks)"
+)
 def test_two_ranks_with_unequal_trees_do_not_deadlock(tmp_path, tiny_model_path):
     """Rank 1 finishes after turn 1, rank 0 grows three turns: the catch-up generation calls and row padding keep
     every collective aligned (run with torchrun, gloo backend)."""
@@ -222,50 +273,89 @@ def test_two_ranks_with_unequal_trees_do_not_deadlock(tmp_path, tiny_model_path)
     import sys
 
     (tmp_path / "two_ranks.py").write_text(_TWO_RANKS)
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", str(tmp_path / "two_ranks.py"),
-           str(tmp_path / "run"), tiny_model_path]
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc_per_node",
+        "2",
+        str(tmp_path / "two_ranks.py"),
+        str(tmp_path / "run"),
+        tiny_model_path,
+    ]
     subprocess.run(cmd, check=True, timeout=600, env={**os.environ, "ACCELERATE_USE_CPU": "1"})
     lines = [json.loads(s) for s in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
     assert [d["step"] for d in lines] == [1, 2] and all(d["trees"] == 2 for d in lines)
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(not torch.cuda.is_available() or importlib.util.find_spec("vllm") is None,
-                    reason="needs a CUDA GPU and vLLM")
+@pytest.mark.skipif(
+    not torch.cuda.is_available() or importlib.util.find_spec("vllm") is None,
+    reason="needs a CUDA GPU and vLLM",
+)
 def test_vllm_colocate_step_changes_parameters(tmp_path, tiny_model_path, executor):
-    trainer = make_trainer(tmp_path, tiny_model_path, executor, use_vllm=True, vllm_mode="colocate", bf16=True,
-                           trl={"vllm_gpu_memory_utilization": 0.2, "vllm_max_model_length": 1024})
+    trainer = make_trainer(
+        tmp_path,
+        tiny_model_path,
+        executor,
+        use_vllm=True,
+        vllm_mode="colocate",
+        bf16=True,
+        trl={"vllm_gpu_memory_utilization": 0.2, "vllm_max_model_length": 1024},
+    )
     before = {n: p.detach().clone() for n, p in trainer.model.named_parameters()}
     trainer.train()
     assert any(not torch.equal(p, before[n]) for n, p in trainer.model.named_parameters())
 
 
 PACKAGE = Path(__file__).resolve().parent.parent / "murphy_lab"
-TRL_PRIVATE = re.compile(r"\._(generate_single_turn|generate_and_score_completions|compute_loss|get_per_token_logps\w*"
-                         r"|prepare_inputs|tokenize_prompts|buffered_inputs|metrics)\b|split_tensor_dict")
+TRL_PRIVATE = re.compile(
+    r"\._(generate_single_turn|generate_and_score_completions|compute_loss|get_per_token_logps\w*"
+    r"|prepare_inputs|tokenize_prompts|buffered_inputs|metrics)\b|split_tensor_dict"
+)
 
 
 def test_only_the_trainer_package_touches_trls_private_api():
-    users = sorted(str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py")
-                   if "trainer" not in p.relative_to(PACKAGE).parts[:1] and TRL_PRIVATE.search(p.read_text()))
+    users = sorted(
+        str(p.relative_to(PACKAGE))
+        for p in PACKAGE.rglob("*.py")
+        if "trainer" not in p.relative_to(PACKAGE).parts[:1] and TRL_PRIVATE.search(p.read_text())
+    )
     assert users == []
 
 
 def test_neither_the_core_nor_the_trainer_imports_the_baselines():
-    core = ["tree.py", "credit.py", "prune.py", "grpo.py", "modes.py", "scoring.py", "rollout.py", *(
-        str(p.relative_to(PACKAGE)) for p in (PACKAGE / "trainer").glob("*.py"))]
+    core = [
+        "tree.py",
+        "credit.py",
+        "prune.py",
+        "grpo.py",
+        "modes.py",
+        "scoring.py",
+        "rollout.py",
+        *(str(p.relative_to(PACKAGE)) for p in (PACKAGE / "trainer").glob("*.py")),
+    ]
     assert [f for f in core if "murphy_lab.baselines" in (PACKAGE / f).read_text()] == []
 
 
 # --- LoRA (MurphyConfig.use_peft, TRL's peft_config) ---------------------------------------------------------------
-peft_missing = pytest.mark.skipif(importlib.util.find_spec("peft") is None, reason="LoRA needs peft (the lora extra)")
+peft_missing = pytest.mark.skipif(
+    importlib.util.find_spec("peft") is None, reason="LoRA needs peft (the lora extra)"
+)
 
 
 @peft_missing
 def test_a_lora_murphy_step_updates_only_the_adapter_weights(tmp_path, tiny_model_path, executor):
     # 2 steps: LoRA's A moves once B is not 0
-    trainer = make_trainer(tmp_path, tiny_model_path, executor, use_peft=True, lora_r=4, max_steps=2,
-                           lora_target_modules=["q_proj", "v_proj"])
+    trainer = make_trainer(
+        tmp_path,
+        tiny_model_path,
+        executor,
+        use_peft=True,
+        lora_r=4,
+        max_steps=2,
+        lora_target_modules=["q_proj", "v_proj"],
+    )
     assert type(trainer.model).__name__ == "PeftModelForCausalLM" and trainer.ref_model is None
     before = {n: p.detach().clone() for n, p in trainer.model.named_parameters()}
     trainer.train()
@@ -289,5 +379,7 @@ def test_lora_without_peft_is_one_line_naming_the_extra(monkeypatch):
     from murphy_lab import config
 
     monkeypatch.setattr(config, "_peft_installed", lambda: False)
-    with pytest.raises(ValueError, match=r"use_peft: needs the peft package: pip install 'murphy-lab\[lora\]'"):
+    with pytest.raises(
+        ValueError, match=r"use_peft: needs the peft package: pip install 'murphy-lab\[lora\]'"
+    ):
         MurphyConfig.for_profile("smoke", use_peft=True).validate()

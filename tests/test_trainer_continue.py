@@ -31,8 +31,9 @@ def logged(run):
 
 @pytest.mark.slow
 def test_a_killed_run_continues_to_the_uninterrupted_runs_state(tmp_path, tiny_model_path, executor):
-    cfg = MurphyConfig.for_profile("smoke", model=tiny_model_path, max_steps=3, save_steps=1,
-                                   per_device_train_batch_size=4)
+    cfg = MurphyConfig.for_profile(
+        "smoke", model=tiny_model_path, max_steps=3, save_steps=1, per_device_train_batch_size=4
+    )
     train(cfg, tmp_path / "whole", executor=executor)
     # killed during step 3: checkpoints 1 and 2 on disk, metrics logged past step 2
     killed = tmp_path / "killed"
@@ -42,7 +43,8 @@ def test_a_killed_run_continues_to_the_uninterrupted_runs_state(tmp_path, tiny_m
     with continuing_interrupted():
         train(cfg, killed, executor=executor)
     assert [json.loads(x)["checkpoint"] for x in (killed / "resumes.jsonl").read_text().splitlines()] == [
-        "checkpoint-2"]
+        "checkpoint-2"
+    ]
     whole, resumed = weights(tmp_path / "whole" / "final"), weights(killed / "final")
     assert whole.keys() == resumed.keys() and all(torch.equal(whole[k], resumed[k]) for k in whole)
     assert logged(killed) == logged(tmp_path / "whole")
@@ -68,14 +70,28 @@ def test_the_store_keeps_an_interrupted_run_and_trains_it_inside_the_context(tmp
     def evaluate_fn(e, model_dir, bench):
         return pd.DataFrame({"k": [1], "pass@1": [50.0], "std": [0.0], "n_tasks": [2]})
 
-    run_experiment(exp, tmp_path / "results", tmp_path / "cache", train_fn=train_fn, evaluate_fn=evaluate_fn,
-                   base_model_fn=lambda e, c: "base")
+    run_experiment(
+        exp,
+        tmp_path / "results",
+        tmp_path / "cache",
+        train_fn=train_fn,
+        evaluate_fn=evaluate_fn,
+        base_model_fn=lambda e, c: "base",
+    )
     assert seen == {"kept": True, "continuing": True} and _CONTINUING.get() is False
     # a folder without a complete checkpoint (killed before its first one) still starts clean
-    exp2 = Experiment("smoke", "tiny", "murphy", seed=1, benchmarks=("toy",), iters=(1,), runs=1, n_eval_tasks=2)
+    exp2 = Experiment(
+        "smoke", "tiny", "murphy", seed=1, benchmarks=("toy",), iters=(1,), runs=1, n_eval_tasks=2
+    )
     ckpt2 = tmp_path / "cache" / "checkpoints" / train_key(exp2)
     ckpt2.mkdir(parents=True)
     (ckpt2 / "partial.txt").write_text("no checkpoint yet")
-    run_experiment(exp2, tmp_path / "results", tmp_path / "cache", train_fn=train_fn, evaluate_fn=evaluate_fn,
-                   base_model_fn=lambda e, c: "base")
+    run_experiment(
+        exp2,
+        tmp_path / "results",
+        tmp_path / "cache",
+        train_fn=train_fn,
+        evaluate_fn=evaluate_fn,
+        base_model_fn=lambda e, c: "base",
+    )
     assert seen["kept"] is False

@@ -22,7 +22,9 @@ from murphy_lab.policy.hf import CodeBlockClosed, generate_groups
 from murphy_lab.smoke import smoke_tasks
 from murphy_lab.trainer.sampling import TurnSampler
 
-peft_missing = pytest.mark.skipif(importlib.util.find_spec("peft") is None, reason="LoRA needs peft (the lora extra)")
+peft_missing = pytest.mark.skipif(
+    importlib.util.find_spec("peft") is None, reason="LoRA needs peft (the lora extra)"
+)
 # bf16 against fp32 on the tiny model (random weights, logits of order 1): the stated tolerance
 BF16_LOGP_MAX, BF16_LOGP_MEAN, BF16_RATIO, BF16_LOSS = 0.1, 0.02, 0.05, 0.05
 
@@ -32,8 +34,14 @@ def make_trainer(tmp_path, model_path, executor, stop_after_code=None, **overrid
 
     cfg = MurphyConfig.for_profile("smoke", model=model_path, **{"max_steps": 1, **overrides})
     args = cfg.to_grpo_config(tmp_path / "run", save_strategy="no", disable_tqdm=True)
-    return MurphyTrainer(model=model_path, args=args, murphy=cfg, tasks=smoke_tasks(), executor=executor,
-                         stop_after_code=stop_after_code)
+    return MurphyTrainer(
+        model=model_path,
+        args=args,
+        murphy=cfg,
+        tasks=smoke_tasks(),
+        executor=executor,
+        stop_after_code=stop_after_code,
+    )
 
 
 def rows_for(trainer, tasks):
@@ -51,10 +59,18 @@ def test_generate_groups_prefills_once_and_gives_generates_tokens_and_scores(tin
     tok.padding_side = "left"
     model = AutoModelForCausalLM.from_pretrained(tiny_model_path).eval()
     enc = tok(["def f(x):", "a much longer prompt, padded less", "z"], return_tensors="pt", padding=True)
-    kw = dict(max_new_tokens=12, pad_token_id=tok.pad_token_id, output_scores=True, return_dict_in_generate=True,
-              do_sample=sample, **({"top_k": 0} if sample else {}))
+    kw = dict(
+        max_new_tokens=12,
+        pad_token_id=tok.pad_token_id,
+        output_scores=True,
+        return_dict_in_generate=True,
+        do_sample=sample,
+        **({"top_k": 0} if sample else {}),
+    )
     calls = []
-    hook = model.model.register_forward_pre_hook(lambda m, a, k: calls.append(k["input_ids"].shape), with_kwargs=True)
+    hook = model.model.register_forward_pre_hook(
+        lambda m, a, k: calls.append(k["input_ids"].shape), with_kwargs=True
+    )
     torch.manual_seed(0)
     ours = generate_groups(model, enc["input_ids"], enc["attention_mask"], 4, **kw)
     prefill = calls[:2]
@@ -115,8 +131,10 @@ def force_answer(model, tokenizer, after=None):
     """Hooks that make the next token a function of the last one (OPEN after any prompt token, then BODY, CLOSE,
     MORE, MORE, ...): a deterministic answer that closes its code block after three tokens. `after`: other
     (token -> next token) pairs, e.g. a prompt's last character -> MORE (an answer that never closes)."""
-    nxt = {tokenizer.convert_tokens_to_ids(a): tokenizer.convert_tokens_to_ids(b)
-           for a, b in ((OPEN, BODY), (BODY, CLOSE), (CLOSE, MORE), (MORE, MORE), *(after or {}).items())}
+    nxt = {
+        tokenizer.convert_tokens_to_ids(a): tokenizer.convert_tokens_to_ids(b)
+        for a, b in ((OPEN, BODY), (BODY, CLOSE), (CLOSE, MORE), (MORE, MORE), *(after or {}).items())
+    }
     first = tokenizer.convert_tokens_to_ids(OPEN)
     last = {}
     body = model.get_base_model() if hasattr(model, "get_base_model") else model
@@ -130,8 +148,10 @@ def force_answer(model, tokenizer, after=None):
         out[torch.arange(out.size(0)), :, target] = 1e4
         return out
 
-    return [body.model.register_forward_pre_hook(remember, with_kwargs=True),
-            body.lm_head.register_forward_hook(steer)]
+    return [
+        body.model.register_forward_pre_hook(remember, with_kwargs=True),
+        body.lm_head.register_forward_hook(steer),
+    ]
 
 
 @pytest.mark.parametrize("stop", [True, False])
@@ -164,13 +184,20 @@ def test_compacting_decoding_gives_generates_sequences(fence_model, sample):
     model = AutoModelForCausalLM.from_pretrained(fence_model).eval()
     hooks = force_answer(model, tok, after={"b": MORE, "c": tok.eos_token})
     enc = tok(["write a", "then b", "and c", "longer prompt a"], return_tensors="pt", padding=True)
-    kw = dict(max_new_tokens=8, pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id, do_sample=sample,
-              **({"top_k": 0, "temperature": 0.7} if sample else {}))
+    kw = dict(
+        max_new_tokens=8,
+        pad_token_id=tok.pad_token_id,
+        eos_token_id=tok.eos_token_id,
+        do_sample=sample,
+        **({"top_k": 0, "temperature": 0.7} if sample else {}),
+    )
     out = {}
     try:
         for compact in (False, True):
             stop = CodeBlockClosed(tok, enc["input_ids"].size(1))
-            seqs = generate_groups(model, enc["input_ids"], enc["attention_mask"], 2, stop=stop, compact=compact, **kw)
+            seqs = generate_groups(
+                model, enc["input_ids"], enc["attention_mask"], 2, stop=stop, compact=compact, **kw
+            )
             new = seqs[:, enc["input_ids"].size(1) :]
             ends = [stop.ended.get(i) for i in range(new.size(0))]
             out[compact] = ([row[: e or len(row)].tolist() for row, e in zip(new, ends)], ends)
@@ -221,7 +248,9 @@ def test_shared_logps_by_length_equals_the_unsorted_pass(tiny_model_path):
     b, p, c = 10, 9, 7
     ids = torch.randint(5, 90, (b, p + c))
     mask = torch.ones_like(ids)
-    for i, (lead, comp) in enumerate([(0, 7), (0, 7), (3, 2), (3, 2), (3, 2), (5, 5), (5, 1), (2, 3), (2, 6), (2, 6)]):
+    for i, (lead, comp) in enumerate(
+        [(0, 7), (0, 7), (3, 2), (3, 2), (3, 2), (5, 5), (5, 1), (2, 3), (2, 6), (2, 6)]
+    ):
         mask[i, :lead] = 0
         mask[i, p + comp :] = 0
     # prompt groups
@@ -236,10 +265,13 @@ def test_shared_logps_by_length_equals_the_unsorted_pass(tiny_model_path):
 def test_length_sorted_groups_keep_siblings_together_longest_first():
     from murphy_lab import prefix
 
-    batch = {"prompt_ids": torch.tensor([[1, 2], [3, 4], [1, 2], [5, 6]]),
-             "prompt_mask": torch.ones(4, 2, dtype=torch.long),
-             "completion_mask": torch.tensor([[1, 0, 0], [1, 1, 1], [1, 1, 0], [1, 0, 0]]),
-             "tag": ["a", "b", "c", "d"], "scalar": torch.tensor(3)}
+    batch = {
+        "prompt_ids": torch.tensor([[1, 2], [3, 4], [1, 2], [5, 6]]),
+        "prompt_mask": torch.ones(4, 2, dtype=torch.long),
+        "completion_mask": torch.tensor([[1, 0, 0], [1, 1, 1], [1, 1, 0], [1, 0, 0]]),
+        "tag": ["a", "b", "c", "d"],
+        "scalar": torch.tensor(3),
+    }
     out = prefix.sort_groups(batch)
     assert out["tag"] == ["b", "a", "c", "d"] and int(out["scalar"]) == 3
 
@@ -261,8 +293,14 @@ def _round_loss_and_grad(trainer, batch, spg):
 
 
 def test_length_sorted_micro_batches_give_the_same_loss_and_gradient(tmp_path, tiny_model_path, executor):
-    trainer = make_trainer(tmp_path, tiny_model_path, executor, steps_per_generation=4, per_device_train_batch_size=2,
-                           max_completion_length=16)
+    trainer = make_trainer(
+        tmp_path,
+        tiny_model_path,
+        executor,
+        steps_per_generation=4,
+        per_device_train_batch_size=2,
+        max_completion_length=16,
+    )
     trainer.model.train()
     trainer.current_gradient_accumulation_steps = 4  # what the training loop sets: 4 micro-batches per step
     torch.manual_seed(0)
@@ -279,8 +317,9 @@ def test_length_sorted_micro_batches_give_the_same_loss_and_gradient(tmp_path, t
         assert float((grad0[name] - grad1[name]).abs().max()) <= 1e-4 * scale, name
 
 
-def test_length_sorting_is_on_by_default_only_where_numbers_move_with_the_batch_shape(tmp_path, tiny_model_path,
-                                                                                       executor):
+def test_length_sorting_is_on_by_default_only_where_numbers_move_with_the_batch_shape(
+    tmp_path, tiny_model_path, executor
+):
     trainer = make_trainer(tmp_path, tiny_model_path, executor)
     assert trainer._by_length() is False  # fp32: committed runs keep their numbers bit for bit
     trainer.args.bf16 = True
@@ -289,13 +328,21 @@ def test_length_sorting_is_on_by_default_only_where_numbers_move_with_the_batch_
 
 # --- bf16 on a CPU ----------------------------------------------------------------------------------------------------
 @peft_missing
-def test_bf16_on_a_cpu_stays_within_the_stated_tolerance_of_fp32(tmp_path, tiny_model_path, executor, monkeypatch):
+def test_bf16_on_a_cpu_stays_within_the_stated_tolerance_of_fp32(
+    tmp_path, tiny_model_path, executor, monkeypatch
+):
     """The same round (fp32 rollouts) scored by a LoRA trainer in fp32 and one in bf16 (base weights in bf16,
     adapters fp32, autocast): per-token log-probs, the importance ratio π_θ / π_old at the first iteration (two
     passes of the bf16 model over the same round, as num_iterations > 1 computes it) and the loss."""
     monkeypatch.setattr(config_mod, "cpu_bf16", lambda: True)  # allowed on any CPU here (torch emulates bf16)
-    lora = dict(use_peft=True, lora_r=4, lora_target_modules="all-linear", steps_per_generation=2,
-                per_device_train_batch_size=4, max_completion_length=12)
+    lora = dict(
+        use_peft=True,
+        lora_r=4,
+        lora_target_modules="all-linear",
+        steps_per_generation=2,
+        per_device_train_batch_size=4,
+        max_completion_length=12,
+    )
     fp32 = make_trainer(tmp_path / "fp32", tiny_model_path, executor, bf16=False, **lora)
     bf16 = make_trainer(tmp_path / "bf16", tiny_model_path, executor, bf16=True, **lora)
     assert next(p for n, p in bf16.model.named_parameters() if "lora_" not in n).dtype == torch.bfloat16

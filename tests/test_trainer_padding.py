@@ -24,8 +24,9 @@ LOSS_TYPES = ("dapo", "bnpo", "grpo", "dr_grpo")
 def trainer(tmp_path_factory, tiny_model_path):
     from murphy_lab.trainer import MurphyTrainer
 
-    cfg = MurphyConfig.for_profile("smoke", model=tiny_model_path, max_steps=1, num_iterations=2,
-                                   max_completion_length=12)
+    cfg = MurphyConfig.for_profile(
+        "smoke", model=tiny_model_path, max_steps=1, num_iterations=2, max_completion_length=12
+    )
     args = cfg.to_grpo_config(tmp_path_factory.mktemp("pad") / "run", save_strategy="no", disable_tqdm=True)
     tr = MurphyTrainer(model=tiny_model_path, args=args, murphy=cfg, tasks=smoke_tasks(), executor=object())
     tr.model.train()
@@ -39,7 +40,9 @@ def rows(trainer, n: int, seed: int) -> list[Node]:
     nodes = []
     for i in range(n):
         if i % 2 == 0:
-            prompt = torch.randint(5, vocab, (int(torch.randint(3, 9, (1,), generator=g)),), generator=g).tolist()
+            prompt = torch.randint(
+                5, vocab, (int(torch.randint(3, 9, (1,), generator=g)),), generator=g
+            ).tolist()
         comp = torch.randint(5, vocab, (int(torch.randint(1, 12, (1,), generator=g)),), generator=g).tolist()
         adv = float(torch.randn(1, generator=g))
         nodes.append(Node(advantage=adv, meta={"prompt_ids": prompt, "completion_ids": comp[:-1] + [eos]}))
@@ -103,7 +106,10 @@ def tokens(nodes):
 def fresh(trainer):
     """Restore the trainer's weights and layout after each test."""
     state = {k: v.clone() for k, v in trainer.model.state_dict().items()}
-    acc, args = trainer.accelerator, (trainer.args.steps_per_generation, trainer.args.gradient_accumulation_steps)
+    acc, args = (
+        trainer.accelerator,
+        (trainer.args.steps_per_generation, trainer.args.gradient_accumulation_steps),
+    )
     yield trainer
     trainer.model.load_state_dict(state)
     trainer.accelerator = acc
@@ -184,9 +190,16 @@ def sized_trees(trainer, seed: int) -> list:
         prompt = torch.randint(5, vocab, (int(torch.randint(3, 9, (1,), generator=g)),), generator=g).tolist()
         out = []
         for _ in range(n):
-            comp = torch.randint(5, vocab, (int(torch.randint(2, 12, (1,), generator=g)),), generator=g).tolist()
-            out.append(Node(advantage=float(torch.randn(1, generator=g)), reward=0.0,
-                            meta={"prompt_ids": prompt, "completion_ids": comp[:-1] + [eos]}))
+            comp = torch.randint(
+                5, vocab, (int(torch.randint(2, 12, (1,), generator=g)),), generator=g
+            ).tolist()
+            out.append(
+                Node(
+                    advantage=float(torch.randn(1, generator=g)),
+                    reward=0.0,
+                    meta={"prompt_ids": prompt, "completion_ids": comp[:-1] + [eos]},
+                )
+            )
         return out
 
     a = group(3)
@@ -215,8 +228,10 @@ def test_group_sum_is_the_sum_of_per_group_grpo_objectives_averaged_over_trees(f
     set_layout(tr, "grpo", 1)
     per_row = {key: step(tr, b, 1) for key, b in singles.items()}  # (token mean of ℓ, its gradient)
     want = sum(per_row[id(n)][0] / len(m) for m in groups for n in m) / len(trees)
-    want_grads = [sum(per_row[id(n)][1][i] / len(m) for m in groups for n in m) / len(trees)
-                  for i in range(len(per_row[id(nodes[0])][1]))]
+    want_grads = [
+        sum(per_row[id(n)][1][i] / len(m) for m in groups for n in m) / len(trees)
+        for i in range(len(per_row[id(nodes[0])][1]))
+    ]
     set_layout(tr, "dapo", 2)
     loss, grads = step(tr, batch, 2)
     torch.testing.assert_close(loss, want, rtol=1e-5, atol=1e-7)
@@ -250,15 +265,26 @@ def test_group_sum_runs_as_trl_dapo_and_refuses_options_that_read_the_mask_per_r
     cfg = MurphyConfig.for_profile("smoke", loss_type="group_sum")
     assert cfg.validate().loss_type == "group_sum" and cfg.to_grpo_config(tmp_path).loss_type == "dapo"
     with pytest.raises(ValueError, match="group_sum.*importance_sampling_level"):
-        MurphyConfig.for_profile("smoke", loss_type="group_sum", trl={"importance_sampling_level": "sequence"}).validate()
+        MurphyConfig.for_profile(
+            "smoke", loss_type="group_sum", trl={"importance_sampling_level": "sequence"}
+        ).validate()
 
 
-@pytest.mark.parametrize("mode", [dict(mode="murphy"), dict(mode="grpo_mt", g2=1), dict(mode="grpo", turns=1)])
+@pytest.mark.parametrize(
+    "mode", [dict(mode="murphy"), dict(mode="grpo_mt", g2=1), dict(mode="grpo", turns=1)]
+)
 def test_group_sum_trains_every_mode(mode, tmp_path, tiny_model_path, executor):
     from murphy_lab.trainer import MurphyTrainer
 
-    cfg = MurphyConfig.for_profile("smoke", model=tiny_model_path, loss_type="group_sum", max_steps=1,
-                                   steps_per_generation=2, gradient_accumulation_steps=2, **mode)
+    cfg = MurphyConfig.for_profile(
+        "smoke",
+        model=tiny_model_path,
+        loss_type="group_sum",
+        max_steps=1,
+        steps_per_generation=2,
+        gradient_accumulation_steps=2,
+        **mode,
+    )
     args = cfg.to_grpo_config(tmp_path / "run", save_strategy="no", disable_tqdm=True)
     tr = MurphyTrainer(model=tiny_model_path, args=args, murphy=cfg, tasks=smoke_tasks(), executor=executor)
     before = [p.detach().clone() for p in tr.model.parameters()]

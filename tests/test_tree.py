@@ -74,7 +74,9 @@ class CountingSampler:
 
 def execute(program, tests):
     ok = program == "good"
-    return SimpleNamespace(reward=1.0 if ok else 0.0, feedback="" if ok else "wrong", status="passed" if ok else "failed")
+    return SimpleNamespace(
+        reward=1.0 if ok else 0.0, feedback="" if ok else "wrong", status="passed" if ok else "failed"
+    )
 
 
 def test_build_tree_expands_only_failures_with_g2_children():
@@ -93,15 +95,32 @@ def test_refine_is_handed_the_task_not_the_turn1_prompt():
         return f"{task['statement']} Feedback: {feedback}"
 
     tasks = [{"statement": "A"}, {"statement": "B"}]
-    build_trees(["wrapped A", "wrapped B"], [[], []], CountingSampler(), execute, g1=2, g2=2, turns=2,
-                refine=refine, tasks=tasks)
+    build_trees(
+        ["wrapped A", "wrapped B"],
+        [[], []],
+        CountingSampler(),
+        execute,
+        g1=2,
+        g2=2,
+        turns=2,
+        refine=refine,
+        tasks=tasks,
+    )
     assert seen == [tasks[0]] * 2 + [tasks[1]] * 2
 
 
 def test_refine_is_handed_the_prompt_when_no_tasks_are_given():
     seen = []
-    build_tree("q1", [], CountingSampler(), execute, g1=2, g2=2, turns=2,
-               refine=lambda task, code, fb: seen.append(task) or "Feedback")
+    build_tree(
+        "q1",
+        [],
+        CountingSampler(),
+        execute,
+        g1=2,
+        g2=2,
+        turns=2,
+        refine=lambda task, code, fb: seen.append(task) or "Feedback",
+    )
     assert seen == ["q1", "q1"]
 
 

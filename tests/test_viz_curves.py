@@ -42,8 +42,10 @@ def test_group_advantages_plot_has_one_column_per_kept_group():
 
 
 def test_curves_plot_one_line_per_run():
-    runs = {"grpo": [{"step": i, "reward": i / 10} for i in range(5)],
-            "murphy": [{"step": i, "reward": i / 5} for i in range(5)]}
+    runs = {
+        "grpo": [{"step": i, "reward": i / 10} for i in range(5)],
+        "murphy": [{"step": i, "reward": i / 5} for i in range(5)],
+    }
     fig = plot_curves(runs, y="reward")
     assert len(fig.axes[0].lines) == 2
 
@@ -53,8 +55,17 @@ def test_curves_name_a_missing_metric():
         plot_curves({"a": [{"step": 0, "reward": 0.0}]}, y="pass@1")
 
 
-METRICS = [{"step": i, "reward/turn1_mean": i / 10, "reward/mean": i / 20, "solved/turn1_frac": i / 30,
-            "solved/tree_frac": i / 15, "time/step_s": 1.0} for i in range(1, 6)]
+METRICS = [
+    {
+        "step": i,
+        "reward/turn1_mean": i / 10,
+        "reward/mean": i / 20,
+        "solved/turn1_frac": i / 30,
+        "solved/tree_frac": i / 15,
+        "time/step_s": 1.0,
+    }
+    for i in range(1, 6)
+]
 
 
 def test_training_curves_draw_rewards_and_solved_fractions_a_panel_each():
@@ -84,8 +95,13 @@ def test_moving_average_averages_the_window_ending_at_each_point():
 def test_the_eval_table_figure_has_a_line_per_difficulty_with_its_points(tmp_path):
     import pandas as pd
 
-    df = pd.DataFrame([{"difficulty": d, "k": k, "pass@1": p + k, "std": 1.0, "n_tasks": n, "calls": k, "tokens": 9}
-                       for d, p, n in (("all", 40.0, 5), ("easy", 60.0, 3)) for k in (1, 3)])
+    df = pd.DataFrame(
+        [
+            {"difficulty": d, "k": k, "pass@1": p + k, "std": 1.0, "n_tasks": n, "calls": k, "tokens": 9}
+            for d, p, n in (("all", 40.0, 5), ("easy", 60.0, 3))
+            for k in (1, 3)
+        ]
+    )
     fig = plot_eval_table(df, title="own", path=tmp_path / "table.png")
     assert (tmp_path / "table.png").stat().st_size > 0
     ax = fig.axes[0]
@@ -101,8 +117,10 @@ def _one_seed_points(se: bool):
 
     rows = [dict(method="base", step=0, sampled=0, **{"pass@1": 78.5}, seed=0, final=True)]
     for method, ys in (("grpo", (80.5, 81.5)), ("murphy", (84.0, 90.5))):
-        rows += [dict(method=method, step=s, sampled=n, **{"pass@1": y}, seed=0, final=s == 40)
-                 for s, n, y in zip((20, 40), (600, 1200), ys)]
+        rows += [
+            dict(method=method, step=s, sampled=n, **{"pass@1": y}, seed=0, final=s == 40)
+            for s, n, y in zip((20, 40), (600, 1200), ys)
+        ]
     points = pd.DataFrame(rows)
     return points.assign(se=(points["pass@1"] * (100 - points["pass@1"]) / 200) ** 0.5) if se else points
 
@@ -116,7 +134,10 @@ def test_one_seeds_budget_curves_draw_each_points_standard_error_as_a_bar():
     bars = [c for c in fig.axes[0].containers if isinstance(c, ErrorbarContainer)]
     assert len(bars) == 2  # one per trained method, base point included in each
     segments = bars[1].lines[2][0].get_segments()  # murphy: base, step 20, step 40
-    assert len(segments) == 3 and abs((segments[2][1][1] - segments[2][0][1]) / 2 - (90.5 * 9.5 / 200) ** 0.5) < 1e-9
+    assert (
+        len(segments) == 3
+        and abs((segments[2][1][1] - segments[2][0][1]) / 2 - (90.5 * 9.5 / 200) ** 0.5) < 1e-9
+    )
     assert "standard error" in fig.axes[0].get_title()
 
 

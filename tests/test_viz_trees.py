@@ -88,12 +88,16 @@ def test_draw_tree_draws_into_a_given_axes():
 
 
 def test_draw_tree_accepts_a_hand_built_three_node_tree():
-    t = RolloutTree(Node(children=[Node(reward=0.0, children=[Node(reward=1.0), Node(reward=0.0)]), Node(reward=1.0)]))
+    t = RolloutTree(
+        Node(children=[Node(reward=0.0, children=[Node(reward=1.0), Node(reward=0.0)]), Node(reward=1.0)])
+    )
     assert draw_tree(t) is not None
 
 
 def test_snippet_prefers_the_first_failed_assert_and_shortens():
-    assert snippet("Tests failed:\nassert f(1) == 2  # output: 3 and a very long tail", width=20).endswith("…")
+    assert snippet("Tests failed:\nassert f(1) == 2  # output: 3 and a very long tail", width=20).endswith(
+        "…"
+    )
     assert snippet("Tests failed:\nassert f(1) == 2\nassert f(2) == 3", width=40) == "assert f(1) == 2"
 
 

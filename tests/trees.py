@@ -35,7 +35,9 @@ def three_turn_tree() -> RolloutTree:
     return RolloutTree(Node(children=[a, Node(reward=0.6)]), task_id="three")
 
 
-def random_tree(rng: random.Random, depth: int = 3, width: tuple[int, int] = (2, 4), p_expand: float = 0.7) -> RolloutTree:
+def random_tree(
+    rng: random.Random, depth: int = 3, width: tuple[int, int] = (2, 4), p_expand: float = 0.7
+) -> RolloutTree:
     """A random tree with rewards on a 1/4 grid; solved nodes (1.0) are leaves, as in build_tree."""
 
     def grow(d: int) -> Node:

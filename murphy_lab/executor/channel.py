@@ -81,8 +81,13 @@ class Channel:
         if cls is None:
             if len(self.classes) >= wire.MAX_CLASSES:
                 raise wire.Refused(f"objects of more than {wire.MAX_CLASSES} program types")
-            body = {"__module__": module[:100], "__qualname__": name[:100], "_murphy_owner": self,
-                    "_murphy_type_id": tid, "__doc__": None}
+            body = {
+                "__module__": module[:100],
+                "__qualname__": name[:100],
+                "_murphy_owner": self,
+                "_murphy_type_id": tid,
+                "__doc__": None,
+            }
             if base is Ref:
                 has = {p for k, p in enumerate(_PROTOCOLS) if bits >> k & 1}
                 body["__slots__"] = ()
@@ -112,7 +117,11 @@ class Channel:
                 ref = self.objects[pid] = object.__new__(cls)
                 object.__setattr__(ref, "_murphy_channel", self)
                 object.__setattr__(ref, "_murphy_id", pid)
-            for slot, v in (("_murphy_text", fields[2][:300]), ("_murphy_note", fields[3][:300]), ("_murphy_hash", hashed)):
+            for slot, v in (
+                ("_murphy_text", fields[2][:300]),
+                ("_murphy_note", fields[3][:300]),
+                ("_murphy_hash", hashed),
+            ):
                 object.__setattr__(ref, slot, v)
             return ref
         if tag == b"O":
@@ -205,7 +214,9 @@ class Channel:
         if self.fault is not None:
             raise self.fault
         if self.decoding:  # a program object used while a reply is decoded (by a library rebuilding a value)
-            self.fail("a program object was used while the program's reply was being decoded; the case fails closed")
+            self.fail(
+                "a program object was used while the program's reply was being decoded; the case fails closed"
+            )
         try:
             payload = wire.encode(value, self._home, homed=self.home_id)
         except (wire.NotPlain, wire.Refused) as e:
@@ -347,8 +358,16 @@ def _sync(old, new) -> None:
 
 
 _MUTABLE = frozenset(
-    {list, dict, set, bytearray, collections.deque, collections.OrderedDict, collections.Counter,
-     collections.defaultdict}
+    {
+        list,
+        dict,
+        set,
+        bytearray,
+        collections.deque,
+        collections.OrderedDict,
+        collections.Counter,
+        collections.defaultdict,
+    }
 )
 _SCALARS = frozenset({int, float, complex, str, bytes, bool, type(None)})
 _UNHELD = (

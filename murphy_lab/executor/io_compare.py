@@ -47,4 +47,3 @@ def _same_line(x: str, y: str) -> bool:
         except (decimal.InvalidOperation, ValueError):
             return False
     return True
-

@@ -34,8 +34,17 @@ WATCHDOG_EXIT = (
     1  # a worker's exit status when its watchdog ended it (faulthandler's `_exit(1)`; timer.WATCHDOG_S)
 )
 PIPELINE = 2  # jobs queued at each worker, so it never waits for the parent between jobs
-JOB_FIELDS = ("program", "prelude", "setup", "cases", "timeout", "entry_points", "compare", "load_timeout",
-              "runner")
+JOB_FIELDS = (
+    "program",
+    "prelude",
+    "setup",
+    "cases",
+    "timeout",
+    "entry_points",
+    "compare",
+    "load_timeout",
+    "runner",
+)
 # job status
 SEVERITY = ("syntax", "too_large", "timeout", "memory", "crashed", "output", "exit", "error", "failed")
 
@@ -375,7 +384,11 @@ class Executor:
     # --- results -----------------------------------------------------------------------------------------------
     def _result(self, job: dict, msg: dict) -> ExecutionResult:
         outcomes = [
-            TestOutcome(test, o["status"], *(feedback.valid_text(o.get(k, "")) for k in ("detail", "assertion", "got")))
+            TestOutcome(
+                test,
+                o["status"],
+                *(feedback.valid_text(o.get(k, "")) for k in ("detail", "assertion", "got")),
+            )
             for test, o in zip(job["tests"], msg["outcomes"])
         ]
         return self._summarize(outcomes, msg.get("runtime_s", 0.0), job["timeout"])

@@ -66,13 +66,43 @@ def _take(iterator, n: int) -> tuple:
 # what a test may do to a program object besides calling it (`C`), each done here with the program's own methods:
 # the `O` request's operations (`channel.py` forwards the special methods of `wire.PROTOCOLS` as these)
 _OPS = {
-    "getattr": getattr, "setattr": setattr, "delattr": delattr, "len": len, "bool": bool, "str": str,
-    "repr": repr, "format": format, "iter": iter, "next": next, "reversed": reversed, "contains": _contains,
-    "getitem": operator.getitem, "setitem": operator.setitem, "delitem": operator.delitem, "eq": operator.eq,
-    "ne": operator.ne, "lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge,
-    "neg": operator.neg, "pos": operator.pos, "abs": abs, "invert": operator.invert, "int": int, "float": float,
-    "complex": complex, "index": operator.index, "round": round, "bytes": bytes, "dir": dir, "copy": copy.copy,
-    "deepcopy": copy.deepcopy, "enter": _enter, "exit": _leave, "next_many": _take,
+    "getattr": getattr,
+    "setattr": setattr,
+    "delattr": delattr,
+    "len": len,
+    "bool": bool,
+    "str": str,
+    "repr": repr,
+    "format": format,
+    "iter": iter,
+    "next": next,
+    "reversed": reversed,
+    "contains": _contains,
+    "getitem": operator.getitem,
+    "setitem": operator.setitem,
+    "delitem": operator.delitem,
+    "eq": operator.eq,
+    "ne": operator.ne,
+    "lt": operator.lt,
+    "le": operator.le,
+    "gt": operator.gt,
+    "ge": operator.ge,
+    "neg": operator.neg,
+    "pos": operator.pos,
+    "abs": abs,
+    "invert": operator.invert,
+    "int": int,
+    "float": float,
+    "complex": complex,
+    "index": operator.index,
+    "round": round,
+    "bytes": bytes,
+    "dir": dir,
+    "copy": copy.copy,
+    "deepcopy": copy.deepcopy,
+    "enter": _enter,
+    "exit": _leave,
+    "next_many": _take,
     "instancecheck": lambda c, o: isinstance(o, c),
     "subclasscheck": lambda c, s: issubclass(s, c),
 }
@@ -87,9 +117,24 @@ _UNHELD = 2  # sys.getrefcount of a followed argument that only `ProgramSide.kep
 # generator, map, filter, zip, itertools) is a reference the test steps lazily, as one process would
 _INERT = frozenset(
     type(it)
-    for it in (iter([]), reversed([]), iter(()), iter(range(0)), iter(range(1 << 70)), iter(""), iter("\xe9"),
-               iter(b""), iter(bytearray()), iter({}), iter({}.values()), iter({}.items()), reversed({}),
-               reversed({}.values()), reversed({}.items()), iter(set()))
+    for it in (
+        iter([]),
+        reversed([]),
+        iter(()),
+        iter(range(0)),
+        iter(range(1 << 70)),
+        iter(""),
+        iter("\xe9"),
+        iter(b""),
+        iter(bytearray()),
+        iter({}),
+        iter({}.values()),
+        iter({}.items()),
+        reversed({}),
+        reversed({}.values()),
+        reversed({}.items()),
+        iter(set()),
+    )
 )
 _REFERENCED = frozenset({types.FunctionType, types.MethodType})  # the common references, encoded straight
 _DEFAULTS = {name: getattr(object, name, None) for name in wire.PROTOCOLS}  # object's own: not forwarded
@@ -272,8 +317,18 @@ def describe_type(t: type) -> tuple:
 
 
 # the types most references have, described once in the server before the first fork (`warm_up`)
-_COMMON_TYPES = (types.FunctionType, types.MethodType, types.BuiltinFunctionType, type, types.GeneratorType, map,
-                 filter, zip, enumerate, reversed)
+_COMMON_TYPES = (
+    types.FunctionType,
+    types.MethodType,
+    types.BuiltinFunctionType,
+    type,
+    types.GeneratorType,
+    map,
+    filter,
+    zip,
+    enumerate,
+    reversed,
+)
 _DESCRIBED: dict[type, tuple] = {}
 
 
@@ -286,7 +341,9 @@ class _Printed:
 
     def __init__(self):
         self.streams = _Capped(self), _Capped(self)
-        sys.stdout, sys.stderr = (io.TextIOWrapper(b, "utf-8", newline="", write_through=True) for b in self.streams)
+        sys.stdout, sys.stderr = (
+            io.TextIOWrapper(b, "utf-8", newline="", write_through=True) for b in self.streams
+        )
 
     def send(self, fd: int) -> None:
         if any(b.tell() for b in self.streams):

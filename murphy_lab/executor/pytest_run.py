@@ -50,10 +50,31 @@ MAX_DETAIL = 2000  # characters of a detail sent back (feedback.py cuts further)
 # pytest's command line: our own ini file and rootdir, no conftest, no plugins but pytest's own, no cache or
 # bytecode written, the test module imported without touching sys.path; plugins that cannot change a verdict off
 ARGS = (
-    "--noconftest", "--import-mode=importlib", "--capture=sys", "-p", "no:cacheprovider", "-p", "no:terminal",
-    "-p", "no:faulthandler", "-p", "no:pastebin", "-p", "no:junitxml", "-p", "no:doctest",
-    "-p", "no:stepwise", "-p", "no:setuponly", "-p", "no:setupplan", "-p", "no:unraisableexception",
-    "-p", "no:threadexception",
+    "--noconftest",
+    "--import-mode=importlib",
+    "--capture=sys",
+    "-p",
+    "no:cacheprovider",
+    "-p",
+    "no:terminal",
+    "-p",
+    "no:faulthandler",
+    "-p",
+    "no:pastebin",
+    "-p",
+    "no:junitxml",
+    "-p",
+    "no:doctest",
+    "-p",
+    "no:stepwise",
+    "-p",
+    "no:setuponly",
+    "-p",
+    "no:setupplan",
+    "-p",
+    "no:unraisableexception",
+    "-p",
+    "no:threadexception",
 )
 
 
@@ -86,8 +107,17 @@ def run(channel, solution_module, report, job, loading: str) -> None:
     session = _Session(ids, report, channel, path, collect, loading, pytest)
     # tmp_path and its kin live in the job folder (tempfile's directory here, as in the program's process): a file
     # the test makes there, the program reads, and the other way round; the test file stays in our own folder
-    args = [path, "-c", os.path.join(folder, "pytest.ini"), "--rootdir", folder,
-            "--basetemp", os.path.join(tempfile.gettempdir(), "pytest-tmp"), *ARGS, *(("--collect-only",) if collect else ())]
+    args = [
+        path,
+        "-c",
+        os.path.join(folder, "pytest.ini"),
+        "--rootdir",
+        folder,
+        "--basetemp",
+        os.path.join(tempfile.gettempdir(), "pytest-tmp"),
+        *ARGS,
+        *(("--collect-only",) if collect else ()),
+    ]
     saved = _State()
     sys.modules["solution"] = module  # the worker removes it after the job
     try:
@@ -216,7 +246,11 @@ class _Session:
             return self._say("error", why, self.loading)
         ran = {item.stash.get(self.case, None) for item in self.items}
         while self.next < len(self.ids):
-            why = "pytest stopped before this test ran" if self.next in ran else "pytest did not collect this test with this program"
+            why = (
+                "pytest stopped before this test ran"
+                if self.next in ran
+                else "pytest did not collect this test with this program"
+            )
             self._say("error", why + (f" ({self.stopped})" if self.stopped else ""), "")
         return None
 
@@ -265,7 +299,12 @@ def _describe(rep, call, path: str) -> tuple[str, str, str]:
         return "failed" if rep.when == "call" else "error", _cut(rep.longreprtext), ""
     e = excinfo.value
     frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename == path]
-    if rep.when == "call" and isinstance(e, AssertionError) and frames and (frames[-1].line or "").startswith("assert"):
+    if (
+        rep.when == "call"
+        and isinstance(e, AssertionError)
+        and frames
+        and (frames[-1].line or "").startswith("assert")
+    ):
         return "failed", _cut(str(e)), frames[-1].line
     return "error", _error_text(e, frames), ""
 
@@ -275,8 +314,11 @@ def _error_text(e: BaseException, frames: list) -> str:
     shown = [traceback.FrameSummary(FILE, f.lineno, f.name, lookup_line=False, line=f.line) for f in frames]
     remote = getattr(e, "__murphy_remote__", None)
     if remote is not None:  # raised in the program process: its frames follow, its text is the head
-        shown += [traceback.FrameSummary(fn, ln, name, lookup_line=False, line=line) for fn, ln, name, line in remote[0]
-                  if fn == "solution.py"]
+        shown += [
+            traceback.FrameSummary(fn, ln, name, lookup_line=False, line=line)
+            for fn, ln, name, line in remote[0]
+            if fn == "solution.py"
+        ]
         head = remote[1]
     else:
         try:
@@ -377,7 +419,11 @@ class _State:
             for name in set(sys.modules) - self.modules:
                 module = sys.modules.get(name)
                 where = getattr(module, "__file__", None) or ""
-                if name == "test_solution" or where.startswith(_FOLDER[0]) or name.startswith("test_solution."):
+                if (
+                    name == "test_solution"
+                    or where.startswith(_FOLDER[0])
+                    or name.startswith("test_solution.")
+                ):
                     del sys.modules[name]
             sys.meta_path[:], sys.path[:] = self.meta_path, self.path
             os.environ.clear()

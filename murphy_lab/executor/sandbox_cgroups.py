@@ -51,8 +51,11 @@ class Cgroups:
                 continue
             (self.procs if ctrl in ("memory", "pids") else self.slot).append(procs)
         # to leave the slot's groups before removing them (the server is a member)
-        self.back = [os.open(os.path.join(CGROUP_V1, c, "cgroup.procs"), os.O_WRONLY | os.O_CLOEXEC)
-                     for c in ("cpu", "cpuset") if c in self.tops]
+        self.back = [
+            os.open(os.path.join(CGROUP_V1, c, "cgroup.procs"), os.O_WRONLY | os.O_CLOEXEC)
+            for c in ("cpu", "cpuset")
+            if c in self.tops
+        ]
 
     def join_slot(self) -> bool:
         """This process (and every process it forks from now on) into the cpu and cpuset groups."""

@@ -42,14 +42,32 @@ KEPT: set[str] = set()  # entries of those directories that hold the bound Pytho
 # (a program may run `python` or another tool; extension modules link against /usr/lib), time zones, the
 # dynamic linker's cache, the local time and the system Python's site configuration;
 OS_PATHS = (
-    "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/usr/bin", "/usr/sbin", "/usr/lib", "/usr/lib32",
-    "/usr/lib64", "/usr/libx32", "/usr/libexec", "/usr/share/zoneinfo", "/etc/ld.so.cache", "/etc/localtime",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/usr/bin",
+    "/usr/sbin",
+    "/usr/lib",
+    "/usr/lib32",
+    "/usr/lib64",
+    "/usr/libx32",
+    "/usr/libexec",
+    "/usr/share/zoneinfo",
+    "/etc/ld.so.cache",
+    "/etc/localtime",
     f"/etc/python{sys.version_info.major}.{sys.version_info.minor}",
 )
 # device nodes (bound read-write), links into our own /proc, generated files (no real user or host names)
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
-LINKS = {"/dev/fd": "/proc/self/fd", "/dev/stdin": "/proc/self/fd/0", "/dev/stdout": "/proc/self/fd/1",
-         "/dev/stderr": "/proc/self/fd/2"}
+LINKS = {
+    "/dev/fd": "/proc/self/fd",
+    "/dev/stdin": "/proc/self/fd/0",
+    "/dev/stdout": "/proc/self/fd/1",
+    "/dev/stderr": "/proc/self/fd/2",
+}
 FILES = {
     "/etc/passwd": "root:x:0:0:root:/root:/usr/sbin/nologin\n"
     "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",

@@ -89,7 +89,9 @@ class Server:
         self.cfg, self.sock = cfg, sock
         # made before the sandbox hides /sys, and named after the pid the pool knows (it removes them if we cannot)
         self.cgroups = sandbox.Cgroups(
-            f"murphy-{os.getpid()}", cfg["memory_mb"] + cfg["tmp_mb"], cfg["max_processes"],
+            f"murphy-{os.getpid()}",
+            cfg["memory_mb"] + cfg["tmp_mb"],
+            cfg["max_processes"],
             enabled=cfg["isolate"] and os.geteuid() == 0,
         )
         self.active, self.warnings = sandbox.isolate(cfg, "server")  # from here on PID 1 of our PID namespace

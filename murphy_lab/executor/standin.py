@@ -23,6 +23,8 @@ RULE = (
     "a program object is never equal to, ordered against, or computed with into plain data by, the test's own "
     "plain data"
 )
+
+
 class StandIn(type):
     """The metaclass of the classes made per program type: such a class stands for the program's class. Calling
     it makes an object in the program; its other attributes are the program class's; `isinstance` asks the
@@ -83,14 +85,20 @@ class Ref:
         return self._murphy_channel.op(self, "deepcopy", ())
 
     def __reduce_ex__(self, protocol):
-        self._murphy_channel.fail(f"the test pickled a {type(self).__name__} object of the program, which stays there")
+        self._murphy_channel.fail(
+            f"the test pickled a {type(self).__name__} object of the program, which stays there"
+        )
 
     # identity, and the stand-in class of the program class this is (type(x) == Point)
     def __eq__(self, other):
         if other is self:
             return True
         owner = other.__dict__.get("_murphy_owner") if isinstance(other, StandIn) else None
-        return True if owner is self._murphy_channel and other._murphy_type_id == self._murphy_id else NotImplemented
+        return (
+            True
+            if owner is self._murphy_channel and other._murphy_type_id == self._murphy_id
+            else NotImplemented
+        )
 
     __hash__ = object.__hash__
 
@@ -205,13 +213,25 @@ def cached_hash(self) -> int:
 
 
 _MADE = {  # a special method's forwarder: (its factory, the operation), or (None, the method itself)
-    "__len__": (_unary, "len"), "__iter__": (None, _iter), "__next__": (_unary, "next"),
-    "__reversed__": (_unary, "reversed"), "__contains__": (_keyed, "contains"), "__getitem__": (_keyed, "getitem"),
-    "__setitem__": (_keyed, "setitem"), "__delitem__": (_keyed, "delitem"), "__bool__": (_unary, "bool"),
-    "__call__": (None, _call), "__enter__": (_unary, "enter"), "__exit__": (None, _exit),
+    "__len__": (_unary, "len"),
+    "__iter__": (None, _iter),
+    "__next__": (_unary, "next"),
+    "__reversed__": (_unary, "reversed"),
+    "__contains__": (_keyed, "contains"),
+    "__getitem__": (_keyed, "getitem"),
+    "__setitem__": (_keyed, "setitem"),
+    "__delitem__": (_keyed, "delitem"),
+    "__bool__": (_unary, "bool"),
+    "__call__": (None, _call),
+    "__enter__": (_unary, "enter"),
+    "__exit__": (None, _exit),
     **{f"__{op}__": (_compare, op) for op in ("eq", "ne", "lt", "le", "gt", "ge")},
-    **{f"__{op}__": (_unary, op) for op in ("neg", "pos", "abs", "invert", "int", "float", "complex", "index", "bytes")},
-    "__round__": (_keyed, "round"), "__instancecheck__": (_check, "instancecheck"),
+    **{
+        f"__{op}__": (_unary, op)
+        for op in ("neg", "pos", "abs", "invert", "int", "float", "complex", "index", "bytes")
+    },
+    "__round__": (_keyed, "round"),
+    "__instancecheck__": (_check, "instancecheck"),
     "__subclasscheck__": (_check, "subclasscheck"),
     **{f"__{p}{op}__": (_operator, p + op) for op in _BINARY_OPS for p in ("", "r", "i")},
 }
@@ -271,7 +291,6 @@ def tuple_attr(self, name: str):  # a namedtuple's attribute that is not a field
     if name[:2] == "__" or name.startswith("_murphy"):
         raise AttributeError(name)
     return type(self).__dict__["_murphy_owner"].op(self, "getattr", (name,))
-
 
 
 def ref_text(ref: Ref) -> str:

@@ -67,7 +67,9 @@ class MatchValue:
 
     __slots__ = ("string", "_spans", "_names", "lastindex", "pos", "endpos")
 
-    def __init__(self, string, spans: tuple, names: dict, lastindex=None, pos: int = 0, endpos: int | None = None):
+    def __init__(
+        self, string, spans: tuple, names: dict, lastindex=None, pos: int = 0, endpos: int | None = None
+    ):
         endpos = len(string) if endpos is None else endpos
         for slot, v in zip(MatchValue.__slots__, (string, spans, names, lastindex, pos, endpos)):
             object.__setattr__(self, slot, v)

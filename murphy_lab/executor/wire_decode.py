@@ -19,7 +19,12 @@ values = globals()["values"]
 libraries = globals()["libraries"]  # numpy's and pandas' values (`wire_libraries.py`)
 # the format's names this module reads, bound here once (module globals: the hot loops read no attribute)
 (MAX_CLASSES, MAX_DEPTH, MAX_FIELDS, MAX_FRACTION_BYTES, MAX_INT_BYTES, MAX_ITEMS, MAX_PER_HASH) = (
-    fmt.MAX_CLASSES, fmt.MAX_DEPTH, fmt.MAX_FIELDS, fmt.MAX_FRACTION_BYTES, fmt.MAX_INT_BYTES, fmt.MAX_ITEMS,
+    fmt.MAX_CLASSES,
+    fmt.MAX_DEPTH,
+    fmt.MAX_FIELDS,
+    fmt.MAX_FRACTION_BYTES,
+    fmt.MAX_INT_BYTES,
+    fmt.MAX_ITEMS,
     fmt.MAX_PER_HASH,
 )
 NUMERIC_KINDS, Refused = fmt.NUMERIC_KINDS, fmt.Refused
@@ -282,8 +287,13 @@ class Decoder:
         key = ("K", home) if home is not None else ("K", repr(desc))
 
         def make() -> type:
-            body = {"__str__": _program_str, "__getattr__": _program_attr, "__module__": module,
-                    "__murphy_attrs__": attrs, "__murphy_home__": (self, home)}
+            body = {
+                "__str__": _program_str,
+                "__getattr__": _program_attr,
+                "__module__": module,
+                "__murphy_attrs__": attrs,
+                "__murphy_home__": (self, home),
+            }
             for choice in (built, (built[0],), (_first_builtin(built[0]),)):
                 try:
                     return ExceptionClass(name, choice, body)
@@ -331,7 +341,8 @@ def rebuild_exception(decoder: Decoder, fields: tuple) -> BaseException:
         or _type(args) is not tuple
         or _type(attrs) is not dict
         or _type(suppress) is not bool
-        or home is not None and _type(home) is not int
+        or home is not None
+        and _type(home) is not int
     ):
         raise Refused("not an exception")
     if _type(frames) is not tuple or not all(_frame(f) for f in frames):
@@ -410,13 +421,22 @@ def _zone(key: str):
 
 def _match(fields: tuple):
     string, spans, names, lastindex, pos, endpos = fields
-    if _type(string) not in (str, bytes) or _type(spans) is not tuple or _type(names) is not dict or not spans:
+    if (
+        _type(string) not in (str, bytes)
+        or _type(spans) is not tuple
+        or _type(names) is not dict
+        or not spans
+    ):
         raise Refused("not a match")
     if not all(_type(s) is tuple and _len(s) == 2 and all(_type(i) is int for i in s) for s in spans):
         raise Refused("not a match")
     if not all(_type(k) is str and _type(v) is int and 0 < v < _len(spans) for k, v in names.items()):
         raise Refused("not a match")
-    if not (lastindex is None or _type(lastindex) is int) or _type(pos) is not int or _type(endpos) is not int:
+    if (
+        not (lastindex is None or _type(lastindex) is int)
+        or _type(pos) is not int
+        or _type(endpos) is not int
+    ):
         raise Refused("not a match")
     return MatchValue(string, spans, names, lastindex, pos, endpos)
 
@@ -440,4 +460,3 @@ def _bounded_hashes(items: list) -> None:
             group.append(v)
             if _len(group) > MAX_PER_HASH:
                 raise Refused(f"a container with more than {MAX_PER_HASH} distinct values of one hash")
-

@@ -20,9 +20,26 @@ fmt = globals()["wire_format"]  # set by wire.py before this file runs
 values = globals()["values"]
 libraries = globals()["libraries"]  # numpy's and pandas' values (`wire_libraries.py`)
 # the format's names this module reads, bound here once (module globals: the hot loops read no attribute)
-(MAX_CAUSES, MAX_DEPTH, MAX_FIELDS, MAX_INT_BYTES, MAX_ITEMS, MAX_MESSAGE, NUMERIC_KINDS, Refused, NotPlain) = (
-    fmt.MAX_CAUSES, fmt.MAX_DEPTH, fmt.MAX_FIELDS, fmt.MAX_INT_BYTES, fmt.MAX_ITEMS, fmt.MAX_MESSAGE,
-    fmt.NUMERIC_KINDS, fmt.Refused, fmt.NotPlain,
+(
+    MAX_CAUSES,
+    MAX_DEPTH,
+    MAX_FIELDS,
+    MAX_INT_BYTES,
+    MAX_ITEMS,
+    MAX_MESSAGE,
+    NUMERIC_KINDS,
+    Refused,
+    NotPlain,
+) = (
+    fmt.MAX_CAUSES,
+    fmt.MAX_DEPTH,
+    fmt.MAX_FIELDS,
+    fmt.MAX_INT_BYTES,
+    fmt.MAX_ITEMS,
+    fmt.MAX_MESSAGE,
+    fmt.NUMERIC_KINDS,
+    fmt.Refused,
+    fmt.NotPlain,
 )
 _type, _len, _isinstance, _issubclass = type, len, isinstance, issubclass
 _F64, _C128, _U32, _SMALL_INTS = fmt.F64, fmt.C128, fmt.U32, fmt.SMALL_INTS
@@ -33,7 +50,11 @@ BUILTINS, _BUILTIN_CLASSES, _BUILTIN_NAMES, _EXC_BASES = (
     fmt.EXC_BASES,
 )
 _SEQ_TAGS, _DATE_TAGS, _BASES, _SCALARS, _ModuleType = (
-    fmt.SEQ_TAGS, fmt.DATE_TAGS, fmt.BASES, fmt.SCALARS, fmt.MODULE_TYPE,
+    fmt.SEQ_TAGS,
+    fmt.DATE_TAGS,
+    fmt.BASES,
+    fmt.SCALARS,
+    fmt.MODULE_TYPE,
 )
 range_length, decimal_in_bounds = fmt.range_length, fmt.decimal_in_bounds
 NamedTupleValue, MatchValue = values.NamedTupleValue, values.MatchValue
@@ -245,7 +266,11 @@ class Encoder:
             return False
         if t is not dates.date and t is not dates.timedelta:
             zone = _type(x.tzinfo)
-            if zone is not type(None) and zone is not dates.timezone and zone is not _loaded("zoneinfo", "ZoneInfo"):
+            if (
+                zone is not type(None)
+                and zone is not dates.timezone
+                and zone is not _loaded("zoneinfo", "ZoneInfo")
+            ):
                 self.other(self, x, d - 1)
                 return True
         self.out += _DATE_TAGS[t.__name__]
@@ -275,7 +300,9 @@ class Encoder:
         return (self.keep(x), self.describe(t), plain, *texts, truth)
 
 
-def encode(value, other=not_plain, direct: frozenset = frozenset(), keep=None, homed=None, describe=None) -> bytes:
+def encode(
+    value, other=not_plain, direct: frozenset = frozenset(), keep=None, homed=None, describe=None
+) -> bytes:
     enc = Encoder(other, direct, keep, homed, describe)
     enc.value(value)
     enc.check()

@@ -71,7 +71,6 @@ def _column(pd, np, x) -> tuple:
     return (str(dtype), [None if v is pd.NA or v is pd.NaT else v for v in x.tolist()])
 
 
-
 # --- the receiver's side ---------------------------------------------------------------------------------------
 def _numpy_dtype(dtype):
     import numpy as np

@@ -63,7 +63,13 @@ def _code(file: str):
 
 
 STANDIN, CHANNEL, HARNESS = _code("standin.py"), _code("channel.py"), _code("harness.py")
-ASSERT, FINISH, FINISHED, IO, RAN = protocol.ASSERT, protocol.FINISH, protocol.FINISHED, protocol.IO, protocol.RAN
+ASSERT, FINISH, FINISHED, IO, RAN = (
+    protocol.ASSERT,
+    protocol.FINISH,
+    protocol.FINISHED,
+    protocol.IO,
+    protocol.RAN,
+)
 MB = 1 << 20
 _DEVNULL = os.open(os.devnull, os.O_RDWR)
 timer = _load("_murphy_timer", "timer.py", wire=wire, devnull=_DEVNULL)  # the wall-clock limit of test code
@@ -84,9 +90,13 @@ def fresh_harness():
     channel.__dict__.update(__builtins__=dict(vars(builtins)), wire=wire, standin=standin)
     exec(CHANNEL, channel.__dict__)
     # of `testcode`, only the names compiled test code carries (the module itself stays out of the test's reach)
-    names = types.SimpleNamespace(TEST_FILE=testcode.TEST_FILE, SETUP_FILE=testcode.SETUP_FILE, CHECK=testcode.CHECK)
+    names = types.SimpleNamespace(
+        TEST_FILE=testcode.TEST_FILE, SETUP_FILE=testcode.SETUP_FILE, CHECK=testcode.CHECK
+    )
     module = types.ModuleType("_murphy_harness")
-    module.__dict__.update(__builtins__=dict(vars(builtins)), wire=wire, channel_module=channel, testcode=names)
+    module.__dict__.update(
+        __builtins__=dict(vars(builtins)), wire=wire, channel_module=channel, testcode=names
+    )
     exec(HARNESS, module.__dict__)
     return module
 
@@ -206,8 +216,9 @@ class Worker:
         worker past that limit plus 0.5 s, and the job is a `timeout`; 1.2 KB of nested ``try/finally`` takes
         seconds). None when it does not compile here: its program process compiles it after its prelude, which may
         take it over (lcb_runner's wrapper makes a top-level ``return`` legal)."""
-        compiled, self.compiling = _TIMER.within(job.get("load_timeout") or job["timeout"],
-                                                 protocol.compile_program, job["program"])
+        compiled, self.compiling = _TIMER.within(
+            job.get("load_timeout") or job["timeout"], protocol.compile_program, job["program"]
+        )
         return compiled[0] if type(compiled) is tuple and compiled[1] is None else None
 
     def budget(self, limit: float) -> float:
@@ -223,7 +234,9 @@ class Worker:
         try:
             prepared = self.prepare(job)
         except Exception as e:  # noqa: BLE001 - a bad job fails alone
-            prepared = [{"status": "error", "detail": f"the job could not be prepared: {e!r}"[:2000]}] * len(job["cases"])
+            prepared = [{"status": "error", "detail": f"the job could not be prepared: {e!r}"[:2000]}] * len(
+                job["cases"]
+            )
         if isinstance(prepared, list):
             return prepared
         setup_code, codes, program_file = prepared
@@ -239,7 +252,9 @@ class Worker:
             pending = [i for i, c in enumerate(job["cases"]) if outcomes[i] is None and c[0] == "assert"]
             runner = fresh_harness()
             while pending and not self.retire:
-                got = self.run_asserts(job, runner, setup_code, [(codes[i], job["cases"][i][1]) for i in pending])
+                got = self.run_asserts(
+                    job, runner, setup_code, [(codes[i], job["cases"][i][1]) for i in pending]
+                )
                 for i, out in zip(pending, got):
                     outcomes[i] = out
                 if got and got[-1].get("assertion") == harness.LOADING:  # the same for every test
@@ -274,8 +289,12 @@ class Worker:
         verdicts: list[dict] = []
         channel = runner.channel_module.Channel(mine.fileno())
         pytest_run = _pytest_run() if job.get("runner") == "pytest" else None
-        wanted, modules = ((), ()) if pytest_run else testcode.program_names(
-            (job["setup"], *(src for _, src in cases)), tuple(job["entry_points"]), _scope, _called
+        wanted, modules = (
+            ((), ())
+            if pytest_run
+            else testcode.program_names(
+                (job["setup"], *(src for _, src in cases)), tuple(job["entry_points"]), _scope, _called
+            )
         )
         load = job.get("load_timeout")
 
@@ -284,8 +303,14 @@ class Worker:
             _TIMER.start(channel, timeout)
 
         plan = types.SimpleNamespace(
-            setup=job["setup"], setup_code=setup_code, cases=cases, wanted=wanted, modules=modules,
-            compare=job["compare"], loaded=loaded if load else None, pytest=pytest_run,
+            setup=job["setup"],
+            setup_code=setup_code,
+            cases=cases,
+            wanted=wanted,
+            modules=modules,
+            compare=job["compare"],
+            loaded=loaded if load else None,
+            pytest=pytest_run,
         )
 
         def report(status: str, detail: str, assertion: str) -> None:
@@ -484,7 +509,9 @@ def main() -> None:
             try:
                 outcomes = worker.run_job(job)
             except Exception as e:  # noqa: BLE001 - a fault of ours fails this job alone, and retires us
-                outcomes = [{"status": "crashed", "detail": f"executor fault: {e!r}"[:2000]}] * len(job["cases"])
+                outcomes = [{"status": "crashed", "detail": f"executor fault: {e!r}"[:2000]}] * len(
+                    job["cases"]
+                )
                 worker.retire = worker.retire or "executor fault"
             _send(stdout, {"outcomes": outcomes, "runtime_s": time.perf_counter() - t0})
             if worker.retire or worker.grew:

@@ -54,16 +54,29 @@ class ContaminationReport:
             for kind in KINDS:
                 found = [p for p in self.pairs if p["benchmark"] == bench and p["kind"] == kind]
                 if found:
-                    rows.append(dict(benchmark=bench, kind=kind, pairs=len(found),
-                                     train_tasks=len({p["train_id"] for p in found}),
-                                     eval_tasks=len({p["eval_id"] for p in found}),
-                                     same_reference=sum(p["same_reference"] for p in found)))
+                    rows.append(
+                        dict(
+                            benchmark=bench,
+                            kind=kind,
+                            pairs=len(found),
+                            train_tasks=len({p["train_id"] for p in found}),
+                            eval_tasks=len({p["eval_id"] for p in found}),
+                            same_reference=sum(p["same_reference"] for p in found),
+                        )
+                    )
         return rows
 
     def to_json(self) -> dict:
-        return dict(profile=self.profile, train_data=self.train_data, n_train=self.n_train,
-                    benchmarks=self.benchmarks, overlapping=self.overlapping, summary=self.summary(),
-                    pairs_total=len(self.pairs), pairs=self.pairs[:LISTED])
+        return dict(
+            profile=self.profile,
+            train_data=self.train_data,
+            n_train=self.n_train,
+            benchmarks=self.benchmarks,
+            overlapping=self.overlapping,
+            summary=self.summary(),
+            pairs_total=len(self.pairs),
+            pairs=self.pairs[:LISTED],
+        )
 
     def markdown(self) -> str:
         benches = ", ".join(f"{b} ({n} tasks)" for b, n in self.benchmarks.items())
@@ -80,15 +93,27 @@ class ContaminationReport:
         ]
         if not self.pairs:
             return "\n".join(lines + ["**No overlap found.**", ""])
-        lines += ["| benchmark | kind | pairs | training tasks | evaluation tasks | same reference |",
-                  "|---|---|---|---|---|---|"]
-        lines += [f"| {r['benchmark']} | {r['kind']} | {r['pairs']} | {r['train_tasks']} | {r['eval_tasks']} | "
-                  f"{r['same_reference']} |" for r in self.summary()]
+        lines += [
+            "| benchmark | kind | pairs | training tasks | evaluation tasks | same reference |",
+            "|---|---|---|---|---|---|",
+        ]
+        lines += [
+            f"| {r['benchmark']} | {r['kind']} | {r['pairs']} | {r['train_tasks']} | {r['eval_tasks']} | "
+            f"{r['same_reference']} |"
+            for r in self.summary()
+        ]
         listed = min(LISTED, len(self.pairs))
-        lines += ["", f"First {min(SHOWN, len(self.pairs))} of {len(self.pairs)} pairs ({listed} in the JSON):", "",
-                  "| training task | evaluation task | benchmark | kind | score |", "|---|---|---|---|---|"]
-        lines += [f"| {p['train_id']} | {p['eval_id']} | {p['benchmark']} | {p['kind']} | {p['score']:g} |"
-                  for p in self.pairs[:SHOWN]]
+        lines += [
+            "",
+            f"First {min(SHOWN, len(self.pairs))} of {len(self.pairs)} pairs ({listed} in the JSON):",
+            "",
+            "| training task | evaluation task | benchmark | kind | score |",
+            "|---|---|---|---|---|",
+        ]
+        lines += [
+            f"| {p['train_id']} | {p['eval_id']} | {p['benchmark']} | {p['kind']} | {p['score']:g} |"
+            for p in self.pairs[:SHOWN]
+        ]
         return "\n".join(lines + [""])
 
 
@@ -113,13 +138,20 @@ def check(
         best: dict[tuple[str, str], dict] = {}
         for o in found:
             key = (o.train.task_id, o.eval.task_id)
-            row = dict(benchmark=bench, train_id=o.train.task_id, eval_id=o.eval.task_id, kind=o.kind, score=o.score,
-                       same_reference=same_reference(o.train, o.eval))
+            row = dict(
+                benchmark=bench,
+                train_id=o.train.task_id,
+                eval_id=o.eval.task_id,
+                kind=o.kind,
+                score=o.score,
+                same_reference=same_reference(o.train, o.eval),
+            )
             if key not in best or KINDS.index(o.kind) < KINDS.index(best[key]["kind"]):
                 best[key] = row
         pairs += best.values()
-    return ContaminationReport(profile, train_data, len(train_tasks), {b: len(t) for b, t in benchmarks.items()},
-                               pairs)
+    return ContaminationReport(
+        profile, train_data, len(train_tasks), {b: len(t) for b, t in benchmarks.items()}, pairs
+    )
 
 
 def check_profile(profile: str | Profile, benchmarks: Sequence[str] | None = None) -> ContaminationReport:

@@ -152,10 +152,16 @@ def write_data(
     lists the problems; nothing is written), and each dataset is staged beside `out` and moved in once it reads back."""
     out, sources = Path(out), dict(sources or {})
     unknown = sorted(set(sources) - set(datasets))
-    cli.refuse([f"--source names no dataset of the plan: {unknown} (the plan's: {sorted(datasets)})"] if unknown else [])
+    cli.refuse(
+        [f"--source names no dataset of the plan: {unknown} (the plan's: {sorted(datasets)})"]
+        if unknown
+        else []
+    )
     for name, (loader, _) in datasets.items():
         if loader not in WRITERS:
-            raise ValueError(f"dataset {name!r}: no data step for loader {loader!r} (known: {sorted(WRITERS)})")
+            raise ValueError(
+                f"dataset {name!r}: no data step for loader {loader!r} (known: {sorted(WRITERS)})"
+            )
     cli.refuse(source_problems(datasets, sources))
     manifest = {"datasets": {}}
     if (out / MANIFEST).is_file():  # a second plan's data step adds to the first's
@@ -171,9 +177,14 @@ def write_data(
             resolved = {k: str(stage / v) for k, v in local.items()}
             tasks = load_tasks(loader, **args, **resolved)  # read back from the written files, as a node will
             manifest["datasets"][name] = {
-                "loader": loader, "args": args, "local": local, "read_from": str(sources.get(name, "default")),
+                "loader": loader,
+                "args": args,
+                "local": local,
+                "read_from": str(sources.get(name, "default")),
                 "tasks": len(tasks),
-                "files": {str(p.relative_to(stage)): {"rows": _count_rows(p), "sha256": sha256(p)} for p in files},
+                "files": {
+                    str(p.relative_to(stage)): {"rows": _count_rows(p), "sha256": sha256(p)} for p in files
+                },
                 **({"selection": selection} if selection else {}),
             }
             out.mkdir(parents=True, exist_ok=True)
@@ -190,10 +201,20 @@ def write_data(
 def parser() -> cli.Parser:
     p = cli.Parser("python -m murphy_lab.experiments.data", __doc__)
     p.add_argument("--profile", default="paper", help="the plan whose datasets are written (default: paper)")
-    p.add_argument("--out", default="data", help="the folder (default: data); then export MURPHY_LAB_DATA=<it>")
-    p.add_argument("--source", nargs="+", action="extend", default=[], metavar="NAME=PATH",
-                   help="read a dataset from a local copy instead of the hub (e.g. MBPP=/data/mbpp)")
-    p.add_argument("--only", nargs="+", action="extend", help="write only these datasets of the plan (e.g. MBPP)")
+    p.add_argument(
+        "--out", default="data", help="the folder (default: data); then export MURPHY_LAB_DATA=<it>"
+    )
+    p.add_argument(
+        "--source",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="NAME=PATH",
+        help="read a dataset from a local copy instead of the hub (e.g. MBPP=/data/mbpp)",
+    )
+    p.add_argument(
+        "--only", nargs="+", action="extend", help="write only these datasets of the plan (e.g. MBPP)"
+    )
     return p
 
 

@@ -39,7 +39,9 @@ def default_base_model(exp: Experiment, cache_dir: Path) -> str:
     """The experiment's base policy: its profile's `base_model(model key, cache dir)`."""
     build = exp.profile.base_model
     if build is None:
-        raise ValueError(f"profile {exp.profile.name!r} names no base model; pass model_paths={{{exp.model!r}: '<dir>'}}")
+        raise ValueError(
+            f"profile {exp.profile.name!r} names no base model; pass model_paths={{{exp.model!r}: '<dir>'}}"
+        )
     return build(exp.model, Path(cache_dir))
 
 
@@ -59,5 +61,14 @@ def default_evaluate(
     policy = make_policy(model_dir, exp)
     scaffold = get_method(exp.method).evaluation(exp)
     with Executor(**exp.profile.executor) as executor:
-        return evaluate(policy, tasks, executor, iters=tuple(exp.iters), runs=exp.runs, scaffold=scaffold,
-                        seed=exp.seed, transcripts_path=transcripts_path, progress=False)
+        return evaluate(
+            policy,
+            tasks,
+            executor,
+            iters=tuple(exp.iters),
+            runs=exp.runs,
+            scaffold=scaffold,
+            seed=exp.seed,
+            transcripts_path=transcripts_path,
+            progress=False,
+        )

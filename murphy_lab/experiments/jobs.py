@@ -55,16 +55,35 @@ from murphy_lab.tasks.registry import GENERATED, canonical
 NOTEBOOKS = ("main_table", "ablation_credit", "ablation_pruning", "cross_scaffold", "lcb_difficulty")
 
 
-def notebook_plan(notebook: str, profile: str, *, backend: str = "real", methods: Sequence[str] | None = None,
-                  models: Sequence[str] | None = None, seeds: Sequence[int] | None = None,
-                  train_overrides: dict | None = None, knobs: dict | None = None) -> list[Experiment]:
+def notebook_plan(
+    notebook: str,
+    profile: str,
+    *,
+    backend: str = "real",
+    methods: Sequence[str] | None = None,
+    models: Sequence[str] | None = None,
+    seeds: Sequence[int] | None = None,
+    train_overrides: dict | None = None,
+    knobs: dict | None = None,
+) -> list[Experiment]:
     """The experiments reproduce/<notebook>.py plans at its default parameters ("all": every notebook's, once).
     `methods` / `models` / `seeds` / `train_overrides` / `knobs` (the credit ablation's) are the notebook's
     parameters of those names."""
     if notebook == "all":
-        out = [e for nb in NOTEBOOKS for e in notebook_plan(nb, profile, backend=backend, methods=methods,
-                                                            models=models, seeds=seeds,
-                                                            train_overrides=train_overrides, knobs=knobs)]
+        out = [
+            e
+            for nb in NOTEBOOKS
+            for e in notebook_plan(
+                nb,
+                profile,
+                backend=backend,
+                methods=methods,
+                models=models,
+                seeds=seeds,
+                train_overrides=train_overrides,
+                knobs=knobs,
+            )
+        ]
         return list(dict.fromkeys(out))
     if notebook not in NOTEBOOKS:
         raise ValueError(f"--notebook must be one of {[*NOTEBOOKS, 'all']}, got {notebook!r}")
@@ -77,11 +96,21 @@ def notebook_plan(notebook: str, profile: str, *, backend: str = "real", methods
     if notebook == "main_table":
         return plan(prof, methods=methods, models=models, **kw)
     if notebook == "ablation_credit":
-        return plan(prof, methods=methods or ["murphy"], models=models or (["Qwen3-1.7B"] if paper else None),
-                    variants=credit_variants(prof, knobs=knobs), **kw)
+        return plan(
+            prof,
+            methods=methods or ["murphy"],
+            models=models or (["Qwen3-1.7B"] if paper else None),
+            variants=credit_variants(prof, knobs=knobs),
+            **kw,
+        )
     if notebook == "ablation_pruning":
-        return plan(prof, methods=methods or ["murphy"], models=models or (["Qwen3-1.7B"] if paper else None),
-                    variants=pruning_variants(("none", "intrap", "interp"), ("full", "pruned")), **kw)
+        return plan(
+            prof,
+            methods=methods or ["murphy"],
+            models=models or (["Qwen3-1.7B"] if paper else None),
+            variants=pruning_variants(("none", "intrap", "interp"), ("full", "pruned")),
+            **kw,
+        )
     three = methods or ["base", "grpo_mt", "murphy"]
     if notebook == "cross_scaffold":
         return [
@@ -100,10 +129,14 @@ def find_run(experiments: Sequence[Experiment], key: str) -> Experiment:
     if len(hits) == 1:
         return hits[0]
     if not hits:
-        raise ValueError(f"--key {key!r} names no run of this plan{did_you_mean(key, [run_label(e) for e in experiments])}"
-                         "; `jobs list` prints them")
-    raise ValueError(f"--key {key!r} names {len(hits)} runs of this plan (other scaffolds or benchmarks); give "
-                     f"one of their run keys: {', '.join(run_key(e) for e in hits)}")
+        raise ValueError(
+            f"--key {key!r} names no run of this plan{did_you_mean(key, [run_label(e) for e in experiments])}"
+            "; `jobs list` prints them"
+        )
+    raise ValueError(
+        f"--key {key!r} names {len(hits)} runs of this plan (other scaffolds or benchmarks); give "
+        f"one of their run keys: {', '.join(run_key(e) for e in hits)}"
+    )
 
 
 def _unique_key(exp: Experiment, experiments: Sequence[Experiment]) -> str:
@@ -114,9 +147,23 @@ def _unique_key(exp: Experiment, experiments: Sequence[Experiment]) -> str:
 
 def _plan_args(a: argparse.Namespace, repo: Path | None = None) -> list[str]:
     """The options that define the plan, as a `run` command repeats them (its folders absolute under `repo`)."""
-    folders = [a.output_dir, a.cache_dir] if repo is None else [_absolute(a.output_dir, repo), _absolute(a.cache_dir, repo)]
-    args = ["--profile", a.profile, "--notebook", a.notebook, "--backend", a.backend,
-            "--output-dir", folders[0], "--cache-dir", folders[1]]
+    folders = (
+        [a.output_dir, a.cache_dir]
+        if repo is None
+        else [_absolute(a.output_dir, repo), _absolute(a.cache_dir, repo)]
+    )
+    args = [
+        "--profile",
+        a.profile,
+        "--notebook",
+        a.notebook,
+        "--backend",
+        a.backend,
+        "--output-dir",
+        folders[0],
+        "--cache-dir",
+        folders[1],
+    ]
     for name in ("methods", "models", "seeds"):
         if getattr(a, name):
             args += [f"--{name}", *map(str, getattr(a, name))]
@@ -135,8 +182,12 @@ def run_command(a: argparse.Namespace, key: str) -> str:
     return shlex.join(["python", "-m", "murphy_lab.experiments.jobs", "run", *_plan_args(a), "--key", key])
 
 
-def plan_problems(experiments: Sequence[Experiment], gpus: int | None = None, model_paths: dict | None = None,
-                  cache_dir: Path | None = None) -> list[str]:
+def plan_problems(
+    experiments: Sequence[Experiment],
+    gpus: int | None = None,
+    model_paths: dict | None = None,
+    cache_dir: Path | None = None,
+) -> list[str]:
     """Every problem of a plan found before a node starts, one line each, deduplicated: each trained run's
     training config (`murphy_lab.preflight.check`: fields, data, model, GPUs, vLLM / DeepSpeed), each benchmark's data,
     and a `model_paths` key that would serve several runs. Nothing is loaded or built (a profile that builds its
@@ -155,11 +206,15 @@ def plan_problems(experiments: Sequence[Experiment], gpus: int | None = None, mo
         name = prof.name
         have = gpus
         if prof.needs_gpu and have < 1:
-            problems.append(f"GPUs: the {name} profile trains and evaluates on CUDA GPUs and this machine has none "
-                            "(use --gpus N to check for a GPU node; docs/gpu.md)")
+            problems.append(
+                f"GPUs: the {name} profile trains and evaluates on CUDA GPUs and this machine has none "
+                "(use --gpus N to check for a GPU node; docs/gpu.md)"
+            )
         if prof.use_vllm and importlib.util.find_spec("vllm") is None:
-            problems.append(f"vllm: the {name} profile evaluates with vLLM and it is not installed; install the gpu "
-                            "extra: .venv/bin/pip install -e '.[gpu]'")
+            problems.append(
+                f"vllm: the {name} profile evaluates with vLLM and it is not installed; install the gpu "
+                "extra: .venv/bin/pip install -e '.[gpu]'"
+            )
     for exp in experiments:
         prof = exp.profile
         if get_method(exp.method).trains:
@@ -172,8 +227,10 @@ def plan_problems(experiments: Sequence[Experiment], gpus: int | None = None, mo
                 problems.append(f"{run_label(exp)}: {str(err).splitlines()[0]}")
                 continue
             local = f"models/{base.split('/')[-1]}"  # a plan takes a downloaded model through model_paths
-            problems += [line.replace(f"set model={local}", f"pass --model-path {exp.model}={local} (model_paths)")
-                         for line in check(cfg, gpus)]
+            problems += [
+                line.replace(f"set model={local}", f"pass --model-path {exp.model}={local} (model_paths)")
+                for line in check(cfg, gpus)
+            ]
         for bench in exp.benchmarks:
             loader = canonical(bench)
             if loader in GENERATED:
@@ -236,25 +293,52 @@ def write_scripts(path: str | Path, experiments: Sequence[Experiment], a: argpar
     logs = Path(_absolute(a.logs, repo))
     logs.mkdir(parents=True, exist_ok=True)
     out = []
-    for target, chosen, gpus, what in ((Path(path), trains, 8, "trains (and evaluates) one checkpoint"),
-                                       (eval_script(path), evals, a.eval_gpus, "evaluates without training")):
+    for target, chosen, gpus, what in (
+        (Path(path), trains, 8, "trains (and evaluates) one checkpoint"),
+        (eval_script(path), evals, a.eval_gpus, "evaluates without training"),
+    ):
         if chosen:
-            node = ([f"#SBATCH --gpus-per-node={gpus}", "#SBATCH --exclusive" if gpus == 8 else "#SBATCH --cpus-per-task=8"]
-                    if gpu_profile else ["#SBATCH --cpus-per-task=2"])
-            out.append(_write_script(target, chosen, experiments, a, repo, logs, node,
-                                     f"each task {what} on {f'{gpus} GPU(s)' if gpu_profile else 'CPUs'}"))
+            node = (
+                [
+                    f"#SBATCH --gpus-per-node={gpus}",
+                    "#SBATCH --exclusive" if gpus == 8 else "#SBATCH --cpus-per-task=8",
+                ]
+                if gpu_profile
+                else ["#SBATCH --cpus-per-task=2"]
+            )
+            out.append(
+                _write_script(
+                    target,
+                    chosen,
+                    experiments,
+                    a,
+                    repo,
+                    logs,
+                    node,
+                    f"each task {what} on {f'{gpus} GPU(s)' if gpu_profile else 'CPUs'}",
+                )
+            )
     return out
 
 
-def _write_script(path: Path, groups: list[list[Experiment]], experiments: Sequence[Experiment],
-                  a: argparse.Namespace, repo: Path, logs: Path, node: list[str], what: str) -> Path:
+def _write_script(
+    path: Path,
+    groups: list[list[Experiment]],
+    experiments: Sequence[Experiment],
+    a: argparse.Namespace,
+    repo: Path,
+    logs: Path,
+    node: list[str],
+    what: str,
+) -> Path:
     """One bash script that is a SLURM array (`#SBATCH --array=0-(N-1)`) and a plain loop: `bash it N` runs task
     N, `bash it` every task in turn. It activates the venv and `cd`s into the checkout."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tasks = [" ".join(_unique_key(e, experiments) for e in group) for group in groups]
     own = ["--eval-gpus", str(a.eval_gpus)] if a.eval_gpus != 1 else []
-    written_by = shlex.join(["python", "-m", "murphy_lab.experiments.jobs", "script", *_plan_args(a), "--out", a.out,
-                             *own])
+    written_by = shlex.join(
+        ["python", "-m", "murphy_lab.experiments.jobs", "script", *_plan_args(a), "--out", a.out, *own]
+    )
     lines = [
         "#!/usr/bin/env bash",
         f"#SBATCH --job-name=murphy-{a.profile}-{a.notebook}{'-eval' if path.stem.endswith('-eval') else ''}",
@@ -270,7 +354,10 @@ def _write_script(path: Path, groups: list[list[Experiment]], experiments: Seque
         f"cd {shlex.quote(str(repo))}",
         f"source {shlex.quote(_absolute(a.venv, repo))}/bin/activate  # the project's venv: python, accelerate, trl",
         "TASKS=(",
-        *[f"  {shlex.quote(t)}  # {i}: {', '.join(run_label(e) for e in g)}" for i, (t, g) in enumerate(zip(tasks, groups))],
+        *[
+            f"  {shlex.quote(t)}  # {i}: {', '.join(run_label(e) for e in g)}"
+            for i, (t, g) in enumerate(zip(tasks, groups))
+        ],
         ")",
         "run() {",
         "  for key in ${TASKS[$1]}; do",
@@ -291,26 +378,54 @@ def parser() -> cli.Parser:
     p = cli.Parser("python -m murphy_lab.experiments.jobs", __doc__)
     p.add_argument("action", choices=("list", "check", "script", "run"))
     p.add_argument("--profile", default="paper", help="smoke | toy | toy-full | paper (default: paper)")
-    p.add_argument("--notebook", default="main_table", help=f"{' | '.join(NOTEBOOKS)} | all (default: main_table)")
-    p.add_argument("--methods", nargs="+", action="extend", help="the notebook's `methods` (default: its own)")
+    p.add_argument(
+        "--notebook", default="main_table", help=f"{' | '.join(NOTEBOOKS)} | all (default: main_table)"
+    )
+    p.add_argument(
+        "--methods", nargs="+", action="extend", help="the notebook's `methods` (default: its own)"
+    )
     p.add_argument("--models", nargs="+", action="extend", help="the notebook's `models`")
     p.add_argument("--seeds", nargs="+", action="extend", type=int, help="the notebook's `seeds`")
     cli.add_set(p, "the notebook's `train_overrides` (training-config fields)")
-    p.add_argument("--knobs", nargs="+", action="extend", default=[], metavar="KNOB=V1,V2",
-                   help="ablation_credit: the notebook's `knobs`, a credit rule's knob swept (e.g. omega=0.5,1.0)")
+    p.add_argument(
+        "--knobs",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="KNOB=V1,V2",
+        help="ablation_credit: the notebook's `knobs`, a credit rule's knob swept (e.g. omega=0.5,1.0)",
+    )
     p.add_argument("--backend", default="real", help="real | stand-in (fake numbers: pipeline tests only)")
     p.add_argument("--output-dir", default="reproduce/results", help="run records go to <it>/<profile>/runs/")
-    p.add_argument("--cache-dir", default="reproduce/cache", help="checkpoints go to <it>/<profile>/checkpoints/")
-    p.add_argument("--no-train", dest="train", action="store_false", help="evaluate existing checkpoints only")
-    p.add_argument("--model-path", nargs="+", action="extend", default=[], metavar="KEY=PATH",
-                   help="a checkpoint trained elsewhere, keyed by model or run label (model_paths)")
+    p.add_argument(
+        "--cache-dir", default="reproduce/cache", help="checkpoints go to <it>/<profile>/checkpoints/"
+    )
+    p.add_argument(
+        "--no-train", dest="train", action="store_false", help="evaluate existing checkpoints only"
+    )
+    p.add_argument(
+        "--model-path",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="KEY=PATH",
+        help="a checkpoint trained elsewhere, keyed by model or run label (model_paths)",
+    )
     p.add_argument("--key", help="run: the run's label, run_key or train_key")
     p.add_argument("--out", help="script: the training tasks' script (evaluation-only tasks: <out>-eval.sh)")
     p.add_argument("--venv", default=".venv", help="script: the venv to activate (default: .venv)")
-    p.add_argument("--repo", default=str(REPO), help="script: the checkout the jobs run in (default: this one)")
-    p.add_argument("--logs", default="jobs/logs", help="script: SLURM log folder (relative to --repo), made now")
-    p.add_argument("--eval-gpus", type=int, default=1, help="script: GPUs per evaluation-only task (default: 1, one "
-                   "model on one GPU)")
+    p.add_argument(
+        "--repo", default=str(REPO), help="script: the checkout the jobs run in (default: this one)"
+    )
+    p.add_argument(
+        "--logs", default="jobs/logs", help="script: SLURM log folder (relative to --repo), made now"
+    )
+    p.add_argument(
+        "--eval-gpus",
+        type=int,
+        default=1,
+        help="script: GPUs per evaluation-only task (default: 1, one model on one GPU)",
+    )
     p.add_argument("--gpus", type=int, help="check: the GPUs of a node (default: this machine's)")
     return p
 
@@ -318,8 +433,11 @@ def parser() -> cli.Parser:
 def inputs(a: argparse.Namespace) -> tuple[dict, dict, dict]:
     """(train overrides, model paths, swept knobs) once every option is accepted: names (with their nearest), the overrides'
     types against the training configs' fields, the options an action needs; `cli.Refused` lists every problem."""
-    problems = [cli.choice(a.profile, PROFILES, "--profile"), cli.choice(a.notebook, [*NOTEBOOKS, "all"], "--notebook"),
-                cli.choice(a.backend, ("real", "stand-in"), "--backend")]
+    problems = [
+        cli.choice(a.profile, PROFILES, "--profile"),
+        cli.choice(a.notebook, [*NOTEBOOKS, "all"], "--notebook"),
+        cli.choice(a.backend, ("real", "stand-in"), "--backend"),
+    ]
     problems += [cli.choice(m, METHODS, "--methods") for m in a.methods or ()]
     if a.profile in PROFILES:
         problems += [cli.choice(m, get_profile(a.profile).models, "--models") for m in a.models or ()]
@@ -349,25 +467,39 @@ def inputs(a: argparse.Namespace) -> tuple[dict, dict, dict]:
 def main(argv: list[str] | None = None) -> list[Experiment] | RunResult | Path | list[Path]:
     a = parser().parse(argv)
     overrides, model_paths, knobs = inputs(a)
-    experiments = notebook_plan(a.notebook, a.profile, backend=a.backend, methods=a.methods, models=a.models,
-                                seeds=a.seeds, train_overrides=overrides, knobs=knobs)
+    experiments = notebook_plan(
+        a.notebook,
+        a.profile,
+        backend=a.backend,
+        methods=a.methods,
+        models=a.models,
+        seeds=a.seeds,
+        train_overrides=overrides,
+        knobs=knobs,
+    )
     if a.action == "list":
         for i, e in enumerate(experiments):
             key = _unique_key(e, experiments)
-            print(f"{i:3d}  {run_label(e):42s}  run_key {run_key(e)}  train_key {train_key(e) or '-':16s}  "
-                  f"scaffold {e.scaffold}  benchmarks {','.join(e.benchmarks)}")
+            print(
+                f"{i:3d}  {run_label(e):42s}  run_key {run_key(e)}  train_key {train_key(e) or '-':16s}  "
+                f"scaffold {e.scaffold}  benchmarks {','.join(e.benchmarks)}"
+            )
             print(f"     {run_command(a, key)}")
         print(f"{len(experiments)} runs; write them as array scripts with `jobs script --out FILE`")
         return experiments
     if a.action == "check":
         problems = plan_problems(experiments, a.gpus, model_paths, Path(a.cache_dir) / a.profile)
-        cli.report_problems(problems, f"ok: the {len(experiments)} runs of {a.notebook} on {a.profile} pass the checks")
+        cli.report_problems(
+            problems, f"ok: the {len(experiments)} runs of {a.notebook} on {a.profile} pass the checks"
+        )
         return experiments
     if a.action == "script":
         paths = write_scripts(a.out, experiments, a)
         submit = " && ".join(f"sbatch {p}" for p in paths)
-        print(f"wrote {', '.join(map(str, paths))}: {len(experiments)} runs in {len(job_groups(experiments))} array "
-              f"tasks; submit: {submit} (or bash SCRIPT [INDEX] here)")
+        print(
+            f"wrote {', '.join(map(str, paths))}: {len(experiments)} runs in {len(job_groups(experiments))} array "
+            f"tasks; submit: {submit} (or bash SCRIPT [INDEX] here)"
+        )
         return paths
     exp = find_run(experiments, a.key)
     check_model_paths(experiments, model_paths)
@@ -378,8 +510,14 @@ def main(argv: list[str] | None = None) -> list[Experiment] | RunResult | Path |
         except RuntimeError as err:
             raise ValueError(str(err)) from None
     _, fns = backend_functions(a.backend)
-    result = run_experiment(exp, Path(a.output_dir) / a.profile, Path(a.cache_dir) / a.profile, train=a.train,
-                            model_paths=model_paths, **fns)
+    result = run_experiment(
+        exp,
+        Path(a.output_dir) / a.profile,
+        Path(a.cache_dir) / a.profile,
+        train=a.train,
+        model_paths=model_paths,
+        **fns,
+    )
     state = "already finished" if result.cached else "finished"
     print(f"{run_label(exp)}: {state} -> {result.path}")
     sys.stdout.flush()

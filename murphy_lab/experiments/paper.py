@@ -60,7 +60,9 @@ _ABLATIONS = {
     ("pruning", "interp"): (40, ((77.43, 2.20), (86.17, 0.70), (61.20, 1.39))),
 }
 # the credit rules' row labels come from the rule table ("mers_0.9" -> "MeRS γ=0.9"); "none" is the pruning axis's
-CREDIT_NAMES = {rule.variant(g): rule.table_label(g) for rule in CREDIT_RULES.values() for g in rule.ablation_gammas()}
+CREDIT_NAMES = {
+    rule.variant(g): rule.table_label(g) for rule in CREDIT_RULES.values() for g in rule.ablation_gammas()
+}
 
 
 def credit_name(variant: str) -> str | None:
@@ -69,8 +71,14 @@ def credit_name(variant: str) -> str | None:
     None for a label that is no credit variant."""
     if variant in CREDIT_NAMES:
         return CREDIT_NAMES[variant]
-    rule = next((r for r in sorted(CREDIT_RULES.values(), key=lambda r: -len(r.name))
-                 if variant == r.name or variant.startswith(r.name + "_")), None)
+    rule = next(
+        (
+            r
+            for r in sorted(CREDIT_RULES.values(), key=lambda r: -len(r.name))
+            if variant == r.name or variant.startswith(r.name + "_")
+        ),
+        None,
+    )
     if rule is None:
         return None
     items = variant[len(rule.name) + 1 :].split("_") if variant != rule.name else []
@@ -154,8 +162,13 @@ def benchmark_cells(benchmark: str) -> dict[str, tuple[float, float]]:
     """Every distinct (mean, std) the paper prints for `benchmark` ("MBPP", "HumanEval", "LCB-v6 Hard"), main table
     and ablations, by a label naming the cell. The ablations' MaRS / no-pruning row repeats the main table's MURPHY
     cell on Qwen3-1.7B and is counted once."""
-    cells = {f"{model} Iter-{k} {method}": value for (model, bench, k), row in _MAIN.items() if bench == benchmark
-             for method, value in row.items() if value is not None}
+    cells = {
+        f"{model} Iter-{k} {method}": value
+        for (model, bench, k), row in _MAIN.items()
+        if bench == benchmark
+        for method, value in row.items()
+        if value is not None
+    }
     for (axis, variant), (_, values) in _ABLATIONS.items():
         for (bench, k), value in zip(_ABLATION_METRICS, values):
             if bench == benchmark and value not in cells.values():

@@ -62,8 +62,16 @@ def aggregate(results: pd.DataFrame, keys: Sequence[str] = KEYS) -> pd.DataFrame
             std = float(g["std"].mean()) if "std" in g.columns else float("nan")
             over = "runs"
         backend = "stand-in" if "backend" in g.columns and (g["backend"] == "stand-in").any() else "real"
-        rows.append(dict(zip(keys, key), mean=float(per_seed.mean()), std=std, n_seeds=n, std_over=over,
-                         backend=backend))
+        rows.append(
+            dict(
+                zip(keys, key),
+                mean=float(per_seed.mean()),
+                std=std,
+                n_seeds=n,
+                std_over=over,
+                backend=backend,
+            )
+        )
     return pd.DataFrame(rows)
 
 
@@ -73,19 +81,26 @@ def _ordered(agg: pd.DataFrame) -> pd.DataFrame:
     scaffolds = (
         {v: i for i, v in enumerate(dict.fromkeys(agg["scaffold"]))} if "scaffold" in agg.columns else {}
     )
-    order = pd.DataFrame({
-        "m": agg["model"].map(first["model"]), "b": agg["benchmark"].map(first["benchmark"]),
-        "s": agg["scaffold"].map(scaffolds) if scaffolds else 0,
-        "d": [_DIFFICULTY_ORDER.get(str(d).lower(), 9) for d in agg["difficulty"]], "k": agg["k"],
-    }, index=agg.index)
+    order = pd.DataFrame(
+        {
+            "m": agg["model"].map(first["model"]),
+            "b": agg["benchmark"].map(first["benchmark"]),
+            "s": agg["scaffold"].map(scaffolds) if scaffolds else 0,
+            "d": [_DIFFICULTY_ORDER.get(str(d).lower(), 9) for d in agg["difficulty"]],
+            "k": agg["k"],
+        },
+        index=agg.index,
+    )
     return agg.loc[order.sort_values(["m", "s", "b", "d", "k"], kind="stable").index]
 
 
 def _common_notes(agg: pd.DataFrame) -> list[str]:
     notes = []
     if not agg.empty and (agg["backend"] == "stand-in").any():
-        notes.append("STAND-IN NUMBERS: produced by fake train/evaluate functions to exercise the pipeline; "
-                     "not a measurement.")
+        notes.append(
+            "STAND-IN NUMBERS: produced by fake train/evaluate functions to exercise the pipeline; "
+            "not a measurement."
+        )
     if not agg.empty:
         seeds = sorted(set(agg["n_seeds"]))
         if seeds == [1]:
@@ -110,8 +125,11 @@ def panel_title(model: str, benchmark: str) -> str:
     # "toy Hard", "toy · reflexion": the benchmark, then what splits it
     head, _, rest = benchmark.partition(" ")
     rest = rest.strip(" ·")
-    bench = f"{BENCHMARK_WORDS[head]}, {rest}" if head in BENCHMARK_WORDS and rest else BENCHMARK_WORDS.get(
-        benchmark, benchmark)
+    bench = (
+        f"{BENCHMARK_WORDS[head]}, {rest}"
+        if head in BENCHMARK_WORDS and rest
+        else BENCHMARK_WORDS.get(benchmark, benchmark)
+    )
     return f"{MODEL_WORDS.get(model, model)} on {bench}"
 
 
@@ -161,19 +179,27 @@ def main_tables(
         if m not in ran
     ]
     if "mucode" in ran:
-        notes.append("µCode: the plain Iter-k pass@1 of its trained generator under the same scaffold, without its "
-                     "verifier's best-of-N (the paper does not say which it reports; docs/evaluation.md).")
+        notes.append(
+            "µCode: the plain Iter-k pass@1 of its trained generator under the same scaffold, without its "
+            "verifier's best-of-N (the paper does not say which it reports; docs/evaluation.md)."
+        )
     if "reveal" in ran:
-        notes.append("ReVeal: evaluated in its tagged rounds with the same public-test feedback as every other column "
-                     "(scaffold 'reveal'); its own loop, with feedback on its own tests only, is scaffold "
-                     "'reveal-own' (docs/reveal.md), not a column of this table.")
+        notes.append(
+            "ReVeal: evaluated in its tagged rounds with the same public-test feedback as every other column "
+            "(scaffold 'reveal'); its own loop, with feedback on its own tests only, is scaffold "
+            "'reveal-own' (docs/reveal.md), not a column of this table."
+        )
     if not agg.empty and agg["benchmark"].astype(str).str.startswith("LCB").any():
-        notes.append("LiveCodeBench runs as lcb_runner runs it (docs/evaluation.md's rule table); stated differences: "
-                     "1 GB of memory per program, a fresh process per "
-                     "test, and our prompt is not lcb_runner's.")
+        notes.append(
+            "LiveCodeBench runs as lcb_runner runs it (docs/evaluation.md's rule table); stated differences: "
+            "1 GB of memory per program, a fresh process per "
+            "test, and our prompt is not lcb_runner's."
+        )
     if any(c.endswith("@samples") for c in cols):
-        notes.append("(sample-matched): the baseline trained with as many sampled sequences per task as MURPHY's run "
-                     "(more chains per task, same steps and tasks); the budget table gives each row's spend.")
+        notes.append(
+            "(sample-matched): the baseline trained with as many sampled sequences per task as MURPHY's run "
+            "(more chains per task, same steps and tasks); the budget table gives each row's spend."
+        )
 
     pt = paper.main_table()
     pt = pt[pt["method"].isin(methods)]
@@ -186,9 +212,11 @@ def main_tables(
         ],
         columns=["model", "benchmark", "Iter-k"] + [paper.METHOD_NAMES[m] for m in methods],
     )
-    pnotes = ["Transcribed from the paper (arXiv 2511.07833); pass@1 %, mean ± std as printed. The paper does not "
-              "say over what: its untrained Base column has a ± too (so at least there it is over evaluation runs), "
-              "and its numbers fit a sample std (n − 1) of 3 values (docs/evaluation.md)."]
+    pnotes = [
+        "Transcribed from the paper (arXiv 2511.07833); pass@1 %, mean ± std as printed. The paper does not "
+        "say over what: its untrained Base column has a ± too (so at least there it is over evaluation runs), "
+        "and its numbers fit a sample std (n − 1) of 3 values (docs/evaluation.md)."
+    ]
     if "grpo" in methods:
         pnotes.append("The paper's main table has no single-turn GRPO column.")
     pnotes.append("ReVeal is reported only on LiveCodeBench-v6 Hard.")
@@ -197,20 +225,33 @@ def main_tables(
     for (m, b, k, meth), (mean, std) in cells.items():
         p = pcells.get((m, b, k, meth))  # a sample-matched column has no paper cell
         if p is not None and not math.isnan(p[0]):
-            comp.append(dict(model=m, benchmark=b, iter=k, method=paper.METHOD_NAMES[meth], ours=fmt(mean, std),
-                             paper=fmt(*p), diff_pp=round(mean - p[0], 2)))
+            comp.append(
+                dict(
+                    model=m,
+                    benchmark=b,
+                    iter=k,
+                    method=paper.METHOD_NAMES[meth],
+                    ours=fmt(mean, std),
+                    paper=fmt(*p),
+                    diff_pp=round(mean - p[0], 2),
+                )
+            )
     cframe = pd.DataFrame(comp, columns=["model", "benchmark", "iter", "method", "ours", "paper", "diff_pp"])
     cnotes = ["diff_pp = ours − paper, percentage points."] if not cframe.empty else []
     if not cframe.empty:
-        cnotes += ["Compare the means: our ± is the population std over training seeds, the paper's an unstated "
-                   "std (most likely the sample std over 3 evaluation runs).",
-                   "Ours: MBPP = full MBPP's test split (500 tasks), LCB-v6 = the problems added in release v6, "
-                   "evaluation at temperature 1.0: choices where the paper names no split or setting "
-                   "(docs/evaluation.md, 'What the paper does not state')."]
+        cnotes += [
+            "Compare the means: our ± is the population std over training seeds, the paper's an unstated "
+            "std (most likely the sample std over 3 evaluation runs).",
+            "Ours: MBPP = full MBPP's test split (500 tasks), LCB-v6 = the problems added in release v6, "
+            "evaluation at temperature 1.0: choices where the paper names no split or setting "
+            "(docs/evaluation.md, 'What the paper does not state').",
+        ]
     if cframe.empty:
         ours_models = ", ".join(sorted(set(agg["model"]))) or "none"
-        cnotes.append(f"No cell to compare: the paper reports no (model, benchmark) we ran (ours: {ours_models}). "
-                      "Toy-world numbers show the layout and the qualitative effects, not the paper's values.")
+        cnotes.append(
+            f"No cell to compare: the paper reports no (model, benchmark) we ran (ours: {ours_models}). "
+            "Toy-world numbers show the layout and the qualitative effects, not the paper's values."
+        )
     return [
         Table("main_table", "Main table (ours): pass@1 (%) by Iter-k", frame, notes),
         Table("main_table_paper", "Main table (paper, arXiv 2511.07833)", pframe, pnotes),
@@ -235,8 +276,10 @@ def credit_name(v: str) -> str:
 
 
 def variant_name(v: str) -> str:
-    """"mars" -> "MaRS", "mars+interp" -> "MaRS + InterP", "interp+backup_pruned" -> "InterP, backup on pruned"."""
-    v, backup = (v[: -len("+backup_pruned")], ", backup on pruned") if v.endswith("+backup_pruned") else (v, "")
+    """ "mars" -> "MaRS", "mars+interp" -> "MaRS + InterP", "interp+backup_pruned" -> "InterP, backup on pruned"."""
+    v, backup = (
+        (v[: -len("+backup_pruned")], ", backup on pruned") if v.endswith("+backup_pruned") else (v, "")
+    )
     base, _, prune = v.partition("+")
     name = paper.VARIANT_NAMES.get(base, base)
     return (f"{name} + {paper.VARIANT_NAMES.get(prune, prune)}" if prune else name) + backup
@@ -245,14 +288,25 @@ def variant_name(v: str) -> str:
 def ablation_credit_tables(agg: pd.DataFrame) -> list[Table]:
     """MaRS vs MeRS (γ = 0.9 / 1.0): ours (rows variant, columns benchmark Iter-k), the paper's, and the difference."""
     ours = agg[agg["method"] == "murphy"]
-    ours = ours.assign(col=[f"{bench_label(b, d)} Iter-{k}" for b, d, k in zip(ours["benchmark"], ours["difficulty"], ours["k"])])
+    ours = ours.assign(
+        col=[
+            f"{bench_label(b, d)} Iter-{k}"
+            for b, d, k in zip(ours["benchmark"], ours["difficulty"], ours["k"])
+        ]
+    )
     frame = _pivot(ours, index=["model", "variant"], rename=credit_name)
     pa = paper.ablation_table("credit")
     pframe = _paper_ablation(pa)
     return [
         Table("ablation_credit", "Credit ablation (ours): pass@1 (%)", frame, _common_notes(ours)),
-        Table("ablation_credit_paper", "Credit ablation (paper, Qwen3-1.7B)", pframe,
-              [f"MaRS also beats MeRS by {paper.MARS_OVER_MERS_OLMO_HUMANEVAL_ITER3_PP} pp on OLMo-2-7B HumanEval Iter-3."]),
+        Table(
+            "ablation_credit_paper",
+            "Credit ablation (paper, Qwen3-1.7B)",
+            pframe,
+            [
+                f"MaRS also beats MeRS by {paper.MARS_OVER_MERS_OLMO_HUMANEVAL_ITER3_PP} pp on OLMo-2-7B HumanEval Iter-3."
+            ],
+        ),
         _ablation_diff("ablation_credit_vs_paper", ours, pa),
     ]
 
@@ -284,15 +338,32 @@ def _ablation_diff(name: str, ours: pd.DataFrame, pa: pd.DataFrame) -> Table:
     p = {(r.variant, r.benchmark, int(r.iter)): (r.mean, r.std) for r in pa.itertuples()}
     rows = []
     for r in ours[ours["model"] == "Qwen3-1.7B"].itertuples():
-        cell = p.get((r.variant.partition("+")[0] if name.startswith("ablation_credit") else r.pruning,
-                      bench_label(r.benchmark, r.difficulty), int(r.k)))
+        cell = p.get(
+            (
+                r.variant.partition("+")[0] if name.startswith("ablation_credit") else r.pruning,
+                bench_label(r.benchmark, r.difficulty),
+                int(r.k),
+            )
+        )
         if cell is not None:
-            rows.append(dict(variant=variant_name(r.variant), benchmark=bench_label(r.benchmark, r.difficulty),
-                             iter=int(r.k), ours=fmt(r.mean, r.std), paper=fmt(*cell), diff_pp=round(r.mean - cell[0], 2)))
+            rows.append(
+                dict(
+                    variant=variant_name(r.variant),
+                    benchmark=bench_label(r.benchmark, r.difficulty),
+                    iter=int(r.k),
+                    ours=fmt(r.mean, r.std),
+                    paper=fmt(*cell),
+                    diff_pp=round(r.mean - cell[0], 2),
+                )
+            )
     frame = pd.DataFrame(rows, columns=["variant", "benchmark", "iter", "ours", "paper", "diff_pp"])
-    notes = ["diff_pp = ours − paper, percentage points."] if not frame.empty else [
-        "No cell to compare: the paper's ablations are on Qwen3-1.7B (HumanEval, MBPP), which we did not run."
-    ]  # an empty comparison is its title and this note (Table.to_markdown): no header without rows
+    notes = (
+        ["diff_pp = ours − paper, percentage points."]
+        if not frame.empty
+        else [
+            "No cell to compare: the paper's ablations are on Qwen3-1.7B (HumanEval, MBPP), which we did not run."
+        ]
+    )  # an empty comparison is its title and this note (Table.to_markdown): no header without rows
     return Table(name, "Ours vs paper, matching cells", frame, notes)
 
 
@@ -311,24 +382,42 @@ def pruning_cost(metrics: pd.DataFrame) -> pd.DataFrame:
         return float(g[col].mean()) if col in g.columns and g[col].notna().any() else float("nan")
 
     if "backup_on" in metrics.columns:
-        labels = [pruning_label(p, b) for p, b in zip(metrics["pruning"], metrics["backup_on"].fillna("full"))]
+        labels = [
+            pruning_label(p, b) for p, b in zip(metrics["pruning"], metrics["backup_on"].fillna("full"))
+        ]
         metrics = metrics.assign(pruning=labels)
     rows = []
     for prune, g in metrics.groupby("pruning", sort=False):
         gen = g[g["generated"].fillna(True).astype(bool)] if "generated" in g.columns else g
         trees = gen["trees"].where(gen["trees"] > 0) if "trees" in gen.columns else 1.0
-        per_tree = gen.assign(**{c + "/tree": gen[c] / trees for c in ("trajectories/kept", "trajectories/total")
-                                 if c in gen.columns})
-        rows.append(dict(pruning=prune, kept_traj=mean(per_tree, "trajectories/kept/tree"),
-                         total_traj=mean(per_tree, "trajectories/total/tree"),
-                         optimization_s=mean(g, "time/optimization_s"), step_s=mean(g, "time/step_s")))
+        per_tree = gen.assign(
+            **{
+                c + "/tree": gen[c] / trees
+                for c in ("trajectories/kept", "trajectories/total")
+                if c in gen.columns
+            }
+        )
+        rows.append(
+            dict(
+                pruning=prune,
+                kept_traj=mean(per_tree, "trajectories/kept/tree"),
+                total_traj=mean(per_tree, "trajectories/total/tree"),
+                optimization_s=mean(g, "time/optimization_s"),
+                step_s=mean(g, "time/step_s"),
+            )
+        )
     return pd.DataFrame(rows)
 
 
 def ablation_pruning_tables(agg: pd.DataFrame, metrics: pd.DataFrame) -> list[Table]:
     """None / IntraP / InterP: trajectories kept, optimization and step time (Δ% vs none), pass@1; and the paper's."""
     ours = agg[agg["method"] == "murphy"]
-    ours = ours.assign(col=[f"{bench_label(b, d)} Iter-{k}" for b, d, k in zip(ours["benchmark"], ours["difficulty"], ours["k"])])
+    ours = ours.assign(
+        col=[
+            f"{bench_label(b, d)} Iter-{k}"
+            for b, d, k in zip(ours["benchmark"], ours["difficulty"], ours["k"])
+        ]
+    )
     label = [v.partition("+")[2] or "none" for v in ours["variant"]]  # "interp", "interp+backup_pruned", ...
     frame = _pivot(ours.assign(variant=label), index=["model", "variant"], rename=variant_name)
     cost = pruning_cost(metrics[metrics["method"] == "murphy"] if "method" in metrics.columns else metrics)
@@ -410,8 +499,10 @@ def lcb_difficulty_tables(agg: pd.DataFrame, benchmark: str = "LCB-v6") -> list[
     frame = pd.DataFrame(rows)
     notes = _common_notes(ours)
     if benchmark != "LCB-v6":
-        notes.append(f"{benchmark}'s difficulty levels are not LiveCodeBench's; the paper's LCB-v6 gains are listed "
-                     "separately below, for the direction of the effect only.")
+        notes.append(
+            f"{benchmark}'s difficulty levels are not LiveCodeBench's; the paper's LCB-v6 gains are listed "
+            "separately below, for the direction of the effect only."
+        )
     if set(ours["difficulty"]) <= {"all"}:
         notes.append(f"{benchmark} results carry no difficulty split; one row per Iter-k.")
     prow = [
@@ -420,10 +511,14 @@ def lcb_difficulty_tables(agg: pd.DataFrame, benchmark: str = "LCB-v6") -> list[
     ]
     pa = paper.main_table().query("benchmark == 'LCB-v6 Hard'")
     pframe = pd.DataFrame(prow)
-    pnotes = ["Qwen3-4B on LiveCodeBench-v6; the paper prints only the Iter-5 gains per difficulty. Hard, absolute: "
-              + "; ".join(f"Iter-{int(k)} Base {fmt(*g[g.method == 'base'][['mean', 'std']].values[0])}, "
-                          f"Murphy {fmt(*g[g.method == 'murphy'][['mean', 'std']].values[0])}"
-                          for k, g in pa.groupby("iter"))]
+    pnotes = [
+        "Qwen3-4B on LiveCodeBench-v6; the paper prints only the Iter-5 gains per difficulty. Hard, absolute: "
+        + "; ".join(
+            f"Iter-{int(k)} Base {fmt(*g[g.method == 'base'][['mean', 'std']].values[0])}, "
+            f"Murphy {fmt(*g[g.method == 'murphy'][['mean', 'std']].values[0])}"
+            for k, g in pa.groupby("iter")
+        )
+    ]
     return [
         Table("lcb_difficulty", f"{benchmark} by difficulty (ours): pass@1 (%)", frame, notes),
         Table("lcb_difficulty_paper", "LiveCodeBench-v6 by difficulty (paper)", pframe, pnotes),
@@ -434,8 +529,10 @@ def cross_scaffold_tables(
     agg: pd.DataFrame, methods: Sequence[str] = ("base", "grpo_mt", "murphy")
 ) -> list[Table]:
     """Trained models under each refinement scaffold: rows scaffold × benchmark × Iter-k, columns methods."""
-    cells = {(r.model, r.scaffold, bench_label(r.benchmark, r.difficulty), int(r.k), r.method): (r.mean, r.std)
-             for r in _ordered(main_rows(agg)).itertuples()}
+    cells = {
+        (r.model, r.scaffold, bench_label(r.benchmark, r.difficulty), int(r.k), r.method): (r.mean, r.std)
+        for r in _ordered(main_rows(agg)).itertuples()
+    }
     present = [m for m in methods if m in set(agg["method"])]
     rows = []
     for key in dict.fromkeys(c[:4] for c in cells):
@@ -444,8 +541,14 @@ def cross_scaffold_tables(
         if (*key, "base") in cells and (*key, "murphy") in cells:
             row["Murphy − Base (pp)"] = f"{cells[(*key, 'murphy')][0] - cells[(*key, 'base')][0]:+.2f}"
         rows.append(row)
-    return [Table("cross_scaffold", "Across refinement scaffolds (ours): pass@1 (%)", pd.DataFrame(rows),
-                  _common_notes(agg) + [paper.CROSS_SCAFFOLD_NOTE])]
+    return [
+        Table(
+            "cross_scaffold",
+            "Across refinement scaffolds (ours): pass@1 (%)",
+            pd.DataFrame(rows),
+            _common_notes(agg) + [paper.CROSS_SCAFFOLD_NOTE],
+        )
+    ]
 
 
 def plot_pass_at_k(agg: pd.DataFrame, path: str | Path | None = None, title: str = "pass@1 vs Iter-k"):
@@ -453,16 +556,26 @@ def plot_pass_at_k(agg: pd.DataFrame, path: str | Path | None = None, title: str
     panel per Iter-k, each on its own fitted axis (`murphy_lab.viz.table_figures.draw_by_k`); saves a PNG."""
     agg = _ordered(agg)
     rows = []
-    for model, bench in dict.fromkeys((r.model, bench_label(r.benchmark, r.difficulty)) for r in agg.itertuples()):
+    for model, bench in dict.fromkeys(
+        (r.model, bench_label(r.benchmark, r.difficulty)) for r in agg.itertuples()
+    ):
         in_panel = np.array([bench_label(b, d) == bench for b, d in zip(agg["benchmark"], agg["difficulty"])])
         sub = agg[(agg["model"] == model).to_numpy() & in_panel]
         by_k = []
         # an ablation: name the variants
         one_method = sub["method"].nunique() == 1 and sub["variant"].nunique() > 1
         for k, g in sub.groupby("k", sort=True):
-            points = [(credit_name(r.variant) if one_method else paper.METHOD_NAMES.get(r.method, r.method)
-                       + ("" if r.variant in ("-", "mars") else f" [{credit_name(r.variant)}]"),
-                       float(r.mean), 0.0 if pd.isna(r.std) else float(r.std)) for r in g.itertuples()]
+            points = [
+                (
+                    credit_name(r.variant)
+                    if one_method
+                    else paper.METHOD_NAMES.get(r.method, r.method)
+                    + ("" if r.variant in ("-", "mars") else f" [{credit_name(r.variant)}]"),
+                    float(r.mean),
+                    0.0 if pd.isna(r.std) else float(r.std),
+                )
+                for r in g.itertuples()
+            ]
             by_k.append((int(k), points))
         rows.append((panel_title(model, bench), by_k))
     if not rows:
@@ -482,12 +595,22 @@ def plot_pruning_cost(metrics: pd.DataFrame, path: str | Path | None = None):
     names = [variant_name(p).replace(", ", ",\n") for p in cost["pruning"]]  # two lines: labels never overlap
     from murphy_lab.viz.palette import PRUNING_COLORS  # one colour per pruning kind, defined once
 
-    colors = [PRUNING_COLORS["intrap" if p.startswith("intrap") else "interp" if p.startswith("interp") else "none"]
-              for p in cost["pruning"]]
-    panels = [(label, list(cost[col].fillna(0))) for col, label in (
-        ("kept_traj", "trajectories kept per tree"), ("optimization_s", "optimization s / step"), ("step_s", "step s"))]
+    colors = [
+        PRUNING_COLORS["intrap" if p.startswith("intrap") else "interp" if p.startswith("interp") else "none"]
+        for p in cost["pruning"]
+    ]
+    panels = [
+        (label, list(cost[col].fillna(0)))
+        for col, label in (
+            ("kept_traj", "trajectories kept per tree"),
+            ("optimization_s", "optimization s / step"),
+            ("step_s", "step s"),
+        )
+    ]
     from murphy_lab.viz.table_figures import (
         draw_cost_bars,  # matplotlib (and the viz package) only when drawing
     )
 
-    return draw_cost_bars(names, panels, colors, [p.endswith("+backup_pruned") for p in cost["pruning"]], path)
+    return draw_cost_bars(
+        names, panels, colors, [p.endswith("+backup_pruned") for p in cost["pruning"]], path
+    )

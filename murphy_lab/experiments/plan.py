@@ -105,7 +105,9 @@ class Experiment:
         if self.backup_on not in ("full", "pruned"):
             raise ValueError(f"backup_on must be 'full' or 'pruned', got {self.backup_on!r}")
         if self.backup_on == "pruned" and self.pruning == "none":
-            raise ValueError("backup_on='pruned' needs pruning='intrap' or 'interp' (without pruning both orders agree)")
+            raise ValueError(
+                "backup_on='pruned' needs pruning='intrap' or 'interp' (without pruning both orders agree)"
+            )
         if not self.benchmarks:
             raise ValueError("benchmarks must name at least one benchmark")
         if isinstance(self.benchmarks, str):
@@ -119,9 +121,13 @@ class Experiment:
             raise ValueError(f"budget must be 'steps' or 'samples', got {self.budget!r}")
         if self.train_data not in TRAIN_DATA:
             raise ValueError(f"train_data must be one of {sorted(TRAIN_DATA)}, got {self.train_data!r}")
-        if self.budget == "samples" and (not get_method(self.method).budget or self.method == SAMPLE_REFERENCE):
-            raise ValueError(f"budget='samples' matches a baseline to {SAMPLE_REFERENCE}'s samples; not for "
-                             f"{self.method!r}")
+        if self.budget == "samples" and (
+            not get_method(self.method).budget or self.method == SAMPLE_REFERENCE
+        ):
+            raise ValueError(
+                f"budget='samples' matches a baseline to {SAMPLE_REFERENCE}'s samples; not for "
+                f"{self.method!r}"
+            )
 
     def own_benchmark_args(self, benchmark: str) -> dict:
         """This experiment's loader arguments for `benchmark` beyond the profile's (`benchmark_args`)."""
@@ -139,8 +145,15 @@ class Experiment:
 
     def train_config(self) -> dict:
         """What training depends on (None-free, JSON-able); hashed into `train_key`."""
-        cfg = dict(profile=self.profile.name, model=self.model, method=self.method, seed=self.seed,
-                   train_data=self.train_data, backend=self.backend, overrides=[list(kv) for kv in self.overrides])
+        cfg = dict(
+            profile=self.profile.name,
+            model=self.model,
+            method=self.method,
+            seed=self.seed,
+            train_data=self.train_data,
+            backend=self.backend,
+            overrides=[list(kv) for kv in self.overrides],
+        )
         if get_method(self.method).variants:  # MURPHY's credit, γ and pruning (backup order only when pruned)
             cfg.update(credit=self.credit, gamma=float(self.gamma), pruning=self.pruning)
             if self.credit_args:  # absent at the rule's defaults, so older runs keep their keys
@@ -154,8 +167,14 @@ class Experiment:
     def resolved(self) -> dict:
         """The whole config (training + evaluation), as saved to `config.json` beside every result."""
         cfg = self.train_config()
-        cfg.update(benchmarks=list(self.benchmarks), scaffold=self.scaffold, iters=list(self.iters), runs=self.runs,
-                   n_eval_tasks=self.n_eval_tasks, variant=self.variant)
+        cfg.update(
+            benchmarks=list(self.benchmarks),
+            scaffold=self.scaffold,
+            iters=list(self.iters),
+            runs=self.runs,
+            n_eval_tasks=self.n_eval_tasks,
+            variant=self.variant,
+        )
         if self.curve:
             cfg.update(curve=True)
         if self.benchmark_args:  # absent when the profile's arguments are all, so older runs keep their keys
@@ -171,13 +190,16 @@ def credit_label(credit: str, gamma: float = 1.0, credit_args: Mapping | Sequenc
 
 
 def pruning_label(pruning: str, backup_on: str = "full") -> str:
-    """"interp", or "interp+backup_pruned" when the credit backup sees only the pruned tree."""
+    """ "interp", or "interp+backup_pruned" when the credit backup sees only the pruned tree."""
     return pruning if backup_on == "full" or pruning == "none" else f"{pruning}+backup_pruned"
 
 
-def credit_variants(profile: str | Profile, credits: Sequence[str] | None = None,
-                    gammas: Sequence[float] | None = None,
-                    knobs: Mapping[str, Sequence[float]] | None = None) -> list[dict]:
+def credit_variants(
+    profile: str | Profile,
+    credits: Sequence[str] | None = None,
+    gammas: Sequence[float] | None = None,
+    knobs: Mapping[str, Sequence[float]] | None = None,
+) -> list[dict]:
     """The credit ablation's variants: each rule of `credits` (None: every rule of `CREDIT_RULES`) at the γ values
     its knob ablates (`gammas` replaces them for a rule that reads γ), and at every combination of its other knobs'
     values: `knobs` ({knob name: values}, e.g. {"omega": [0.5, 1.0]}) for a rule that declares the knob, else the
@@ -190,16 +212,23 @@ def credit_variants(profile: str | Profile, credits: Sequence[str] | None = None
     declared = sorted({k.name for r in rules for k in r.knobs if k.name != "gamma"})
     unknown = sorted(set(knobs) - set(declared))
     if unknown:
-        raise ValueError(f"knobs: no chosen credit rule has a knob {unknown[0]!r}{did_you_mean(unknown[0], declared)}; "
-                         f"their knobs besides gamma: {declared}")
+        raise ValueError(
+            f"knobs: no chosen credit rule has a knob {unknown[0]!r}{did_you_mean(unknown[0], declared)}; "
+            f"their knobs besides gamma: {declared}"
+        )
     out = []
     for rule in rules:
-        swept = [[(k.name, float(v)) for v in knobs.get(k.name, k.ablate)] or [()]
-                 for k in rule.knobs if k.name != "gamma"]
+        swept = [
+            [(k.name, float(v)) for v in knobs.get(k.name, k.ablate)] or [()]
+            for k in rule.knobs
+            if k.name != "gamma"
+        ]
         for g in gammas if gammas is not None and rule.discounted else rule.ablation_gammas():
             for values in itertools.product(*swept):
                 set_ = dict(kv for kv in values if kv)
-                out.append({"credit": rule.name, "gamma": float(g), **({"credit_args": set_} if set_ else {})})
+                out.append(
+                    {"credit": rule.name, "gamma": float(g), **({"credit_args": set_} if set_ else {})}
+                )
     if credits is None and get_profile(profile).recipes:
         murphy = get_method("murphy")
         out = [v for v in out if murphy.recipe_name(_Variant(v["credit"], v["gamma"])) in murphy.recipes]
@@ -215,11 +244,15 @@ class _Variant:
     pruning: str = "none"
 
 
-def pruning_variants(prunings: Sequence[str] = ("none", "intrap", "interp"),
-                     backups: Sequence[str] = ("full", "pruned")) -> list[dict]:
+def pruning_variants(
+    prunings: Sequence[str] = ("none", "intrap", "interp"), backups: Sequence[str] = ("full", "pruned")
+) -> list[dict]:
     """The pruning ablation's variants: every pruning rule with every backup order (one row without pruning)."""
-    return [{"pruning": p} if p == "none" else {"pruning": p, "backup_on": b}
-            for p in prunings for b in (backups[:1] if p == "none" else backups)]
+    return [
+        {"pruning": p} if p == "none" else {"pruning": p, "backup_on": b}
+        for p in prunings
+        for b in (backups[:1] if p == "none" else backups)
+    ]
 
 
 def code_version() -> str:
@@ -290,27 +323,39 @@ def plan(
     prof = get_profile(profile)
     methods = default_methods(prof) if methods is None else methods
     only, method_seeds = dict(prof.method_benchmarks), dict(prof.method_seeds)
-    defaults = dict(benchmarks=tuple(benchmarks or prof.benchmarks), iters=prof.iters, runs=prof.runs,
-                    train_data=prof.train_data, n_eval_tasks=prof.n_eval_tasks,
-                    overrides=prof.train_overrides, curve=prof.curve)
+    defaults = dict(
+        benchmarks=tuple(benchmarks or prof.benchmarks),
+        iters=prof.iters,
+        runs=prof.runs,
+        train_data=prof.train_data,
+        n_eval_tasks=prof.n_eval_tasks,
+        overrides=prof.train_overrides,
+        curve=prof.curve,
+    )
     budgets = dict(prof.matched)
     matched = [m for m in (budgets if matched is None else matched) if m in methods]
     unknown = [m for m in matched if m not in budgets]
     if unknown:
-        raise ValueError(f"profile {prof.name!r} has no sample-matched budget for {unknown} (its `matched`: "
-                         f"{sorted(budgets) or 'none'})")
+        raise ValueError(
+            f"profile {prof.name!r} has no sample-matched budget for {unknown} (its `matched`: "
+            f"{sorted(budgets) or 'none'})"
+        )
     for method in matched:
         keys = get_method(method).budget
         other = sorted(k for k, _ in budgets[method] if k not in keys)
         if other:
-            raise ValueError(f"profile {prof.name!r}: the sample-matched {method} changes {other}, which are not "
-                             f"its budget fields {keys} (Method.budget)")
+            raise ValueError(
+                f"profile {prof.name!r}: the sample-matched {method} changes {other}, which are not "
+                f"its budget fields {keys} (Method.budget)"
+            )
     defaults.update(fields)
     # {benchmark: {argument: value}}, on the profile's
     extra = dict(defaults.pop("benchmark_args", None) or {})
     unused = sorted(set(extra) - set(defaults["benchmarks"]))
     if unused:
-        raise ValueError(f"benchmark_args: {unused} is not among the benchmarks {list(defaults['benchmarks'])}")
+        raise ValueError(
+            f"benchmark_args: {unused} is not among the benchmarks {list(defaults['benchmarks'])}"
+        )
     out = []
     for model in models or prof.models:
         for method in methods:
@@ -320,7 +365,10 @@ def plan(
             kw["benchmark_args"] = {b: a for b, a in extra.items() if b in kw["benchmarks"]}
             # the same baseline at MURPHY's sampled-sequence budget (first), and at its steps
             if method in matched:
-                variants_ = (dict(budget="samples", overrides=tuple(kw["overrides"]) + tuple(budgets[method])), {})
+                variants_ = (
+                    dict(budget="samples", overrides=tuple(kw["overrides"]) + tuple(budgets[method])),
+                    {},
+                )
             else:
                 own = set(get_method(method).variants)
                 variants_ = [v for v in variants if set(v) <= own] or ({},)

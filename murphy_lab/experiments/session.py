@@ -1,9 +1,9 @@
 """`setup`: what every reproduce notebook does before planning, in one call.
 
-    S = X.setup(profile, output_dir, cache_dir, train=train, from_cache_only=from_cache_only, backend=backend,
-                model_paths=model_paths, train_overrides=train_overrides, torch_threads=torch_threads)
-    runs = S.run(S.plan(methods=methods, models=models, seeds=seeds, benchmarks=benchmarks))
-    S.check(S.plan(...))   # optional: one line per problem (data, models, GPUs, packages) before anything spins
+S = X.setup(profile, output_dir, cache_dir, train=train, from_cache_only=from_cache_only, backend=backend,
+            model_paths=model_paths, train_overrides=train_overrides, torch_threads=torch_threads)
+runs = S.run(S.plan(methods=methods, models=models, seeds=seeds, benchmarks=benchmarks))
+S.check(S.plan(...))   # optional: one line per problem (data, models, GPUs, packages) before anything spins
 """
 
 from __future__ import annotations
@@ -48,14 +48,17 @@ class Session:
         models, GPUs — `gpus` for another machine's —, vLLM / DeepSpeed, model_paths keys); printed and returned."""
         from murphy_lab.experiments.jobs import plan_problems  # heavy (TRL, through the trainer's --check)
 
-        problems = plan_problems(list(experiments), gpus, self.run_kw.get("model_paths"), self.run_kw.get("cache_dir"))
+        problems = plan_problems(
+            list(experiments), gpus, self.run_kw.get("model_paths"), self.run_kw.get("cache_dir")
+        )
         print("\n".join(problems) if problems else "ok: no problem found before the runs start")
         return problems
 
     def run(self, experiments: Iterable[Experiment]) -> list[RunResult]:
         """Train and evaluate what is not cached yet (or, with `from_cache_only`, only collect finished runs)."""
-        return run_or_collect(experiments, self.out, self.from_cache_only, jobs=self.jobs, threads=self.threads,
-                              **self.run_kw)
+        return run_or_collect(
+            experiments, self.out, self.from_cache_only, jobs=self.jobs, threads=self.threads, **self.run_kw
+        )
 
 
 def setup(
@@ -87,11 +90,21 @@ def setup(
     overrides = profile.train_overrides + tuple(sorted((train_overrides or {}).items()))
     run_kw = dict(cache_dir=Path(cache_dir) / profile.name, train=train, model_paths=model_paths or {}, **fns)
     jobs = max(1, min(jobs or profile.jobs, os.cpu_count() or 1))
-    session = Session(profile, backend, Path(output_dir) / profile.name, overrides, from_cache_only, run_kw, jobs,
-                      torch_threads or 1)
+    session = Session(
+        profile,
+        backend,
+        Path(output_dir) / profile.name,
+        overrides,
+        from_cache_only,
+        run_kw,
+        jobs,
+        torch_threads or 1,
+    )
     # the overlap report beside the tables (experiments.contamination)
     if not from_cache_only and backend == "real":
         write_report(report or check_profile(profile), session.out)
-    print(f"profile={profile.name}  backend={backend}  jobs={jobs}  results -> {session.out}  "
-          f"code version {code_version()}")
+    print(
+        f"profile={profile.name}  backend={backend}  jobs={jobs}  results -> {session.out}  "
+        f"code version {code_version()}"
+    )
     return session

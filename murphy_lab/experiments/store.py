@@ -40,6 +40,7 @@ log = logging.getLogger(__name__)
 
 EVAL_COLUMNS = ("difficulty", "k", "pass@1", "std", "n_tasks")  # what `murphy_lab.evaluate.evaluate` returns
 
+
 @dataclass
 class RunResult:
     """What one finished experiment left on disk, loaded back."""
@@ -129,8 +130,12 @@ def run_experiment(
 
             with continuing_interrupted():  # an interrupted run continues from its newest checkpoint (exact)
                 ckpt = Path(train_fn(exp, str(base), ckpt))
-            info.update(trained="now", train_s=round(time.perf_counter() - t1, 2), model_source="trained here",
-                        train_cpu_s=round(cpu_seconds() - c1, 1))  # this process and the workers it reaped
+            info.update(
+                trained="now",
+                train_s=round(time.perf_counter() - t1, 2),
+                model_source="trained here",
+                train_cpu_s=round(cpu_seconds() - c1, 1),
+            )  # this process and the workers it reaped
             root = cache_dir / "checkpoints" / info["train_key"]
             # relative to the checkpoint folder when inside it, so the cache can move (an absolute path stays one)
             inside = ckpt.resolve().is_relative_to(root.resolve())
@@ -162,9 +167,13 @@ def run_experiment(
         if missing:
             raise ValueError(f"evaluate_fn returned no column(s) {missing} for benchmark {bench!r}")
         frames.append(df.assign(benchmark=bench))
-    info.update(eval_s=round(time.perf_counter() - t2, 2), total_s=round(time.perf_counter() - t0, 2),
-                eval_cpu_s=round(cpu_seconds() - c2, 1),
-                model_dir=model_dir, finished_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+    info.update(
+        eval_s=round(time.perf_counter() - t2, 2),
+        total_s=round(time.perf_counter() - t0, 2),
+        eval_cpu_s=round(cpu_seconds() - c2, 1),
+        model_dir=model_dir,
+        finished_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    )
 
     (tmp / "config.json").write_text(
         json.dumps(dict(exp.resolved(), code_version=info["code_version"]), indent=1)
@@ -183,7 +192,9 @@ def run_experiment(
 CURVE_K = 3  # the budget curve reads Iter-3, the verdict's k
 
 
-def curve_points(exp: Experiment, ckpt_root: Path, metrics_path: Path | None, evaluate_fn: EvaluateFn) -> pd.DataFrame:
+def curve_points(
+    exp: Experiment, ckpt_root: Path, metrics_path: Path | None, evaluate_fn: EvaluateFn
+) -> pd.DataFrame:
     """Iter-3 pass@1 of each intermediate checkpoint (`checkpoint-N` under the run's checkpoint folder, N below the
     last step; the final model gets the full evaluation) on the same held-out tasks, with one sampling run. A
     pipeline that leaves no `checkpoint-N` there (µCode's rounds) gives an empty curve.
@@ -203,9 +214,17 @@ def curve_points(exp: Experiment, ckpt_root: Path, metrics_path: Path | None, ev
             df = df[df["k"] == CURVE_K]
             if "difficulty" in df.columns:
                 df = df[df["difficulty"].fillna("all").astype(str) == "all"]
-            rows += [dict(step=step, benchmark=bench, k=CURVE_K, **{"pass@1": float(r["pass@1"])}, runs=1,
-                          n_tasks=int(r["n_tasks"]) if "n_tasks" in df.columns else None)
-                     for _, r in df.iterrows()]
+            rows += [
+                dict(
+                    step=step,
+                    benchmark=bench,
+                    k=CURVE_K,
+                    **{"pass@1": float(r["pass@1"])},
+                    runs=1,
+                    n_tasks=int(r["n_tasks"]) if "n_tasks" in df.columns else None,
+                )
+                for _, r in df.iterrows()
+            ]
     return pd.DataFrame(rows, columns=["step", "benchmark", "k", "pass@1", "runs", "n_tasks"])
 
 
@@ -221,9 +240,13 @@ def _check_given_format(exp: Experiment, ckpt: Path, info: dict) -> None:
         differs = {k: {"recorded": trained[k], "used": used[k]} for k in used if trained[k] != used[k]}
         if differs:
             info["generation_differs"] = differs
-            log.warning("%s: the checkpoint %s was trained with %s; it is evaluated at the table's %s",
-                        run_label(exp), ckpt, {k: v["recorded"] for k, v in differs.items()},
-                        {k: v["used"] for k, v in differs.items()})
+            log.warning(
+                "%s: the checkpoint %s was trained with %s; it is evaluated at the table's %s",
+                run_label(exp),
+                ckpt,
+                {k: v["recorded"] for k, v in differs.items()},
+                {k: v["used"] for k, v in differs.items()},
+            )
         return
 
 
@@ -267,13 +290,20 @@ def load_run(run_dir: str | Path) -> RunResult:
     info = json.loads((run_dir / "done.json").read_text())
     curve = pd.read_csv(run_dir / "curve.csv") if (run_dir / "curve.csv").exists() else None
     return RunResult(
-        exp, run_dir.name, run_dir, pd.read_csv(run_dir / "eval.csv"), metrics, cached=True, info=info,
+        exp,
+        run_dir.name,
+        run_dir,
+        pd.read_csv(run_dir / "eval.csv"),
+        metrics,
+        cached=True,
+        info=info,
         curve=curve,
     )
 
 
-def run_all(experiments: Iterable[Experiment], results_dir: str | Path, jobs: int = 1, threads: int = 1,
-            **kwargs) -> list[RunResult]:
+def run_all(
+    experiments: Iterable[Experiment], results_dir: str | Path, jobs: int = 1, threads: int = 1, **kwargs
+) -> list[RunResult]:
     """`run_experiment` for each experiment (cached ones are skipped), in plan order, with a progress bar.
 
     `jobs > 1` runs that many experiments side by side, each in its own process with `threads` torch threads (one
@@ -319,12 +349,17 @@ def _run_parallel(experiments, todo, results_dir, jobs, threads, kwargs) -> list
     import multiprocessing
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
-    results = {run_key(e): load_run(Path(results_dir) / "runs" / run_key(e)) for e in experiments if e not in todo}
+    results = {
+        run_key(e): load_run(Path(results_dir) / "runs" / run_key(e)) for e in experiments if e not in todo
+    }
     order = sorted(todo, key=lambda e: get_method(e.method).cost)  # the longest runs start first
-    bar = tqdm(total=len(experiments), initial=len(results), desc=f"experiments ({jobs} at a time)", unit="run")
+    bar = tqdm(
+        total=len(experiments), initial=len(results), desc=f"experiments ({jobs} at a time)", unit="run"
+    )
     t0 = time.perf_counter()
-    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"), initializer=_init_worker,
-                             initargs=(threads,)) as pool:
+    with ProcessPoolExecutor(
+        jobs, mp_context=multiprocessing.get_context("spawn"), initializer=_init_worker, initargs=(threads,)
+    ) as pool:
         running = {pool.submit(run_experiment, e, results_dir, **kwargs): e for e in order}
         while running:
             bar.set_postfix_str("running " + ", ".join(_label(e) for e in list(running.values())[:jobs]))
@@ -390,11 +425,24 @@ def results_frame(runs: Iterable[RunResult]) -> pd.DataFrame:
     frames = []
     for run in runs:
         e = run.experiment
-        cfg = dict(profile=e.profile.name, model=e.model, method=e.method, variant=e.variant, credit=e.credit,
-                   gamma=e.gamma, pruning=e.pruning, backup_on=e.backup_on, scaffold=e.scaffold, seed=e.seed,
-                   backend=e.backend, run_label=run_label(e), trained=run.info.get("trained", "base"),
-                   model_source=run.info.get("model_source", run.info.get("base_source", "profile base model")),
-                   run_key=run.key, code_version=run.info.get("code_version", ""))
+        cfg = dict(
+            profile=e.profile.name,
+            model=e.model,
+            method=e.method,
+            variant=e.variant,
+            credit=e.credit,
+            gamma=e.gamma,
+            pruning=e.pruning,
+            backup_on=e.backup_on,
+            scaffold=e.scaffold,
+            seed=e.seed,
+            backend=e.backend,
+            run_label=run_label(e),
+            trained=run.info.get("trained", "base"),
+            model_source=run.info.get("model_source", run.info.get("base_source", "profile base model")),
+            run_key=run.key,
+            code_version=run.info.get("code_version", ""),
+        )
         frames.append(run.results.assign(**cfg))
     if not frames:
         return pd.DataFrame(
@@ -414,6 +462,16 @@ def metrics_frame(runs: Iterable[RunResult]) -> pd.DataFrame:
         if run.metrics is None or run.metrics.empty:
             continue
         e = run.experiment
-        frames.append(run.metrics.assign(model=e.model, method=e.method, variant=e.variant, pruning=e.pruning,
-                                         backup_on=e.backup_on, credit=e.credit, gamma=e.gamma, seed=e.seed))
+        frames.append(
+            run.metrics.assign(
+                model=e.model,
+                method=e.method,
+                variant=e.variant,
+                pruning=e.pruning,
+                backup_on=e.backup_on,
+                credit=e.credit,
+                gamma=e.gamma,
+                seed=e.seed,
+            )
+        )
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()

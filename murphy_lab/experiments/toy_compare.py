@@ -41,7 +41,9 @@ def turn1_informative_share(run_dir: Path, last: int = 10) -> float:
     return informative_share(nodes)
 
 
-def run_one(method: str, seed: int, steps: int, out: Path, n_eval: int, runs: int, iters, **overrides) -> dict:
+def run_one(
+    method: str, seed: int, steps: int, out: Path, n_eval: int, runs: int, iters, **overrides
+) -> dict:
     """Train one (method, seed) and measure it; return a result row."""
     kw = {**training_set("toy"), **RUNS[method], **overrides}  # the toy training set every method trains on
     cfg = MurphyConfig.for_profile("toy", seed=seed, max_steps=steps, save_steps=10 * steps, **kw).validate()
@@ -50,11 +52,17 @@ def run_one(method: str, seed: int, steps: int, out: Path, n_eval: int, runs: in
     final = train(cfg, run_dir)
     t_train = time.time() - t0
     m = measure_policy(str(final), n_eval, runs, iters, seed=1234)
-    return {"method": method, "seed": seed, "steps": steps, "train_s": round(t_train, 1),
-            "pass@1": {int(k): float(v) for k, v in m["pass@1"].items()},
-            "eval_informative_share": m["informative_share"],
-            "eval_informative_share_turn1": m["informative_share_turn1"], "eval_failure_kinds": m["failure_kinds"],
-            "train_turn1_informative_share": turn1_informative_share(run_dir)}
+    return {
+        "method": method,
+        "seed": seed,
+        "steps": steps,
+        "train_s": round(t_train, 1),
+        "pass@1": {int(k): float(v) for k, v in m["pass@1"].items()},
+        "eval_informative_share": m["informative_share"],
+        "eval_informative_share_turn1": m["informative_share_turn1"],
+        "eval_failure_kinds": m["failure_kinds"],
+        "train_turn1_informative_share": turn1_informative_share(run_dir),
+    }
 
 
 def _mean_std(values) -> str:
@@ -66,20 +74,28 @@ def summarize(rows: list[dict]) -> str:
     """A markdown table: mean ± std over seeds (ddof 0) of Iter-k pass@1 (%) and the informative shares (%)."""
     methods = list(dict.fromkeys(r["method"] for r in rows))
     ks = sorted({int(k) for r in rows for k in r["pass@1"]})
-    head = "| method | seeds | " + " | ".join(f"Iter-{k}" for k in ks) + " | informative (eval) | informative (train t1) |"
+    head = (
+        "| method | seeds | "
+        + " | ".join(f"Iter-{k}" for k in ks)
+        + " | informative (eval) | informative (train t1) |"
+    )
     lines = [head, "|" + "---|" * (len(ks) + 4)]
     for m in methods:
         rs = [r for r in rows if r["method"] == m]
         cells = [_mean_std([r["pass@1"].get(str(k), r["pass@1"].get(k)) for r in rs]) for k in ks]
-        shares = [_mean_std([100 * r[key] for r in rs if r.get(key) is not None])
-                  for key in ("eval_informative_share", "train_turn1_informative_share")]
+        shares = [
+            _mean_std([100 * r[key] for r in rs if r.get(key) is not None])
+            for key in ("eval_informative_share", "train_turn1_informative_share")
+        ]
         lines.append(f"| {m} | {len(rs)} | " + " | ".join(cells + shares) + " |")
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = cli.Parser("python -m murphy_lab.experiments.toy_compare",
-                   "GRPO vs GRPO-MT vs MURPHY in the toy world, equal steps, over seeds.")
+    p = cli.Parser(
+        "python -m murphy_lab.experiments.toy_compare",
+        "GRPO vs GRPO-MT vs MURPHY in the toy world, equal steps, over seeds.",
+    )
     p.add_argument("--methods", nargs="+", default=["grpo", "grpo_mt", "murphy_mars"], choices=sorted(RUNS))
     p.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     p.add_argument("--steps", type=int, default=40)

@@ -37,6 +37,8 @@ PAIRS = (
     ("murphy", "grpo"),
     ("murphy", "mucode@samples"),
 )
+
+
 # the ablations' comparisons: "<method>:<variant>" is one configuration of a method (`Experiment.variant`)
 def credit_pairs(variants: Sequence[dict]) -> tuple[tuple[str, str], ...]:
     """MaRS against every other variant of a credit ablation (`plan.credit_variants`: a rule, its γ, the knobs it
@@ -46,10 +48,13 @@ def credit_pairs(variants: Sequence[dict]) -> tuple[tuple[str, str], ...]:
 
 
 # every rule of the table against MaRS, at its γ
-CREDIT_PAIRS = credit_pairs([{"credit": rule.name, "gamma": g} for rule in CREDIT_RULES.values()
-                             for g in rule.ablation_gammas()])
-PRUNING_PAIRS = tuple((f"murphy:mars+{p}", "murphy:mars") for p in
-                      ("intrap", "interp", "intrap+backup_pruned", "interp+backup_pruned"))
+CREDIT_PAIRS = credit_pairs(
+    [{"credit": rule.name, "gamma": g} for rule in CREDIT_RULES.values() for g in rule.ablation_gammas()]
+)
+PRUNING_PAIRS = tuple(
+    (f"murphy:mars+{p}", "murphy:mars")
+    for p in ("intrap", "interp", "intrap+backup_pruned", "interp+backup_pruned")
+)
 BASE_PAIRS = (
     ("murphy", "base"),
     ("murphy", "grpo_mt"),
@@ -86,9 +91,14 @@ def per_seed(results: pd.DataFrame, key: str) -> pd.DataFrame:
     return r.groupby([*cell, "seed"], dropna=False).agg(agg)
 
 
-def paired_verdicts(results: pd.DataFrame, k: int | Sequence[int] | None = 3, pairs: Sequence[tuple[str, str]] = PAIRS,
-                    benchmark: str | None = None, confidence: float = 0.95, difficulty: str | None = "main",
-                    ) -> list[str]:
+def paired_verdicts(
+    results: pd.DataFrame,
+    k: int | Sequence[int] | None = 3,
+    pairs: Sequence[tuple[str, str]] = PAIRS,
+    benchmark: str | None = None,
+    confidence: float = 0.95,
+    difficulty: str | None = "main",
+) -> list[str]:
     """One line per (cell, pair): a − b in one (model, scaffold, benchmark, difficulty, Iter-k) cell, over the
     training seeds both columns finished in that cell (with equal task counts).
 
@@ -151,13 +161,20 @@ def _cell_line(
 ) -> str:
     """The verdict over the seeds both columns have in this cell, with the same number of tasks evaluated."""
     seeds = sorted(set(ya.index) & set(yb.index))
-    unequal = [s for s in seeds if "n_tasks" in ya.columns and "n_tasks" in yb.columns
-               and ya.loc[s, "n_tasks"] != yb.loc[s, "n_tasks"]]
+    unequal = [
+        s
+        for s in seeds
+        if "n_tasks" in ya.columns
+        and "n_tasks" in yb.columns
+        and ya.loc[s, "n_tasks"] != yb.loc[s, "n_tasks"]
+    ]
     seeds = [s for s in seeds if s not in unequal]
     left_out = f" ({len(unequal)} seed(s) left out: different task counts)" if unequal else ""
     if len(seeds) < 2:
-        return (f"{name_a} − {name_b} at {at}: {len(seeds)} paired seed(s){left_out}; a confidence interval needs "
-                "at least 2 — no verdict")
+        return (
+            f"{name_a} − {name_b} at {at}: {len(seeds)} paired seed(s){left_out}; a confidence interval needs "
+            "at least 2 — no verdict"
+        )
     d = paired_difference(
         [ya.loc[s, "pass@1"] for s in seeds], [yb.loc[s, "pass@1"] for s in seeds], confidence
     )
@@ -167,7 +184,9 @@ def _cell_line(
 BUDGET_COLUMNS = ("steps", "sampled sequences", "trained sequences", "completion tokens", "train time (min)")
 
 
-def budget_table(metrics: pd.DataFrame, methods: Sequence[str] = paper.METHODS, wall_time: bool = True) -> Table:
+def budget_table(
+    metrics: pd.DataFrame, methods: Sequence[str] = paper.METHODS, wall_time: bool = True
+) -> Table:
     """Per method: what one training run spent, mean over its seeds (from the run's metrics.jsonl).
 
     `wall_time=False` leaves out the train time column: a table that is committed then changes only when the spend
@@ -200,8 +219,17 @@ def budget_table(metrics: pd.DataFrame, methods: Sequence[str] = paper.METHODS, 
         count = {
             k: DASH if math.isnan(v) else round(v) for k, v in mean.items()
         }  # "–": not logged (µCode's steps)
-        rows.append([column_name(col), len(runs), count["steps"], count["sampled"], count["trained"], count["tokens"],
-                     round(mean["seconds"] / 60, 1)])
+        rows.append(
+            [
+                column_name(col),
+                len(runs),
+                count["steps"],
+                count["sampled"],
+                count["trained"],
+                count["tokens"],
+                round(mean["seconds"] / 60, 1),
+            ]
+        )
     frame = pd.DataFrame(rows, columns=["method", "seeds", *BUDGET_COLUMNS])
     if not wall_time:
         frame = frame.drop(columns=[BUDGET_COLUMNS[-1]])
@@ -232,10 +260,13 @@ def _run_budget(g: pd.DataFrame) -> dict | None:
     if "trajectories/total" in g.columns and "step" in g.columns and g["step"].notna().any():
         s = g.dropna(subset=["trajectories/total"])  # the rounds that sampled (a reused round has none)
         if not s.empty:
-            return dict(steps=float(s["step"].max()), sampled=float(s["trajectories/total"].sum()),
-                        trained=float(s["trajectories/kept"].sum()),
-                        tokens=float((s["trajectories/total"] * s["completions/mean_length"]).sum()),
-                        seconds=float(s["time/step_s"].sum()))
+            return dict(
+                steps=float(s["step"].max()),
+                sampled=float(s["trajectories/total"].sum()),
+                trained=float(s["trajectories/kept"].sum()),
+                tokens=float((s["trajectories/total"] * s["completions/mean_length"]).sum()),
+                seconds=float(s["time/step_s"].sum()),
+            )
     if "stage" not in g.columns:
         return None
     stage = g["stage"].fillna("").astype(str)
@@ -247,9 +278,13 @@ def _run_budget(g: pd.DataFrame) -> dict | None:
         if "completions/mean_length" in g.columns
         else nan
     )
-    return dict(steps=nan, sampled=float(rollouts["attempts"].sum()),
-                trained=float(sft["rows"].iloc[-1]) if not sft.empty and "rows" in sft.columns else nan,
-                tokens=float(tokens), seconds=float(g["seconds"].sum()))
+    return dict(
+        steps=nan,
+        sampled=float(rollouts["attempts"].sum()),
+        trained=float(sft["rows"].iloc[-1]) if not sft.empty and "rows" in sft.columns else nan,
+        tokens=float(tokens),
+        seconds=float(g["seconds"].sum()),
+    )
 
 
 def budget_curves(runs, k: int = 3) -> pd.DataFrame:
@@ -278,16 +313,37 @@ def budget_curves(runs, k: int = 3) -> pd.DataFrame:
         if "step" not in m.columns:  # µCode's stage log: one point, the final model at all it sampled
             spend = _run_budget(m)
             if spend is not None:
-                rows.append(dict(method=col, seed=e.seed, step=0, sampled=spend["sampled"], **{"pass@1": final},
-                                 final=True))
+                rows.append(
+                    dict(
+                        method=col,
+                        seed=e.seed,
+                        step=0,
+                        sampled=spend["sampled"],
+                        **{"pass@1": final},
+                        final=True,
+                    )
+                )
             continue
         if "trajectories/total" not in m.columns:
             continue  # no round statistics: no x axis
         spent = m.dropna(subset=["trajectories/total"]).groupby("step")["trajectories/total"].sum().cumsum()
-        points = [] if run.curve is None else [(int(r.step), float(r["pass@1"]), False)
-                                              for _, r in run.curve[run.curve["k"] == k].iterrows()]
+        points = (
+            []
+            if run.curve is None
+            else [
+                (int(r.step), float(r["pass@1"]), False) for _, r in run.curve[run.curve["k"] == k].iterrows()
+            ]
+        )
         points.append((int(spent.index.max()), float(final), True))
         for step, value, is_final in points:
-            rows.append(dict(method=col, seed=e.seed, step=step, sampled=float(spent.loc[:step].iloc[-1]),
-                             **{"pass@1": value}, final=is_final))
+            rows.append(
+                dict(
+                    method=col,
+                    seed=e.seed,
+                    step=step,
+                    sampled=float(spent.loc[:step].iloc[-1]),
+                    **{"pass@1": value},
+                    final=is_final,
+                )
+            )
     return pd.DataFrame(rows, columns=["method", "seed", "step", "sampled", "pass@1", "final"])

@@ -90,7 +90,9 @@ class Method:
         if self.mode is not None:
             modes.mode(self.mode)  # an unknown mode: the error names the known ones
         if self.recipe is None and len(self.recipes) > 1:
-            raise ValueError(f"method {self.name!r}: {len(self.recipes)} recipes need a `recipe` that picks one")
+            raise ValueError(
+                f"method {self.name!r}: {len(self.recipes)} recipes need a `recipe` that picks one"
+            )
 
     @property
     def trains(self) -> bool:
@@ -125,4 +127,12 @@ def default_methods(profile: Any) -> tuple[str, ...]:
     return tuple(m for m in METHODS if not get_method(m).trains or get_method(m).recipes)
 
 
-__all__ = ["ENTRIES", "METHODS", "SAMPLE_REFERENCE", "Method", "default_methods", "get_method", "shared_scaffold"]
+__all__ = [
+    "ENTRIES",
+    "METHODS",
+    "SAMPLE_REFERENCE",
+    "Method",
+    "default_methods",
+    "get_method",
+    "shared_scaffold",
+]

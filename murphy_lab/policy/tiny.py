@@ -51,7 +51,9 @@ def char_tokenizer(chars: str = DEFAULT_CHARS, chat_template: str | None = None,
     return tok
 
 
-def tiny_config(vocab_size: int, hidden: int = 32, layers: int = 2, heads: int = 4, max_positions: int = 2048, **kw):
+def tiny_config(
+    vocab_size: int, hidden: int = 32, layers: int = 2, heads: int = 4, max_positions: int = 2048, **kw
+):
     """A small OLMo-2 config (the paper's OLMo-2-7B family) with `hidden`-wide layers.
 
     OLMo-2 because transformers maps its model type to the generic tokenizer class, so our character tokenizer
@@ -95,8 +97,13 @@ def build_tiny_model(
         return str(path)
     tok = char_tokenizer(chat_template=chat_template, pieces=pieces)
     cfg = tiny_config(
-        len(tok), hidden=hidden, layers=layers, heads=heads,
-        pad_token_id=tok.pad_token_id, bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id,
+        len(tok),
+        hidden=hidden,
+        layers=layers,
+        heads=heads,
+        pad_token_id=tok.pad_token_id,
+        bos_token_id=tok.bos_token_id,
+        eos_token_id=tok.eos_token_id,
     )
     torch.manual_seed(seed)
     model = AutoModelForCausalLM.from_config(cfg)

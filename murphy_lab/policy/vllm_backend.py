@@ -48,7 +48,9 @@ class VLLMPolicy(TextPolicy):
             try:
                 import vllm
             except ImportError as e:  # pragma: no cover - depends on the machine
-                raise ImportError("VLLMPolicy needs vLLM: pip install 'murphy-lab[gpu]' on a CUDA machine") from e
+                raise ImportError(
+                    "VLLMPolicy needs vLLM: pip install 'murphy-lab[gpu]' on a CUDA machine"
+                ) from e
             llm = vllm.LLM(
                 model=str(model_path),
                 enable_prefix_caching=True,  # shared task prefixes and G2 repeats hit the KV cache
@@ -59,7 +61,9 @@ class VLLMPolicy(TextPolicy):
         self.llm, self.model_path = llm, str(model_path)
         self.tokenizer = llm.get_tokenizer()
         self.top_k = top_k
-        self._setup(max_new_tokens, temperature, top_p, use_chat_template, chat_template_kwargs, system_prompt, stop)
+        self._setup(
+            max_new_tokens, temperature, top_p, use_chat_template, chat_template_kwargs, system_prompt, stop
+        )
 
     def _sample(self, prompts, n, max_new_tokens, temperature, top_p, seed):
         """One request per prompt, all requests in one `LLM.generate`."""

@@ -24,11 +24,25 @@ def get_scaffold(scaffold: str | Scaffold, **kw: Any) -> Scaffold:
     """A scaffold by name ("reflexion", "lats", "dot") built with `kw`, or an instance passed through."""
     if isinstance(scaffold, Scaffold):
         if kw:
-            raise ValueError("scaffold options are given to the constructor when scaffold is already an instance")
+            raise ValueError(
+                "scaffold options are given to the constructor when scaffold is already an instance"
+            )
         return scaffold
     if not isinstance(scaffold, str) or scaffold.lower() not in SCAFFOLDS:
-        raise ValueError(f"scaffold must be one of {sorted(SCAFFOLDS)} or a Scaffold instance, got {scaffold!r}")
+        raise ValueError(
+            f"scaffold must be one of {sorted(SCAFFOLDS)} or a Scaffold instance, got {scaffold!r}"
+        )
     return SCAFFOLDS[scaffold.lower()](**kw)
 
 
-__all__ = ["SCAFFOLDS", "Attempt", "DoT", "Episode", "LATS", "Reflexion", "Scaffold", "get_scaffold", "sample_requests"]
+__all__ = [
+    "SCAFFOLDS",
+    "Attempt",
+    "DoT",
+    "Episode",
+    "LATS",
+    "Reflexion",
+    "Scaffold",
+    "get_scaffold",
+    "sample_requests",
+]

@@ -102,8 +102,15 @@ class Scaffold:
     name = "scaffold"
 
     def run(
-        self, tasks: Sequence[Any], policy: Any, executor: Any, budget: int, runs: int = 1,
-        seed: int | None = None, progress: bool = False, **sample_kw: Any,
+        self,
+        tasks: Sequence[Any],
+        policy: Any,
+        executor: Any,
+        budget: int,
+        runs: int = 1,
+        seed: int | None = None,
+        progress: bool = False,
+        **sample_kw: Any,
     ) -> list[Episode]:
         """Run `runs` episodes per task with at most `budget` attempts each; return them task-major."""
         raise NotImplementedError
@@ -115,9 +122,19 @@ class Scaffold:
         return ("" if i is None else ep.attempts[i].code), ep
 
     # --- helpers ------------------------------------------------------------------------------------------------
-    def attempt_round(self, policy: Any, executor: Any, episodes: list[Episode], task_of: list[Any],
-                      open_: list[int], prompts: list[Any], seed: int | None, budget: int,
-                      notes: dict[int, str] | None = None, **sample_kw: Any) -> None:
+    def attempt_round(
+        self,
+        policy: Any,
+        executor: Any,
+        episodes: list[Episode],
+        task_of: list[Any],
+        open_: list[int],
+        prompts: list[Any],
+        seed: int | None,
+        budget: int,
+        notes: dict[int, str] | None = None,
+        **sample_kw: Any,
+    ) -> None:
         """One attempt for each open episode `i` from `prompts` (same order): one program sampled, extracted with
         `self.extract`, run on the visible tests, recorded (`record_attempt`); all sampling and execution batched."""
         outs = sample_requests(policy, [(p, 1) for p in prompts], seed, **sample_kw)
@@ -128,8 +145,9 @@ class Scaffold:
             ep.spend(ntok)
             record_attempt(ep, p, text, code, res, ntok, budget, (notes or {}).get(i, ""))
 
-    def start(self, tasks: Sequence[Any], runs: int, budget: int, policy: Any = None,
-              sample_kw: dict | None = None) -> tuple[int, list[Episode], list[Any], Any]:
+    def start(
+        self, tasks: Sequence[Any], runs: int, budget: int, policy: Any = None, sample_kw: dict | None = None
+    ) -> tuple[int, list[Episode], list[Any], Any]:
         """What every run starts from: the checked budget, one Episode per (task, run), the task behind each
         episode (same order), and, given the policy, the room quoted code and feedback may take in its context
         (`prompts.policy_budget`; None without a policy)."""
@@ -146,14 +164,17 @@ class Scaffold:
             raise ValueError(f"runs must be an integer >= 1, got {runs!r}")
         return [
             Episode(task_id=t.task_id, run=r, difficulty=getattr(t, "difficulty", "all"), scaffold=name)
-            for t in tasks for r in range(runs)
+            for t in tasks
+            for r in range(runs)
         ]
 
 
 def check_tasks(tasks: Sequence[Any]) -> None:
     for i, t in enumerate(tasks):
         if not hasattr(t, "prompt") or not hasattr(t, "visible_tests"):
-            raise TypeError(f"tasks[{i}] must be a Task (with .prompt and .visible_tests), got {type(t).__name__}")
+            raise TypeError(
+                f"tasks[{i}] must be a Task (with .prompt and .visible_tests), got {type(t).__name__}"
+            )
         if not len(t.visible_tests):
             raise ValueError(
                 f"tasks[{i}] ({t.task_id!r}) has no visible tests: a refinement scaffold needs them for feedback"
@@ -244,13 +265,21 @@ def make_attempt(
 ) -> Attempt:
     """An `Attempt` from a completion, its program and its visible-test result."""
     return Attempt(
-        prompt=prompt, completion=text, code=code, reward=float(res.reward), status=getattr(res, "status", ""),
-        feedback=getattr(res, "feedback", ""), tokens=ntok, parent=parent, note=note,
+        prompt=prompt,
+        completion=text,
+        code=code,
+        reward=float(res.reward),
+        status=getattr(res, "status", ""),
+        feedback=getattr(res, "feedback", ""),
+        tokens=ntok,
+        parent=parent,
+        note=note,
     )
 
 
-def record_attempt(ep: Episode, prompt: Any, text: str, code: str, res: Any, ntok: int, budget: int,
-                   note: str = "") -> int:
+def record_attempt(
+    ep: Episode, prompt: Any, text: str, code: str, res: Any, ntok: int, budget: int, note: str = ""
+) -> int:
     """Append an attempt that refines the episode's latest one; the episode then holds it, and is done once it
     passes the visible tests or has made `budget` attempts. Returns the attempt's index."""
     prev = len(ep.attempts) - 1 if ep.attempts else None

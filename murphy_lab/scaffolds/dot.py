@@ -41,8 +41,15 @@ class DoT(Scaffold):
         self.n_reflections, self.memory_size, self.extract = n_reflections, memory_size, extract
 
     def run(
-        self, tasks: Sequence[Any], policy: Any, executor: Any, budget: int, runs: int = 1,
-        seed: int | None = None, progress: bool = False, **sample_kw: Any,
+        self,
+        tasks: Sequence[Any],
+        policy: Any,
+        executor: Any,
+        budget: int,
+        runs: int = 1,
+        seed: int | None = None,
+        progress: bool = False,
+        **sample_kw: Any,
     ) -> list[Episode]:
         budget, episodes, task_of, fit = self.start(tasks, runs, budget, policy, sample_kw)
         memory: list[list[str]] = [[] for _ in episodes]  # the memory bank of chosen reflections, per episode
@@ -56,25 +63,43 @@ class DoT(Scaffold):
                 reqs = []
                 for i in retry:
                     last = episodes[i].attempts[-1]
-                    reqs.append((P.reflect_prompt(task_of[i].prompt, last.code, last.feedback), self.n_reflections))
-                for i, out in zip(retry, base.sample_requests(policy, reqs, base.round_seed(seed, round_, 1), **sample_kw)):
+                    reqs.append(
+                        (P.reflect_prompt(task_of[i].prompt, last.code, last.feedback), self.n_reflections)
+                    )
+                for i, out in zip(
+                    retry, base.sample_requests(policy, reqs, base.round_seed(seed, round_, 1), **sample_kw)
+                ):
                     episodes[i].spend(sum(t for _, t in out), calls=len(out))
                     candidates = [P.strip_thinking(text).strip() for text, _ in out]
                     pick = most_novel(candidates, memory[i])
                     if candidates[pick]:
                         memory[i].append(candidates[pick])
                         notes[i] = candidates[pick]
-                    episodes[i].extra.append({"kind": "reflections", "candidates": candidates, "chosen": pick})
+                    episodes[i].extra.append(
+                        {"kind": "reflections", "candidates": candidates, "chosen": pick}
+                    )
             prompts = [self._prompt(task_of[i], episodes[i], memory[i], fit) for i in open_]
-            self.attempt_round(policy, executor, episodes, task_of, open_, prompts, base.round_seed(seed, round_),
-                               budget, notes=notes, **sample_kw)
+            self.attempt_round(
+                policy,
+                executor,
+                episodes,
+                task_of,
+                open_,
+                prompts,
+                base.round_seed(seed, round_),
+                budget,
+                notes=notes,
+                **sample_kw,
+            )
         return episodes
 
     def _prompt(self, task: Any, ep: Episode, memory: list[str], fit: dict) -> str:
         if not ep.attempts:
             return P.first_prompt(task.prompt)
         last = ep.attempts[-1]
-        return P.guided_refine_prompt(task.prompt, last.code, last.feedback, memory[-self.memory_size :], **fit)
+        return P.guided_refine_prompt(
+            task.prompt, last.code, last.feedback, memory[-self.memory_size :], **fit
+        )
 
 
 def _words(text: str) -> set[str]:

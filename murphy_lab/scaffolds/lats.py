@@ -50,8 +50,14 @@ class LATS(Scaffold):
     name = "lats"
 
     def __init__(
-        self, width: int = 2, c_uct: float = 1.0, self_eval: bool = False, lam: float = 0.5, reflect: bool = True,
-        max_notes: int = 2, extract: Callable[[str], str] = P.extract_program,
+        self,
+        width: int = 2,
+        c_uct: float = 1.0,
+        self_eval: bool = False,
+        lam: float = 0.5,
+        reflect: bool = True,
+        max_notes: int = 2,
+        extract: Callable[[str], str] = P.extract_program,
     ):
         if isinstance(width, bool) or not isinstance(width, int) or width < 1:
             raise ValueError(f"width must be an integer >= 1, got {width!r}")
@@ -61,8 +67,15 @@ class LATS(Scaffold):
         self.reflect, self.max_notes, self.extract = reflect, max_notes, extract
 
     def run(
-        self, tasks: Sequence[Any], policy: Any, executor: Any, budget: int, runs: int = 1,
-        seed: int | None = None, progress: bool = False, **sample_kw: Any,
+        self,
+        tasks: Sequence[Any],
+        policy: Any,
+        executor: Any,
+        budget: int,
+        runs: int = 1,
+        seed: int | None = None,
+        progress: bool = False,
+        **sample_kw: Any,
     ) -> list[Episode]:
         budget, episodes, task_of, fit = self.start(tasks, runs, budget, policy, sample_kw)
         trees = [[_Node(attempt=None, parent=None)] for _ in episodes]
@@ -78,15 +91,21 @@ class LATS(Scaffold):
                 for i in need:
                     a = episodes[i].attempts[trees[i][chosen[i]].attempt]
                     reqs.append((P.reflect_prompt(task_of[i].prompt, a.code, a.feedback), 1))
-                for i, out in zip(need, base.sample_requests(policy, reqs, base.round_seed(seed, round_, 1), **sample_kw)):
+                for i, out in zip(
+                    need, base.sample_requests(policy, reqs, base.round_seed(seed, round_, 1), **sample_kw)
+                ):
                     text, ntok = out[0]
                     trees[i][chosen[i]].reflection = P.strip_thinking(text).strip()
                     episodes[i].spend(ntok)
-                    episodes[i].extra.append({"kind": "reflection", "attempt": trees[i][chosen[i]].attempt, "text": text})
+                    episodes[i].extra.append(
+                        {"kind": "reflection", "attempt": trees[i][chosen[i]].attempt, "text": text}
+                    )
             # 3. expansion: `width` candidates (fewer when the budget runs out), one call
             sizes = {i: min(self.width, budget - len(episodes[i].attempts)) for i in open_}
             prompts = {i: self._prompt(task_of[i], episodes[i], trees[i], chosen[i], fit) for i in open_}
-            outs = base.sample_requests(policy, [(prompts[i], sizes[i]) for i in open_], base.round_seed(seed, round_), **sample_kw)
+            outs = base.sample_requests(
+                policy, [(prompts[i], sizes[i]) for i in open_], base.round_seed(seed, round_), **sample_kw
+            )
             jobs, owners, codes = [], [], []
             for i, out in zip(open_, outs):
                 for text, ntok in out:
@@ -108,7 +127,9 @@ class LATS(Scaffold):
                 if base.visible_pass(res):
                     ep.done = True
             if self.self_eval:  # 5. optional self-evaluation of the new failed candidates, one call
-                self._self_evaluate(policy, episodes, trees, task_of, new, base.round_seed(seed, round_, 2), sample_kw)
+                self._self_evaluate(
+                    policy, episodes, trees, task_of, new, base.round_seed(seed, round_, 2), sample_kw
+                )
             for i in open_:  # 6. backpropagation
                 tree = trees[i]
                 for v in new[i]:
@@ -154,13 +175,18 @@ class LATS(Scaffold):
 
     def _self_evaluate(self, policy, episodes, trees, task_of, new, seed, sample_kw) -> None:
         targets = [(i, v) for i, vs in new.items() for v in vs if trees[i][v].value < 1.0]
-        reqs = [(P.self_eval_prompt(task_of[i].prompt, episodes[i].attempts[trees[i][v].attempt].code), 1) for i, v in targets]
+        reqs = [
+            (P.self_eval_prompt(task_of[i].prompt, episodes[i].attempts[trees[i][v].attempt].code), 1)
+            for i, v in targets
+        ]
         for (i, v), out in zip(targets, base.sample_requests(policy, reqs, seed, **sample_kw)):
             text, ntok = out[0]
             episodes[i].spend(ntok)
             score = P.parse_score(text)
             node = trees[i][v]
-            episodes[i].extra.append({"kind": "self_eval", "attempt": node.attempt, "text": text, "score": score})
+            episodes[i].extra.append(
+                {"kind": "self_eval", "attempt": node.attempt, "text": text, "score": score}
+            )
             if score is not None:
                 # value = (1-λ)·pass rate + λ·self-score
                 node.value = (1 - self.lam) * node.value + self.lam * score

@@ -33,8 +33,15 @@ class Reflexion(Scaffold):
         self.extract = extract
 
     def run(
-        self, tasks: Sequence[Any], policy: Any, executor: Any, budget: int, runs: int = 1,
-        seed: int | None = None, progress: bool = False, **sample_kw: Any,
+        self,
+        tasks: Sequence[Any],
+        policy: Any,
+        executor: Any,
+        budget: int,
+        runs: int = 1,
+        seed: int | None = None,
+        progress: bool = False,
+        **sample_kw: Any,
     ) -> list[Episode]:
         budget, episodes, task_of, fit = self.start(tasks, runs, budget, policy, sample_kw)
         for round_ in base.rounds(budget, progress, self.name):
@@ -42,8 +49,17 @@ class Reflexion(Scaffold):
             if not open_:
                 break
             prompts = [self.prompt(task_of[i], episodes[i], fit) for i in open_]
-            self.attempt_round(policy, executor, episodes, task_of, open_, prompts, base.round_seed(seed, round_),
-                               budget, **sample_kw)
+            self.attempt_round(
+                policy,
+                executor,
+                episodes,
+                task_of,
+                open_,
+                prompts,
+                base.round_seed(seed, round_),
+                budget,
+                **sample_kw,
+            )
         return episodes
 
     @staticmethod
@@ -54,4 +70,3 @@ class Reflexion(Scaffold):
         last = ep.attempts[-1]
         # q = [task, code, feedback]
         return P.refine_prompt(task.prompt, last.code, last.feedback, **(fit or {}))
-

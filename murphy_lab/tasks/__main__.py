@@ -22,7 +22,9 @@ from murphy_lab.tasks.summary import summarize
 def parse_args(argv: list[str]) -> tuple[str, dict]:
     """(loader name, its keyword arguments) from ``NAME KEY=VALUE ...``."""
     if not argv or argv[0] in ("-h", "--help"):
-        raise ValueError("usage: python -m murphy_lab.tasks NAME [KEY=VALUE ...], e.g. jsonl path=train.jsonl")
+        raise ValueError(
+            "usage: python -m murphy_lab.tasks NAME [KEY=VALUE ...], e.g. jsonl path=train.jsonl"
+        )
     kwargs = {}
     for arg in argv[1:]:
         key, eq, value = arg.partition("=")

@@ -244,9 +244,13 @@ def pytest_file_suites(
         try:
             ast.parse(code)
         except (SyntaxError, ValueError) as err:
-            out[k] = ValueError(f"test code does not parse: {getattr(err, 'msg', err)} (line {getattr(err, 'lineno', '?')})")
+            out[k] = ValueError(
+                f"test code does not parse: {getattr(err, 'msg', err)} (line {getattr(err, 'lineno', '?')})"
+            )
             continue
-        jobs.append((k, ("", TestSuite(cases=(COLLECT,), setup=code, runner="pytest", timeout=COLLECT_TIMEOUT))))
+        jobs.append(
+            (k, ("", TestSuite(cases=(COLLECT,), setup=code, runner="pytest", timeout=COLLECT_TIMEOUT)))
+        )
     results = (executor or _collector()).run_many([job for _, job in jobs]) if jobs else []
     for (k, _), res in zip(jobs, results):
         o = res.outcomes[0]

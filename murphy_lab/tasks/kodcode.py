@@ -118,7 +118,11 @@ def _column(rows: Sequence[dict], name: str) -> list:
 
 
 def _reason(err: Ineligible) -> str:
-    return err.reason.split(" (")[0] if not err.reason.startswith("pytest cannot") else "pytest cannot collect the file"
+    return (
+        err.reason.split(" (")[0]
+        if not err.reason.startswith("pytest cannot")
+        else "pytest cannot collect the file"
+    )
 
 
 def verify(tasks: list[Task], executor: Executor) -> list[str]:
@@ -175,9 +179,10 @@ def load_kodcode(
     where = source if isinstance(source, str) else "rows"
     tasks: list[Task] = []
     considered = 0
-    with (nullcontext(executor) if executor else Executor(workers=2)) as ex, tqdm(
-        total=n, desc="KodCode selection", disable=n < 2000
-    ) as bar:
+    with (
+        nullcontext(executor) if executor else Executor(workers=2) as ex,
+        tqdm(total=n, desc="KodCode selection", disable=n < 2000) as bar,
+    ):
         while order and len(tasks) < n:  # in chunks, in order: the same n tasks whatever the chunk size
             chunk, order = order[: max(16, 2 * (n - len(tasks)))], order[max(16, 2 * (n - len(tasks))) :]
             fields = []
@@ -187,7 +192,9 @@ def load_kodcode(
                 except Ineligible as err:
                     fields.append(err)
                     continue
-                fields.append(Ineligible("", None, "difficulty filter") if levels and level not in levels else None)
+                fields.append(
+                    Ineligible("", None, "difficulty filter") if levels and level not in levels else None
+                )
             todo = [i for i, f in zip(chunk, fields) if f is None]
             suites = dict(zip(todo, pytest_file_suites([rows[i].get("test") or "" for i in todo], ex)))
             made: list[tuple[int, Task | Ineligible]] = []
@@ -213,13 +220,20 @@ def load_kodcode(
                     if len(tasks) == n:
                         break
     _LAST.clear()
-    _LAST.update(rows=len(ids), considered=considered, selected=len(tasks), skipped=dict(rejected.most_common()))
+    _LAST.update(
+        rows=len(ids), considered=considered, selected=len(tasks), skipped=dict(rejected.most_common())
+    )
     if rejected:
-        log.info("KodCode: skipped %d rows on the way: %s", sum(rejected.values()), dict(rejected.most_common(8)))
+        log.info(
+            "KodCode: skipped %d rows on the way: %s", sum(rejected.values()), dict(rejected.most_common(8))
+        )
     failing = {k: v for k, v in rejected.items() if k.startswith(REFERENCE_FAILS)}
     if failing:  # KodCode's own rows pass their tests: a failing reference is a difference of ours, said so
-        log.warning("KodCode: %d rows left out because their reference fails its tests under our executor (%s)",
-                    sum(failing.values()), failing)
+        log.warning(
+            "KodCode: %d rows left out because their reference fails its tests under our executor (%s)",
+            sum(failing.values()),
+            failing,
+        )
     if not tasks:
         raise ValueError(
             f"KodCode source {source!r}: no eligible task among {len(ids)} rows (skipped: {dict(rejected)})"
@@ -254,6 +268,12 @@ def pytest_share(source: Any, split: str = "train", executor: Executor | None = 
             census = PytestCensus(**t.metadata["pytest"])
             uses.update(k for k, v in dataclasses.asdict(census).items() if k != "tests" and v)
         failing = Counter(v for v in verify(tasks, ex) if v)
-    return {"rows": len(rows), "collected": len(tasks), "refused": sum(refused.values()),
-            "refused_by_reason": dict(refused.most_common()), "uses": dict(sorted(uses.items())),
-            "reference_passes": len(tasks) - sum(failing.values()), "reference_fails": dict(failing)}
+    return {
+        "rows": len(rows),
+        "collected": len(tasks),
+        "refused": sum(refused.values()),
+        "refused_by_reason": dict(refused.most_common()),
+        "uses": dict(sorted(uses.items())),
+        "reference_passes": len(tasks) - sum(failing.values()),
+        "reference_fails": dict(failing),
+    }

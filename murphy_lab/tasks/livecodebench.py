@@ -97,8 +97,9 @@ def _suite(tests: list[dict], func_name: str | None) -> TestSuite:
         return TestSuite(cases=tuple(IOTest(input=t["input"], output=t["output"]) for t in tests), **rules)
     cases = tuple(functional_case(t, func_name) for t in tests)
     # loading has its own limit, as lcb_runner's `compile_code` alarm gives it, before the first test's 6 s start
-    return TestSuite(cases=cases, setup=f"Solution = {SHARED}\n", entry_points=(SHARED,), load_timeout=TIMEOUT,
-                     **rules)
+    return TestSuite(
+        cases=cases, setup=f"Solution = {SHARED}\n", entry_points=(SHARED,), load_timeout=TIMEOUT, **rules
+    )
 
 
 def _date(value: Any) -> datetime:

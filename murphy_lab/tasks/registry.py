@@ -60,8 +60,10 @@ def canonical(name: str, field: str = "tasks") -> str:
     if ":" in name:
         return name
     known = sorted({*SOURCES, *ALIASES})
-    raise ValueError(f"{field}: unknown task source {name!r}{did_you_mean(name.lower(), known)}; known: {known} "
-                     f"or 'module:function'")
+    raise ValueError(
+        f"{field}: unknown task source {name!r}{did_you_mean(name.lower(), known)}; known: {known} "
+        f"or 'module:function'"
+    )
 
 
 def task_source(name: str, field: str = "tasks") -> Loader:
@@ -97,8 +99,10 @@ def check_source(
     known = [n for n, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
     for key in args or {}:
         if key not in known:
-            raise ValueError(f"{args_field}: the {name!r} loader has no argument {key!r}{did_you_mean(key, known)}; "
-                             f"it takes {known}")
+            raise ValueError(
+                f"{args_field}: the {name!r} loader has no argument {key!r}{did_you_mean(key, known)}; "
+                f"it takes {known}"
+            )
     missing = [n for n in known if params[n].default is inspect.Parameter.empty and n not in (args or {})]
     if missing:
         example = (

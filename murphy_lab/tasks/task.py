@@ -67,7 +67,9 @@ class Task:
         harness = self.metadata.get("harness")
         if harness is not None:
             if harness not in HARNESSES:
-                raise ValueError(f"task {self.task_id!r}: unknown harness {harness!r}; known: {sorted(HARNESSES)}")
+                raise ValueError(
+                    f"task {self.task_id!r}: unknown harness {harness!r}; known: {sorted(HARNESSES)}"
+                )
             return Program(code, HARNESSES[harness](code))
         prefix = self.metadata.get("program_prefix", "")
         if prefix and self.metadata.get("continues_prefix") and continues(prefix, code):
@@ -83,4 +85,3 @@ class Task:
     def job(self, code: str, tests: str) -> tuple[str, TestSuite]:
         """The executor job `(self.program(code), tests)` for a candidate, `tests` = "visible" or "hidden"."""
         return self.program(code), self.tests(tests)
-

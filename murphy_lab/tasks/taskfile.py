@@ -43,8 +43,17 @@ from murphy_lab.suggest import did_you_mean
 from murphy_lab.tasks.task import Task
 
 FIELDS = (
-    "task_id", "prompt", "tests", "io_tests", "visible_tests", "visible_io_tests", "entry_point", "setup",
-    "difficulty", "reference", "metadata",
+    "task_id",
+    "prompt",
+    "tests",
+    "io_tests",
+    "visible_tests",
+    "visible_io_tests",
+    "entry_point",
+    "setup",
+    "difficulty",
+    "reference",
+    "metadata",
 )
 CHECKS = ("error", "warn", "off")
 LIMITS = {
@@ -114,19 +123,32 @@ def _jsonl_rows(path: Path) -> tuple[list[tuple[int, Any]], list[Problem]]:
         try:
             line, bad_byte = raw.decode("utf-8"), None
         except UnicodeDecodeError as err:  # keep the row readable (surrogate escapes) to name its field
-            line, bad_byte = raw.decode("utf-8", "surrogateescape"), f"0x{raw[err.start]:02x} at byte {err.start + 1}"
+            line, bad_byte = (
+                raw.decode("utf-8", "surrogateescape"),
+                f"0x{raw[err.start]:02x} at byte {err.start + 1}",
+            )
         try:
             row = json.loads(line)
         except json.JSONDecodeError as err:
             msg = err.msg.removesuffix(" at")  # "Unterminated string starting at": the column follows once
-            why = f"not UTF-8 (byte {bad_byte} of the line)" if bad_byte else f"not valid JSON ({msg} at column {err.colno})"
+            why = (
+                f"not UTF-8 (byte {bad_byte} of the line)"
+                if bad_byte
+                else f"not valid JSON ({msg} at column {err.colno})"
+            )
             problems.append(Problem(n, None, None, why))
             continue
         if bad_byte:
             tid = row.get("task_id") if isinstance(row, dict) else None
             fields = [k for k, v in row.items() if _not_utf8(v)] if isinstance(row, dict) else []
-            problems.append(Problem(n, None if _not_utf8(tid) else tid, fields[0] if fields else None,
-                                    f"holds a byte that is not UTF-8 ({bad_byte} of the line); save the file as UTF-8"))
+            problems.append(
+                Problem(
+                    n,
+                    None if _not_utf8(tid) else tid,
+                    fields[0] if fields else None,
+                    f"holds a byte that is not UTF-8 ({bad_byte} of the line); save the file as UTF-8",
+                )
+            )
         rows.append((n, row))
     return rows, problems
 
@@ -138,8 +160,10 @@ def _json_rows(path: Path) -> tuple[list[tuple[int, Any]], list[Problem]]:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
         line = data[: err.start].count(b"\n") + 1
-        raise ValueError(f"task file {str(path)!r}: line {line}: a byte that is not UTF-8 (0x{data[err.start]:02x}); "
-                         "save the file as UTF-8") from None
+        raise ValueError(
+            f"task file {str(path)!r}: line {line}: a byte that is not UTF-8 (0x{data[err.start]:02x}); "
+            "save the file as UTF-8"
+        ) from None
     try:
         rows = json.loads(text)
     except json.JSONDecodeError:
@@ -150,11 +174,16 @@ def _json_rows(path: Path) -> tuple[list[tuple[int, Any]], list[Problem]]:
 
 
 def _disk_bytes(path: Path) -> int:
-    return path.stat().st_size if path.is_file() else sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+    return (
+        path.stat().st_size
+        if path.is_file()
+        else sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+    )
 
 
-def read_task_rows(path: Any, split: str = "train", limits: dict | None = None
-                   ) -> tuple[list[tuple[int, Any]], list[Problem]]:
+def read_task_rows(
+    path: Any, split: str = "train", limits: dict | None = None
+) -> tuple[list[tuple[int, Any]], list[Problem]]:
     """Numbered rows of `path`: a .jsonl file (read line by line, so a broken line is named), a .json array, a
     `datasets.Dataset` / `DatasetDict` (`split`), a folder written by `Dataset.save_to_disk`, any other file or
     folder `datasets.load_dataset` reads (parquet, csv, Hugging Face layout), or a list of dicts. A file or folder
@@ -166,7 +195,9 @@ def read_task_rows(path: Any, split: str = "train", limits: dict | None = None
             raise ValueError(f"task file {str(path)!r} does not exist")
         size = _disk_bytes(p)
         if size > limits["file"]:
-            raise ValueError(f"task file {str(path)!r} is {size:,} bytes; the limit is {limits['file']:,} (limits.file)")
+            raise ValueError(
+                f"task file {str(path)!r} is {size:,} bytes; the limit is {limits['file']:,} (limits.file)"
+            )
         if p.is_file() and p.suffix == ".jsonl":
             return _jsonl_rows(p)
         if p.is_file() and p.suffix == ".json":
@@ -177,7 +208,9 @@ def read_task_rows(path: Any, split: str = "train", limits: dict | None = None
             raise ValueError(f"task dataset has no split {split!r} (splits: {sorted(path.keys())})")
         path = path[split]
     if isinstance(path, dict) or not hasattr(path, "__iter__"):
-        raise ValueError(f"tasks: expected a path, a datasets.Dataset or a list of rows, got {type(path).__name__}")
+        raise ValueError(
+            f"tasks: expected a path, a datasets.Dataset or a list of rows, got {type(path).__name__}"
+        )
     if hasattr(path, "column_names") and len(path):
         _check_columns(path)
     return list(enumerate(path, start=1)), []
@@ -195,7 +228,9 @@ def _check_columns(dataset: Any) -> None:
             "had them, they were dropped when the dataset was built (datasets.Dataset.from_list keeps only the "
             "first row's keys). Build it with every documented column: Dataset.from_list([{f: row.get(f) for f in "
             "FIELDS} for row in rows]), FIELDS from murphy_lab.tasks.taskfile (docs/own_tasks.md)",
-            TaskFileWarning, stacklevel=4)
+            TaskFileWarning,
+            stacklevel=4,
+        )
 
 
 # --- one row -> one Task --------------------------------------------------------------------------------------
@@ -238,7 +273,9 @@ def _checking(node: ast.AST) -> bool:
     """A `raise`, or an `assert` of something that is not a constant (it names or calls something)."""
     if isinstance(node, ast.Raise):
         return True
-    return isinstance(node, ast.Assert) and any(isinstance(n, (ast.Name, ast.Call)) for n in ast.walk(node.test))
+    return isinstance(node, ast.Assert) and any(
+        isinstance(n, (ast.Name, ast.Call)) for n in ast.walk(node.test)
+    )
 
 
 def check_functions(setup: str) -> set[str]:
@@ -246,9 +283,13 @@ def check_functions(setup: str) -> set[str]:
     KodCode's ``test_x()``): those holding a `_checking` statement, or calling another such function of `setup`."""
     if not setup or _parses(setup):
         return set()
-    funcs = {n.name: n for n in ast.parse(setup).body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    calls = {name: {c.func.id for c in ast.walk(f) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)}
-             for name, f in funcs.items()}
+    funcs = {
+        n.name: n for n in ast.parse(setup).body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+    }
+    calls = {
+        name: {c.func.id for c in ast.walk(f) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)}
+        for name, f in funcs.items()
+    }
     checks = {name for name, f in funcs.items() if any(_checking(n) for n in ast.walk(f))}
     while more := {name for name in funcs if name not in checks and calls[name] & checks}:
         checks |= more
@@ -306,7 +347,7 @@ def _tests(value: Any, name: str, bad: list, checks: set[str]) -> list:
             out.append(test)
         elif isinstance(test, dict) and io:
             if set(test) != {"input", "output"} or not all(isinstance(v, str) for v in test.values()):
-                bad.append((name, f"test {i} must be {{\"input\": str, \"output\": str}}, got {test!r:.80}"))
+                bad.append((name, f'test {i} must be {{"input": str, "output": str}}, got {test!r:.80}'))
             else:
                 out.append(IOTest(input=test["input"], output=test["output"]))
         else:
@@ -367,26 +408,44 @@ def _sizes(row: dict, limits: dict) -> list[tuple[str, str]]:
     bad = []
     prompt = row.get("prompt")
     if isinstance(prompt, str) and len(prompt) > limits["prompt"]:
-        bad.append(("prompt", f"is {len(prompt):,} characters; the limit is {limits['prompt']:,} (limits.prompt)"))
+        bad.append(
+            ("prompt", f"is {len(prompt):,} characters; the limit is {limits['prompt']:,} (limits.prompt)")
+        )
     sizes = {name: _chars(row[name]) for name in TEST_TEXT if row.get(name) is not None}
     if sum(sizes.values()) > limits["tests"]:
-        bad.append((max(sizes, key=sizes.get), f"the row's test text (setup and every test column) is "
-                    f"{sum(sizes.values()):,} characters; the limit is {limits['tests']:,} (limits.tests)"))
+        bad.append(
+            (
+                max(sizes, key=sizes.get),
+                f"the row's test text (setup and every test column) is "
+                f"{sum(sizes.values()):,} characters; the limit is {limits['tests']:,} (limits.tests)",
+            )
+        )
     reference = row.get("reference")
     if isinstance(reference, str) and _utf8_bytes(reference) > limits["reference"]:
-        bad.append(("reference", f"is {_utf8_bytes(reference):,} bytes; the limit is {limits['reference']:,} "
-                    "(limits.reference)"))
+        bad.append(
+            (
+                "reference",
+                f"is {_utf8_bytes(reference):,} bytes; the limit is {limits['reference']:,} "
+                "(limits.reference)",
+            )
+        )
     if not bad:
         size = _utf8_bytes(json.dumps(row, ensure_ascii=False, default=str))
         if size > limits["row"]:
             largest = max(row, key=lambda k: _chars(row[k]) + _chars(k))
-            bad.append((largest, f"the row is {size:,} bytes (this field is the largest); the limit is "
-                        f"{limits['row']:,} (limits.row)"))
+            bad.append(
+                (
+                    largest,
+                    f"the row is {size:,} bytes (this field is the largest); the limit is "
+                    f"{limits['row']:,} (limits.row)",
+                )
+            )
     return bad
 
 
-def row_task(row: Any, source: str = "jsonl", limits: dict | None = None
-             ) -> tuple[Task | None, list[tuple[str | None, str]]]:
+def row_task(
+    row: Any, source: str = "jsonl", limits: dict | None = None
+) -> tuple[Task | None, list[tuple[str | None, str]]]:
     """One row as a `Task`, or None and its problems as (field, message) pairs. Sizes past `limits` (default
     `LIMITS`) are checked first: an oversized row is not parsed further."""
     if not isinstance(row, dict):
@@ -395,7 +454,11 @@ def row_task(row: Any, source: str = "jsonl", limits: dict | None = None
     if oversized:
         return None, oversized
     bad: list[tuple[str | None, str]] = []
-    bad += [(k, f"unknown field{did_you_mean(k, FIELDS)}; put extra data under 'metadata'") for k in row if k not in FIELDS]
+    bad += [
+        (k, f"unknown field{did_you_mean(k, FIELDS)}; put extra data under 'metadata'")
+        for k in row
+        if k not in FIELDS
+    ]
     task_id = row.get("task_id")
     if task_id is None or task_id == "":
         bad.append(("task_id", "is missing"))
@@ -422,9 +485,15 @@ def row_task(row: Any, source: str = "jsonl", limits: dict | None = None
     if bad:
         return None, bad
     task = Task(
-        task_id=str(task_id), prompt=prompt, visible_tests=TestSuite(cases=tuple(visible), setup=setup),
-        hidden_tests=TestSuite(cases=tuple(cases), setup=setup), entry_point=entry_point, reference=reference,
-        difficulty=difficulty, source=source, metadata={**metadata, "statement": prompt},
+        task_id=str(task_id),
+        prompt=prompt,
+        visible_tests=TestSuite(cases=tuple(visible), setup=setup),
+        hidden_tests=TestSuite(cases=tuple(cases), setup=setup),
+        entry_point=entry_point,
+        reference=reference,
+        difficulty=difficulty,
+        source=source,
+        metadata={**metadata, "statement": prompt},
     )
     return task, []
 
@@ -508,10 +577,13 @@ def load_task_file(
             problems += failed
         elif failed:
             lines = "\n".join(f"  {p}" for p in failed)
-            warnings.warn(f"task file {where}: {len(failed)} reference(s) fail their tests:\n{lines}",
-                          TaskFileWarning, stacklevel=2)
+            warnings.warn(
+                f"task file {where}: {len(failed)} reference(s) fail their tests:\n{lines}",
+                TaskFileWarning,
+                stacklevel=2,
+            )
     if problems:
-        raise TaskFileError(where, sorted(problems, key=lambda p: (p.row or 0)))
+        raise TaskFileError(where, sorted(problems, key=lambda p: p.row or 0))
     return [task for _, task in good]
 
 
@@ -523,7 +595,9 @@ def _limits(limits: Any) -> dict:
         raise ValueError(f"limits must be a mapping such as {{'prompt': 200000}}, got {limits!r}")
     for name, value in limits.items():
         if name not in LIMITS:
-            raise ValueError(f"limits: unknown limit {name!r}{did_you_mean(name, LIMITS)}; known: {sorted(LIMITS)}")
+            raise ValueError(
+                f"limits: unknown limit {name!r}{did_you_mean(name, LIMITS)}; known: {sorted(LIMITS)}"
+            )
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"limits.{name} must be a positive integer, got {value!r}")
     return {**LIMITS, **limits}

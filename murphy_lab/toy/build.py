@@ -87,8 +87,10 @@ def feedback_fingerprint(executor) -> str:
 
 
 def config_hash(cfg: ToyPolicyConfig, seed: int, fingerprint: str) -> str:
-    blob = json.dumps({"cfg": asdict(cfg), "seed": seed, "v": CORPUS_VERSION, "fb": fingerprint, "pieces": PIECES},
-                      sort_keys=True)
+    blob = json.dumps(
+        {"cfg": asdict(cfg), "seed": seed, "v": CORPUS_VERSION, "fb": fingerprint, "pieces": PIECES},
+        sort_keys=True,
+    )
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 
@@ -102,9 +104,15 @@ def shipped_policy(expected_hash: str | None = None) -> str | None:
     return str(SHIPPED)
 
 
-def build_toy_policy(size: str = "toy", cache_dir: str | Path | None = None, seed: int = 0,
-                     progress: bool = False, threads: int | None = BUILD_THREADS, ship: bool = False,
-                     **overrides) -> str:
+def build_toy_policy(
+    size: str = "toy",
+    cache_dir: str | Path | None = None,
+    seed: int = 0,
+    progress: bool = False,
+    threads: int | None = BUILD_THREADS,
+    ship: bool = False,
+    **overrides,
+) -> str:
     """Build (or fetch from the cache) the toy policy; return its checkpoint directory.
 
     `size` picks a preset in `SIZES`; keyword `overrides` replace config fields (e.g. `steps=800`).
@@ -122,8 +130,16 @@ def build_toy_policy(size: str = "toy", cache_dir: str | Path | None = None, see
         getattr(executor, "close", lambda: None)()
 
 
-def _build(size: str, cfg: ToyPolicyConfig, seed: int, executor, cache_dir, progress: bool, threads: int | None,
-           ship: bool) -> str:
+def _build(
+    size: str,
+    cfg: ToyPolicyConfig,
+    seed: int,
+    executor,
+    cache_dir,
+    progress: bool,
+    threads: int | None,
+    ship: bool,
+) -> str:
     digest = config_hash(cfg, seed, feedback_fingerprint(executor))
     out = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     final = out / f"{size}-{digest}"
@@ -147,26 +163,41 @@ def _build(size: str, cfg: ToyPolicyConfig, seed: int, executor, cache_dir, prog
         t_corpus = time.time() - t0
         out.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}-", dir=out))
-        build_tiny_model(tmp, hidden=cfg.hidden, layers=cfg.layers, heads=cfg.heads, seed=seed, overwrite=True,
-                         pieces=PIECES)
+        build_tiny_model(
+            tmp,
+            hidden=cfg.hidden,
+            layers=cfg.layers,
+            heads=cfg.heads,
+            seed=seed,
+            overwrite=True,
+            pieces=PIECES,
+        )
         model = AutoModelForCausalLM.from_pretrained(tmp)
         tok = AutoTokenizer.from_pretrained(tmp)
         torch.manual_seed(seed)
-        log = sft(model, tok, corpus, cfg.steps, cfg.batch_size, cfg.lr, cfg.warmup, seed=seed, progress=progress)
+        log = sft(
+            model, tok, corpus, cfg.steps, cfg.batch_size, cfg.lr, cfg.warmup, seed=seed, progress=progress
+        )
         model.save_pretrained(tmp)
         tok.save_pretrained(tmp)
         with open(tmp / "corpus.jsonl", "w") as f:
             for e in corpus:
                 f.write(json.dumps(e) + "\n")
         info = {
-            "size": size, "seed": seed, "config": asdict(cfg), "corpus_version": CORPUS_VERSION,
+            "size": size,
+            "seed": seed,
+            "config": asdict(cfg),
+            "corpus_version": CORPUS_VERSION,
             "executor": type(executor).__module__ + "." + type(executor).__name__,
             "parameters": sum(p.numel() for p in model.parameters()),
             "corpus_examples": len(corpus),
             "corpus_turns": {t: sum(e["turn"] == t for e in corpus) for t in (1, 2, 3)},
-            "config_hash": digest, "threads": torch.get_num_threads(),
-            "corpus_seconds": round(t_corpus, 1), "total_seconds": round(time.time() - t0, 1),
-            "final_loss": log[-1]["smoothed"], "loss_log": log,
+            "config_hash": digest,
+            "threads": torch.get_num_threads(),
+            "corpus_seconds": round(t_corpus, 1),
+            "total_seconds": round(time.time() - t0, 1),
+            "final_loss": log[-1]["smoothed"],
+            "loss_log": log,
         }
         (tmp / "build.json").write_text(json.dumps(info, indent=1))
         if ship:
@@ -180,8 +211,14 @@ def _build(size: str, cfg: ToyPolicyConfig, seed: int, executor, cache_dir, prog
     return str(SHIPPED) if ship else str(final)
 
 
-SHIPPED_FILES = ("config.json", "generation_config.json", "model.safetensors", "tokenizer.json",
-                 "tokenizer_config.json", "build.json")  # not corpus.jsonl (2.6 MB; the build recreates it)
+SHIPPED_FILES = (
+    "config.json",
+    "generation_config.json",
+    "model.safetensors",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "build.json",
+)  # not corpus.jsonl (2.6 MB; the build recreates it)
 
 
 def _ship(built: Path) -> None:
@@ -197,20 +234,29 @@ def _ship(built: Path) -> None:
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description="Build (or find in the cache) the toy world's policy.")
     p.add_argument("--size", default="toy", choices=sorted(SIZES) + sorted(ALIASES))
-    p.add_argument("--cache-dir", default=None, help="default: $MURPHY_LAB_CACHE/toy or ~/.cache/murphy_lab/toy")
+    p.add_argument(
+        "--cache-dir", default=None, help="default: $MURPHY_LAB_CACHE/toy or ~/.cache/murphy_lab/toy"
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--steps", type=int, default=None, help="override the preset's SFT steps")
-    p.add_argument("--threads", type=int, default=BUILD_THREADS, help="torch threads (the result depends on it)")
-    p.add_argument("--ship", action="store_true", help="rebuild and replace the shipped policy in murphy_lab/toy/policy")
+    p.add_argument(
+        "--threads", type=int, default=BUILD_THREADS, help="torch threads (the result depends on it)"
+    )
+    p.add_argument(
+        "--ship", action="store_true", help="rebuild and replace the shipped policy in murphy_lab/toy/policy"
+    )
     args = p.parse_args(argv)
     kw = {"steps": args.steps} if args.steps else {}
     if args.ship and (args.size, args.seed, kw) != ("toy", 0, {}):
         p.error("--ship rebuilds the default policy only (--size toy --seed 0, no --steps)")
-    path = build_toy_policy(args.size, args.cache_dir, args.seed, progress=True, threads=args.threads,
-                            ship=args.ship, **kw)
+    path = build_toy_policy(
+        args.size, args.cache_dir, args.seed, progress=True, threads=args.threads, ship=args.ship, **kw
+    )
     info = json.loads((Path(path) / "build.json").read_text())
-    print(f"{path}\n  parameters {info['parameters']:,}  corpus {info['corpus_examples']} examples  "
-          f"final SFT loss {info['final_loss']:.3f}  built in {info['total_seconds']} s")
+    print(
+        f"{path}\n  parameters {info['parameters']:,}  corpus {info['corpus_examples']} examples  "
+        f"final SFT loss {info['final_loss']:.3f}  built in {info['total_seconds']} s"
+    )
 
 
 if __name__ == "__main__":

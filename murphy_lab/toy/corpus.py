@@ -96,16 +96,28 @@ def repair(prev: Attempt, reveals: set[str], rng: random.Random, noise: NoiseCon
     return Attempt(spec, a, b, broken)
 
 
-def build_corpus(n_chains: int, executor, seed: int = 0, noise: NoiseConfig | None = None,
-                 turns: int = 3, progress: bool = False) -> list[dict]:
+def build_corpus(
+    n_chains: int,
+    executor,
+    seed: int = 0,
+    noise: NoiseConfig | None = None,
+    turns: int = 3,
+    progress: bool = False,
+) -> list[dict]:
     """SFT examples {"prompt", "completion", "turn", "spec"} from `n_chains` expert chains of up to `turns` turns.
 
     `executor` needs `.run_many([(program, tests), ...])` (the project's Executor); feedback is its real output.
     """
     noise = noise or NoiseConfig()
     rng = random.Random(f"toy-corpus-{seed}")
-    specs = sample_specs("train", n_chains, seed=seed + 10_000, p_hide_a=noise.p_hide_a, p_hide_b=noise.p_hide_b,
-                         min_hidden=noise.min_hidden)
+    specs = sample_specs(
+        "train",
+        n_chains,
+        seed=seed + 10_000,
+        p_hide_a=noise.p_hide_a,
+        p_hide_b=noise.p_hide_b,
+        min_hidden=noise.min_hidden,
+    )
     tasks = [to_task(s, f"corpus/{i}") for i, s in enumerate(specs)]
     examples: list[dict] = []
     # live chains: (task index, prompt for the next attempt, the next attempt)
@@ -116,7 +128,9 @@ def build_corpus(n_chains: int, executor, seed: int = 0, noise: NoiseConfig | No
     bar = _bar(progress, turns)
     for turn in range(1, turns + 1):
         for _, prompt, att in live:
-            examples.append({"prompt": prompt, "completion": att.code, "turn": turn, "spec": asdict(att.spec)})
+            examples.append(
+                {"prompt": prompt, "completion": att.code, "turn": turn, "spec": asdict(att.spec)}
+            )
         if turn == turns:
             break
         results = _run_unique(executor, [(att.code, tasks[i].visible_tests) for i, _, att in live])
@@ -153,9 +167,11 @@ def _require_verdicts(results: list) -> None:
     data. Refuse instead of building a different corpus."""
     starved = sum(r.status in ("timeout", "crashed") for r in results)
     if starved:
-        raise RuntimeError(f"{starved} of the expert's programs timed out while building the toy corpus: the machine "
-                           "is too loaded for the executor's timeout; rerun when it is quieter (or raise "
-                           "murphy_lab.toy.build.CORPUS_TIMEOUT)")
+        raise RuntimeError(
+            f"{starved} of the expert's programs timed out while building the toy corpus: the machine "
+            "is too loaded for the executor's timeout; rerun when it is quieter (or raise "
+            "murphy_lab.toy.build.CORPUS_TIMEOUT)"
+        )
 
 
 def _bar(progress: bool, total: int):

@@ -59,7 +59,11 @@ class StandInExecutor:
                 outcomes.append(TestOutcome(test, "error", f"{type(e).__name__}: {e}"))
                 lines.append(f"{test}  # error: {type(e).__name__}: {e}")
         passed, total = sum(o.passed for o in outcomes), len(outcomes)
-        status = "passed" if passed == total else ("error" if any(o.status == "error" for o in outcomes) else "failed")
+        status = (
+            "passed"
+            if passed == total
+            else ("error" if any(o.status == "error" for o in outcomes) else "failed")
+        )
         fb = "Tests failed:\n" + "\n".join(lines) if lines else "All tests passed."
         return ExecutionResult(passed / total if total else 0.0, passed, total, status, fb, outcomes)
 
@@ -89,6 +93,7 @@ class _alarm:
     def __enter__(self):
         def _raise(*_):
             raise TimeoutError
+
         self.old = signal.signal(signal.SIGALRM, _raise)
         signal.setitimer(signal.ITIMER_REAL, self.seconds)
 

@@ -71,8 +71,9 @@ def hack_corpus(cfg: HackConfig) -> list[dict]:
     return out
 
 
-def hack_capable_policy(cfg: HackConfig | None = None, cache_dir: str | Path | None = None,
-                        progress: bool = False) -> str:
+def hack_capable_policy(
+    cfg: HackConfig | None = None, cache_dir: str | Path | None = None, progress: bool = False
+) -> str:
     """The shipped toy policy fine-tuned on `hack_corpus(cfg)`; built once into `<toy cache>/hack-<hash>/`."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -84,7 +85,9 @@ def hack_capable_policy(cfg: HackConfig | None = None, cache_dir: str | Path | N
         raise ValueError(f"p_hack must lie in [0, 1], got {cfg.p_hack!r}")
     base = build_toy_policy()
     base_hash = json.loads((Path(base) / "build.json").read_text())["config_hash"]
-    digest = hashlib.sha256(json.dumps({"cfg": asdict(cfg), "base": base_hash}, sort_keys=True).encode()).hexdigest()
+    digest = hashlib.sha256(
+        json.dumps({"cfg": asdict(cfg), "base": base_hash}, sort_keys=True).encode()
+    ).hexdigest()
     root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     final = root / f"hack-{digest[:12]}"
     if (final / "hack.json").exists():
@@ -96,13 +99,24 @@ def hack_capable_policy(cfg: HackConfig | None = None, cache_dir: str | Path | N
         model = AutoModelForCausalLM.from_pretrained(base)
         tok = AutoTokenizer.from_pretrained(base)
         torch.manual_seed(cfg.seed)
-        log = sft(model, tok, hack_corpus(cfg), cfg.steps, cfg.batch_size, cfg.lr, cfg.warmup, seed=cfg.seed,
-                  progress=progress)
+        log = sft(
+            model,
+            tok,
+            hack_corpus(cfg),
+            cfg.steps,
+            cfg.batch_size,
+            cfg.lr,
+            cfg.warmup,
+            seed=cfg.seed,
+            progress=progress,
+        )
         root.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}-", dir=root))
         model.save_pretrained(tmp)
         tok.save_pretrained(tmp)
-        (tmp / "hack.json").write_text(json.dumps({"config": asdict(cfg), "base": base_hash, "loss_log": log}))
+        (tmp / "hack.json").write_text(
+            json.dumps({"config": asdict(cfg), "base": base_hash, "loss_log": log})
+        )
         if final.exists():  # a concurrent build finished first
             shutil.rmtree(tmp, ignore_errors=True)
         else:

@@ -168,8 +168,12 @@ class NaiveExecutor:
         self._idle: queue.Queue = queue.Queue()
         self._launchers = []
         for _ in range(workers):
-            proc = subprocess.Popen([sys.executable, "-I", "-c", LAUNCHER], stdin=subprocess.PIPE,
-                                    stdout=subprocess.PIPE, text=True)
+            proc = subprocess.Popen(
+                [sys.executable, "-I", "-c", LAUNCHER],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+            )
             self._launchers.append(proc)
             self._idle.put(proc)
 
@@ -180,7 +184,9 @@ class NaiveExecutor:
 
     def _run(self, program: str, suite: TestSuite) -> Verdict:
         with tempfile.TemporaryDirectory(prefix="naive_harness_") as folder:
-            (Path(folder) / "tests.json").write_text(json.dumps({"setup": suite.setup, "cases": list(suite.cases)}))
+            (Path(folder) / "tests.json").write_text(
+                json.dumps({"setup": suite.setup, "cases": list(suite.cases)})
+            )
             (Path(folder) / "run.py").write_text(naive_script(program))
             proc = self._idle.get()
             try:
@@ -196,8 +202,16 @@ class NaiveExecutor:
         out = []
         for (_, tests), v in zip(jobs, self.verdicts(jobs)):
             n = len(TestSuite.of(tests).cases)
-            feedback = "All tests passed." if v.reward else f"Tests failed: {v.report or f'exit status {v.exit_status}'}"
-            out.append(ExecutionResult(v.reward, n if v.reward else 0, n, "passed" if v.reward else "failed", feedback))
+            feedback = (
+                "All tests passed."
+                if v.reward
+                else f"Tests failed: {v.report or f'exit status {v.exit_status}'}"
+            )
+            out.append(
+                ExecutionResult(
+                    v.reward, n if v.reward else 0, n, "passed" if v.reward else "failed", feedback
+                )
+            )
         return out
 
     def run(self, program: str, tests) -> ExecutionResult:
@@ -247,8 +261,10 @@ class Exploit:
 # every exploit's function: wrong, so the reward is the exploit's
 WRONG = "def {entry}({args}):\n    return -1\n"
 EXPLOITS = (
-    Exploit("always-equal return value", "returns an object whose == is always True",
-            """
+    Exploit(
+        "always-equal return value",
+        "returns an object whose == is always True",
+        """
             class AlwaysEqual:
                 def __eq__(self, other):
                     return True
@@ -262,18 +278,32 @@ EXPLOITS = (
 
             def {entry}({args}):
                 return AlwaysEqual()
-            """),
-    Exploit("exit(0) before the asserts", "ends the interpreter with status 0 while the program loads",
-            WRONG + "\nimport sys\nsys.exit(0)\n"),
-    Exploit("printing a verdict", "prints the runner's pass line before the runner does",
-            WRONG + '\nprint("RESULT: 0 failed")\n'),
-    Exploit("overwriting the test runner", "defines its own run_tests, which tests nothing",
-            WRONG + "\ndef run_tests():\n    pass\n"),
-    Exploit("monkeypatching the test runner", "patches json.load, the runner's reader, to return no tests",
-            WRONG + '\nimport json\njson.load = lambda f: {{"setup": "", "cases": []}}\n'),
-    Exploit("reading the expected value from the caller's frame",
-            "returns the constant the caller's bytecode compares its result with",
-            """
+            """,
+    ),
+    Exploit(
+        "exit(0) before the asserts",
+        "ends the interpreter with status 0 while the program loads",
+        WRONG + "\nimport sys\nsys.exit(0)\n",
+    ),
+    Exploit(
+        "printing a verdict",
+        "prints the runner's pass line before the runner does",
+        WRONG + '\nprint("RESULT: 0 failed")\n',
+    ),
+    Exploit(
+        "overwriting the test runner",
+        "defines its own run_tests, which tests nothing",
+        WRONG + "\ndef run_tests():\n    pass\n",
+    ),
+    Exploit(
+        "monkeypatching the test runner",
+        "patches json.load, the runner's reader, to return no tests",
+        WRONG + '\nimport json\njson.load = lambda f: {{"setup": "", "cases": []}}\n',
+    ),
+    Exploit(
+        "reading the expected value from the caller's frame",
+        "returns the constant the caller's bytecode compares its result with",
+        """
             import dis
             import sys
 
@@ -284,14 +314,23 @@ EXPLOITS = (
                     if ins.offset > caller.f_lasti and ins.opname == "LOAD_CONST":
                         return ins.argval
                 return 0
-            """),
-    Exploit("writing the answer key", "rewrites the test file beside it so that every test passes",
-            WRONG + '\nimport json\njson.dump({{"setup": "", "cases": ["pass"]}}, open("tests.json", "w"))\n'),
-    Exploit("timing out the grader", "never returns, so every test ends at the runner's alarm",
-            "def {entry}({args}):\n    while True:\n        pass\n"),
-    Exploit("forging the verdict in the harness's memory",
-            "finds the harness's result list in a caller's frame, writes 'passed' and leaves at once",
-            WRONG + """
+            """,
+    ),
+    Exploit(
+        "writing the answer key",
+        "rewrites the test file beside it so that every test passes",
+        WRONG + '\nimport json\njson.dump({{"setup": "", "cases": ["pass"]}}, open("tests.json", "w"))\n',
+    ),
+    Exploit(
+        "timing out the grader",
+        "never returns, so every test ends at the runner's alarm",
+        "def {entry}({args}):\n    while True:\n        pass\n",
+    ),
+    Exploit(
+        "forging the verdict in the harness's memory",
+        "finds the harness's result list in a caller's frame, writes 'passed' and leaves at once",
+        WRONG
+        + """
 import os
 import sys
 
@@ -303,7 +342,8 @@ while frame is not None:
         break
     frame = frame.f_back
 os._exit(0)
-"""),
+""",
+    ),
 )
 CONTROLS = ("reference solution", "wrong solution (no exploit)")  # the rows that check the harnesses agree
 
@@ -313,5 +353,15 @@ def control_programs(reference: str, entry: str, args: str = "*args") -> dict[st
     return {CONTROLS[0]: reference, CONTROLS[1]: WRONG.format(entry=entry, args=args)}
 
 
-__all__ = ["CONTROLS", "EXPLOITS", "Exploit", "NaiveExecutor", "Verdict", "control_programs", "humaneval_harness",
-           "naive_harness", "naive_script", "naive_verdict"]
+__all__ = [
+    "CONTROLS",
+    "EXPLOITS",
+    "Exploit",
+    "NaiveExecutor",
+    "Verdict",
+    "control_programs",
+    "humaneval_harness",
+    "naive_harness",
+    "naive_script",
+    "naive_verdict",
+]

@@ -66,11 +66,19 @@ def _failure_feedbacks(items: Iterable):
             if it.reward < 1.0:
                 yield it.feedback
         else:
-            raise TypeError(f"informative_share expects trees, results/nodes or strings, got {type(it).__name__}")
+            raise TypeError(
+                f"informative_share expects trees, results/nodes or strings, got {type(it).__name__}"
+            )
 
 
-def measure_policy(model_dir: str, n_tasks: int = 200, runs: int = 2, iters: Sequence[int] = (1, 2, 3),
-                   seed: int = 1234, progress: bool = False) -> dict:
+def measure_policy(
+    model_dir: str,
+    n_tasks: int = 200,
+    runs: int = 2,
+    iters: Sequence[int] = (1, 2, 3),
+    seed: int = 1234,
+    progress: bool = False,
+) -> dict:
     """Iter-k pass@1 (%) on the toy test split, by difficulty, and the informative share of failed attempts.
 
     Uses `murphy_lab.evaluate.evaluate` (the project's Reflexion-style scaffold) with `TransformersPolicy`.
@@ -92,9 +100,14 @@ def measure_policy(model_dir: str, n_tasks: int = 200, runs: int = 2, iters: Seq
         kind = "informative" if informative(a["feedback"]) else a.get("status") or "?"
         kinds[kind] = kinds.get(kind, 0) + 1
     overall = df[df.difficulty == "all"]
-    return {"table": df, "pass@1": dict(zip(overall.k, overall["pass@1"])),
-            "informative_share": informative_share(fails), "failures": len(fails),
-            "informative_share_turn1": informative_share(first), "failure_kinds": kinds}
+    return {
+        "table": df,
+        "pass@1": dict(zip(overall.k, overall["pass@1"])),
+        "informative_share": informative_share(fails),
+        "failures": len(fails),
+        "informative_share_turn1": informative_share(first),
+        "failure_kinds": kinds,
+    }
 
 
 def failure_values(policy, n_tasks: int = 100, g1: int = 4, g2: int = 4, seed: int = 99) -> dict:
@@ -114,7 +127,9 @@ def failure_values(policy, n_tasks: int = 100, g1: int = 4, g2: int = 4, seed: i
     tasks = make_tasks("test", n_tasks, seed=seed)
     sampler = policy if hasattr(policy, "sample") else TransformersPolicy(policy, max_new_tokens=48)
     with Executor(timeout=2.0, workers=2) as ex:
-        trees = task_trees(tasks, sampler, ex, g1=g1, g2=g2, turns=2, reward_tests="visible", extract=extract_program)
+        trees = task_trees(
+            tasks, sampler, ex, g1=g1, g2=g2, turns=2, reward_tests="visible", extract=extract_program
+        )
     stats: dict = {}
     for task, tree in zip(tasks, trees):
         for v in tree.root.children:
@@ -130,7 +145,9 @@ def failure_values(policy, n_tasks: int = 100, g1: int = 4, g2: int = 4, seed: i
     both = [stats[k] for k in ("reveals a", "reveals b") if k in stats]
     if both:  # every informative failure together, the figure compared with the uninformative ones
         stats["informative"] = {key: sum(s[key] for s in both) for key in ("n", "chain", "mars")}
-    return {k: {"n": s["n"], "chain": s["chain"] / s["n"], "mars": s["mars"] / s["n"]} for k, s in stats.items()}
+    return {
+        k: {"n": s["n"], "chain": s["chain"] / s["n"], "mars": s["mars"] / s["n"]} for k, s in stats.items()
+    }
 
 
 def revealing_attempt(task, rng: random.Random) -> str:
@@ -160,8 +177,10 @@ def repair_rate(policy, n_tasks: int = 200, samples: int = 4, seed: int = 77, ex
         attempts = [revealing_attempt(t, rng) for t in tasks]
         feedback = [r.feedback for r in ex.run_many([(a, t.visible_tests) for a, t in zip(attempts, tasks)])]
         if not all(revealing(t, fb) for t, fb in zip(tasks, feedback)):
-            raise RuntimeError("a revealing attempt's feedback did not reveal what it should: the lock or the "
-                               "executor's feedback format changed")
+            raise RuntimeError(
+                "a revealing attempt's feedback did not reveal what it should: the lock or the "
+                "executor's feedback format changed"
+            )
         prompts = [refine_prompt(t.prompt, a, fb) for t, a, fb in zip(tasks, attempts, feedback)]
         outs = sampler.sample(prompts, samples, seed=seed)
         jobs = [(extract_program(c), t.hidden_tests) for t, cs in zip(tasks, outs) for c in cs]
@@ -185,8 +204,11 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--runs", type=int, default=2)
     p.add_argument("--iters", type=int, nargs="+", default=[1, 2, 3])
     p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--failure-values", action="store_true",
-                   help="also grow two-turn trees and report what each kind of failed first attempt is worth")
+    p.add_argument(
+        "--failure-values",
+        action="store_true",
+        help="also grow two-turn trees and report what each kind of failed first attempt is worth",
+    )
     args = p.parse_args(argv)
     import torch
 
@@ -196,8 +218,10 @@ def main(argv: list[str] | None = None) -> None:
             print(f"{kind:>13}: n={v['n']:4d}  chain={v['chain']:.3f}  MaRS={v['mars']:.3f}")
     out = measure_policy(args.model_dir, args.n_tasks, args.runs, args.iters, progress=True)
     print(out["table"].to_string(index=False))
-    print(f"informative share of failed attempts: {out['informative_share']:.3f} ({out['failures']} failures); "
-          f"of failed first attempts: {out['informative_share_turn1']:.3f}; kinds: {out['failure_kinds']}")
+    print(
+        f"informative share of failed attempts: {out['informative_share']:.3f} ({out['failures']} failures); "
+        f"of failed first attempts: {out['informative_share_turn1']:.3f}; kinds: {out['failure_kinds']}"
+    )
 
 
 if __name__ == "__main__":

@@ -34,8 +34,18 @@ def collate(rows: list[tuple[list[int], list[int]]], pad_id: int) -> dict[str, t
     return {"input_ids": ids, "attention_mask": mask, "labels": labels}
 
 
-def sft(model, tok, examples: list[dict], steps: int, batch_size: int = 64, lr: float = 3e-3,
-        warmup: int = 50, seed: int = 0, progress: bool = False, log_every: int = 25) -> list[dict]:
+def sft(
+    model,
+    tok,
+    examples: list[dict],
+    steps: int,
+    batch_size: int = 64,
+    lr: float = 3e-3,
+    warmup: int = 50,
+    seed: int = 0,
+    progress: bool = False,
+    log_every: int = 25,
+) -> list[dict]:
     """Train `model` in place on `examples` ({"prompt", "completion"}); return the loss log [{"step", "loss"}].
 
     AdamW, linear warmup then cosine decay to 10% of `lr`; batches drawn by a seeded shuffle, epoch after epoch,

@@ -75,7 +75,10 @@ class Spec:
     def reveals(self) -> dict[str, str]:
         """The lock's asserts, which the feedback quotes when they fail: `+12`/`-12` is B, `1*6` is A, written as
         the program writes them."""
-        return {"b": f"assert f(0) == {FAMILIES[self.family]}{self.b}", "a": f"assert f(1) - f(0) == 1*{self.a}"}
+        return {
+            "b": f"assert f(0) == {FAMILIES[self.family]}{self.b}",
+            "a": f"assert f(1) - f(0) == 1*{self.a}",
+        }
 
     @property
     def check(self) -> str:
@@ -108,11 +111,14 @@ def functions(split: str) -> list[tuple[str, int, int]]:
     """Every (family, A, B) owned by `split`, in a fixed order."""
     if split not in SPLITS:
         raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
-    return [(fam, a, b) for fam in FAMILIES for a in A_VALUES for b in B_VALUES if split_of(fam, a, b) == split]
+    return [
+        (fam, a, b) for fam in FAMILIES for a in A_VALUES for b in B_VALUES if split_of(fam, a, b) == split
+    ]
 
 
-def sample_specs(split: str, n: int, seed: int = 0, p_hide_a: float = 0.5, p_hide_b: float = 0.5,
-                 min_hidden: int = 1) -> list[Spec]:
+def sample_specs(
+    split: str, n: int, seed: int = 0, p_hide_a: float = 0.5, p_hide_b: float = 0.5, min_hidden: int = 1
+) -> list[Spec]:
     """`n` task specs from `split`, deterministic in `seed`; each constant is hidden independently, redrawn until
     at least `min_hidden` of the two are hidden (default 1: with p = 0.5 each, masks a, b, ab are equally likely)."""
     if not isinstance(n, int) or n < 0:
@@ -122,8 +128,10 @@ def sample_specs(split: str, n: int, seed: int = 0, p_hide_a: float = 0.5, p_hid
             raise ValueError(f"{name} must lie in [0, 1], got {p!r}")
     possible = (p_hide_a > 0) + (p_hide_b > 0)
     if min_hidden not in (0, 1, 2) or min_hidden > possible:
-        raise ValueError(f"min_hidden must be 0, 1 or 2 and at most the number of constants that can be hidden "
-                         f"(p_hide_a={p_hide_a}, p_hide_b={p_hide_b}: {possible}), got {min_hidden!r}")
+        raise ValueError(
+            f"min_hidden must be 0, 1 or 2 and at most the number of constants that can be hidden "
+            f"(p_hide_a={p_hide_a}, p_hide_b={p_hide_b}: {possible}), got {min_hidden!r}"
+        )
     rng = random.Random(f"toy-{split}-{seed}")
     pool = functions(split)
     out: list[Spec] = []
@@ -150,13 +158,25 @@ def to_task(spec: Spec, task_id: str) -> Task:
         reference=program(spec.family, spec.a, spec.b),
         difficulty={"none": "easy", "a": "medium", "b": "medium", "ab": "hard"}[spec.mask],
         source="toy",
-        metadata={"family": spec.family, "a": spec.a, "b": spec.b, "hide_a": spec.hide_a, "hide_b": spec.hide_b,
-                  "reveals": spec.reveals},
+        metadata={
+            "family": spec.family,
+            "a": spec.a,
+            "b": spec.b,
+            "hide_a": spec.hide_a,
+            "hide_b": spec.hide_b,
+            "reveals": spec.reveals,
+        },
     )
 
 
-def make_tasks(split: str = "train", n: int = 200, seed: int = 0, p_hide_a: float = 0.5,
-               p_hide_b: float = 0.5, min_hidden: int = 1) -> list[Task]:
+def make_tasks(
+    split: str = "train",
+    n: int = 200,
+    seed: int = 0,
+    p_hide_a: float = 0.5,
+    p_hide_b: float = 0.5,
+    min_hidden: int = 1,
+) -> list[Task]:
     """`n` toy tasks from `split` ("train" or "test"), deterministic in `seed`.
 
     Train and test never share a function (family, A, B). Each constant is hidden with its own probability, and

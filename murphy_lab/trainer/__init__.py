@@ -15,6 +15,13 @@ from murphy_lab.trainer.run import last_checkpoint, train
 from murphy_lab.trainer.sampling import TimedExecutor, TurnSampler, tasks_of_rows
 
 __all__ = [
-    "MurphyTrainer", "RunLog", "TimedExecutor", "TurnSampler", "last_checkpoint", "task_dataset", "tasks_of_rows",
-    "train", "tree_stats",
+    "MurphyTrainer",
+    "RunLog",
+    "TimedExecutor",
+    "TurnSampler",
+    "last_checkpoint",
+    "task_dataset",
+    "tasks_of_rows",
+    "train",
+    "tree_stats",
 ]

@@ -107,11 +107,21 @@ class MurphyTrainer(PrefixSharing, GRPOTrainer):
     # the rollouts prefill each distinct prompt once (exact: tests/test_trainer_levers.py)
     prefill_once = True
 
-    def __init__(self, model, args, murphy: MurphyConfig, tasks: list, executor: Any = None,
-                 stop_after_code: bool | None = None, **kwargs: Any):
+    def __init__(
+        self,
+        model,
+        args,
+        murphy: MurphyConfig,
+        tasks: list,
+        executor: Any = None,
+        stop_after_code: bool | None = None,
+        **kwargs: Any,
+    ):
         murphy.validate()
         if args.num_generations != murphy.g1:
-            raise ValueError(f"args.num_generations ({args.num_generations}) must equal murphy.g1 ({murphy.g1})")
+            raise ValueError(
+                f"args.num_generations ({args.num_generations}) must equal murphy.g1 ({murphy.g1})"
+            )
         ids = [t.task_id for t in tasks]
         if len(set(ids)) != len(ids):
             raise ValueError("tasks: task_id values must be unique")
@@ -122,11 +132,14 @@ class MurphyTrainer(PrefixSharing, GRPOTrainer):
             kwargs["peft_config"] = murphy.peft_config()
         model = resolve_model(model)
         own = defaults_for(model)  # the model's own generation rules, as its evaluation applies them
-        self.stop_after_code = bool(own.get("stop_after_code", False) if stop_after_code is None else stop_after_code)
+        self.stop_after_code = bool(
+            own.get("stop_after_code", False) if stop_after_code is None else stop_after_code
+        )
         # rows that ended leave the batch (policy.hf)
         self.compact_rows = bool(own.get("compact_rows", False))
-        super().__init__(model=model, reward_funcs=_unused_reward, args=args, train_dataset=task_dataset(tasks),
-                         **kwargs)
+        super().__init__(
+            model=model, reward_funcs=_unused_reward, args=args, train_dataset=task_dataset(tasks), **kwargs
+        )
         self.rollout_stats: dict[str, float] = {}  # the latest round's statistics (read by RunLog)
         self.run_log = RunLog(self)
         self.add_callback(self.run_log)
@@ -140,8 +153,14 @@ class MurphyTrainer(PrefixSharing, GRPOTrainer):
         self.score_trees(grown)
         batch, stats = self.build_rows(grown)
         t_end = time.perf_counter()
-        stats.update({"time/generation_s": sampler.seconds, "time/execution_s": execute.seconds,
-                      "time/scoring_s": t_end - t_grown, "time/rollout_s": t_end - t0})
+        stats.update(
+            {
+                "time/generation_s": sampler.seconds,
+                "time/execution_s": execute.seconds,
+                "time/scoring_s": t_end - t_grown,
+                "time/rollout_s": t_end - t0,
+            }
+        )
         self.rollout_stats = stats
         for k, v in stats.items():
             self._metrics["train"][k].append(v)  # also reaches TensorBoard / W&B through TRL's report_to
@@ -160,11 +179,22 @@ class MurphyTrainer(PrefixSharing, GRPOTrainer):
     def grow_trees(self, tasks: list, sample: TurnSampler, execute: TimedExecutor) -> list[RolloutTree]:
         m = self.murphy  # the config fixes G2 = 1 for grpo_mt and S = 1 for grpo (modes.py)
         positions = getattr(self.model.config, "max_position_embeddings", None)
-        fit = token_budget(self.processing_class, positions, m.max_completion_length, m.chat, m.chat_template_kwargs)
-        return task_trees(tasks, sample, execute, g1=m.g1, g2=m.g2, turns=m.turns, reward_tests=m.reward_tests, budget=fit,
-                          # the reading evaluation uses too (prompts.read_answer)
-                          extract=answer_extractor(tasks),
-                          on_turn=sample.attach)
+        fit = token_budget(
+            self.processing_class, positions, m.max_completion_length, m.chat, m.chat_template_kwargs
+        )
+        return task_trees(
+            tasks,
+            sample,
+            execute,
+            g1=m.g1,
+            g2=m.g2,
+            turns=m.turns,
+            reward_tests=m.reward_tests,
+            budget=fit,
+            # the reading evaluation uses too (prompts.read_answer)
+            extract=answer_extractor(tasks),
+            on_turn=sample.attach,
+        )
 
     def filler_prompt(self, tasks: list) -> Any:
         """What a rank sends in place of prompts it does not have (the calls must match across ranks)."""
@@ -178,30 +208,57 @@ class MurphyTrainer(PrefixSharing, GRPOTrainer):
         """Samples per prompt after turn 1 (G2): what a rank that finished early joins the others' calls with."""
         return self.murphy.g2
 
-    def _generate_single_turn(self, prompt_ids, images, multimodal_fields, num_generations, has_tool_images=False):
+    def _generate_single_turn(
+        self, prompt_ids, images, multimodal_fields, num_generations, has_tool_images=False
+    ):
         """TRL's generation of one turn; on the plain transformers path (no vLLM, continuous batching or images) our
         `policy.hf.generate_groups`: each distinct prompt prefilled once for its rows (`TurnSampler` sends each
         prompt `num_generations` times in a row) and, with `stop_after_code`, each row ended at its closed code
         block. A completion keeps its tokens up to and including its first EOS (TRL's rule) or its closing fence."""
         if self.use_vllm or self.use_transformers_continuous_batching or images or multimodal_fields:
-            return super()._generate_single_turn(prompt_ids, images, multimodal_fields, num_generations,
-                                                 has_tool_images)
+            return super()._generate_single_turn(
+                prompt_ids, images, multimodal_fields, num_generations, has_tool_images
+            )
         n = num_generations
-        grouped = self.prefill_once and len(prompt_ids) % n == 0 and all(
-            list(prompt_ids[i]) == list(prompt_ids[i - i % n]) for i in range(len(prompt_ids)))
+        grouped = (
+            self.prefill_once
+            and len(prompt_ids) % n == 0
+            and all(list(prompt_ids[i]) == list(prompt_ids[i - i % n]) for i in range(len(prompt_ids)))
+        )
         prompts = [torch.tensor(p) for p in (prompt_ids[::n] if grouped else prompt_ids)]
-        ids = pad(prompts, padding_value=self._tokenizer.pad_token_id, padding_side="left",
-                  pad_to_multiple_of=self.pad_to_multiple_of).to(self.accelerator.device)
-        mask = pad([torch.ones_like(p) for p in prompts], padding_value=0, padding_side="left",
-                   pad_to_multiple_of=self.pad_to_multiple_of).to(self.accelerator.device)
+        ids = pad(
+            prompts,
+            padding_value=self._tokenizer.pad_token_id,
+            padding_side="left",
+            pad_to_multiple_of=self.pad_to_multiple_of,
+        ).to(self.accelerator.device)
+        mask = pad(
+            [torch.ones_like(p) for p in prompts],
+            padding_value=0,
+            padding_side="left",
+            pad_to_multiple_of=self.pad_to_multiple_of,
+        ).to(self.accelerator.device)
         stop = CodeBlockClosed(self._tokenizer, ids.size(1)) if self.stop_after_code else None
-        with (unwrap_model_for_generation(self.model_wrapped, self.accelerator,
-                                          gather_deepspeed3_params=self.args.ds3_gather_for_generation,
-                                          generation_kwargs=self.generation_kwargs,
-                                          gradient_checkpointing_kwargs=self.args.gradient_checkpointing_kwargs) as unwrapped,
-              torch.no_grad(), self._dist.summon_full_params(self.model_wrapped, recurse=False)):
-            seqs = generate_groups(unwrapped, ids, mask, n if grouped else 1, stop=stop, compact=self.compact_rows,
-                                   generation_config=self.generation_config)  # (rows, P + T)
+        with (
+            unwrap_model_for_generation(
+                self.model_wrapped,
+                self.accelerator,
+                gather_deepspeed3_params=self.args.ds3_gather_for_generation,
+                generation_kwargs=self.generation_kwargs,
+                gradient_checkpointing_kwargs=self.args.gradient_checkpointing_kwargs,
+            ) as unwrapped,
+            torch.no_grad(),
+            self._dist.summon_full_params(self.model_wrapped, recurse=False),
+        ):
+            seqs = generate_groups(
+                unwrapped,
+                ids,
+                mask,
+                n if grouped else 1,
+                stop=stop,
+                compact=self.compact_rows,
+                generation_config=self.generation_config,
+            )  # (rows, P + T)
         ends = set(self.eos_token_ids)
         out = []
         for i, row in enumerate(seqs[:, ids.size(1) :].tolist()):
@@ -222,7 +279,10 @@ class MurphyTrainer(PrefixSharing, GRPOTrainer):
         weights = None
         # the paper's aggregation: per group, summed, mean over trees
         if self.murphy.loss_type == "group_sum":
-            per_token, trees_in_round = group_token_weights(trees, self.murphy.mode), self._gather_total(len(trees))
+            per_token, trees_in_round = (
+                group_token_weights(trees, self.murphy.mode),
+                self._gather_total(len(trees)),
+            )
             # mean over the round's trees (all ranks)
             weights = [per_token[id(n)] / trees_in_round for n in nodes]
         batch = self._batch(nodes, weights)
@@ -251,13 +311,18 @@ class MurphyTrainer(PrefixSharing, GRPOTrainer):
         """TRL's generation batch for these rows; `weights`: each row's per-token weight in the loss, for
         loss_type="group_sum" (`group_token_weights` / trees in the round), which TRL's 'dapo' then sums."""
         if (self.murphy.loss_type == "group_sum") != (weights is not None):
-            raise ValueError("loss_type='group_sum' weighs every row by its group: build_rows passes `weights` "
-                             "exactly when the config asks for it")
+            raise ValueError(
+                "loss_type='group_sum' weighs every row by its group: build_rows passes `weights` "
+                "exactly when the config asks for it"
+            )
         device, pad_id = self.accelerator.device, self._tokenizer.pad_token_id
         rows = len(nodes)
         ends = set(self.eos_token_ids) | {pad_id}  # TRL's mask_truncated_completions: no EOS/pad at the end
-        truncated = [self.mask_truncated_completions and (not n.meta["completion_ids"] or
-                     n.meta["completion_ids"][-1] not in ends) for n in nodes]
+        truncated = [
+            self.mask_truncated_completions
+            and (not n.meta["completion_ids"] or n.meta["completion_ids"][-1] not in ends)
+            for n in nodes
+        ]
         tokens = sum(len(n.meta["completion_ids"]) for n, cut in zip(nodes, truncated) if not cut)
         # (ranks, 2): real rows and completion tokens of every rank
         counts = self._gather_counts(rows, tokens)
@@ -268,19 +333,30 @@ class MurphyTrainer(PrefixSharing, GRPOTrainer):
         prompts = [torch.tensor(n.meta["prompt_ids"], dtype=torch.long) for n in nodes + fill]
         comps = [torch.tensor(n.meta["completion_ids"], dtype=torch.long) for n in nodes + fill]
         ptm = self.pad_to_multiple_of
-        prompt_ids = pad(prompts, padding_value=pad_id, padding_side="left", pad_to_multiple_of=ptm).to(device)
-        prompt_mask = pad([torch.ones_like(p) for p in prompts], padding_value=0, padding_side="left",
-                          pad_to_multiple_of=ptm).to(device)  # (B, P)
-        completion_ids = pad(comps, padding_value=pad_id, padding_side="right", pad_to_multiple_of=ptm).to(device)
-        completion_mask = pad([torch.ones_like(c) for c in comps], padding_value=0, padding_side="right",
-                              pad_to_multiple_of=ptm).to(device)  # (B, C)
+        prompt_ids = pad(prompts, padding_value=pad_id, padding_side="left", pad_to_multiple_of=ptm).to(
+            device
+        )
+        prompt_mask = pad(
+            [torch.ones_like(p) for p in prompts],
+            padding_value=0,
+            padding_side="left",
+            pad_to_multiple_of=ptm,
+        ).to(device)  # (B, P)
+        completion_ids = pad(comps, padding_value=pad_id, padding_side="right", pad_to_multiple_of=ptm).to(
+            device
+        )
+        completion_mask = pad(
+            [torch.ones_like(c) for c in comps], padding_value=0, padding_side="right", pad_to_multiple_of=ptm
+        ).to(device)  # (B, C)
         completion_mask[rows:] = 0  # filler rows
         completion_mask[:rows][torch.tensor(truncated, dtype=torch.bool, device=device)] = 0
         advantages = torch.zeros(target, device=device)  # (B,)
         advantages[:rows] = torch.tensor([n.advantage for n in nodes], dtype=torch.float32)
         out = {
-            "prompt_ids": prompt_ids, "prompt_mask": prompt_mask,
-            "completion_ids": completion_ids, "completion_mask": completion_mask,
+            "prompt_ids": prompt_ids,
+            "prompt_mask": prompt_mask,
+            "completion_ids": completion_ids,
+            "completion_mask": completion_mask,
             "advantages": advantages,
             "num_items_in_batch": counts[:, 1].sum().to(device),  # completion tokens, all ranks
             # real rows, all ranks (read by _compute_loss)
@@ -317,17 +393,29 @@ class MurphyTrainer(PrefixSharing, GRPOTrainer):
         if self.loss_type == "bnpo" and self.args.steps_per_generation > 1 and self.model.training:
             raise ValueError("loss_type='bnpo' is exact under filler rows only with steps_per_generation = 1")
         loss = super()._compute_loss(model, inputs)
-        if self.loss_type not in ("grpo", "dr_grpo") or "num_rows_in_batch" not in inputs or not self.model.training:
+        if (
+            self.loss_type not in ("grpo", "dr_grpo")
+            or "num_rows_in_batch" not in inputs
+            or not self.model.training
+        ):
             return loss
         b_mb = inputs["advantages"].size(0)
-        b_real = inputs["num_rows_in_batch"].float() / (self.accelerator.num_processes * self.args.steps_per_generation)
+        b_real = inputs["num_rows_in_batch"].float() / (
+            self.accelerator.num_processes * self.args.steps_per_generation
+        )
         scale = b_mb / b_real.clamp(min=1e-8)
-        if (self._entropy_bonus_enabled or self.aux_loss_enabled) and not torch.isclose(scale, torch.ones_like(scale)):
-            raise ValueError(f"loss_type={self.loss_type!r} with filler rows cannot rescale TRL's entropy bonus or MoE "
-                             "aux loss with the policy loss; use loss_type='dapo'")
+        if (self._entropy_bonus_enabled or self.aux_loss_enabled) and not torch.isclose(
+            scale, torch.ones_like(scale)
+        ):
+            raise ValueError(
+                f"loss_type={self.loss_type!r} with filler rows cannot rescale TRL's entropy bonus or MoE "
+                "aux loss with the policy loss; use loss_type='dapo'"
+            )
         return loss * scale
 
-    def _logps(self, prompt_ids, prompt_mask, completion_ids, completion_mask, nodes) -> dict[str, torch.Tensor]:
+    def _logps(
+        self, prompt_ids, prompt_mask, completion_ids, completion_mask, nodes
+    ) -> dict[str, torch.Tensor]:
         """old_per_token_logps (when TRL would compute them), importance_sampling_ratio (vLLM), ref_per_token_logps."""
         out: dict[str, torch.Tensor] = {}
         ids = torch.cat([prompt_ids, completion_ids], dim=1)  # (B, P+C)
@@ -335,27 +423,39 @@ class MurphyTrainer(PrefixSharing, GRPOTrainer):
         keep, bs = completion_ids.size(1), self.args.per_device_train_batch_size
         is_correction = self.use_vllm and self.vllm_importance_sampling_correction
         generate_every = self.args.steps_per_generation * self.num_iterations
-        with torch.no_grad(), disable_gradient_checkpointing(self.model, self.args.gradient_checkpointing_kwargs):
+        with (
+            torch.no_grad(),
+            disable_gradient_checkpointing(self.model, self.args.gradient_checkpointing_kwargs),
+        ):
             # same rule as TRL: π_old differs from π_θ when a round spans optimizer steps (num_iterations > 1, ...)
             if self.args.gradient_accumulation_steps % generate_every != 0 or is_correction:
                 out["old_per_token_logps"] = self._get_per_token_logps_and_entropies(
-                    self.model, ids, attn, keep, batch_size=bs)[0]  # (B, C)
+                    self.model, ids, attn, keep, batch_size=bs
+                )[0]  # (B, C)
             if is_correction:
                 out.update(self._is_ratio(out["old_per_token_logps"], completion_mask, nodes))
             if self.beta != 0.0:
                 if self.ref_model is not None:
-                    ref = self._get_per_token_logps_and_entropies(self.ref_model, ids, attn, keep, batch_size=bs)[0]
+                    ref = self._get_per_token_logps_and_entropies(
+                        self.ref_model, ids, attn, keep, batch_size=bs
+                    )[0]
                 else:  # PEFT: the base model is the adapter-free model (as TRL does)
                     unwrapped = self.accelerator.unwrap_model(self.model)
-                    with use_adapter(unwrapped, adapter_name="ref" if "ref" in unwrapped.peft_config else None):
-                        ref = self._get_per_token_logps_and_entropies(self.model, ids, attn, keep, batch_size=bs)[0]
+                    with use_adapter(
+                        unwrapped, adapter_name="ref" if "ref" in unwrapped.peft_config else None
+                    ):
+                        ref = self._get_per_token_logps_and_entropies(
+                            self.model, ids, attn, keep, batch_size=bs
+                        )[0]
                 out["ref_per_token_logps"] = ref  # (B, C)
         return out
 
     def _is_ratio(self, old: torch.Tensor, mask: torch.Tensor, nodes: list[Node]) -> dict[str, torch.Tensor]:
         """vLLM importance-sampling correction π_θ_old / π_vLLM, computed exactly as TRL 1.16 does."""
-        sampled = [torch.tensor([math.nan if x is None else x for x in (n.meta.get("sampling_logps") or [])])
-                   for n in nodes]
+        sampled = [
+            torch.tensor([math.nan if x is None else x for x in (n.meta.get("sampling_logps") or [])])
+            for n in nodes
+        ]
         sampled = pad(sampled, padding_value=0.0, padding_side="right").to(old.device)
         sampled = torch.nn.functional.pad(sampled, (0, old.size(1) - sampled.size(1)))  # (B, C)
         diff = torch.nan_to_num((old - sampled) * mask, nan=0.0)

@@ -80,19 +80,36 @@ class IterKEval(TrainerCallback):
         trainer, cfg = self.trainer, self.config
         model, tokenizer = trainer.model, trainer.processing_class
         was_training = model.training
-        states = (random.getstate(), np.random.get_state(), torch.get_rng_state(),
-                  torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None)
+        states = (
+            random.getstate(),
+            np.random.get_state(),
+            torch.get_rng_state(),
+            torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None,
+        )
         padding = (tokenizer.padding_side, tokenizer.pad_token)
         t0, c0 = time.perf_counter(), cpu_seconds()
         try:
-            policy = TransformersPolicy(model, tokenizer=tokenizer, max_new_tokens=cfg.max_completion_length,
-                                        temperature=cfg.temperature, use_chat_template=cfg.chat,
-                                        chat_template_kwargs=cfg.chat_template_kwargs or None)
+            policy = TransformersPolicy(
+                model,
+                tokenizer=tokenizer,
+                max_new_tokens=cfg.max_completion_length,
+                temperature=cfg.temperature,
+                use_chat_template=cfg.chat,
+                chat_template_kwargs=cfg.chat_template_kwargs or None,
+            )
             out_dir = Path(trainer.args.output_dir) / "eval"  # each task's episode, for paired comparisons
             out_dir.mkdir(parents=True, exist_ok=True)
             with torch.no_grad():
-                df = evaluate(policy, self.tasks, trainer.executor, iters=tuple(cfg.eval_iters), runs=1, seed=0,
-                              progress=False, transcripts_path=str(out_dir / f"step_{trainer.state.global_step:06d}.jsonl"))
+                df = evaluate(
+                    policy,
+                    self.tasks,
+                    trainer.executor,
+                    iters=tuple(cfg.eval_iters),
+                    runs=1,
+                    seed=0,
+                    progress=False,
+                    transcripts_path=str(out_dir / f"step_{trainer.state.global_step:06d}.jsonl"),
+                )
         finally:
             model.train(was_training)
             tokenizer.padding_side, tokenizer.pad_token = padding
@@ -104,8 +121,12 @@ class IterKEval(TrainerCallback):
         if "difficulty" in df.columns:
             df = df[df["difficulty"].fillna("all").astype(str) == "all"]
         out = {f"eval/iter{int(r['k'])}_pass@1": float(r["pass@1"]) for _, r in df.iterrows()}
-        return {**out, "eval/n_tasks": len(self.tasks), "time/eval_s": time.perf_counter() - t0,
-                "time/eval_cpu_s": cpu_seconds() - c0}
+        return {
+            **out,
+            "eval/n_tasks": len(self.tasks),
+            "time/eval_s": time.perf_counter() - t0,
+            "time/eval_cpu_s": cpu_seconds() - c0,
+        }
 
 
 def evaluating(trainer_cls: type, callback: IterKEval) -> type:

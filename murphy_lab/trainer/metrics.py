@@ -30,19 +30,28 @@ def tree_stats(trees: list[RolloutTree], kept: list[Node], padded: int, accelera
     sums = {
         "trees": len(trees),
         "trees_solved": sum(any(n.reward >= 1.0 for n in t.nodes()) for t in trees),
-        "turn1": len(turn1), "turn1_reward": sum(n.reward for n in turn1),
+        "turn1": len(turn1),
+        "turn1_reward": sum(n.reward for n in turn1),
         "turn1_solved": sum(n.reward >= 1.0 for n in turn1),
-        "all": len(allnodes), "all_reward": sum(n.reward for n in allnodes),
-        "credit_n": len(credits), "credit": sum(credits), "credit_sq": sum(c * c for c in credits),
-        "adv_n": len(adv), "adv": sum(adv), "adv_sq": sum(a * a for a in adv), "adv_abs": sum(map(abs, adv)),
+        "all": len(allnodes),
+        "all_reward": sum(n.reward for n in allnodes),
+        "credit_n": len(credits),
+        "credit": sum(credits),
+        "credit_sq": sum(c * c for c in credits),
+        "adv_n": len(adv),
+        "adv": sum(adv),
+        "adv_sq": sum(a * a for a in adv),
+        "adv_abs": sum(map(abs, adv)),
         "adv_zero": sum(abs(a) < 1e-8 for a in adv),
-        "groups": sum(len(t.groups()) for t in trees), "groups_kept": sum(len(t.groups(kept_only=True)) for t in trees),
+        "groups": sum(len(t.groups()) for t in trees),
+        "groups_kept": sum(len(t.groups(kept_only=True)) for t in trees),
         "padded": padded,
         "completion_tokens": sum(len(n.meta["completion_ids"]) for n in allnodes),
     }
     if accelerator.num_processes > 1:
-        vec = accelerator.gather(torch.tensor([list(sums.values())], dtype=torch.float64,
-                                              device=accelerator.device)).sum(0)
+        vec = accelerator.gather(
+            torch.tensor([list(sums.values())], dtype=torch.float64, device=accelerator.device)
+        ).sum(0)
         sums = dict(zip(sums, vec.tolist()))
     s, div = sums, lambda a, b: a / b if b else 0.0
 
@@ -61,8 +70,11 @@ def tree_stats(trees: list[RolloutTree], kept: list[Node], padded: int, accelera
         "advantage/std": std(s["adv"], s["adv_sq"], s["adv_n"]),
         "advantage/abs_mean": div(s["adv_abs"], s["adv_n"]),
         "advantage/zero_frac": div(s["adv_zero"], s["adv_n"]),
-        "groups/total": s["groups"], "groups/kept": s["groups_kept"],
-        "trajectories/total": s["all"], "trajectories/kept": s["adv_n"], "rows/padding": s["padded"],
+        "groups/total": s["groups"],
+        "groups/kept": s["groups_kept"],
+        "trajectories/total": s["all"],
+        "trajectories/kept": s["adv_n"],
+        "rows/padding": s["padded"],
         "completions/mean_length": div(s["completion_tokens"], s["all"]),
     }
 
@@ -89,9 +101,14 @@ class RunLog(TrainerCallback):
         self._flush(args)
         step_s = time.perf_counter() - self.t0
         stats, self.trainer.rollout_stats = self.trainer.rollout_stats, {}  # empty when the round was reused
-        self.line = {"step": state.global_step, "generated": bool(stats), **stats, "time/step_s": step_s,
-                     "time/optimization_s": step_s - stats.get("time/rollout_s", 0.0),
-                     "time/step_cpu_s": cpu_seconds() - self.c0}
+        self.line = {
+            "step": state.global_step,
+            "generated": bool(stats),
+            **stats,
+            "time/step_s": step_s,
+            "time/optimization_s": step_s - stats.get("time/rollout_s", 0.0),
+            "time/step_cpu_s": cpu_seconds() - self.c0,
+        }
 
     def on_log(self, args, state, control, logs=None, **kw):
         if self.line is not None and logs:
@@ -120,16 +137,24 @@ class StepProgress(TrainerCallback):
 
     def on_train_begin(self, args, state, control, **kw):
         if self.trainer.accelerator.is_main_process:
-            self.bar = tqdm(total=state.max_steps, initial=state.global_step, desc=self.desc, unit="step",
-                            mininterval=2.0, dynamic_ncols=True)
+            self.bar = tqdm(
+                total=state.max_steps,
+                initial=state.global_step,
+                desc=self.desc,
+                unit="step",
+                mininterval=2.0,
+                dynamic_ncols=True,
+            )
 
     def on_step_end(self, args, state, control, **kw):
         if self.bar is None:
             return
         line = self.log.line  # RunLog runs first (the trainer adds it) and has just filled this step's line
         if line and line.get("generated"):
-            self.bar.set_postfix_str(f"reward {line.get('reward/turn1_mean', 0):.2f}, solved "
-                                     f"{line.get('solved/tree_frac', 0):.2f}, {line.get('trajectories/total', 0)} seqs")
+            self.bar.set_postfix_str(
+                f"reward {line.get('reward/turn1_mean', 0):.2f}, solved "
+                f"{line.get('solved/tree_frac', 0):.2f}, {line.get('trajectories/total', 0)} seqs"
+            )
         self.bar.update(state.global_step - self.bar.n)
 
     def on_train_end(self, args, state, control, **kw):

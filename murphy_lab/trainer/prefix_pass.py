@@ -39,16 +39,34 @@ class PrefixSharing:
         on = self.sort_by_length
         return bool(self.args.bf16 or self.args.fp16) if on is None else bool(on)
 
-    def _get_per_token_logps_and_entropies(self, model, input_ids, attention_mask, logits_to_keep, batch_size=None,
-                                           compute_entropy=False, compute_aux_loss=False, **extra):
+    def _get_per_token_logps_and_entropies(
+        self,
+        model,
+        input_ids,
+        attention_mask,
+        logits_to_keep,
+        batch_size=None,
+        compute_entropy=False,
+        compute_aux_loss=False,
+        **extra,
+    ):
         """TRL's log-prob pass (loss, π_old, π_ref), with every shared prompt encoded once per group where exact."""
         # MoE aux loss, images: TRL's pass
         plain = compute_aux_loss or any(v is not None for v in extra.values())
         if plain or not self._prefix_ok(model, input_ids, attention_mask, logits_to_keep):
-            return super()._get_per_token_logps_and_entropies(model, input_ids, attention_mask, logits_to_keep,
-                                                              batch_size, compute_entropy, compute_aux_loss, **extra)
-        logps, entropy = self._shared_logps(model, input_ids, attention_mask, logits_to_keep, batch_size,
-                                            compute_entropy)
+            return super()._get_per_token_logps_and_entropies(
+                model,
+                input_ids,
+                attention_mask,
+                logits_to_keep,
+                batch_size,
+                compute_entropy,
+                compute_aux_loss,
+                **extra,
+            )
+        logps, entropy = self._shared_logps(
+            model, input_ids, attention_mask, logits_to_keep, batch_size, compute_entropy
+        )
         return logps, entropy, None
 
     def _shared_logps(self, model, input_ids, attention_mask, logits_to_keep, batch_size, compute_entropy):
@@ -58,9 +76,16 @@ class PrefixSharing:
             return out.log_probs, out.entropy if compute_entropy else None
 
         with self.accelerator.autocast():
-            return prefix.shared_logps(model, input_ids, attention_mask, logits_to_keep, score=fused_head,
-                                       prefix_model=self.accelerator.unwrap_model(model), batch_size=batch_size,
-                                       by_length=self._by_length())
+            return prefix.shared_logps(
+                model,
+                input_ids,
+                attention_mask,
+                logits_to_keep,
+                score=fused_head,
+                prefix_model=self.accelerator.unwrap_model(model),
+                batch_size=batch_size,
+                by_length=self._by_length(),
+            )
 
     def _prepare_inputs(self, generation_batch):
         """TRL's `_prepare_inputs`, except that with prefix sharing the round is shuffled by prompt group."""
@@ -88,8 +113,10 @@ class PrefixSharing:
                 reason = self._prefix_check(model, input_ids, attention_mask, logits_to_keep)
             verdicts[key] = reason
             if reason is not None:
-                logger.warning(f"prefix sharing off for {type(self.accelerator.unwrap_model(model)).__name__}: "
-                               f"{reason}; using TRL's row-by-row log-prob pass")
+                logger.warning(
+                    f"prefix sharing off for {type(self.accelerator.unwrap_model(model)).__name__}: "
+                    f"{reason}; using TRL's row-by-row log-prob pass"
+                )
         return verdicts[key] is None
 
     def _prefix_check(self, model, input_ids, attention_mask, logits_to_keep) -> str | None:
@@ -101,7 +128,9 @@ class PrefixSharing:
                 shared = self._shared_logps(*args, bs, False)[0]
             except prefix.PrefixUnsupported as err:
                 return str(err)
-        return prefix.disagreement(rows, shared, attention_mask[:, -logits_to_keep:], self.args.bf16 or self.args.fp16)
+        return prefix.disagreement(
+            rows, shared, attention_mask[:, -logits_to_keep:], self.args.bf16 or self.args.fp16
+        )
 
 
 __all__ = ["PrefixSharing"]

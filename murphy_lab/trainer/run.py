@@ -49,11 +49,20 @@ from murphy_lab.viz.curves import plot_training_curves
 
 log = logging.getLogger(__name__)
 
-RESUME_SAFE = ("max_steps", "num_train_epochs", "save_steps", "save_total_limit", "logging_steps", "report_to",
-               "executor")
+RESUME_SAFE = (
+    "max_steps",
+    "num_train_epochs",
+    "save_steps",
+    "save_total_limit",
+    "logging_steps",
+    "report_to",
+    "executor",
+)
 """Fields a resume may change when `allow_changes` names them: how long the run goes on (a longer max_steps also
 stretches a decaying learning-rate schedule from the checkpoint on), what it saves and logs, and the executor (e.g.
 its workers on another machine; a new timeout or memory limit changes which programs pass from then on)."""
+
+
 def differences(recorded: MurphyConfig, given: MurphyConfig) -> dict[str, dict]:
     """``{field: {"recorded": r, "given": g}}`` for every field where `given` differs from `recorded`. An empty
     `model` in `given` (the profile builds it) matches the model the run recorded."""
@@ -65,29 +74,38 @@ def differences(recorded: MurphyConfig, given: MurphyConfig) -> dict[str, dict]:
     return out
 
 
-def resumed_config(output_dir: Path, config: MurphyConfig | None, allow_changes: Sequence[str] = ()
-                   ) -> tuple[MurphyConfig, dict]:
+def resumed_config(
+    output_dir: Path, config: MurphyConfig | None, allow_changes: Sequence[str] = ()
+) -> tuple[MurphyConfig, dict]:
     """(the config a resume of `output_dir` runs, the changes it makes to the recorded one); raises ValueError,
     naming every differing field, when `config` differs from the recorded run in fields `allow_changes` does not
     name."""
     unsafe = sorted(set(allow_changes) - set(RESUME_SAFE))
     if unsafe:
-        raise ValueError(f"allow_changes: {unsafe} cannot change when a run resumes; only {list(RESUME_SAFE)} can")
+        raise ValueError(
+            f"allow_changes: {unsafe} cannot change when a run resumes; only {list(RESUME_SAFE)} can"
+        )
     recorded = recorded_config(output_dir)
     if recorded is None or config is None:
         if recorded is None and config is None:
-            raise ValueError(f"resume: {str(output_dir)!r} holds no config.yaml to resume; give the run's config")
+            raise ValueError(
+                f"resume: {str(output_dir)!r} holds no config.yaml to resume; give the run's config"
+            )
         return recorded or config, {}
     changes = differences(recorded, config)
     refused = [name for name in changes if name not in allow_changes]
     if refused:
-        listed = ", ".join(f"{n} (recorded {_short(changes[n]['recorded'])}, given {_short(changes[n]['given'])})"
-                           for n in refused)
+        listed = ", ".join(
+            f"{n} (recorded {_short(changes[n]['recorded'])}, given {_short(changes[n]['given'])})"
+            for n in refused
+        )
         safe = all(n in RESUME_SAFE for n in refused)
         allow = f", or allow the change with --allow-change {' '.join(refused)}" if safe else ""
-        raise ValueError(f"resume: {str(output_dir)!r} records another run: {listed}. A resumed run continues its "
-                         f"recorded config.yaml: resume with --resume alone{allow} (a resume may change only "
-                         f"{list(RESUME_SAFE)})")
+        raise ValueError(
+            f"resume: {str(output_dir)!r} records another run: {listed}. A resumed run continues its "
+            f"recorded config.yaml: resume with --resume alone{allow} (a resume may change only "
+            f"{list(RESUME_SAFE)})"
+        )
     return dataclasses.replace(recorded, **{name: v["given"] for name, v in changes.items()}), changes
 
 
@@ -100,7 +118,9 @@ def truncate_metrics(output_dir: Path, step: int) -> None:
     """Drop metrics.jsonl lines written after `step` (a killed run may have logged past its last checkpoint)."""
     path = output_dir / "metrics.jsonl"
     if path.exists():
-        lines = [ln for ln in path.read_text().splitlines() if ln.strip() and json.loads(ln).get("step", 0) <= step]
+        lines = [
+            ln for ln in path.read_text().splitlines() if ln.strip() and json.loads(ln).get("step", 0) <= step
+        ]
         path.write_text("".join(ln + "\n" for ln in lines))
 
 
@@ -113,8 +133,10 @@ def open_run(output_dir: str | Path, resume: bool) -> Path | None:
     output_dir = Path(output_dir)
     checkpoint = last_checkpoint(output_dir) if output_dir.exists() else None
     if checkpoint is not None and not resume:
-        raise ValueError(f"output_dir {str(output_dir)!r} already holds a run ({checkpoint.name}); "
-                         "pass resume=True (--resume) or choose a new directory")
+        raise ValueError(
+            f"output_dir {str(output_dir)!r} already holds a run ({checkpoint.name}); "
+            "pass resume=True (--resume) or choose a new directory"
+        )
     if resume and checkpoint is None:
         log.warning("resume: no checkpoint under %s, starting from scratch", output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
@@ -122,7 +144,9 @@ def open_run(output_dir: str | Path, resume: bool) -> Path | None:
         if checkpoint is None:
             (output_dir / "metrics.jsonl").unlink(missing_ok=True)
         else:
-            truncate_metrics(output_dir, json.loads((checkpoint / "trainer_state.json").read_text())["global_step"])
+            truncate_metrics(
+                output_dir, json.loads((checkpoint / "trainer_state.json").read_text())["global_step"]
+            )
     return checkpoint
 
 
@@ -179,7 +203,11 @@ def train(
     output_dir = Path(output_dir)
     if config is not None and not isinstance(config, MurphyConfig):
         config = MurphyConfig.from_yaml(config)
-    if _CONTINUING.get() and (output_dir / "config.yaml").is_file() and last_checkpoint(output_dir) is not None:
+    if (
+        _CONTINUING.get()
+        and (output_dir / "config.yaml").is_file()
+        and last_checkpoint(output_dir) is not None
+    ):
         resume = True  # an interrupted run, inside `continuing_interrupted`
     continuing = resume and (output_dir / "config.yaml").is_file()
     changes: dict = {}
@@ -210,16 +238,27 @@ def train(
     if own_executor:
         executor = executor_pkg.Executor(**config.executor)
     try:
-        trainer = trainer_cls(model=str(model), args=config.to_grpo_config(output_dir), murphy=resolved, tasks=tasks,
-                              executor=executor, callbacks=callbacks, **(trainer_kwargs or {}))
+        trainer = trainer_cls(
+            model=str(model),
+            args=config.to_grpo_config(output_dir),
+            murphy=resolved,
+            tasks=tasks,
+            executor=executor,
+            callbacks=callbacks,
+            **(trainer_kwargs or {}),
+        )
         # TRL's bar / per-step tables
         for cb in (ProgressCallback, NotebookProgressCallback, PrinterCallback):
             trainer.remove_callback(cb)
         trainer.add_callback(StepProgress(trainer, trainer.run_log, f"{config.mode} seed {config.seed}"))
-        with quiet_tied_keys(trainer.model) if checkpoint is not None else contextlib.nullcontext(), \
-                warnings.catch_warnings():
+        with (
+            quiet_tied_keys(trainer.model) if checkpoint is not None else contextlib.nullcontext(),
+            warnings.catch_warnings(),
+        ):
             # TRL 1.16 reads transformers' renamed `is_gradient_checkpointing` every step: not our call to change
-            warnings.filterwarnings("ignore", message="`is_gradient_checkpointing` is deprecated", category=FutureWarning)
+            warnings.filterwarnings(
+                "ignore", message="`is_gradient_checkpointing` is deprecated", category=FutureWarning
+            )
             trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint is not None else None)
     finally:
         if own_executor and hasattr(executor, "close"):
@@ -274,14 +313,18 @@ def _check_files(output_dir: Path, files: dict[str, str]) -> None:
     for name, text in files.items():
         path = output_dir / name
         if path.exists() and path.read_text() != text:
-            raise ValueError(f"resume: {str(path)!r} differs from the {name} given now; a resumed run continues "
-                             f"its recorded {name}")
+            raise ValueError(
+                f"resume: {str(path)!r} differs from the {name} given now; a resumed run continues "
+                f"its recorded {name}"
+            )
 
 
 def write_curves(output_dir: Path, title: str) -> Path | None:
     """curves.png: reward and solved fractions per step from metrics.jsonl (None when it holds no such metric)."""
     path = output_dir / "metrics.jsonl"
-    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+    rows = (
+        [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+    )
     try:
         plot_training_curves(rows, title=f"{title}: {output_dir.name}", path=output_dir / "curves.png")
     except ValueError as err:  # no step logged a reward or solved metric
@@ -290,5 +333,14 @@ def write_curves(output_dir: Path, title: str) -> Path | None:
     return output_dir / "curves.png"
 
 
-__all__ = ["RESUME_SAFE", "continuing_interrupted", "differences", "last_checkpoint", "open_run", "resumed_config", "train", "truncate_metrics",
-           "write_curves"]  # last_checkpoint: murphy_lab.runfolder's, here for existing callers
+__all__ = [
+    "RESUME_SAFE",
+    "continuing_interrupted",
+    "differences",
+    "last_checkpoint",
+    "open_run",
+    "resumed_config",
+    "train",
+    "truncate_metrics",
+    "write_curves",
+]  # last_checkpoint: murphy_lab.runfolder's, here for existing callers

@@ -26,7 +26,9 @@ def tasks_of_rows(rows: list[dict], g: int, tasks_by_id: dict) -> list:
     for i in range(0, len(rows), g):
         block = {row["task_id"] for row in rows[i : i + g]}
         if len(block) != 1:
-            raise RuntimeError(f"rows {i}..{i + g - 1} mix tasks {sorted(block)}: a tree must live on one rank")
+            raise RuntimeError(
+                f"rows {i}..{i + g - 1} mix tasks {sorted(block)}: a tree must live on one rank"
+            )
         tasks.append(tasks_by_id[block.pop()])
     return tasks
 
@@ -61,8 +63,11 @@ class TurnSampler:
         completion_ids = [list(c) for c in completion_ids[: k * n]]  # drop the filler rows
         texts = tr.processing_class.batch_decode(completion_ids, skip_special_tokens=True)
         self.pending = [
-            {"prompt_ids": repeated[j], "completion_ids": completion_ids[j],
-             "sampling_logps": None if logprobs is None else list(logprobs[j])}
+            {
+                "prompt_ids": repeated[j],
+                "completion_ids": completion_ids[j],
+                "sampling_logps": None if logprobs is None else list(logprobs[j]),
+            }
             for j in range(k * n)
         ]
         self.seconds += time.perf_counter() - t0

@@ -27,6 +27,19 @@ from murphy_lab.viz.trees import (
 )
 
 __all__ = [
-    "COLOR_BY", "FLOW", "MISSING", "PASS_RING", "credit_path", "draw_credit_flow", "draw_tree", "node_label",
-    "plot_budget_curves", "plot_curves", "plot_group_advantages", "plot_turn_histograms", "snippet", "to_networkx", "tree_layout",
+    "COLOR_BY",
+    "FLOW",
+    "MISSING",
+    "PASS_RING",
+    "credit_path",
+    "draw_credit_flow",
+    "draw_tree",
+    "node_label",
+    "plot_budget_curves",
+    "plot_curves",
+    "plot_group_advantages",
+    "plot_turn_histograms",
+    "snippet",
+    "to_networkx",
+    "tree_layout",
 ]

@@ -30,7 +30,9 @@ def _as_trees(trees: RolloutTree | Iterable[RolloutTree]) -> list[RolloutTree]:
     return out
 
 
-def plot_turn_histograms(trees: RolloutTree | Iterable[RolloutTree], kept_only: bool = False, bins: int = 21) -> Figure:
+def plot_turn_histograms(
+    trees: RolloutTree | Iterable[RolloutTree], kept_only: bool = False, bins: int = 21
+) -> Figure:
     """Histograms of reward r(v) and credit r~(v) per turn, over one tree or many (credit drawn when present).
 
     `bins` bars are centred on 0, 1/(bins-1), ..., 1 (the default 21 puts one on every multiple of 0.05).
@@ -45,7 +47,14 @@ def plot_turn_histograms(trees: RolloutTree | Iterable[RolloutTree], kept_only: 
         ax.hist([n.reward for n in at], bins=edges, alpha=0.6, label="reward r", color=palette.REWARD_COLOR)
         credits = [n.credit for n in at if n.credit is not None]
         if credits:
-            ax.hist(credits, bins=edges, histtype="step", linewidth=2, label="credit r̃", color=palette.CREDIT_COLOR)
+            ax.hist(
+                credits,
+                bins=edges,
+                histtype="step",
+                linewidth=2,
+                label="credit r̃",
+                color=palette.CREDIT_COLOR,
+            )
         ax.set_title(f"turn {turn} ({len(at)} nodes)", fontsize=9)
         ax.set_xlabel("value", fontsize=8)
         ax.tick_params(labelsize=8)
@@ -69,12 +78,25 @@ def plot_group_advantages(tree: RolloutTree, ax: plt.Axes | None = None) -> Figu
     for gi, (_, members) in enumerate(groups):
         ys = [u.advantage for u in members]
         vals = [u.reward if u.credit is None else u.credit for u in members]
-        offs = [(k - (len(members) - 1) / 2) * min(0.6 / max(len(members), 1), 0.12) for k in range(len(members))]
-        ax.scatter([gi + o for o in offs], ys, c=[cm(norm(v)) for v in vals], s=28, edgecolors=palette.INK,
-                   linewidths=0.4, zorder=3)
+        offs = [
+            (k - (len(members) - 1) / 2) * min(0.6 / max(len(members), 1), 0.12) for k in range(len(members))
+        ]
+        ax.scatter(
+            [gi + o for o in offs],
+            ys,
+            c=[cm(norm(v)) for v in vals],
+            s=28,
+            edgecolors=palette.INK,
+            linewidths=0.4,
+            zorder=3,
+        )
     ax.axhline(0.0, color=palette.EDGE, lw=0.8)
-    ax.set_xticks(range(len(groups)), [f"t{m[0].turn}·g{i}" for i, (_, m) in enumerate(groups)], fontsize=7 * fs,
-                  rotation=0 if len(groups) <= 12 else 90)
+    ax.set_xticks(
+        range(len(groups)),
+        [f"t{m[0].turn}·g{i}" for i, (_, m) in enumerate(groups)],
+        fontsize=7 * fs,
+        rotation=0 if len(groups) <= 12 else 90,
+    )
     ax.set_ylabel("advantage Â", fontsize=9 * fs)
     ax.set_xlabel("kept group (turn · index)", fontsize=9 * fs)
     ax.tick_params(labelsize=8 * fs)
@@ -87,12 +109,19 @@ def plot_group_advantages(tree: RolloutTree, ax: plt.Axes | None = None) -> Figu
 
 def moving_average(values: Sequence[float], window: int) -> list[float]:
     """The mean of each value and the `window - 1` before it (fewer at the start); window 1 = the values."""
-    return [sum(values[max(0, i - window + 1): i + 1]) / len(values[max(0, i - window + 1): i + 1])
-            for i in range(len(values))]
+    return [
+        sum(values[max(0, i - window + 1) : i + 1]) / len(values[max(0, i - window + 1) : i + 1])
+        for i in range(len(values))
+    ]
 
 
-def plot_curves(runs: Mapping[str, Sequence[Mapping]], y: str | Sequence[str], x: str = "step",
-                smooth: int = 1, ax: plt.Axes | None = None) -> Figure:
+def plot_curves(
+    runs: Mapping[str, Sequence[Mapping]],
+    y: str | Sequence[str],
+    x: str = "step",
+    smooth: int = 1,
+    ax: plt.Axes | None = None,
+) -> Figure:
     """Learning curves: `runs` maps a method name to its metrics rows (e.g. the lines of a metrics.jsonl).
 
     `y` names one metric or several (one panel each); rows missing a metric are skipped. `smooth` is a moving-
@@ -132,7 +161,10 @@ def plot_curves(runs: Mapping[str, Sequence[Mapping]], y: str | Sequence[str], x
 
 TRAINING_PANELS = (
     ("mean reward r(v)", (("turn-1 candidates", "reward/turn1_mean"), ("all candidates", "reward/mean"))),
-    ("solved (r = 1)", (("turn-1 candidates", "solved/turn1_frac"), ("trees with a solved node", "solved/tree_frac"))),
+    (
+        "solved (r = 1)",
+        (("turn-1 candidates", "solved/turn1_frac"), ("trees with a solved node", "solved/tree_frac")),
+    ),
 )
 """The panels of `plot_training_curves`: (title, ((label, metrics.jsonl key), ...)); docs/training.md defines the keys."""
 
@@ -143,8 +175,10 @@ def plot_training_curves(rows: Sequence[Mapping], title: str = "", smooth: int =
     each for rewards and solved fractions; keys a run does not log are left out). `smooth` is a moving-average
     window. Saves a PNG when `path` (and closes the figure). Raises ValueError when no row holds any of these
     metrics."""
-    panels = [(name, [(label, key) for label, key in lines if any(r.get(key) is not None for r in rows)])
-              for name, lines in TRAINING_PANELS]
+    panels = [
+        (name, [(label, key) for label, key in lines if any(r.get(key) is not None for r in rows)])
+        for name, lines in TRAINING_PANELS
+    ]
     panels = [(name, lines) for name, lines in panels if lines]
     if not panels:
         keys = [key for _, lines in TRAINING_PANELS for _, key in lines]
@@ -154,8 +188,15 @@ def plot_training_curves(rows: Sequence[Mapping], title: str = "", smooth: int =
         for i, (label, key) in enumerate(lines):
             pts = [(r["step"], r[key]) for r in rows if "step" in r and r.get(key) is not None]
             px, py = zip(*pts)
-            ax.plot(px, moving_average(py, smooth), label=label, lw=1.6, marker="o" if len(px) <= 40 else None, ms=3,
-                    color=palette.series_color(i))
+            ax.plot(
+                px,
+                moving_average(py, smooth),
+                label=label,
+                lw=1.6,
+                marker="o" if len(px) <= 40 else None,
+                ms=3,
+                color=palette.series_color(i),
+            )
         ax.set(xlabel="optimizer step", ylim=(-0.02, 1.02))
         steps = sorted({r["step"] for r in rows if "step" in r})
         if len(steps) <= 10:
@@ -180,8 +221,10 @@ def plot_eval_table(df, title: str = "Iter-k pass@1", path=None) -> Figure:
     ("all" first) with ± std over runs as error bars; saves a PNG when `path`."""
     if df.empty:
         raise ValueError("the table is empty")
-    lines = [(f"{d} ({int(g['n_tasks'].iloc[0])} tasks)", g["k"].tolist(), g["pass@1"].tolist(), g["std"].tolist())
-             for d, g in df.groupby("difficulty", sort=False)]
+    lines = [
+        (f"{d} ({int(g['n_tasks'].iloc[0])} tasks)", g["k"].tolist(), g["pass@1"].tolist(), g["std"].tolist())
+        for d, g in df.groupby("difficulty", sort=False)
+    ]
     return draw_pass_at_k([("pass@1 after k attempts", lines)], path, title=title)
 
 
@@ -190,8 +233,13 @@ def _std(values) -> float:
     return float(values.std(ddof=0))
 
 
-def plot_budget_curves(points, path=None, title: str = "Held-out pass@1 against sampled sequences",
-                       k: int = 3, names: Mapping[str, str] | None = None) -> Figure:
+def plot_budget_curves(
+    points,
+    path=None,
+    title: str = "Held-out pass@1 against sampled sequences",
+    k: int = 3,
+    names: Mapping[str, str] | None = None,
+) -> Figure:
     """Held-out Iter-k pass@1 against the sequences each method sampled: the mean over seeds per checkpoint, with a
     band of ± one std over seeds. `points` is `murphy_lab.experiments.budget_curves(runs)`; every method's line
     starts at the base model (0 sequences); a method with its final model only (no checkpoints between) is dashed:
@@ -202,7 +250,9 @@ def plot_budget_curves(points, path=None, title: str = "Held-out pass@1 against 
     import pandas as pd
 
     if points.empty:
-        raise ValueError("no curve points: the runs have no metrics.jsonl / curve.csv (run with a curve profile)")
+        raise ValueError(
+            "no curve points: the runs have no metrics.jsonl / curve.csv (run with a curve profile)"
+        )
 
     names = dict(names or {})
     seeds = points["seed"].nunique()
@@ -217,8 +267,9 @@ def plot_budget_curves(points, path=None, title: str = "Held-out pass@1 against 
         by = g.groupby("step").agg(x=("sampled", "mean"), y=("pass@1", "mean"), s=spread)
         # the shared start: the base model, 0 sequences sampled (first whatever the steps are called)
         if len(base):
-            by.loc[-1] = pd.Series(dict(x=0.0, y=base["pass@1"].mean(),
-                                        s=base["se"].mean() if bars else _std(base["pass@1"])))
+            by.loc[-1] = pd.Series(
+                dict(x=0.0, y=base["pass@1"].mean(), s=base["se"].mean() if bars else _std(base["pass@1"]))
+            )
             by = by.sort_index()
         s = np.nan_to_num(by["s"].to_numpy())
         label, style = names.get(method, method), palette.method_style(method)
@@ -226,14 +277,19 @@ def plot_budget_curves(points, path=None, title: str = "Held-out pass@1 against 
             label, style = f"{label} (final model only)", dict(style, linestyle="--")
         (line,) = ax.plot(by["x"], by["y"], marker="o", ms=3, lw=1.6, label=label, **style)
         if bars:
-            ax.errorbar(by["x"], by["y"], yerr=s, fmt="none", ecolor=line.get_color(), elinewidth=1, capsize=3)
+            ax.errorbar(
+                by["x"], by["y"], yerr=s, fmt="none", ecolor=line.get_color(), elinewidth=1, capsize=3
+            )
         else:
             ax.fill_between(by["x"], by["y"] - s, by["y"] + s, color=line.get_color(), alpha=0.15, lw=0)
     ax.set_xlabel("sampled sequences per training run", fontsize=9)
     ax.set_ylabel(f"held-out Iter-{k} pass@1 (%)", fontsize=9)
     points_are = "base and final models only" if points["final"].all() else "last point: full evaluation"
-    spread_is = "one seed; bars: ± one standard error of each evaluation" if bars else \
-        f"mean and ± std over {seeds} seed(s)"
+    spread_is = (
+        "one seed; bars: ± one standard error of each evaluation"
+        if bars
+        else f"mean and ± std over {seeds} seed(s)"
+    )
     ax.set_title(f"{title}\n({spread_is}; {points_are})", fontsize=10)
     ax.tick_params(labelsize=8)
     ax.grid(alpha=0.3)
@@ -244,5 +300,12 @@ def plot_budget_curves(points, path=None, title: str = "Held-out pass@1 against 
     return fig
 
 
-__all__ = ["moving_average", "plot_budget_curves", "plot_curves", "plot_eval_table", "plot_group_advantages",
-           "plot_training_curves", "plot_turn_histograms"]
+__all__ = [
+    "moving_average",
+    "plot_budget_curves",
+    "plot_curves",
+    "plot_eval_table",
+    "plot_group_advantages",
+    "plot_training_curves",
+    "plot_turn_histograms",
+]

@@ -35,7 +35,18 @@ SAMPLE_MATCHED = (
     "sample-matched",
 )  # a baseline at MURPHY's sample budget: same colour, dashed line
 
-SERIES = ("#3182bd", "#e6550d", "#31a354", "#756bb1", "#636363", "#9ecae1", "#fdae6b", "#a1d99b", "#bcbddc", "#8c6d31")
+SERIES = (
+    "#3182bd",
+    "#e6550d",
+    "#31a354",
+    "#756bb1",
+    "#636363",
+    "#9ecae1",
+    "#fdae6b",
+    "#a1d99b",
+    "#bcbddc",
+    "#8c6d31",
+)
 """Lines that are not methods, in order: metrics of one run, difficulties, Iter-k bars (light to dark pairs use
 `ITER_COLORS`)."""
 
@@ -67,8 +78,15 @@ VERDICT_CMAP = "RdYlGn"  # a grid of verdicts: 1 green (passed, or judged right)
 HARNESS_COLORS = {"naive": "#d62728", "executor": "#1f77b4"}
 
 _ALIASES = {
-    "base": "base", "grpo": "grpo", "grpo-mt": "grpo_mt", "grpo_mt": "grpo_mt", "µcode": "mucode",
-    "mucode": "mucode", "μcode": "mucode", "reveal": "reveal", "murphy": "murphy",
+    "base": "base",
+    "grpo": "grpo",
+    "grpo-mt": "grpo_mt",
+    "grpo_mt": "grpo_mt",
+    "µcode": "mucode",
+    "mucode": "mucode",
+    "μcode": "mucode",
+    "reveal": "reveal",
+    "murphy": "murphy",
 }
 
 

@@ -33,8 +33,12 @@ def _save(fig, path, plt):
     return fig
 
 
-def draw_pass_at_k(panels: Sequence[tuple[str, Sequence[Line]]], path: str | Path | None = None,
-                   title: str = "pass@1 vs Iter-k", stand_in: bool = False):
+def draw_pass_at_k(
+    panels: Sequence[tuple[str, Sequence[Line]]],
+    path: str | Path | None = None,
+    title: str = "pass@1 vs Iter-k",
+    stand_in: bool = False,
+):
     """One panel per (panel title, lines): pass@1 (%) against Iter-k with ± std error bars; saves a PNG.
 
     A line labelled with a method's name has that method's colour and place in the legend (`viz.palette`); the
@@ -50,7 +54,10 @@ def draw_pass_at_k(panels: Sequence[tuple[str, Sequence[Line]]], path: str | Pat
         lines = sorted(lines, key=lambda line: order[line[0]])
         for (label, k, mean, std), style in zip(lines, _styles([line[0] for line in lines])):
             ax.errorbar(k, mean, yerr=std, marker="o", capsize=3, label=label, **style)
-            lo, hi = min([lo, *(m - s for m, s in zip(mean, std))]), max([hi, *(m + s for m, s in zip(mean, std))])
+            lo, hi = (
+                min([lo, *(m - s for m, s in zip(mean, std))]),
+                max([hi, *(m + s for m, s in zip(mean, std))]),
+            )
             ks |= set(k)
         ax.set(title=name, xlabel="Iter-k (attempts)", ylabel="pass@1 (%)", xticks=sorted(ks))
         pad = max(2.0, 0.08 * (hi - lo))
@@ -69,12 +76,18 @@ def _styles(labels: Sequence[str]) -> list[dict]:
     ablation), or name no method, each its own series colour."""
     keys = [palette.method_key(label) for label in labels]
     variants = len(set(keys)) < len(keys)
-    return [dict(color=palette.series_color(i)) if variants or key is None else palette.method_style(label)
-            for i, (label, key) in enumerate(zip(labels, keys))]
+    return [
+        dict(color=palette.series_color(i)) if variants or key is None else palette.method_style(label)
+        for i, (label, key) in enumerate(zip(labels, keys))
+    ]
 
 
-def draw_by_k(rows: Sequence[tuple[str, Sequence[tuple[int, Sequence[Point]]]]], path: str | Path | None = None,
-              title: str = "pass@1 by Iter-k", stand_in: bool = False):
+def draw_by_k(
+    rows: Sequence[tuple[str, Sequence[tuple[int, Sequence[Point]]]]],
+    path: str | Path | None = None,
+    title: str = "pass@1 by Iter-k",
+    stand_in: bool = False,
+):
     """A grid of panels, one row per (row title, [(k, points)]) and one column per Iter-k: each method (or variant)
     a point with its ± std error bar, in the palette's colour and order, on a y-axis fitted to that panel's points,
     so that a spread of a few points and its error bars stay visible next to Iter-k values far apart; saves a PNG."""
@@ -85,8 +98,9 @@ def draw_by_k(rows: Sequence[tuple[str, Sequence[tuple[int, Sequence[Point]]]]],
         raise ValueError("nothing to plot: no rows")
     ncols = max(len(by_k) for _, by_k in rows)
     n_points = max(len(points) for _, by_k in rows for _, points in by_k)
-    fig, axes = plt.subplots(len(rows), ncols, figsize=(max(3.0, 0.75 * n_points + 1.4) * ncols, 3.3 * len(rows)),
-                             squeeze=False)
+    fig, axes = plt.subplots(
+        len(rows), ncols, figsize=(max(3.0, 0.75 * n_points + 1.4) * ncols, 3.3 * len(rows)), squeeze=False
+    )
     for r, (row_title, by_k) in enumerate(rows):
         for c in range(ncols):
             ax = axes[r][c]
@@ -97,14 +111,27 @@ def draw_by_k(rows: Sequence[tuple[str, Sequence[tuple[int, Sequence[Point]]]]],
             order = palette.by_method([p[0] for p in points])
             points = sorted(points, key=lambda p: order.index(p[0]))  # noqa: B023 (used right here)
             for x, ((label, mean, std), style) in enumerate(zip(points, _styles([p[0] for p in points]))):
-                ax.errorbar([x], [mean], yerr=[std], marker="o", ms=6, capsize=4, ls="none", label=label,
-                            color=style["color"])
+                ax.errorbar(
+                    [x],
+                    [mean],
+                    yerr=[std],
+                    marker="o",
+                    ms=6,
+                    capsize=4,
+                    ls="none",
+                    label=label,
+                    color=style["color"],
+                )
             lo = min(m - s for _, m, s in points)
             hi = max(m + s for _, m, s in points)
             pad = max(1.0, 0.15 * (hi - lo))
             ax.set_ylim(max(0.0, lo - pad), min(100.0, hi + pad))  # a percentage: never below 0 or above 100
             ax.set_xlim(-0.6, len(points) - 0.4)
-            ax.set_xticks(range(len(points)), [textwrap.fill(p[0], 10, break_on_hyphens=False) for p in points], fontsize=7.5)
+            ax.set_xticks(
+                range(len(points)),
+                [textwrap.fill(p[0], 10, break_on_hyphens=False) for p in points],
+                fontsize=7.5,
+            )
             ax.set_title(textwrap.fill(f"{row_title}: Iter-{k}", 44, break_on_hyphens=False), fontsize=8.5)
             ax.grid(axis="y", alpha=0.3)
             if c == 0:
@@ -113,8 +140,13 @@ def draw_by_k(rows: Sequence[tuple[str, Sequence[tuple[int, Sequence[Point]]]]],
     return _save(fig, path, plt)
 
 
-def draw_cost_bars(names: Sequence[str], panels: Sequence[tuple[str, Sequence[float]]], colors: Sequence[str],
-                   hatched: Sequence[bool], path: str | Path | None = None):
+def draw_cost_bars(
+    names: Sequence[str],
+    panels: Sequence[tuple[str, Sequence[float]]],
+    colors: Sequence[str],
+    hatched: Sequence[bool],
+    path: str | Path | None = None,
+):
     """One bar panel per (title, values), a bar per name (hatched where `hatched`); saves a PNG."""
     plt = _pyplot(path)
     fig, axes = plt.subplots(1, len(panels), figsize=(11, 3.2), squeeze=False)

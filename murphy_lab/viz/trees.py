@@ -69,7 +69,9 @@ def to_networkx(tree: RolloutTree) -> nx.DiGraph:
     index = {id(n): i for i, n in enumerate(tree.root.walk())}
     for n in tree.root.walk():
         i = index[id(n)]
-        g.add_node(i, node=n, turn=n.turn, reward=n.reward, credit=n.credit, advantage=n.advantage, pruned=n.pruned)
+        g.add_node(
+            i, node=n, turn=n.turn, reward=n.reward, credit=n.credit, advantage=n.advantage, pruned=n.pruned
+        )
         for c in n.children:
             g.add_edge(i, index[id(c)])
     return g
@@ -114,7 +116,9 @@ def snippet(text: str, width: int = 30) -> str:
 def _norm_and_cmap(values: list[float], color_by: str, cmap: str | None):
     if color_by == "advantage":
         m = max([abs(v) for v in values] + [1e-6])
-        return mcolors.TwoSlopeNorm(vmin=-m, vcenter=0.0, vmax=m), plt.get_cmap(cmap or palette.ADVANTAGE_CMAP)
+        return mcolors.TwoSlopeNorm(vmin=-m, vcenter=0.0, vmax=m), plt.get_cmap(
+            cmap or palette.ADVANTAGE_CMAP
+        )
     return mcolors.Normalize(vmin=0.0, vmax=1.0), plt.get_cmap(cmap or palette.VALUE_CMAP)
 
 
@@ -128,8 +132,10 @@ def _resolve(tree: RolloutTree, node: Node | Sequence[int]) -> Node:
         cur = tree.root
         for depth, i in enumerate(node):
             if not 0 <= i < len(cur.children):
-                raise ValueError(f"node path {tuple(node)}: index {i} at depth {depth + 1} is out of range "
-                                 f"(that node has {len(cur.children)} children)")
+                raise ValueError(
+                    f"node path {tuple(node)}: index {i} at depth {depth + 1} is out of range "
+                    f"(that node has {len(cur.children)} children)"
+                )
             cur = cur.children[i]
         return cur
     raise TypeError(f"node must be a Node or a tuple of child indices, got {type(node).__name__}")
@@ -171,7 +177,9 @@ def draw_tree(
     if color_by == "credit" and all(n.credit is None for n in nodes):
         raise ValueError("color_by='credit' but no node has credit: call murphy_lab.credit.mars/mers first")
     if color_by == "advantage" and all(n.advantage is None for n in nodes):
-        raise ValueError("color_by='advantage' but no node has one: call murphy_lab.grpo.group_advantages first")
+        raise ValueError(
+            "color_by='advantage' but no node has one: call murphy_lab.grpo.group_advantages first"
+        )
 
     pos = tree_layout(tree)
     xs = [p[0] for p in pos.values()]
@@ -201,15 +209,34 @@ def draw_tree(
     for _parent, members in tree.groups():
         x0, x1 = pos[members[0]][0], pos[members[-1]][0]
         y = pos[members[0]][1]
-        ax.add_patch(FancyBboxPatch((x0 - 0.42, y - 0.2), x1 - x0 + 0.84, 0.4, boxstyle="round,pad=0.02,rounding_size=0.15",
-                                    facecolor=palette.PANEL, edgecolor=palette.PANEL_EDGE, linewidth=0.6, zorder=0))
+        ax.add_patch(
+            FancyBboxPatch(
+                (x0 - 0.42, y - 0.2),
+                x1 - x0 + 0.84,
+                0.4,
+                boxstyle="round,pad=0.02,rounding_size=0.15",
+                facecolor=palette.PANEL,
+                edgecolor=palette.PANEL_EDGE,
+                linewidth=0.6,
+                zorder=0,
+            )
+        )
 
     # edges: solid to kept children, dashed and faint to pruned ones
     kept_e = [(u, v) for u, v in g.edges if not g.nodes[v]["pruned"]]
     pruned_e = [(u, v) for u, v in g.edges if g.nodes[v]["pruned"]]
     nx.draw_networkx_edges(g, npos, edgelist=kept_e, ax=ax, arrows=False, edge_color=palette.EDGE, width=0.8)
-    nx.draw_networkx_edges(g, npos, edgelist=pruned_e, ax=ax, arrows=False, edge_color=palette.FAINT, width=0.6,
-                           style="dashed", alpha=0.6)
+    nx.draw_networkx_edges(
+        g,
+        npos,
+        edgelist=pruned_e,
+        ax=ax,
+        arrows=False,
+        edge_color=palette.FAINT,
+        width=0.6,
+        style="dashed",
+        alpha=0.6,
+    )
 
     values = [v for n in nodes if (v := _value(n, color_by)) is not None]
     norm, cm = _norm_and_cmap(values, color_by, cmap)
@@ -221,22 +248,62 @@ def draw_tree(
     for pruned, alpha in ((False, 1.0), (True, 0.22)):
         group = [n for n in nodes if n.pruned == pruned]
         if group:
-            nx.draw_networkx_nodes(g, npos, nodelist=[ids[id(n)] for n in group], node_color=[face(n) for n in group],
-                                   node_size=size, alpha=alpha, edgecolors=palette.INK, linewidths=0.6, ax=ax)
+            nx.draw_networkx_nodes(
+                g,
+                npos,
+                nodelist=[ids[id(n)] for n in group],
+                node_color=[face(n) for n in group],
+                node_size=size,
+                alpha=alpha,
+                edgecolors=palette.INK,
+                linewidths=0.6,
+                ax=ax,
+            )
     # the virtual root: the task prompt q(1)
-    nx.draw_networkx_nodes(g, npos, nodelist=[0], node_shape="s", node_color=MISSING, node_size=size * 1.2,
-                           edgecolors=palette.INK, linewidths=0.8, ax=ax)
-    ax.annotate("task prompt q(1)", pos[tree.root], xytext=(0, radius + 4), textcoords="offset points", ha="center",
-                va="bottom", fontsize=8 * fs, color=palette.INK)
+    nx.draw_networkx_nodes(
+        g,
+        npos,
+        nodelist=[0],
+        node_shape="s",
+        node_color=MISSING,
+        node_size=size * 1.2,
+        edgecolors=palette.INK,
+        linewidths=0.8,
+        ax=ax,
+    )
+    ax.annotate(
+        "task prompt q(1)",
+        pos[tree.root],
+        xytext=(0, radius + 4),
+        textcoords="offset points",
+        ha="center",
+        va="bottom",
+        fontsize=8 * fs,
+        color=palette.INK,
+    )
     passing = [n for n in nodes if n.reward >= SOLVED]
     if passing:
         rings = [mcolors.to_rgba(PASS_RING, 0.3 if n.pruned else 1.0) for n in passing]
-        ax.scatter([pos[n][0] for n in passing], [pos[n][1] for n in passing], s=size * 2.1, facecolors="none",
-                   edgecolors=rings, linewidths=1.6, zorder=3)
+        ax.scatter(
+            [pos[n][0] for n in passing],
+            [pos[n][1] for n in passing],
+            s=size * 2.1,
+            facecolors="none",
+            edgecolors=rings,
+            linewidths=1.6,
+            zorder=3,
+        )
     hl = list(highlight)
     if hl:
-        ax.scatter([pos[n][0] for n in hl], [pos[n][1] for n in hl], s=size * 2.8, facecolors="none",
-                   edgecolors=FLOW, linewidths=2.6, zorder=4)
+        ax.scatter(
+            [pos[n][0] for n in hl],
+            [pos[n][1] for n in hl],
+            s=size * 2.8,
+            facecolors="none",
+            edgecolors=FLOW,
+            linewidths=2.6,
+            zorder=4,
+        )
 
     if show_labels:
         fn = label_fn or (lambda n: node_label(n, color_by))
@@ -248,14 +315,25 @@ def draw_tree(
         for n, t in texts.items():
             if not t or not (leaf_labels or n.children):
                 continue
-            style = dict(textcoords="offset points", fontsize=7 * fs, alpha=0.45 if n.pruned else 1.0,
-                         color=palette.TEXT)
+            style = dict(
+                textcoords="offset points",
+                fontsize=7 * fs,
+                alpha=0.45 if n.pruned else 1.0,
+                color=palette.TEXT,
+            )
             gap = 1.7 * radius + 1  # clear of the pass ring (1.45 r) and the highlight ring (1.67 r)
             if n in beside:  # edges leave downwards (or a named attempt): put the label beside the node
                 ax.annotate(t, pos[n], xytext=(gap, 2), ha="left", va="bottom", **style)
             else:
-                ax.annotate(t, pos[n], xytext=(0, -gap), ha="center", va="top",
-                            rotation=90 if vertical else 0, **style)
+                ax.annotate(
+                    t,
+                    pos[n],
+                    xytext=(0, -gap),
+                    ha="center",
+                    va="top",
+                    rotation=90 if vertical else 0,
+                    **style,
+                )
 
     if feedback:
         for parent, members in tree.groups():
@@ -271,9 +349,24 @@ def draw_tree(
                 lines = textwrap.wrap(text, width=max(fits, (len(text) + 1) // 2))
                 text = "\n".join(lines[:1] + [textwrap.shorten(" ".join(lines[1:]), fits, placeholder="…")])
             x, y = pos[parent]
-            ax.text(x, y - 0.5, text, ha="center", va="center", fontsize=6.5 * fs, family="monospace", color=palette.INK,
-                    bbox=dict(boxstyle="round,pad=0.15", facecolor=palette.BOX, edgecolor=palette.BOX_EDGE, alpha=0.9,
-                              linewidth=0.5), zorder=5)
+            ax.text(
+                x,
+                y - 0.5,
+                text,
+                ha="center",
+                va="center",
+                fontsize=6.5 * fs,
+                family="monospace",
+                color=palette.INK,
+                bbox=dict(
+                    boxstyle="round,pad=0.15",
+                    facecolor=palette.BOX,
+                    edgecolor=palette.BOX_EDGE,
+                    alpha=0.9,
+                    linewidth=0.5,
+                ),
+                zorder=5,
+            )
 
     if colorbar:
         sm = plt.cm.ScalarMappable(norm=norm, cmap=cm)
@@ -282,10 +375,28 @@ def draw_tree(
         cb.ax.tick_params(labelsize=8 * fs)
     if legend:
         handles = [
-            Line2D([], [], marker="o", ls="", markerfacecolor="none", markeredgecolor=PASS_RING, markersize=10,
-                   markeredgewidth=1.6, label="passes all tests (r = 1)"),
-            Line2D([], [], marker="o", ls="", markerfacecolor=MISSING, markeredgecolor=palette.INK, alpha=0.3,
-                   markersize=8, label="pruned"),
+            Line2D(
+                [],
+                [],
+                marker="o",
+                ls="",
+                markerfacecolor="none",
+                markeredgecolor=PASS_RING,
+                markersize=10,
+                markeredgewidth=1.6,
+                label="passes all tests (r = 1)",
+            ),
+            Line2D(
+                [],
+                [],
+                marker="o",
+                ls="",
+                markerfacecolor=MISSING,
+                markeredgecolor=palette.INK,
+                alpha=0.3,
+                markersize=8,
+                label="pruned",
+            ),
         ]
         if show_labels and color_by != "advantage" and any(n.credit is not None for n in nodes):
             handles.append(Line2D([], [], ls="", label="label: reward → credit"))
@@ -311,7 +422,9 @@ def draw_tree(
 # ---------------------------------------------------------------------------------------------------------------
 # credit flow
 # ---------------------------------------------------------------------------------------------------------------
-def credit_path(tree: RolloutTree, node: Node | Sequence[int], backup_on: str = "full", tol: float = 1e-9) -> list[Node]:
+def credit_path(
+    tree: RolloutTree, node: Node | Sequence[int], backup_on: str = "full", tol: float = 1e-9
+) -> list[Node]:
     """The MaRS argmax path from `node` to the descendant whose own reward is its credit.
 
     MaRS sets r~(v) = max(r(v), max_{u in C(v)} r~(u)); follow v -> the first child u with r~(u) = r~(v) until
@@ -327,16 +440,19 @@ def credit_path(tree: RolloutTree, node: Node | Sequence[int], backup_on: str = 
         kids = v.kept_children() if backup_on == "pruned" else list(v.children)
         best = max((c.credit for c in kids), default=v.reward)
         if abs(v.credit - max(v.reward, best)) > tol:
-            raise ValueError(f"credit {v.credit!r} of a turn-{v.turn} node is not max(r(v), max r~(u)): "
-                             "these credits are not a MaRS backup (call mars(tree) with the same backup_on)")
+            raise ValueError(
+                f"credit {v.credit!r} of a turn-{v.turn} node is not max(r(v), max r~(u)): "
+                "these credits are not a MaRS backup (call mars(tree) with the same backup_on)"
+            )
         if abs(v.reward - v.credit) <= tol:  # the credit is the node's own reward: the source
             return path
         v = next(c for c in kids if abs(c.credit - v.credit) <= tol)
         path.append(v)
 
 
-def draw_credit_flow(tree: RolloutTree, node: Node | Sequence[int], backup_on: str = "full",
-                     ax: plt.Axes | None = None, **kw) -> Figure:
+def draw_credit_flow(
+    tree: RolloutTree, node: Node | Sequence[int], backup_on: str = "full", ax: plt.Axes | None = None, **kw
+) -> Figure:
     """Draw the tree colored by credit with the MaRS argmax path from `node` to its credit's source highlighted.
 
     `node` is a Node of the tree or a path of child indices ((0,) = first turn-1 candidate). Extra keywords go to
@@ -353,13 +469,35 @@ def draw_credit_flow(tree: RolloutTree, node: Node | Sequence[int], backup_on: s
     ax = ax or fig.axes[0]
     pos = tree_layout(tree)
     for a, b in zip(path, path[1:]):
-        ax.annotate("", xy=pos[b], xytext=pos[a], zorder=6,
-                    arrowprops=dict(arrowstyle="-|>", color=FLOW, lw=2.4, shrinkA=7, shrinkB=7))
-    ax.annotate(f"source:\nr = {_fmt(src.reward)}", pos[src], xytext=(0, -36), textcoords="offset points", fontsize=8,
-                ha="center", va="top", color=FLOW, fontweight="bold", zorder=7)
+        ax.annotate(
+            "",
+            xy=pos[b],
+            xytext=pos[a],
+            zorder=6,
+            arrowprops=dict(arrowstyle="-|>", color=FLOW, lw=2.4, shrinkA=7, shrinkB=7),
+        )
+    ax.annotate(
+        f"source:\nr = {_fmt(src.reward)}",
+        pos[src],
+        xytext=(0, -36),
+        textcoords="offset points",
+        fontsize=8,
+        ha="center",
+        va="top",
+        color=FLOW,
+        fontweight="bold",
+        zorder=7,
+    )
     return fig
 
 
 __all__ = [
-    "COLOR_BY", "credit_path", "draw_credit_flow", "draw_tree", "node_label", "snippet", "to_networkx", "tree_layout",
+    "COLOR_BY",
+    "credit_path",
+    "draw_credit_flow",
+    "draw_tree",
+    "node_label",
+    "snippet",
+    "to_networkx",
+    "tree_layout",
 ]

@@ -53,8 +53,16 @@ def compute(
     if not isinstance(tree, RolloutTree):
         raise TypeError(f"tree must be a RolloutTree, got {type(tree).__name__}")
     credit_rule(credit)  # an unknown rule is an error naming the known ones
-    return score_tree(copy_tree(tree), mode="murphy", credit=credit, gamma=gamma, b_grp=b_grp, b_traj=b_traj,
-                      backup_on=backup_on, credit_args=credit_args)
+    return score_tree(
+        copy_tree(tree),
+        mode="murphy",
+        credit=credit,
+        gamma=gamma,
+        b_grp=b_grp,
+        b_traj=b_traj,
+        backup_on=backup_on,
+        credit_args=credit_args,
+    )
 
 
 def knobs_of_all_rules() -> dict[str, Knob]:
@@ -92,17 +100,23 @@ def render(tree: RolloutTree, color_by: str = "credit", advantages: bool = True,
     ax_tree, ax_adv = fig.add_subplot(gs[0]), fig.add_subplot(gs[1])
     s = summary(t)
     rule = credit_rule(knobs.get("credit", "mars"))
-    own = "".join(f", {k.name}={knobs[k.name]:g}" for k in rule.knobs if k.name != "gamma" and k.name in knobs)
+    own = "".join(
+        f", {k.name}={knobs[k.name]:g}" for k in rule.knobs if k.name != "gamma" and k.name in knobs
+    )
     rule = rule.table_label(knobs.get("gamma", 1.0)) + own
-    title = (f"{rule}  ·  kept {s['kept']}/{s['trajectories']} trajectories, "
-             f"{s['groups_kept']} groups, {s['nonzero_advantage']} non-zero advantages")
+    title = (
+        f"{rule}  ·  kept {s['kept']}/{s['trajectories']} trajectories, "
+        f"{s['groups_kept']} groups, {s['nonzero_advantage']} non-zero advantages"
+    )
     draw_tree(t, color_by=color_by, ax=ax_tree, title=title, legend=False)
     plot_group_advantages(t, ax=ax_adv)
     ax_adv.set_title("advantages per kept group", fontsize=9 * max(1.0, fig.get_size_inches()[0] / 9))
     return fig
 
 
-def playground(trees: RolloutTree | Sequence[RolloutTree] | Mapping[str, RolloutTree], color_by: str = "credit"):
+def playground(
+    trees: RolloutTree | Sequence[RolloutTree] | Mapping[str, RolloutTree], color_by: str = "credit"
+):
     """ipywidgets controls over `render`: credit rule, its knobs, b_grp, b_traj, backup_on, which tree, color.
 
     Returns a VBox (controls, then an Output holding the current figure as a PNG) to display in a notebook. Needs
@@ -124,12 +138,24 @@ def playground(trees: RolloutTree | Sequence[RolloutTree] | Mapping[str, Rollout
 
     which = w.Dropdown(options=names, value=names[0], description="tree")
     credit = w.ToggleButtons(options=list(CREDIT_RULES), value="mars", description="credit")
-    sliders = {name: w.FloatSlider(value=1.0 if name == "gamma" else k.default, min=k.low, max=k.high, step=0.05,
-                                   description=k.doc.partition(",")[0], tooltip=k.doc)
-               for name, k in knobs_of_all_rules().items()}  # built from the rule table: γ, λ, ω
+    sliders = {
+        name: w.FloatSlider(
+            value=1.0 if name == "gamma" else k.default,
+            min=k.low,
+            max=k.high,
+            step=0.05,
+            description=k.doc.partition(",")[0],
+            tooltip=k.doc,
+        )
+        for name, k in knobs_of_all_rules().items()
+    }  # built from the rule table: γ, λ, ω
     b_grp = w.IntSlider(value=0, min=0, max=max_groups, description="b_grp", tooltip="InterP budget; 0 = off")
-    b_traj = w.SelectionSlider(options=[0] + list(range(2, max_group + 1)), value=0, description="b_traj",
-                               tooltip="IntraP budget; 0 = off (a kept group needs at least 2 members)")
+    b_traj = w.SelectionSlider(
+        options=[0] + list(range(2, max_group + 1)),
+        value=0,
+        description="b_traj",
+        tooltip="IntraP budget; 0 = off (a kept group needs at least 2 members)",
+    )
     backup_on = w.ToggleButtons(options=["full", "pruned"], value="full", description="backup on")
     color = w.ToggleButtons(options=["reward", "credit", "advantage"], value=color_by, description="color")
     out = w.Output()
@@ -142,9 +168,16 @@ def playground(trees: RolloutTree | Sequence[RolloutTree] | Mapping[str, Rollout
         # JupyterLab, in VS Code and in a kernel without a frontend (where the tests look at `out.outputs`).
         try:
             own = {name: s.value for name, s in sliders.items() if name in reads and name != "gamma"}
-            fig = render(trees[which.value], color_by=color.value, credit=credit.value, gamma=sliders["gamma"].value,
-                         b_grp=slider_budget(b_grp.value), b_traj=slider_budget(b_traj.value),
-                         backup_on=backup_on.value, **own)
+            fig = render(
+                trees[which.value],
+                color_by=color.value,
+                credit=credit.value,
+                gamma=sliders["gamma"].value,
+                b_grp=slider_budget(b_grp.value),
+                b_traj=slider_budget(b_traj.value),
+                backup_on=backup_on.value,
+                **own,
+            )
         except ValueError as err:  # e.g. b_traj larger than a group: say so instead of a traceback
             out.outputs = ()
             out.append_stdout(f"cannot compute with these knobs: {err}\n")
@@ -158,7 +191,9 @@ def playground(trees: RolloutTree | Sequence[RolloutTree] | Mapping[str, Rollout
     for control in (which, credit, *sliders.values(), b_grp, b_traj, backup_on, color):
         control.observe(redraw, names="value")
     redraw()
-    knobs = w.VBox([w.HBox([which, color]), credit, w.HBox([*sliders.values(), backup_on]), w.HBox([b_grp, b_traj])])
+    knobs = w.VBox(
+        [w.HBox([which, color]), credit, w.HBox([*sliders.values(), backup_on]), w.HBox([b_grp, b_traj])]
+    )
     return w.VBox([knobs, out])
 
 
@@ -167,8 +202,9 @@ def compare_rules(tree: RolloutTree, rules: Sequence[str] | None = None, **knobs
     return {name: compute(tree, credit=name, **knobs) for name in (rules or list(CREDIT_RULES))}
 
 
-def draw_rule_comparison(tree: RolloutTree, rules: Sequence[str] | None = None, gamma: float | None = None,
-                         **knobs) -> Figure:
+def draw_rule_comparison(
+    tree: RolloutTree, rules: Sequence[str] | None = None, gamma: float | None = None, **knobs
+) -> Figure:
     """How each credit rule distributes advantage over one tree: a row per rule, a column per node (the turn-1
     group, then each failure's refinements beside it), colored by Â (red < 0 < blue); the top row is r(v).
 
@@ -186,8 +222,13 @@ def draw_rule_comparison(tree: RolloutTree, rules: Sequence[str] | None = None, 
     rows = [[t.nodes()[i].advantage for i in columns] for t in scored.values()]
     values = [[float("nan") if a is None else a for a in row] for row in rows]
     rewards = [[first.nodes()[i].reward for i in columns]]
-    fig, (ax_r, ax) = plt.subplots(2, 1, figsize=(min(22, 2 + 0.28 * len(columns)), 1.2 + 0.42 * len(rows)),
-                                   height_ratios=[1, len(rows)], sharex=True)
+    fig, (ax_r, ax) = plt.subplots(
+        2,
+        1,
+        figsize=(min(22, 2 + 0.28 * len(columns)), 1.2 + 0.42 * len(rows)),
+        height_ratios=[1, len(rows)],
+        sharex=True,
+    )
     ax_r.imshow(rewards, cmap=palette.VALUE_CMAP, vmin=0, vmax=1, aspect="auto")
     ax_r.set_yticks([0], ["r(v)"])
     lim = max(1e-6, max(abs(a) for row in values for a in row if a == a))
@@ -204,8 +245,16 @@ def draw_rule_comparison(tree: RolloutTree, rules: Sequence[str] | None = None, 
             edge += len(v.children)
             for a in (ax_r, ax):
                 a.axvline(edge, color=palette.EDGE, lw=0.5)
-            ax.text((a_start + edge) / 2, len(scored) - 0.4, f"C({first.root.children.index(v) + 1})",
-                    ha="center", va="top", fontsize=7)
+            ax.text(
+                (a_start + edge) / 2,
+                len(scored) - 0.4,
+                f"C({first.root.children.index(v) + 1})",
+                ha="center",
+                va="top",
+                fontsize=7,
+            )
     fig.colorbar(im, ax=[ax_r, ax], label="advantage Â", shrink=0.8)
-    ax_r.set_title(f"{tree.task_id or 'tree'}: advantage per node under each credit rule (blank: pruned)", fontsize=10)
+    ax_r.set_title(
+        f"{tree.task_id or 'tree'}: advantage per node under each credit rule (blank: pruned)", fontsize=10
+    )
     return fig

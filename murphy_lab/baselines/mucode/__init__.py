@@ -54,8 +54,10 @@ _LAZY = {
     "VerifierBestOfN": "inference",
     **dict.fromkeys(("evaluate_mucode", "finished_stages", "run_mucode", "stage"), "pipeline"),
     **dict.fromkeys(("collect_rollouts", "label_with_oracle"), "rollouts"),
-    **dict.fromkeys(("Verifier", "bce_loss", "bradley_terry_loss", "encode", "preference_pairs", "train_verifier"),
-                    "verifier"),
+    **dict.fromkeys(
+        ("Verifier", "bce_loss", "bradley_terry_loss", "encode", "preference_pairs", "train_verifier"),
+        "verifier",
+    ),
 }
 
 

@@ -26,10 +26,14 @@ def parser() -> cli.Parser:
     p.add_argument("--config", help="YAML/JSON file of MuCodeConfig fields (method: mucode allowed)")
     p.add_argument("--output-dir", help="run directory (stages, models, eval/table.csv); required to train")
     p.add_argument("--profile", help=f"run profile: {' | '.join(PROFILES)} (overrides the file's `profile`)")
-    p.add_argument("--resume", action="store_true", help="skip the stages that already finished in --output-dir")
+    p.add_argument(
+        "--resume", action="store_true", help="skip the stages that already finished in --output-dir"
+    )
     cli.add_set(p, "override MuCodeConfig fields (dotted names reach into mappings)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
-    p.add_argument("--check", action="store_true", help="check the config, data, model, GPUs and packages; load nothing")
+    p.add_argument(
+        "--check", action="store_true", help="check the config, data, model, GPUs and packages; load nothing"
+    )
     p.add_argument("--gpus", type=int, help="with --check: the GPUs of the machine the run will start on")
     return p
 
@@ -63,8 +67,10 @@ def main(argv: list[str] | None = None) -> Path | None:
             cfg = config_of(a, plain, nested)
         except ValueError as err:  # the config's own problems, listed as --check lists every problem
             cli.report_problems(str(err).splitlines(), "")
-        cli.report_problems(check(cfg, a.gpus), f"ok: {a.config or cfg.profile} passes the checks (µCode fields, data, "
-                                                "model, GPUs, packages)")
+        cli.report_problems(
+            check(cfg, a.gpus),
+            f"ok: {a.config or cfg.profile} passes the checks (µCode fields, data, model, GPUs, packages)",
+        )
         return None
     cfg = config_of(a, plain, nested)
     cli.refuse(check(cfg))

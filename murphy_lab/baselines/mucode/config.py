@@ -161,20 +161,41 @@ class MuCodeConfig:
 
     def problems(self) -> list[str]:
         """Every problem of this config, one line each naming its field (a value of the wrong type alone)."""
-        typed = [p for k, tp in field_types(MuCodeConfig).items() for p in [type_problem(k, getattr(self, k), tp)] if p]
+        typed = [
+            p
+            for k, tp in field_types(MuCodeConfig).items()
+            for p in [type_problem(k, getattr(self, k), tp)]
+            if p
+        ]
         if typed:
             return typed
         out = []
-        for name in ("rounds", "rollouts", "turns", "max_new_tokens", "pairs_per_task", "verifier_batch_size",
-                     "verifier_grad_accum", "verifier_max_length", "sft_batch_size", "sft_grad_accum",
-                     "sft_max_length", "runs", "best_of_n"):
+        for name in (
+            "rounds",
+            "rollouts",
+            "turns",
+            "max_new_tokens",
+            "pairs_per_task",
+            "verifier_batch_size",
+            "verifier_grad_accum",
+            "verifier_max_length",
+            "sft_batch_size",
+            "sft_grad_accum",
+            "sft_max_length",
+            "runs",
+            "best_of_n",
+        ):
             if getattr(self, name) <= 0:
                 out.append(f"{name} must be a positive integer, got {getattr(self, name)!r}")
         for name in ("verifier_lr", "verifier_epochs", "sft_lr", "sft_epochs"):
             if getattr(self, name) <= 0:
                 out.append(f"{name} must be a positive number, got {getattr(self, name)!r}")
-        for name, allowed in (("verifier_loss", VERIFIER_LOSSES), ("relabel_with", RELABEL_KEYS),
-                              ("selection", SELECTIONS), ("sft_from", SFT_FROM)):
+        for name, allowed in (
+            ("verifier_loss", VERIFIER_LOSSES),
+            ("relabel_with", RELABEL_KEYS),
+            ("selection", SELECTIONS),
+            ("sft_from", SFT_FROM),
+        ):
             if getattr(self, name) not in allowed:
                 out.append(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
         if 0 < self.rollouts < 2:

@@ -31,8 +31,13 @@ class VerifierBestOfN(Scaffold):
 
     name = "mucode-bon"
 
-    def __init__(self, verifier: Any = None, n: int = 5, selection: str = "verifier",
-                 extract: Callable[[str], str] = P.extract_program):
+    def __init__(
+        self,
+        verifier: Any = None,
+        n: int = 5,
+        selection: str = "verifier",
+        extract: Callable[[str], str] = P.extract_program,
+    ):
         if selection not in SELECTIONS:
             raise ValueError(f"selection must be one of {SELECTIONS}, got {selection!r}")
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
@@ -101,5 +106,7 @@ class VerifierBestOfN(Scaffold):
         if self.selection == "verifier":
             picks = [max(range(len(s)), key=s.__getitem__) for s in per]  # ŷ = argmax_i R_φ(x, y^i)
         chosen = [(k, cs[k]) for k, cs in zip(picks, codes)]
-        visible = base.execute(executor, [task_of[i].job(code, "visible") for i, (_, code) in zip(open_, chosen)])
+        visible = base.execute(
+            executor, [task_of[i].job(code, "visible") for i, (_, code) in zip(open_, chosen)]
+        )
         return chosen, visible

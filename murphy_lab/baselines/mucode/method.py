@@ -1,10 +1,10 @@
 """µCode as a method of the main table (its `murphy_lab.methods` entry): expert iteration with a learned verifier.
 
-    config(exp, model)  experiment_fields (murphy_lab.methods.recipes: training set, prompt format, the paper's
-                        reproduce/configs/<model>/mucode.yaml) -> MuCodeConfig, no evaluation stage, no best-of-N
-                        verifier: the µCode column is the plain Iter-k pass@1 of its generator under the experiment's
-                        scaffold, like every other column
-    train(exp, model)   run_mucode(config) in this process (its rollouts use vLLM on a GPU), resumable
+config(exp, model)  experiment_fields (murphy_lab.methods.recipes: training set, prompt format, the paper's
+                    reproduce/configs/<model>/mucode.yaml) -> MuCodeConfig, no evaluation stage, no best-of-N
+                    verifier: the µCode column is the plain Iter-k pass@1 of its generator under the experiment's
+                    scaffold, like every other column
+train(exp, model)   run_mucode(config) in this process (its rollouts use vLLM on a GPU), resumable
 """
 
 from __future__ import annotations
@@ -36,6 +36,10 @@ def train(exp: Any, model: str, output_dir: Path) -> Path:
 
 
 METHOD = Method(
-    "mucode", train=train, config=config, recipes=("mucode",),
-    budget=("rollouts", "turns", "rounds", "n_train_tasks"), cost=1,
+    "mucode",
+    train=train,
+    config=config,
+    recipes=("mucode",),
+    budget=("rollouts", "turns", "rounds", "n_train_tasks"),
+    cost=1,
 )

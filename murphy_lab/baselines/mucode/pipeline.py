@@ -94,8 +94,15 @@ def run_inputs(cfg: MuCodeConfig, workdir: str | Path) -> tuple[str, list, list]
 
 def generator_policy(path: str, cfg: MuCodeConfig, temperature: float) -> Any:
     """The generator for rollouts and evaluation, on the config's backend (vLLM or transformers), in its prompt format."""
-    return load_policy(path, cfg.use_vllm, max_new_tokens=cfg.max_new_tokens, temperature=temperature, top_p=cfg.top_p,
-                       use_chat_template=bool(cfg.chat), chat_template_kwargs=cfg.chat_template_kwargs or None)
+    return load_policy(
+        path,
+        cfg.use_vllm,
+        max_new_tokens=cfg.max_new_tokens,
+        temperature=temperature,
+        top_p=cfg.top_p,
+        use_chat_template=bool(cfg.chat),
+        chat_template_kwargs=cfg.chat_template_kwargs or None,
+    )
 
 
 def release(policy: Any) -> None:
@@ -163,8 +170,15 @@ def run_mucode(
             executor.close()
 
 
-def _run(cfg: MuCodeConfig, out: Path, base: str, train_tasks: list, test_tasks: list, executor: Any,
-         progress: bool) -> Path:
+def _run(
+    cfg: MuCodeConfig,
+    out: Path,
+    base: str,
+    train_tasks: list,
+    test_tasks: list,
+    executor: Any,
+    progress: bool,
+) -> Path:
     """The rounds and the evaluation (run_mucode has resolved everything)."""
     verifier_base = cfg.verifier_model or base
     log = out / "metrics.jsonl"
@@ -193,10 +207,21 @@ def _run(cfg: MuCodeConfig, out: Path, base: str, train_tasks: list, test_tasks:
                 x for i in range(1, r + 1) for x in _read_jsonl(out / f"round{i}" / "relabel" / "sft.jsonl")
             ]
             start = base if cfg.sft_from == "base" or r == 1 else str(out / f"round{r - 1}" / "sft" / "model")
-            return sft_generator(rows, start, d, lr=cfg.sft_lr, epochs=cfg.sft_epochs, batch_size=cfg.sft_batch_size,
-                                 grad_accum=cfg.sft_grad_accum, max_length=cfg.sft_max_length, chat=cfg.chat,
-                                 chat_template_kwargs=cfg.chat_template_kwargs,
-                                 seed=cfg.seed, bf16=cfg.bf16, trl_kwargs=cfg.trl)
+            return sft_generator(
+                rows,
+                start,
+                d,
+                lr=cfg.sft_lr,
+                epochs=cfg.sft_epochs,
+                batch_size=cfg.sft_batch_size,
+                grad_accum=cfg.sft_grad_accum,
+                max_length=cfg.sft_max_length,
+                chat=cfg.chat,
+                chat_template_kwargs=cfg.chat_template_kwargs,
+                seed=cfg.seed,
+                bf16=cfg.bf16,
+                trl_kwargs=cfg.trl,
+            )
 
         stage(rd, "sft", sft_stage, log)
         generator = str(rd / "sft" / "model")  # π_r
@@ -209,8 +234,15 @@ def _run(cfg: MuCodeConfig, out: Path, base: str, train_tasks: list, test_tasks:
         )
 
     def eval_stage(d: Path) -> dict:
-        table = evaluate_mucode(generator, out / f"round{verifier_round}" / "verifier" / "model", test_tasks,
-                                executor, cfg, transcripts_dir=d, progress=progress)
+        table = evaluate_mucode(
+            generator,
+            out / f"round{verifier_round}" / "verifier" / "model",
+            test_tasks,
+            executor,
+            cfg,
+            transcripts_dir=d,
+            progress=progress,
+        )
         table.to_csv(d / "table.csv", index=False)
         return {"rows": len(table)}
 
@@ -224,14 +256,24 @@ def _rollouts_and_verifier(cfg, out, rd, r, generator, verifier_base, tasks, exe
 
     def rollout_stage(d: Path) -> dict:
         policy = generator_policy(generator, cfg, cfg.temperature)
-        trees = collect_rollouts(tasks, policy, executor, rollouts=cfg.rollouts, turns=cfg.turns,
-                                 seed=cfg.seed + r, progress=progress)
+        trees = collect_rollouts(
+            tasks,
+            policy,
+            executor,
+            rollouts=cfg.rollouts,
+            turns=cfg.turns,
+            seed=cfg.seed + r,
+            progress=progress,
+        )
         # the budget in the trainer's own keys (murphy_lab.trainer.metrics), from what the policy counted as it sampled
         sampled, tokens = policy.usage["completions"], policy.usage["completion_tokens"]
         release(policy)
         save_trees(trees, str(d / "trees.jsonl"))
-        return {**rollout_stats(trees), "trajectories/total": sampled,
-                "completions/mean_length": tokens / max(sampled, 1)}
+        return {
+            **rollout_stats(trees),
+            "trajectories/total": sampled,
+            "completions/mean_length": tokens / max(sampled, 1),
+        }
 
     stage(rd, "rollouts", rollout_stage, log)
 
@@ -241,27 +283,56 @@ def _rollouts_and_verifier(cfg, out, rd, r, generator, verifier_base, tasks, exe
         pairs = [
             p for i in range(1, r + 1) for p in _read_jsonl(out / f"round{i}" / "verifier" / "pairs.jsonl")
         ]
-        return train_verifier(pairs, verifier_base, d, loss=cfg.verifier_loss, lr=cfg.verifier_lr,
-                              epochs=cfg.verifier_epochs, batch_size=cfg.verifier_batch_size,
-                              grad_accum=cfg.verifier_grad_accum, max_length=cfg.verifier_max_length, chat=cfg.chat,
-                              chat_template_kwargs=cfg.chat_template_kwargs,
-                              seed=cfg.seed, bf16=cfg.bf16, trl_kwargs=cfg.trl)
+        return train_verifier(
+            pairs,
+            verifier_base,
+            d,
+            loss=cfg.verifier_loss,
+            lr=cfg.verifier_lr,
+            epochs=cfg.verifier_epochs,
+            batch_size=cfg.verifier_batch_size,
+            grad_accum=cfg.verifier_grad_accum,
+            max_length=cfg.verifier_max_length,
+            chat=cfg.chat,
+            chat_template_kwargs=cfg.chat_template_kwargs,
+            seed=cfg.seed,
+            bf16=cfg.bf16,
+            trl_kwargs=cfg.trl,
+        )
 
     stage(rd, "verifier", verifier_stage, log)
 
 
-def evaluate_mucode(generator: str, verifier: str | Path | Any, tasks: list, executor: Any, cfg: MuCodeConfig,
-                    transcripts_dir: str | Path | None = None, progress: bool = True):
+def evaluate_mucode(
+    generator: str,
+    verifier: str | Path | Any,
+    tasks: list,
+    executor: Any,
+    cfg: MuCodeConfig,
+    transcripts_dir: str | Path | None = None,
+    progress: bool = True,
+):
     """Iter-k pass@1 of the µCode generator: plain (Reflexion scaffold) and verifier best-of-N, in one table."""
     extract = P.answer_extractor(tasks)
     policy = generator_policy(generator, cfg, cfg.eval_temperature)
     v = verifier if hasattr(verifier, "score") else Verifier(verifier)
     frames = []
-    for name, sc in (("iter-k", Reflexion(extract=extract)),
-                     ("verifier-bon", VerifierBestOfN(v, n=cfg.best_of_n, selection=cfg.selection, extract=extract))):
+    for name, sc in (
+        ("iter-k", Reflexion(extract=extract)),
+        ("verifier-bon", VerifierBestOfN(v, n=cfg.best_of_n, selection=cfg.selection, extract=extract)),
+    ):
         path = None if transcripts_dir is None else str(Path(transcripts_dir) / f"transcripts_{name}.jsonl")
-        df = evaluate(policy, tasks, executor, iters=cfg.iters, runs=cfg.runs, scaffold=sc, seed=cfg.seed,
-                      transcripts_path=path, progress=progress)
+        df = evaluate(
+            policy,
+            tasks,
+            executor,
+            iters=cfg.iters,
+            runs=cfg.runs,
+            scaffold=sc,
+            seed=cfg.seed,
+            transcripts_path=path,
+            progress=progress,
+        )
         df.insert(0, "inference", name)
         df.insert(0, "method", "mucode")
         frames.append(df)

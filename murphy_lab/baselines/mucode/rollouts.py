@@ -58,7 +58,14 @@ def collect_rollouts(
 
     bar = tqdm(total=turns, desc="µCode rollouts (turns)", disable=not progress, leave=False)
     trees = task_trees(
-        tasks, sample, executor, g1=rollouts, g2=1, turns=turns, reward_tests="visible", extract=P.answer_extractor(tasks),
+        tasks,
+        sample,
+        executor,
+        g1=rollouts,
+        g2=1,
+        turns=turns,
+        reward_tests="visible",
+        extract=P.answer_extractor(tasks),
         # quoted code/feedback fit the context
         budget=P.policy_budget(policy, sample_kw.get("max_new_tokens")),
         on_turn=lambda turn, nodes: bar.update(1),
@@ -99,4 +106,3 @@ def rollout_stats(trees: Sequence[RolloutTree]) -> dict:
         "tasks_with_correct_attempt": sum(any(n.meta.get("correct") for n in t.nodes()) for t in trees),
         "hidden_pass_by_turn": {str(k): sum(v) / len(v) for k, v in sorted(by_turn.items())},
     }
-

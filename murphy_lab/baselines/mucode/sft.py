@@ -45,16 +45,32 @@ def sft_generator(
     model = AutoModelForCausalLM.from_pretrained(base)
     if chat:  # TRL reads a row's chat_template_kwargs: the template is rendered as for generation
         extra = {"chat_template_kwargs": dict(chat_template_kwargs)} if chat_template_kwargs else {}
-        data = [{"prompt": [{"role": "user", "content": r["prompt"]}],
-                 "completion": [{"role": "assistant", "content": r["completion"]}], **extra} for r in rows]
+        data = [
+            {
+                "prompt": [{"role": "user", "content": r["prompt"]}],
+                "completion": [{"role": "assistant", "content": r["completion"]}],
+                **extra,
+            }
+            for r in rows
+        ]
     else:
         data = [{"prompt": str(r["prompt"]), "completion": r["completion"]} for r in rows]
     cuda = torch.cuda.is_available()
     args = SFTConfig(
-        output_dir=str(output_dir / "trainer"), learning_rate=lr, num_train_epochs=epochs,
-        per_device_train_batch_size=batch_size, gradient_accumulation_steps=grad_accum, max_length=max_length,
-        bf16=cuda if bf16 is None else bf16, use_cpu=not cuda, seed=seed, **checkpointing(SFTConfig, cuda),
-        save_strategy="no", report_to=[], disable_tqdm=True, **(trl_kwargs or {}),
+        output_dir=str(output_dir / "trainer"),
+        learning_rate=lr,
+        num_train_epochs=epochs,
+        per_device_train_batch_size=batch_size,
+        gradient_accumulation_steps=grad_accum,
+        max_length=max_length,
+        bf16=cuda if bf16 is None else bf16,
+        use_cpu=not cuda,
+        seed=seed,
+        **checkpointing(SFTConfig, cuda),
+        save_strategy="no",
+        report_to=[],
+        disable_tqdm=True,
+        **(trl_kwargs or {}),
     )
     trainer = SFTTrainer(model=model, args=args, train_dataset=Dataset.from_list(data), processing_class=tok)
     out = trainer.train()

@@ -72,13 +72,20 @@ def preference_pairs(trees: Sequence[RolloutTree], pairs_per_task: int = 32, see
         if not pos or not neg:
             continue  # no pair to learn from (the official script skips such prompts too)
         for _ in range(pairs_per_task):
-            rows.append({"task_id": tree.task_id, "prompt": tree.root.prompt,
-                         "chosen": rng.choice(pos), "rejected": rng.choice(neg)})
+            rows.append(
+                {
+                    "task_id": tree.task_id,
+                    "prompt": tree.root.prompt,
+                    "chosen": rng.choice(pos),
+                    "rejected": rng.choice(neg),
+                }
+            )
     return rows
 
 
-def encode(tokenizer: Any, prompt: Any, completion: str, chat: bool = False,
-           template_kwargs: dict | None = None) -> list[int]:
+def encode(
+    tokenizer: Any, prompt: Any, completion: str, chat: bool = False, template_kwargs: dict | None = None
+) -> list[int]:
     """Token ids of (x, y) as the verifier reads them: prompt + response + EOS, or a user/assistant chat (rendered
     with the same chat-template arguments as the generator's prompts, `template_kwargs`)."""
     if chat:
@@ -142,29 +149,50 @@ def train_verifier(
     model = AutoModelForSequenceClassification.from_pretrained(base, num_labels=1)
     model.config.pad_token_id = tok.pad_token_id
     kw = dict(chat=chat, template_kwargs=chat_template_kwargs)
-    rows = [{"chosen_ids": encode(tok, p["prompt"], p["chosen"], **kw), "rejected_ids": encode(tok, p["prompt"], p["rejected"], **kw)}
-            for p in pairs]
+    rows = [
+        {
+            "chosen_ids": encode(tok, p["prompt"], p["chosen"], **kw),
+            "rejected_ids": encode(tok, p["prompt"], p["rejected"], **kw),
+        }
+        for p in pairs
+    ]
     rows = [r for r in rows if max(len(r["chosen_ids"]), len(r["rejected_ids"])) <= max_length]
     stats: dict = {"pairs": len(pairs), "pairs_used": len(rows), "loss_type": loss, "trained": bool(rows)}
     if rows:
         cuda = torch.cuda.is_available()
         args = RewardConfig(
-            output_dir=str(output_dir / "trainer"), learning_rate=lr, num_train_epochs=epochs,
-            per_device_train_batch_size=batch_size, gradient_accumulation_steps=grad_accum, max_length=max_length,
-            bf16=cuda if bf16 is None else bf16, use_cpu=not cuda, seed=seed, **checkpointing(RewardConfig, cuda),
-            save_strategy="no", report_to=[], disable_tqdm=True, **(trl_kwargs or {}),
+            output_dir=str(output_dir / "trainer"),
+            learning_rate=lr,
+            num_train_epochs=epochs,
+            per_device_train_batch_size=batch_size,
+            gradient_accumulation_steps=grad_accum,
+            max_length=max_length,
+            bf16=cuda if bf16 is None else bf16,
+            use_cpu=not cuda,
+            seed=seed,
+            **checkpointing(RewardConfig, cuda),
+            save_strategy="no",
+            report_to=[],
+            disable_tqdm=True,
+            **(trl_kwargs or {}),
         )
         cls = RewardTrainer if loss == "bt" else _bce_trainer_class()
         trainer = cls(model=model, args=args, train_dataset=Dataset.from_list(rows), processing_class=tok)
         out = trainer.train()
         logs = [h for h in trainer.state.log_history if "loss" in h]
-        stats.update(train_loss=float(out.training_loss), steps=int(out.global_step),
-                     last_accuracy=logs[-1].get("accuracy") if logs else None)
+        stats.update(
+            train_loss=float(out.training_loss),
+            steps=int(out.global_step),
+            last_accuracy=logs[-1].get("accuracy") if logs else None,
+        )
         model = trainer.model
     model.save_pretrained(output_dir / "model")
     tok.save_pretrained(output_dir / "model")
     (output_dir / "model" / "verifier.json").write_text(
-        json.dumps({"chat": chat, "chat_template_kwargs": chat_template_kwargs or {}, "max_length": max_length}) + "\n"
+        json.dumps(
+            {"chat": chat, "chat_template_kwargs": chat_template_kwargs or {}, "max_length": max_length}
+        )
+        + "\n"
     )
     return stats
 
@@ -173,8 +201,15 @@ def train_verifier(
 class Verifier:
     """R_φ(x, y) from a saved verifier: `Verifier(path).score(prompts, completions) -> list[float]`."""
 
-    def __init__(self, model_or_path: Any, tokenizer: Any = None, chat: bool | None = None,
-                 max_length: int | None = None, batch_size: int = 16, device: str | None = None):
+    def __init__(
+        self,
+        model_or_path: Any,
+        tokenizer: Any = None,
+        chat: bool | None = None,
+        max_length: int | None = None,
+        batch_size: int = 16,
+        device: str | None = None,
+    ):
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
         if isinstance(model_or_path, (str, Path)):

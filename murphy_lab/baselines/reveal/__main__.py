@@ -28,9 +28,13 @@ def parser() -> cli.Parser:
     p = cli.Parser("python -m murphy_lab.baselines.reveal", __doc__)
     p.add_argument("--config", required=True, help="reveal.yaml: MurphyConfig fields and a `reveal:` mapping")
     p.add_argument("--output-dir", help="run folder (required to train)")
-    p.add_argument("--resume", action="store_true", help="continue from the newest checkpoint in --output-dir")
+    p.add_argument(
+        "--resume", action="store_true", help="continue from the newest checkpoint in --output-dir"
+    )
     cli.add_set(p, "override MurphyConfig / ReVealConfig fields (dotted names reach into mappings)")
-    p.add_argument("--check", action="store_true", help="check the recipe, data, model, GPUs and packages; load nothing")
+    p.add_argument(
+        "--check", action="store_true", help="check the recipe, data, model, GPUs and packages; load nothing"
+    )
     p.add_argument("--gpus", type=int, help="with --check: the GPUs of the machine the run will start on")
     return p
 
@@ -48,8 +52,10 @@ def main(argv: list[str] | None = None) -> Path | None:
     config = cli.apply_nested(config, nested)
     problems = reveal.problems() + check(as_chains(config, reveal), a.gpus)  # as train_reveal runs it
     if a.check:
-        cli.report_problems(problems, f"ok: {a.config} passes the checks (ReVeal and MurphyConfig fields, data, model, "
-                                      "GPUs, packages)")
+        cli.report_problems(
+            problems,
+            f"ok: {a.config} passes the checks (ReVeal and MurphyConfig fields, data, model, GPUs, packages)",
+        )
         return None
     cli.refuse(problems)
     from murphy_lab.baselines.reveal.trainer import train_reveal  # TRL: once the inputs are accepted

@@ -57,20 +57,37 @@ class Chain:
         def turn(t: Turn) -> dict:
             c = t.check
             return {
-                "completion": t.completion, "split": t.split, "code": t.code, "issues": t.issues,
-                "tests": [vars(x) if isinstance(x, IOTest) else x for x in c.tests], "valid": c.valid,
-                "status": c.status, "verdict": c.verdict, "oracle": c.oracle, "solved": c.solved,
-                "feedback": c.feedback, "r_gen": t.r_gen, "r_ver": t.r_ver, "adv_gen": t.adv_gen,
+                "completion": t.completion,
+                "split": t.split,
+                "code": t.code,
+                "issues": t.issues,
+                "tests": [vars(x) if isinstance(x, IOTest) else x for x in c.tests],
+                "valid": c.valid,
+                "status": c.status,
+                "verdict": c.verdict,
+                "oracle": c.oracle,
+                "solved": c.solved,
+                "feedback": c.feedback,
+                "r_gen": t.r_gen,
+                "r_ver": t.r_ver,
+                "adv_gen": t.adv_gen,
                 "adv_ver": t.adv_ver,
             }
 
-        return {"task_id": self.task_id, "index": self.index, "outcome": self.outcome,
-                "prompt": self.context[0]["content"] if self.context else "", "turns": [turn(t) for t in self.turns]}
+        return {
+            "task_id": self.task_id,
+            "index": self.index,
+            "outcome": self.outcome,
+            "prompt": self.context[0]["content"] if self.context else "",
+            "turns": [turn(t) for t in self.turns],
+        }
 
 
 def is_io(task: Any) -> bool:
     """A stdin/stdout task (its tests are IOTests): the model writes Input:/Output: pairs instead of asserts."""
-    return any(isinstance(c, IOTest) for c in tuple(task.hidden_tests.cases) + tuple(task.visible_tests.cases))
+    return any(
+        isinstance(c, IOTest) for c in tuple(task.hidden_tests.cases) + tuple(task.visible_tests.cases)
+    )
 
 
 def is_text(task: Any) -> bool:
@@ -129,8 +146,15 @@ def run_chains(
         raise ValueError(f"reward_tests must be 'hidden', 'visible' or None, got {reward_tests!r}")
     tasks = list(tasks)
     task_of = [t for t in tasks for _ in range(n)]
-    chains = [Chain(task_id=t.task_id, index=i, context=[{"role": "user", "content": first_prompt(t.prompt, is_io(t))}])
-              for t in tasks for i in range(n)]
+    chains = [
+        Chain(
+            task_id=t.task_id,
+            index=i,
+            context=[{"role": "user", "content": first_prompt(t.prompt, is_io(t))}],
+        )
+        for t in tasks
+        for i in range(n)
+    ]
     for r in range(1, rounds + 1):
         open_ = [i for i, c in enumerate(chains) if not c.done]
         if not open_:
@@ -164,9 +188,18 @@ def run_chains(
             checks = check_rounds(items, executor, issues)
         for j, (i, rd, chk, prompt) in enumerate(zip(open_, parsed, checks, per_prompt)):
             c = chains[i]
-            c.turns.append(Turn(prompt=prompt, raw=rd.text, completion=rd.text[: rd.cut], split=rd.split,
-                                code=rd.code, issues=issues[j], check=chk,
-                                meta=dict(pending[j]) if j < len(pending) else {}))
+            c.turns.append(
+                Turn(
+                    prompt=prompt,
+                    raw=rd.text,
+                    completion=rd.text[: rd.cut],
+                    split=rd.split,
+                    code=rd.code,
+                    issues=issues[j],
+                    check=chk,
+                    meta=dict(pending[j]) if j < len(pending) else {},
+                )
+            )
             c.done = (stop_on_verdict and chk.verdict) or r == rounds
             c.context.append({"role": "assistant", "content": rd.text[: rd.cut]})
             block = feedback_block(chk.feedback, None if c.done else r + 1)
@@ -184,8 +217,17 @@ def public_checks(tasks: Sequence[Any], codes: Sequence[str], executor: Any) -> 
     checks = []
     for task, res in zip(tasks, results):
         cases = list(task.visible_tests.cases)
-        status = [o.status for o in res.outcomes] if len(res.outcomes) == len(cases) else [res.status] * len(cases)
-        checks.append(Check(tests=cases, valid=[True] * len(cases), status=status,
-                            details=[o.detail for o in res.outcomes], feedback=res.feedback,
-                            compile_error=res.feedback if res.status == "syntax" else ""))
+        status = (
+            [o.status for o in res.outcomes] if len(res.outcomes) == len(cases) else [res.status] * len(cases)
+        )
+        checks.append(
+            Check(
+                tests=cases,
+                valid=[True] * len(cases),
+                status=status,
+                details=[o.detail for o in res.outcomes],
+                feedback=res.feedback,
+                compile_error=res.feedback if res.status == "syntax" else "",
+            )
+        )
     return checks

@@ -34,7 +34,12 @@ class ReVealConfig:
 
     def problems(self) -> list[str]:
         """Every problem of these knobs, one line each naming the field (a wrong type alone)."""
-        typed = [p for k, tp in field_types(ReVealConfig).items() for p in [type_problem(k, getattr(self, k), tp)] if p]
+        typed = [
+            p
+            for k, tp in field_types(ReVealConfig).items()
+            for p in [type_problem(k, getattr(self, k), tp)]
+            if p
+        ]
         if typed:
             return typed
         out = []
@@ -74,16 +79,22 @@ def split_fields(fields: dict) -> tuple[dict, dict]:
     return d, rv
 
 
-def recipe_configs(fields: dict, profile: str = "paper", validate: bool = True) -> tuple[MurphyConfig, ReVealConfig]:
+def recipe_configs(
+    fields: dict, profile: str = "paper", validate: bool = True
+) -> tuple[MurphyConfig, ReVealConfig]:
     """The two configs of a ReVeal recipe's mapping (`split_fields`); the ReVealConfig is validated (unless
     `validate` is false), the MurphyConfig is not yet (`load_recipe` and the method entry validate it as
     `train_reveal` runs it)."""
     murphy, rv = split_fields(fields)
     reveal = ReVealConfig(**rv)
-    return MurphyConfig.for_profile(murphy.pop("profile", profile), **murphy), reveal.validate_fields() if validate else reveal
+    return MurphyConfig.for_profile(
+        murphy.pop("profile", profile), **murphy
+    ), reveal.validate_fields() if validate else reveal
 
 
-def load_recipe(path: str | Path, validate: bool = True, **overrides: Any) -> tuple[MurphyConfig, ReVealConfig]:
+def load_recipe(
+    path: str | Path, validate: bool = True, **overrides: Any
+) -> tuple[MurphyConfig, ReVealConfig]:
     """A ReVeal recipe (reproduce/configs/<model>/reveal.yaml): MurphyConfig fields plus a `reveal:` mapping of
     ReVealConfig fields. `overrides` may name fields of either; both configs are validated (errors name the field)
     unless `validate` is false (`--check` reports their problems with the rest)."""

@@ -109,7 +109,9 @@ def parse_round(text: str) -> Round:
             continue
         if not m.group(1) and m.group(2).lower() != name and name != "think":
             rd.issues.append(f"<{m.group(2)}> read as <{name}>")
-        (closes if m.group(1) else opens).append((name, m.end() if not m.group(1) else m.start(), m.start(), m.end()))
+        (closes if m.group(1) else opens).append(
+            (name, m.end() if not m.group(1) else m.start(), m.start(), m.end())
+        )
     # name -> (tag start, content start, content end / close end)
     sections: dict[str, tuple[int, int, int]] = {}
     seen_code = False
@@ -185,7 +187,9 @@ def _assert_tests(text: str, issues: list[str]) -> list[str]:
         tree = ast.parse(text)
     except SyntaxError:
         lines = [ln.strip() for ln in text.split("\n") if ln.strip().startswith("assert")]
-        issues.append(f"the test block does not parse as Python; kept {len(lines)} line(s) starting with assert")
+        issues.append(
+            f"the test block does not parse as Python; kept {len(lines)} line(s) starting with assert"
+        )
         return lines
     tests = [ast.get_source_segment(text, node) for node in tree.body if isinstance(node, ast.Assert)]
     others = sum(not isinstance(node, ast.Assert) for node in tree.body)

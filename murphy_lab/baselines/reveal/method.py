@@ -66,7 +66,9 @@ def reveal_program(fallback: Callable[[str], str] = extract_program) -> Callable
     one (`reveal_extract`), else the usual extraction (`fallback`)."""
 
     def extract(completion: str) -> str:
-        return reveal_extract(completion) if "<generation-answer" in completion.lower() else fallback(completion)
+        return (
+            reveal_extract(completion) if "<generation-answer" in completion.lower() else fallback(completion)
+        )
 
     return extract
 
@@ -80,6 +82,13 @@ def evaluation(exp: Any) -> Scaffold:
 
 
 METHOD = Method(
-    "reveal", train=train, config=config, mode=MODE, recipes=("reveal",), scaffold=ReVealScaffold.name,
-    evaluation=evaluation, budget=(*TRAINER_BUDGET, "rounds"), cost=1,
+    "reveal",
+    train=train,
+    config=config,
+    mode=MODE,
+    recipes=("reveal",),
+    scaffold=ReVealScaffold.name,
+    evaluation=evaluation,
+    budget=(*TRAINER_BUDGET, "rounds"),
+    cost=1,
 )

@@ -57,7 +57,9 @@ def turn_rewards(chain: Chain) -> Chain:
     h_prev = 0.0  # h_0 = 0
     for t in chain.turns:
         if t.check.oracle is None:
-            raise ValueError(f"chain {chain.task_id}/{chain.index}: a turn has no reward-test pass rate (reward_tests=None)")
+            raise ValueError(
+                f"chain {chain.task_id}/{chain.index}: a turn has no reward-test pass rate (reward_tests=None)"
+            )
         t.r_gen = generation_reward(t.check.oracle, h_prev)  # r^g_t = h_t − h_{t−1}
         t.r_ver = verification_reward(t)  # r^v_t
         h_prev = t.check.oracle

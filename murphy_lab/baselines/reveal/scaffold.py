@@ -46,16 +46,34 @@ class ReVealScaffold(Scaffold):
         self.chat, self.max_tests, self.validate = chat, max_tests, validate
 
     def run(
-        self, tasks: Sequence[Any], policy: Any, executor: Any, budget: int, runs: int = 1,
-        seed: int | None = None, progress: bool = False, **sample_kw: Any,
+        self,
+        tasks: Sequence[Any],
+        policy: Any,
+        executor: Any,
+        budget: int,
+        runs: int = 1,
+        seed: int | None = None,
+        progress: bool = False,
+        **sample_kw: Any,
     ) -> list[Episode]:
         tasks = list(tasks)
         budget, episodes, _, _ = self.start(tasks, runs, budget)
         sampler = _PolicySampler(policy, seed, sample_kw)
         bar = rounds(budget, progress, self.name)
-        chains = run_chains(tasks, sampler, executor, n=runs, rounds=budget, reward_tests=None, validate=self.validate,
-                            chat=self.chat, max_tests=self.max_tests, seed_fn=sampler.set_round,
-                            on_round=lambda r, played: bar.update(1), feedback=self.feedback)
+        chains = run_chains(
+            tasks,
+            sampler,
+            executor,
+            n=runs,
+            rounds=budget,
+            reward_tests=None,
+            validate=self.validate,
+            chat=self.chat,
+            max_tests=self.max_tests,
+            seed_fn=sampler.set_round,
+            on_round=lambda r, played: bar.update(1),
+            feedback=self.feedback,
+        )
         bar.close()
         for ep, chain in zip(episodes, chains):
             for j, t in enumerate(chain.turns):
@@ -64,9 +82,16 @@ class ReVealScaffold(Scaffold):
                 c = t.check
                 passed = "self-verified" if self.feedback == "own" else "passed"
                 status = passed if c.verdict else ("syntax" if c.compile_error else "failed")
-                att = Attempt(prompt=t.prompt if j == 0 else "", completion=t.completion, code=t.code,
-                              reward=c.n_passed / c.n_valid if c.n_valid else 0.0, status=status,
-                              feedback=c.feedback, tokens=ntok, parent=j - 1 if j else None)
+                att = Attempt(
+                    prompt=t.prompt if j == 0 else "",
+                    completion=t.completion,
+                    code=t.code,
+                    reward=c.n_passed / c.n_valid if c.n_valid else 0.0,
+                    status=status,
+                    feedback=c.feedback,
+                    tokens=ntok,
+                    parent=j - 1 if j else None,
+                )
                 ep.record(att, held=j)  # held after j+1 attempts: the latest program
             ep.done = True
         return episodes
@@ -89,7 +114,9 @@ class _PolicySampler:
         self.round = r
 
     def __call__(self, prompts: list, n: int) -> list[list[str]]:
-        outs = sample_requests(self.policy, [(p, n) for p in prompts], round_seed(self.seed, self.round), **self.kw)
+        outs = sample_requests(
+            self.policy, [(p, n) for p in prompts], round_seed(self.seed, self.round), **self.kw
+        )
         self.pending = [{"tokens": tok} for row in outs for _, tok in row]
         return [[text for text, _ in row] for row in outs]
 
@@ -117,8 +144,18 @@ def evaluate_reveal(
         sc = REVEAL_SCAFFOLDS[scaffold](chat=chat)
     else:
         sc = get_scaffold(scaffold, extract=reveal_extract)
-    return evaluate(policy, tasks, executor, iters=iters, runs=runs, scaffold=sc, seed=seed,
-                    transcripts_path=transcripts_path, progress=progress, **sample_kw)
+    return evaluate(
+        policy,
+        tasks,
+        executor,
+        iters=iters,
+        runs=runs,
+        scaffold=sc,
+        seed=seed,
+        transcripts_path=transcripts_path,
+        progress=progress,
+        **sample_kw,
+    )
 
 
 REVEAL_SCAFFOLDS = {ReVealScaffold.name: ReVealScaffold, ReVealOwnScaffold.name: ReVealOwnScaffold}

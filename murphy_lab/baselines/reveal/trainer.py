@@ -44,20 +44,43 @@ class ReVealTrainer(MurphyTrainer):
     mode/g2/turns are set to the chain shape (`as_chains`).
     """
 
-    def __init__(self, model, args, murphy: MurphyConfig, tasks: list, executor: Any = None,
-                 reveal: ReVealConfig | None = None, **kwargs: Any):
+    def __init__(
+        self,
+        model,
+        args,
+        murphy: MurphyConfig,
+        tasks: list,
+        executor: Any = None,
+        reveal: ReVealConfig | None = None,
+        **kwargs: Any,
+    ):
         self.reveal = (reveal or ReVealConfig()).validate_fields()
-        super().__init__(model=model, args=args, murphy=as_chains(murphy, self.reveal), tasks=tasks,
-                         executor=executor, **kwargs)
+        super().__init__(
+            model=model,
+            args=args,
+            murphy=as_chains(murphy, self.reveal),
+            tasks=tasks,
+            executor=executor,
+            **kwargs,
+        )
 
     def filler_prompt(self, tasks: list) -> Any:
         return render([{"role": "user", "content": first_prompt(tasks[0].prompt)}], self.murphy.chat)
 
     def grow_trees(self, tasks: list, sample: TurnSampler, execute: TimedExecutor) -> list[Chain]:
         rv, m = self.reveal, self.murphy
-        return run_chains(tasks, sample, execute, n=self.num_generations, rounds=rv.rounds, reward_tests=m.reward_tests,
-                          validate=rv.validate, chat=m.chat, max_tests=rv.max_tests,
-                          stop_on_verdict=rv.stop_on_verdict)
+        return run_chains(
+            tasks,
+            sample,
+            execute,
+            n=self.num_generations,
+            rounds=rv.rounds,
+            reward_tests=m.reward_tests,
+            validate=rv.validate,
+            chat=m.chat,
+            max_tests=rv.max_tests,
+            stop_on_verdict=rv.stop_on_verdict,
+        )
 
     def score_trees(self, chains: list[Chain]) -> None:
         tapo_groups(chains, gamma=self.reveal.gamma)  # rewards + TAPO advantages, per task group
@@ -71,9 +94,16 @@ class ReVealTrainer(MurphyTrainer):
             k_cut = self._token_index(ids, len(t.completion), len(t.raw))
             k_split = min(self._token_index(ids, t.split, len(t.raw)), k_cut)
             logps = t.meta.get("sampling_logps")
-            nodes.append(Node(advantage=t.adv_gen, meta={"prompt_ids": t.meta["prompt_ids"],
-                                                          "completion_ids": ids[:k_cut],
-                                                          "sampling_logps": None if logps is None else logps[:k_cut]}))
+            nodes.append(
+                Node(
+                    advantage=t.adv_gen,
+                    meta={
+                        "prompt_ids": t.meta["prompt_ids"],
+                        "completion_ids": ids[:k_cut],
+                        "sampling_logps": None if logps is None else logps[:k_cut],
+                    },
+                )
+            )
             spans.append((k_split, k_cut))
         batch = self._batch(nodes)
         # (B, C): one advantage per token
@@ -132,15 +162,30 @@ def chain_stats(chains: list[Chain]) -> dict[str, float]:
     }
 
 
-def train_reveal(config: MurphyConfig, output_dir: str | Path, reveal: ReVealConfig | None = None,
-                 resume: bool = False, *, executor: Any = None, tasks: list | None = None,
-                 callbacks: list | None = None) -> Path:
+def train_reveal(
+    config: MurphyConfig,
+    output_dir: str | Path,
+    reveal: ReVealConfig | None = None,
+    resume: bool = False,
+    *,
+    executor: Any = None,
+    tasks: list | None = None,
+    callbacks: list | None = None,
+) -> Path:
     """Train with ReVeal from a MurphyConfig (any profile: smoke / toy / paper); returns the final model's folder.
 
     The run lifecycle of `murphy_lab.train.train` (config.yaml, checkpoints, metrics.jsonl, resume, final/), with
     chains/step_N.jsonl in place of trees/ and reveal.yaml beside config.yaml.
     """
     reveal = (reveal or ReVealConfig()).validate_fields()
-    return lifecycle.train(as_chains(config, reveal), output_dir, resume, executor=executor, tasks=tasks,
-                           callbacks=callbacks, trainer_cls=ReVealTrainer, trainer_kwargs={"reveal": reveal},
-                           files={"reveal.yaml": yaml.safe_dump(dataclasses.asdict(reveal), sort_keys=False)})
+    return lifecycle.train(
+        as_chains(config, reveal),
+        output_dir,
+        resume,
+        executor=executor,
+        tasks=tasks,
+        callbacks=callbacks,
+        trainer_cls=ReVealTrainer,
+        trainer_kwargs={"reveal": reveal},
+        files={"reveal.yaml": yaml.safe_dump(dataclasses.asdict(reveal), sort_keys=False)},
+    )

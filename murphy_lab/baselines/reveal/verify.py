@@ -56,8 +56,11 @@ class Check:
         return None if self.oracle is None else (self.oracle >= 1.0 and self.oracle_total > 0)
 
 
-def check_rounds(items: list[tuple[str, list, str | None, Any]], executor: Any,
-                 format_issues: list[list[str]] | None = None) -> list[Check]:
+def check_rounds(
+    items: list[tuple[str, list, str | None, Any]],
+    executor: Any,
+    format_issues: list[list[str]] | None = None,
+) -> list[Check]:
     """Check many rounds in ONE executor batch.
 
     Args:
@@ -97,7 +100,9 @@ def check_rounds(items: list[tuple[str, list, str | None, Any]], executor: Any,
             c.oracle, c.oracle_total = float(orc.reward), int(orc.total)
             if orc.status == "syntax" and not c.compile_error:
                 c.compile_error = orc.outcomes[0].detail if orc.outcomes else "syntax error"
-        c.feedback = tool_feedback(c, (format_issues or [[]] * len(items))[i], validated=reference is not None)
+        c.feedback = tool_feedback(
+            c, (format_issues or [[]] * len(items))[i], validated=reference is not None
+        )
         checks.append(c)
     return checks
 
@@ -105,8 +110,12 @@ def check_rounds(items: list[tuple[str, list, str | None, Any]], executor: Any,
 def _outcomes(result: Any, n: int) -> list:
     outs = list(getattr(result, "outcomes", []) or [])
     if len(outs) != n:  # a whole-job failure (crashed worker, no outcomes): every test gets the job's status
-        outs = [TestOutcome(test="", status=getattr(result, "status", "error"), detail=getattr(result, "feedback", ""))
-                for _ in range(n)]
+        outs = [
+            TestOutcome(
+                test="", status=getattr(result, "status", "error"), detail=getattr(result, "feedback", "")
+            )
+            for _ in range(n)
+        ]
     return outs
 
 
@@ -126,7 +135,9 @@ def tool_feedback(c: Check, issues: list[str] = (), validated: bool = True) -> s
         return "\n".join(lines)
     invalid = [t for t, v in zip(c.tests, c.valid) if not v]
     if invalid:
-        lines.append(f"Invalid test cases (the reference solution fails them; they were not run): {len(invalid)}")
+        lines.append(
+            f"Invalid test cases (the reference solution fails them; they were not run): {len(invalid)}"
+        )
         lines += ["  " + _show(t) for t in invalid]
     if not validated:
         lines.append("(The test cases could not be checked against a reference solution.)")
@@ -136,8 +147,11 @@ def tool_feedback(c: Check, issues: list[str] = (), validated: bool = True) -> s
         status, detail = c.status[j], c.details[j]
         if isinstance(t, IOTest):
             head = f"Test {j + 1}: {status}\nInput:\n{cut(t.input.rstrip())}\nExpected:\n{cut(t.output.rstrip())}"
-            tail = f"\nGot:\n{cut(detail.rstrip())}" if status == "failed" else (
-                f"\nError: {_short(detail)}" if status != "passed" else "")
+            tail = (
+                f"\nGot:\n{cut(detail.rstrip())}"
+                if status == "failed"
+                else (f"\nError: {_short(detail)}" if status != "passed" else "")
+            )
             lines.append(head + tail)
         elif status == "passed":
             lines.append(f"Test {j + 1}: passed  {cut(t, 200)}")
@@ -153,4 +167,3 @@ def _show(t: Any) -> str:
     if isinstance(t, IOTest):
         return f"Input: {cut(t.input.strip(), 100)!r} Expected: {cut(t.output.strip(), 100)!r}"
     return cut(str(t), 200)
-
