@@ -385,9 +385,9 @@ def test_an_oversized_field_is_named_with_its_limit(tmp_path, field, row, limit)
 
 
 def test_a_50_mb_prompt_is_refused_before_it_is_parsed(tmp_path, monkeypatch):
-    import murphy_lab.tasks.taskfile as taskfile
+    import murphy_lab.tasks.taskrow as taskrow
 
-    monkeypatch.setattr(taskfile, "_parses", lambda code: pytest.fail("an oversized row must not be parsed"))
+    monkeypatch.setattr(taskrow, "_parses", lambda code: pytest.fail("an oversized row must not be parsed"))
     (problem,) = problems_of(write(tmp_path, [{**GOOD, "prompt": "x" * (50 << 20)}]))
     assert problem.field == "prompt" and "52,428,800 characters" in problem.message
 
@@ -485,7 +485,7 @@ def test_a_dataset_that_lost_columns_to_from_list_is_warned_about():
 def test_the_documented_recipe_keeps_every_column_and_does_not_warn(recwarn):
     import datasets
 
-    from murphy_lab.tasks.taskfile import FIELDS
+    from murphy_lab.tasks.taskrow import FIELDS
 
     ds = datasets.Dataset.from_list([{f: row.get(f) for f in FIELDS} for row in MIXED])
     assert load_task_file(ds, check_reference="off") == load_task_file(MIXED, check_reference="off")
