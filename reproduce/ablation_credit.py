@@ -7,7 +7,7 @@
 #       extension: .py
 #       format_name: percent
 #       format_version: '1.3'
-#       jupytext_version: 1.19.6
+#       jupytext_version: 1.19.7
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -52,6 +52,7 @@ knobs = None  # a rule's other knobs to sweep, e.g. {"omega": [0.5, 1.0]} (GiGPO
 from IPython.display import Image, Markdown, display
 
 from murphy_lab import experiments as X
+from murphy_lab.experiments import ablation_tables as A
 from murphy_lab.experiments import paper_tables as T
 from murphy_lab.experiments.verdicts import credit_pairs
 
@@ -73,7 +74,7 @@ runs = S.run(exps)
 # %%
 results = X.results_frame(runs)
 agg = T.aggregate(results)
-tables = T.ablation_credit_tables(T.main_rows(agg))
+tables = A.ablation_credit_tables(T.main_rows(agg))
 # MaRS − each other rule per cell (model, benchmark, Iter-k), paired by training seed: one verdict line each
 # (the pairs follow the planned variants: every rule of the table, and any knob the plan sweeps).
 verdict_lines = X.paired_verdicts(results, k=None, pairs=credit_pairs(variants))

@@ -7,7 +7,7 @@
 #       extension: .py
 #       format_name: percent
 #       format_version: '1.3'
-#       jupytext_version: 1.19.6
+#       jupytext_version: 1.19.7
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -50,6 +50,7 @@ backups = ["full", "pruned"]  # credit backup over the full tree (default) / the
 from IPython.display import Image, Markdown, display
 
 from murphy_lab import experiments as X
+from murphy_lab.experiments import ablation_tables as A
 from murphy_lab.experiments import paper_tables as T
 from murphy_lab.experiments.verdicts import PRUNING_PAIRS
 
@@ -70,7 +71,7 @@ runs = S.run(exps)
 results = X.results_frame(runs)
 agg = T.aggregate(results)
 metrics = X.metrics_frame(runs)
-tables = T.ablation_pruning_tables(T.main_rows(agg), metrics)
+tables = A.ablation_pruning_tables(T.main_rows(agg), metrics)
 # each pruning rule − no pruning, per cell (model, benchmark, Iter-k), paired by training seed
 tables[0].notes += X.paired_verdicts(results, k=None, pairs=PRUNING_PAIRS)
 paths = T.write_tables(tables, out, "ablation_pruning")
@@ -78,7 +79,7 @@ display(Markdown(paths["md"].read_text()))
 
 # %%
 if not metrics.empty:
-    T.plot_pruning_cost(metrics, out / "ablation_pruning_cost.png")
+    A.plot_pruning_cost(metrics, out / "ablation_pruning_cost.png")
     display(Image(str(out / "ablation_pruning_cost.png")))
 if not agg.empty:
     T.plot_pass_at_k(T.main_rows(agg), out / "ablation_pruning.png", title=f"Pruning ablation ({profile})")

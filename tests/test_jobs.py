@@ -13,6 +13,7 @@ import pytest
 
 from murphy_lab import experiments as X
 from murphy_lab.credit import CREDIT_RULES
+from murphy_lab.experiments import job_scripts as JS
 from murphy_lab.experiments import jobs as J
 
 VENV = Path(sys.executable).parent.parent  # the venv running these tests (the script activates it)
@@ -112,14 +113,14 @@ def test_the_scripts_make_their_log_folder_use_absolute_paths_and_size_each_task
         assert f"--output-dir {tmp_path}/reproduce/results --cache-dir {tmp_path}/reproduce/cache" in text
     every = J.notebook_plan("all", "paper")
     arrays = [int(re.search(r"#SBATCH --array=0-(\d+)", text).group(1)) + 1 for text in (train, evals)]
-    assert sum(arrays) == len(J.job_groups(every))  # 93 tasks: none lost
+    assert sum(arrays) == len(JS.job_groups(every))  # 93 tasks: none lost
     assert evals.count("/base/") == sum(X.run_label(e).split("/")[1] == "base" for e in every)
 
 
 def test_runs_of_one_checkpoint_share_an_array_task():
     """Two nodes never train the same checkpoint folder: the cross-scaffold runs of one training share its task."""
     every = J.notebook_plan("all", "smoke")
-    groups = J.job_groups(every)
+    groups = JS.job_groups(every)
     assert sorted(X.run_key(e) for g in groups for e in g) == sorted(X.run_key(e) for e in every)
     assert all(len({X.train_key(e) for e in g}) == 1 for g in groups)
     keys = [X.train_key(g[0]) for g in groups if X.train_key(g[0])]
@@ -147,7 +148,7 @@ def _script_and_index(tmp_path, label, *extra):
         ]
     )[0]
     exps = J.notebook_plan("main_table", "smoke", backend="stand-in" if "stand-in" in extra else "real")
-    return script, [X.run_label(g[0]) for g in J.job_groups(exps) if X.train_key(g[0])].index(label)
+    return script, [X.run_label(g[0]) for g in JS.job_groups(exps) if X.train_key(g[0])].index(label)
 
 
 def _bash(script, index):

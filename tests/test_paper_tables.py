@@ -3,6 +3,7 @@
 import pandas as pd
 import pytest
 
+from murphy_lab.experiments import ablation_tables as A
 from murphy_lab.experiments import paper
 from murphy_lab.experiments import paper_tables as T
 
@@ -243,7 +244,7 @@ def test_pruning_cost_is_per_tree_and_per_step():
             ),
         ]
     )
-    cost = T.pruning_cost(metrics).set_index("pruning")
+    cost = A.pruning_cost(metrics).set_index("pruning")
     assert tuple(cost.loc["interp"]) == (40.0, 72.0, 1.0, 6.0)
 
 
@@ -256,14 +257,14 @@ def test_pruning_table_reports_change_against_no_pruning():
             for p, t in (("none", 2.0), ("interp", 1.0))
         ]
     )
-    ours = T.ablation_pruning_tables(T.aggregate(rows), metrics)[0].frame.set_index("variant")
+    ours = A.ablation_pruning_tables(T.aggregate(rows), metrics)[0].frame.set_index("variant")
     assert ours.loc["InterP", "optim. s/step"] == "1.00 (-50.0%)"
     assert ours.loc["none (MaRS)", "optim. s/step"] == "2.00"
 
 
 def test_credit_ablation_compares_with_the_paper_on_qwen3_1_7b():
     rows = results([("Qwen3-1.7B", "murphy", "HumanEval", "all", 3, 0, 85.58)])
-    diff = T.ablation_credit_tables(T.aggregate(rows))[2].frame
+    diff = A.ablation_credit_tables(T.aggregate(rows))[2].frame
     assert diff[["variant", "paper", "diff_pp"]].values.tolist() == [["MaRS", "86.58 ± 1.06", -1.0]]
 
 
@@ -305,7 +306,7 @@ def test_pruning_table_has_a_row_per_backup_order():
             for p, b, t in (("none", "full", 2.0), ("interp", "full", 1.0), ("interp", "pruned", 1.5))
         ]
     )
-    ours = T.ablation_pruning_tables(T.aggregate(rows), metrics)[0].frame.set_index("variant")
+    ours = A.ablation_pruning_tables(T.aggregate(rows), metrics)[0].frame.set_index("variant")
     assert ours.loc["InterP", "optim. s/step"] == "1.00 (-50.0%)"
     assert ours.loc["InterP, backup on pruned", "optim. s/step"] == "1.50 (-25.0%)"
 

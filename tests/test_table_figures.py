@@ -9,7 +9,7 @@ matplotlib.use("Agg")
 import pytest
 
 from murphy_lab import experiments as X
-from murphy_lab.experiments import paper_tables as T
+from murphy_lab.experiments import ablation_tables as A
 from murphy_lab.viz.table_figures import draw_cost_bars, draw_pass_at_k
 
 
@@ -35,7 +35,7 @@ def test_pass_at_k_without_panels_is_an_error():
 def test_pruning_cost_bars_hatch_the_variants_whose_backup_sees_the_pruned_tree(tmp_path):
     exps = X.plan("smoke", methods=["murphy"], variants=X.pruning_variants(), backend="stand-in")
     runs = X.run_all(exps, tmp_path / "results" / "smoke", **X.STAND_INS)
-    fig = T.plot_pruning_cost(X.metrics_frame(runs), tmp_path / "cost.png")
+    fig = A.plot_pruning_cost(X.metrics_frame(runs), tmp_path / "cost.png")
     assert (tmp_path / "cost.png").stat().st_size > 5_000
     bars = fig.axes[0].patches
     labels = [t.get_text() for t in fig.axes[0].get_xticklabels()]

@@ -1,8 +1,8 @@
 """Figures of the reproduce tables: pass@1 per method at each Iter-k (`draw_by_k`), pass@1 against Iter-k as lines
 (`draw_pass_at_k`: an evaluation's table), and the pruning variants' cost bars.
 
-They draw what `murphy_lab.experiments.paper_tables` selected and labelled (`plot_pass_at_k`, `plot_pruning_cost` there
-pick the rows and names, then call these); nothing here knows the paper's methods or variants.
+They draw what the experiments' tables selected and labelled (`plot_pass_at_k` in `murphy_lab.experiments.paper_tables`,
+`plot_pruning_cost` in `murphy_lab.experiments.ablation_tables` pick the rows and names, then call these); nothing here knows the paper's methods or variants.
 """
 
 from __future__ import annotations
