@@ -13,8 +13,9 @@ from murphy_lab.examples import informative_failure_tree, paper_tree, small_tree
 from murphy_lab.grpo import group_advantages  # noqa: E402
 from murphy_lab.prune import interp, intrap  # noqa: E402
 from murphy_lab.tree import Node, RolloutTree  # noqa: E402
-from murphy_lab.viz import curves, trees  # noqa: E402
-from murphy_lab.viz.trees import credit_path, draw_credit_flow, draw_tree, snippet, tree_layout  # noqa: E402
+from murphy_lab.viz import credit_flow, curves, trees  # noqa: E402
+from murphy_lab.viz.credit_flow import credit_path, draw_credit_flow  # noqa: E402
+from murphy_lab.viz.trees import draw_tree, snippet, tree_layout  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -149,8 +150,10 @@ def test_credit_path_with_defaults_follows_the_default_full_backup_on_a_pruned_t
 
 
 def test_the_package_keeps_the_figure_functions_of_the_old_viz_module():
-    for name in ("draw_tree", "draw_credit_flow", "credit_path", "tree_layout", "snippet"):
+    for name in ("draw_tree", "tree_layout", "snippet"):
         assert getattr(murphy_lab.viz, name) is getattr(trees, name)
+    for name in ("draw_credit_flow", "credit_path"):
+        assert getattr(murphy_lab.viz, name) is getattr(credit_flow, name)
     for name in ("plot_curves", "plot_group_advantages", "plot_turn_histograms"):
         assert getattr(murphy_lab.viz, name) is getattr(curves, name)
 
