@@ -221,9 +221,10 @@ def main(argv: list[str] | None = None) -> int:
                 for kernel in json.load(
                     urllib.request.urlopen(f"http://127.0.0.1:{port}/api/kernels?token={token}")
                 ):
+                    # one kernel at a time on 2 cores
                     req = urllib.request.Request(
                         f"http://127.0.0.1:{port}/api/kernels/{kernel['id']}?token={token}", method="DELETE"
-                    )  # one kernel at a time on 2 cores
+                    )
                     urllib.request.urlopen(req)
             browser.close()
     finally:

@@ -93,9 +93,10 @@ def test_an_experiment_reaches_its_config_entering_each_layer_once(exp, monkeypa
     assert isinstance(cfg, MurphyConfig) and cfg.model == "m"
     entries = layer_entries(stops)
     assert entries == {LAYER["methods"]: 1, LAYER["config"]: 1}, stops  # methods, then the config: once each
+    # the one way into the config layer
     assert [
         s[:2] for s in stops if layer_of(s[0]) == LAYER["config"] and layer_of(s[2]) != LAYER["config"]
-    ] == [("config", "layered")]  # the one way into the config layer
+    ] == [("config", "layered")]
 
 
 def test_a_command_line_reaches_its_config_entering_each_layer_once():

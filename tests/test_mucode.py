@@ -103,9 +103,10 @@ def test_preference_pairs_pair_a_correct_with_an_incorrect_response_to_the_same_
         root=Node(prompt="z", children=[_n("w1", False, 0), _n("w2", False, 0)]), task_id="u"
     )
     pairs = preference_pairs([chain_tree(), all_wrong], pairs_per_task=5, seed=0)
+    # task u has no correct response: no pair
     assert len(pairs) == 5 and {p["task_id"] for p in pairs} == {
         "t"
-    }  # task u has no correct response: no pair
+    }
     assert all(p["prompt"] == "x" and p["chosen"] == "b2" and p["rejected"] != "b2" for p in pairs)
 
 
@@ -205,9 +206,10 @@ def test_verifier_best_of_n_holds_the_candidate_the_verifier_scores_highest():
     task = Task(task_id="t", prompt="p", visible_tests=["assert 1"], hidden_tests=["assert 1"])
     policy = ScriptedPolicy(lambda prompt, n: (["wrong", "right"] * n)[:n])
     bon = VerifierBestOfN(_ScoreByText(), n=2, extract=lambda c: c)
+    # always the first sample: "wrong"
     plain = VerifierBestOfN(
         None, n=1, selection="random", extract=lambda c: c
-    )  # always the first sample: "wrong"
+    )
     kw = dict(iters=(1,), runs=1, progress=False)
     assert evaluate(policy, [task], _Exec(), scaffold=bon, **kw)["pass@1"].iloc[0] == 100.0
     assert evaluate(policy, [task], _Exec(), scaffold=plain, **kw)["pass@1"].iloc[0] == 0.0

@@ -46,8 +46,9 @@ def test_notebook_has_one_parameters_cell_with_the_agreed_names(name):
 def smoke_dir(tmp_path_factory):
     pytest.importorskip("papermill")
     old = os.environ.get("MURPHY_LAB_CODE_VERSION")
+    # one key space for the whole session (see module doc)
     os.environ["MURPHY_LAB_CODE_VERSION"] = (
-        "test-session"  # one key space for the whole session (see module doc)
+        "test-session"
     )
     yield tmp_path_factory.mktemp("reproduce")
     if old is None:
@@ -85,9 +86,10 @@ def test_smoke_profile_writes_the_tables(name, smoke_dir):
     assert (out / f"{name}.png").read_bytes()[:4] == b"\x89PNG"
     if name in FROM_CACHE:
         assert "from cache:" not in (smoke_dir / f"{name}.ipynb").read_text()  # every planned run was found
+    # the smoke profile trains and evaluates µCode and ReVeal like every other column
     if (
         name == "main_table"
-    ):  # the smoke profile trains and evaluates µCode and ReVeal like every other column
+    ):
         import pandas as pd
 
         table = pd.read_csv(out / "main_table.csv")

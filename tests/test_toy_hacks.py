@@ -20,9 +20,10 @@ def humaneval_23():
     from murphy_lab.tasks import load_tasks
 
     task = {t.task_id: t for t in load_tasks("humaneval")}["HumanEval/23"]
+    # the time-out exploit waits for every case's limit
     return read_problems()["HumanEval/23"], dataclasses.replace(
         task, hidden_tests=dataclasses.replace(task.hidden_tests, timeout=0.5)
-    )  # the time-out exploit waits for every case's limit
+    )
 
 
 @pytest.fixture(scope="module")

@@ -46,9 +46,10 @@ def test_killed_run_resumes_to_the_same_weights_as_an_uninterrupted_run(tmp_path
     """Optimizer, scheduler and RNG state come back from the checkpoint: resuming mid-epoch is bit-exact."""
     from safetensors.torch import load_file
 
+    # one task per step: step 2 is mid-epoch
     cfg = MurphyConfig.for_profile(
         "smoke", model=tiny_model_path, max_steps=4, save_steps=2, per_device_train_batch_size=4
-    )  # one task per step: step 2 is mid-epoch
+    )
     whole = train(cfg, tmp_path / "whole", executor=executor)
     killed = tmp_path / "killed"  # the same run, killed after step 3 (checkpoint-2 on disk, step 3 logged)
     shutil.copytree(tmp_path / "whole", killed, ignore=shutil.ignore_patterns("checkpoint-4", "final"))

@@ -29,10 +29,11 @@ PROGRAM_FILE = protocol.FILENAME
 PROGRAM_MODULE = "solution"
 _isinstance, _exit = isinstance, os._exit
 REPR_CHARS = 300  # of a reference's repr text (feedback shows at most that much of a value)
+# the program process's sys.stdin, sys.stdout, sys.stderr (fds 0-2, set by the server before each fork)
 CHILD_STDIO = tuple(
     open(fd, mode, encoding="utf-8", errors="replace", closefd=False)
     for fd, mode in ((0, "r"), (1, "w"), (2, "w"))
-)  # the program process's sys.stdin, sys.stdout, sys.stderr (fds 0-2, set by the server before each fork)
+)
 
 
 def _contains(target, x):

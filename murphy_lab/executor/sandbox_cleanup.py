@@ -14,9 +14,10 @@ import signal
 import stat
 import time
 
+# the allow-list root (`sandbox_root.py`): its private directories and what they keep
 root = globals()[
     "root"
-]  # the allow-list root (`sandbox_root.py`): its private directories and what they keep
+]
 
 
 def end_job(pid: int, init: bool) -> int:

@@ -115,9 +115,10 @@ class Server:
         os.environ.clear()  # the program processes' environment, inherited by every fork
         os.environ.update(sandbox.CHILD_ENV, HOME=self.workdir, TMPDIR=self.workdir)
         self.sandbox = sandbox.ProgramSandbox(cfg, self.workdir, self.uid, PROGRAM_FDS, self.cgroup_procs)
+        # fds 0 and 1 (our own error output stays on sys.stderr)
         sys.stdin, sys.stdout = program.CHILD_STDIO[
             :2
-        ]  # fds 0 and 1 (our own error output stays on sys.stderr)
+        ]
         sys.argv = [PROGRAM_FILE]
         program.warm_up()
         gc.collect()
@@ -160,9 +161,10 @@ class Server:
             except (EOFError, ConnectionError, OSError):
                 return
             op = body[:1]
+            # the channel, the program (a memfd the worker wrote; never read here)
             if (
                 op == b"A" and len(fds) == 2
-            ):  # the channel, the program (a memfd the worker wrote; never read here)
+            ):
                 self.start(ASSERT.unpack(body)[1], {3: fds[0], 4: fds[1]})
                 for fd in fds:
                     os.close(fd)

@@ -298,7 +298,8 @@ def ref_text(ref: Ref) -> str:
     why = ref._murphy_note or "not plain data: it answers for itself, and equals no value of the test's"
     name = type(ref).__name__
     article = "an" if name[:1].lower() in ("a", "e", "i", "o", "u") else "a"
+    # the why fits
     text = (
         ref._murphy_text if len(ref._murphy_text) <= 150 else ref._murphy_text[:150] + "..."
-    )  # the why fits
+    )
     return f"{text} ({article} {name} object of the program: {why})"

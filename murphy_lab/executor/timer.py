@@ -70,6 +70,7 @@ class _Clock:
     fault = None
 
 
+# a case still running this long after its limit ends the worker (faulthandler's exit status 1)
 WATCHDOG_S = (
-    0.5  # a case still running this long after its limit ends the worker (faulthandler's exit status 1)
+    0.5
 )

@@ -36,8 +36,9 @@ class TestSuite:
     entry_points: tuple[str, ...] = ()  # the program names the tests call (they reach the program even when
     # they are a builtin's name, e.g. MBPP's `sum`); other names the test text reads but does not define too
     timeout: float | None = None  # wall-clock seconds per test; None: the Executor's own
+    # "default" or "livecodebench" (stdout and functional results as lcb_runner compares)
     compare: str = (
-        "default"  # "default" or "livecodebench" (stdout and functional results as lcb_runner compares)
+        "default"
     )
     load_timeout: float | None = None  # seconds for loading the program, timed on their own before the first
     # test's limit starts (lcb_runner's `compile_code` alarm); None: loading counts towards the first test

@@ -151,9 +151,10 @@ class Decoder:
         d = depth + 1
         if tag == b"h" and self.home is not None:
             return self.home(self.int())
+        # the program side: a stdlib function the test passed, by name
         if (
             tag == b"L" and self.home is not None
-        ):  # the program side: a stdlib function the test passed, by name
+        ):
             module, qualname = self.value(d)
             x = importlib.import_module(module)
             for part in qualname.split("."):

@@ -80,8 +80,9 @@ class Encoder:
         self.keep, self.homed, self.describe = keep, homed, describe
         self.items = 0
         self.other = other
+        # types that go straight to `other` (the common references: no plain-type checks)
         self.direct = (
-            direct  # types that go straight to `other` (the common references: no plain-type checks)
+            direct
         )
 
     def value(self, x, depth: int = 0) -> None:

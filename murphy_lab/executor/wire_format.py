@@ -64,8 +64,9 @@ MAX_ITEMS = 1 << 22  # values in one message (a list of 4 million items crosses)
 MAX_DEPTH = 200  # nesting of a value
 MAX_INT_BYTES = 1 << 18  # bytes of one int (about 631,000 decimal digits: factorial(100_000) crosses)
 MAX_FRACTION_BYTES = 1 << 16  # bytes of all Fraction numerators and denominators of one message
+# |adjusted exponent| of a Decimal: about MAX_INT_BYTES' digits (int(), round()
 MAX_DECIMAL_EXPONENT = (
-    158_000  # |adjusted exponent| of a Decimal: about MAX_INT_BYTES' digits (int(), round()
+    158_000
 )
 # of Decimal('1e999999999') would build a billion-digit int in C, out of the timer's reach)
 MAX_CLASSES = 256  # exception classes, and stand-in classes of program types, one channel makes
@@ -78,17 +79,19 @@ _type, _len, _isinstance, _issubclass = type, len, isinstance, issubclass
 F64, C128, U32 = struct.Struct("<d"), struct.Struct("<dd"), struct.Struct("<I")
 SMALL = 1 << 60  # ints this small hash to themselves: distinct ones never collide (but -1 and -2)
 BUILTIN_CLASSES = {n: v for n, v in vars(builtins).items() if _isinstance(v, type)}
+# builtin functions that may cross by name (never open, exec, eval, __import__, ...)
 PURE = (
     "abs all any ascii bin callable chr divmod format hash hex id isinstance issubclass iter len max min next oct "
     "ord pow repr round sorted sum zip map filter reversed enumerate"
-).split()  # builtin functions that may cross by name (never open, exec, eval, __import__, ...)
+).split()
 BUILTINS = dict(BUILTIN_CLASSES, **{n: getattr(builtins, n) for n in PURE})
 BUILTIN_NAMES = {id(v): n for n, v in BUILTINS.items()}
 EXC_BASES = {n: c for n, c in BUILTIN_CLASSES.items() if _issubclass(c, BaseException)}
 SMALL_INTS = [b"i\x01" + i.to_bytes(1, "little", signed=True) for i in range(-128, 128)]
+# unhashable or unpredictable
 UNCHECKED = frozenset(
     {str, bytes, bool, type(None), list, dict, set, bytearray}
-)  # unhashable or unpredictable
+)
 
 
 class Fault(BaseException):

@@ -240,9 +240,10 @@ class Worker:
         if isinstance(prepared, list):
             return prepared
         setup_code, codes, program_file = prepared
+        # cases judged without running (bad text)
         decided = [
             c if isinstance(c, dict) else None for c in codes
-        ]  # cases judged without running (bad text)
+        ]
         outcomes: list[dict | None] = list(decided)
         self.program = os.memfd_create("program", os.MFD_CLOEXEC)  # read only by the program processes
         try:

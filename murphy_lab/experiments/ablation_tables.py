@@ -224,8 +224,9 @@ def plot_pruning_cost(metrics: pd.DataFrame, path: str | Path | None = None):
             ("step_s", "step s"),
         )
     ]
+    # matplotlib (and the viz package) only when drawing
     from murphy_lab.viz.table_figures import (
-        draw_cost_bars,  # matplotlib (and the viz package) only when drawing
+        draw_cost_bars,
     )
 
     return draw_cost_bars(

@@ -89,9 +89,10 @@ def notebook_plan(
     if notebook not in NOTEBOOKS:
         raise ValueError(f"--notebook must be one of {[*NOTEBOOKS, 'all']}, got {notebook!r}")
     prof = get_profile(profile)
+    # as `setup` orders them
     overrides = prof.train_overrides + tuple(
         sorted((train_overrides or {}).items())
-    )  # as `setup` orders them
+    )
     kw = dict(backend=backend, overrides=overrides, seeds=seeds)
     paper = prof.name == "paper"
     if notebook == "main_table":
@@ -207,9 +208,10 @@ def _config(exp: Experiment, base: str):
         return method.config(exp, base)
     except ValueError as err:
         text = str(err)
+        # GPU fields: check() counts the target's GPUs
         if not text.startswith(
             ("use_vllm:", "bf16:", "model:")
-        ):  # GPU fields: check() counts the target's GPUs
+        ):
             raise
     fields = experiment_fields(exp, base, length="max_completion_length")
     known = {k: v for k, v in fields.items() if k in MurphyConfig.__dataclass_fields__}

@@ -126,8 +126,9 @@ CROSS_SCAFFOLD_NOTE = (
 # A mean of R runs over N tasks is (solved trials) / (R·N): every printed mean must be a whole count of R·N trials
 # to its two decimals. The paper's 20 distinct MBPP cells (main table and ablations) decide its MBPP split.
 EVAL_RUNS = 3  # the paper's "mean ± std" is over 3 values: every ± fits 3 (docs/evaluation.md)
+# full MBPP's test split, task ids 11–510: the only MBPP split whose 3 runs fit 19 of the 20 cells
 MBPP_TASKS = (
-    500  # full MBPP's test split, task ids 11–510: the only MBPP split whose 3 runs fit 19 of the 20 cells
+    500
 )
 
 
@@ -150,10 +151,11 @@ def run_counts(
         sd = (sum((x - mu) ** 2 for x in p) / (runs - ddof)) ** 0.5
         return abs(mu - mean) <= 0.005 + 1e-9 and abs(sd - std) <= 0.005 + 1e-9
 
+    # a run lies within ~2.5 std of the mean
     center, reach = (
         mean * tasks / 100,
         int(3 * std * tasks / 100) + 2,
-    )  # a run lies within ~2.5 std of the mean
+    )
     values = range(max(0, int(center) - reach), min(tasks, int(center) + reach + 1) + 1)
     return next((c for c in itertools.combinations_with_replacement(values, runs) if fits(c)), None)
 

@@ -55,10 +55,11 @@ PRUNING_PAIRS = tuple(
     (f"murphy:mars+{p}", "murphy:mars")
     for p in ("intrap", "interp", "intrap+backup_pruned", "interp+backup_pruned")
 )
+# the difficulty and scaffold tables: gain over the base
 BASE_PAIRS = (
     ("murphy", "base"),
     ("murphy", "grpo_mt"),
-)  # the difficulty and scaffold tables: gain over the base
+)
 
 MAIN_VARIANTS = ("-", "mars")  # the main configuration: the baselines, and MURPHY with MaRS and no pruning
 CELL = ("model", "scaffold", "benchmark", "difficulty", "k")  # one table cell: never pooled with another
@@ -216,9 +217,10 @@ def budget_table(
             continue
         shown.append(col.partition("@")[0])
         mean = {k: sum(r[k] for r in runs) / len(runs) for k in runs[0]}
+        # "–": not logged (µCode's steps)
         count = {
             k: DASH if math.isnan(v) else round(v) for k, v in mean.items()
-        }  # "–": not logged (µCode's steps)
+        }
         rows.append(
             [
                 column_name(col),

@@ -81,9 +81,10 @@ def _examples(prompt: str, entry_point: str) -> list[str]:
         module = ast.parse(prompt + "    pass\n")  # the prompt ends in a function without a body
     except SyntaxError:
         return []
+    # helpers
     names = frozenset(
         n.name for n in module.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))
-    )  # helpers
+    )
     for node in module.body:
         if isinstance(node, ast.FunctionDef) and node.name == entry_point:
             params = tuple(a.arg for a in node.args.args)

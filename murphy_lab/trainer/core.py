@@ -345,9 +345,10 @@ class MurphyTrainer(PrefixSharing, GRPOTrainer):
         completion_ids = pad(comps, padding_value=pad_id, padding_side="right", pad_to_multiple_of=ptm).to(
             device
         )
+        # (B, C)
         completion_mask = pad(
             [torch.ones_like(c) for c in comps], padding_value=0, padding_side="right", pad_to_multiple_of=ptm
-        ).to(device)  # (B, C)
+        ).to(device)
         completion_mask[rows:] = 0  # filler rows
         completion_mask[:rows][torch.tensor(truncated, dtype=torch.bool, device=device)] = 0
         advantages = torch.zeros(target, device=device)  # (B,)
@@ -429,9 +430,10 @@ class MurphyTrainer(PrefixSharing, GRPOTrainer):
         ):
             # same rule as TRL: π_old differs from π_θ when a round spans optimizer steps (num_iterations > 1, ...)
             if self.args.gradient_accumulation_steps % generate_every != 0 or is_correction:
+                # (B, C)
                 out["old_per_token_logps"] = self._get_per_token_logps_and_entropies(
                     self.model, ids, attn, keep, batch_size=bs
-                )[0]  # (B, C)
+                )[0]
             if is_correction:
                 out.update(self._is_ratio(out["old_per_token_logps"], completion_mask, nodes))
             if self.beta != 0.0:

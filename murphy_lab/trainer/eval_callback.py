@@ -66,9 +66,10 @@ class IterKEval(TrainerCallback):
     def on_step_end(self, args, state, control, **kw):
         step = state.global_step
         if step % self.config.eval_every == 0 or step == state.max_steps:  # and after the last step
+            # RunLog ran first and holds this step's line until its next flush
             line = (
                 self.trainer.run_log.line
-            )  # RunLog ran first and holds this step's line until its next flush
+            )
             if line is None or line.get("step") != step:
                 raise RuntimeError("IterKEval must run after the trainer's RunLog (use `evaluating`)")
             line.update(self.evaluate())

@@ -30,10 +30,11 @@ METHOD_COLORS = {
 }
 """One colour per method (matplotlib's tab10, colour-blind friendlier order for the three the toy world trains)."""
 
+# a baseline at MURPHY's sample budget: same colour, dashed line
 SAMPLE_MATCHED = (
     "samples",
     "sample-matched",
-)  # a baseline at MURPHY's sample budget: same colour, dashed line
+)
 
 SERIES = (
     "#3182bd",

@@ -258,9 +258,10 @@ class Verifier:
                 for i, s in enumerate(chunk):
                     ids[i, : len(s)] = torch.tensor(s)
                     mask[i, : len(s)] = 1
+                # (B, 1)
                 logits = self.model(
                     input_ids=ids.to(self.device), attention_mask=mask.to(self.device)
-                ).logits  # (B, 1)
+                ).logits
                 out += logits.squeeze(-1).float().tolist()
         return out
 
