@@ -101,9 +101,7 @@ def test_training_configs_and_evaluation_read_the_local_files(tmp_path, monkeypa
     monkeypatch.setattr(config_module, "_cuda_available", lambda: True)  # the recipe asks for vLLM and bf16
     exp = X.Experiment("paper", "Qwen3-1.7B", "murphy", benchmarks=("HumanEval", "LCB-v6"))
     # the recipe's task_args, plus where the rows are
-    cfg = get_method("murphy").config(
-        exp, "Qwen/Qwen3-1.7B"
-    )
+    cfg = get_method("murphy").config(exp, "Qwen/Qwen3-1.7B")
     assert cfg.task_args == {"n": 1000, "seed": 0, "source": str((tmp_path / "data" / "kodcode").resolve())}
     assert X.train_key(exp) == X.train_key(
         X.Experiment("paper", "Qwen3-1.7B", "murphy", benchmarks=("HumanEval", "LCB-v6"))

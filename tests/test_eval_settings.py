@@ -39,9 +39,7 @@ def test_a_differing_flag_wins_is_warned_about_and_returned(caplog):
     assert used["max_new_tokens"] == 512 and differs == {"max_new_tokens": {"recorded": 1024, "used": 512}}
     assert "max_new_tokens=512 differs from runs/q's 1024" in caplog.text
     # same: quiet
-    assert (
-        generation_settings({"max_new_tokens": 1024}, {"max_new_tokens": 1024}, "r")[1] == {}
-    )
+    assert generation_settings({"max_new_tokens": 1024}, {"max_new_tokens": 1024}, "r")[1] == {}
 
 
 @pytest.mark.slow

@@ -19,9 +19,7 @@ from murphy_lab.executor import Executor, IOTest, TestSuite, wire
 @pytest.fixture(scope="module")
 def ex():
     # own: forged replies sleep 5 s, past this limit, not the session's
-    with Executor(
-        workers=2, timeout=2.0
-    ) as e:
+    with Executor(workers=2, timeout=2.0) as e:
         yield e
 
 

@@ -87,9 +87,7 @@ def test_checkpoint_is_reused_by_another_scaffold(tmp_path, fakes):
     X.run_experiment(exp(scaffold="lats"), tmp_path, **fakes.kw())
     assert len(fakes.trained) == 1
     # the same model folder: the trainer's returned path
-    assert (
-        fakes.evaluated[1][1] == fakes.evaluated[0][1]
-    )
+    assert fakes.evaluated[1][1] == fakes.evaluated[0][1]
     assert fakes.evaluated[1][1].endswith("final")
 
 

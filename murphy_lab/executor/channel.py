@@ -371,9 +371,7 @@ _MUTABLE = frozenset(
 )
 _SCALARS = frozenset({int, float, complex, str, bytes, bool, type(None)})
 # sys.getrefcount of a followed argument only `Channel.kept` holds (the dict, getrefcount's argument)
-_UNHELD = (
-    2
-)
+_UNHELD = 2
 _FOLLOWED = _MUTABLE | {tuple}  # whose in-place changes a call sends back (a tuple may hold mutable values)
 
 

@@ -31,9 +31,7 @@ from murphy_lab.executor.types import ExecutionResult, IOTest, Program, TestOutc
 WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "worker.py")
 SERVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "server.py")
 # a worker's exit status when its watchdog ended it (faulthandler's `_exit(1)`; timer.WATCHDOG_S)
-WATCHDOG_EXIT = (
-    1
-)
+WATCHDOG_EXIT = 1
 PIPELINE = 2  # jobs queued at each worker, so it never waits for the parent between jobs
 JOB_FIELDS = (
     "program",
@@ -411,9 +409,7 @@ class Executor:
         status = next((s for s in SEVERITY if s in bad), "failed") if bad else "passed"
         text = feedback.render(outcomes, timeout, self.memory_mb)
         # r(v) = p / n
-        return ExecutionResult(
-            passed / total, passed, total, status, text, outcomes, runtime_s
-        )
+        return ExecutionResult(passed / total, passed, total, status, text, outcomes, runtime_s)
 
 
 def _prepare(i: int, job, timeout: float) -> dict:

@@ -42,9 +42,7 @@ FINISH = b"F"
 FINISHED = struct.Struct("<ci?d")  # b"F", wait status, memory refused, RSS MB
 IO = struct.Struct("<cd")  # b"I", timeout; the input follows
 # b"R", timed out, wait status, memory refused, RSS MB, len(stdout), len(stderr)
-RAN = struct.Struct(
-    "<c?i?dII"
-)
+RAN = struct.Struct("<c?i?dII")
 
 FILENAME = "solution.py"  # the program's name in tracebacks and feedback
 PRELUDE = "<prelude>"  # a benchmark's header, run in the program's module before the program

@@ -15,9 +15,7 @@ import stat
 import time
 
 # the allow-list root (`sandbox_root.py`): its private directories and what they keep
-root = globals()[
-    "root"
-]
+root = globals()["root"]
 
 
 def end_job(pid: int, init: bool) -> int:

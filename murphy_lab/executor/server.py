@@ -116,9 +116,7 @@ class Server:
         os.environ.update(sandbox.CHILD_ENV, HOME=self.workdir, TMPDIR=self.workdir)
         self.sandbox = sandbox.ProgramSandbox(cfg, self.workdir, self.uid, PROGRAM_FDS, self.cgroup_procs)
         # fds 0 and 1 (our own error output stays on sys.stderr)
-        sys.stdin, sys.stdout = program.CHILD_STDIO[
-            :2
-        ]
+        sys.stdin, sys.stdout = program.CHILD_STDIO[:2]
         sys.argv = [PROGRAM_FILE]
         program.warm_up()
         gc.collect()
@@ -162,9 +160,7 @@ class Server:
                 return
             op = body[:1]
             # the channel, the program (a memfd the worker wrote; never read here)
-            if (
-                op == b"A" and len(fds) == 2
-            ):
+            if op == b"A" and len(fds) == 2:
                 self.start(ASSERT.unpack(body)[1], {3: fds[0], 4: fds[1]})
                 for fd in fds:
                     os.close(fd)

@@ -299,7 +299,5 @@ def ref_text(ref: Ref) -> str:
     name = type(ref).__name__
     article = "an" if name[:1].lower() in ("a", "e", "i", "o", "u") else "a"
     # the why fits
-    text = (
-        ref._murphy_text if len(ref._murphy_text) <= 150 else ref._murphy_text[:150] + "..."
-    )
+    text = ref._murphy_text if len(ref._murphy_text) <= 150 else ref._murphy_text[:150] + "..."
     return f"{text} ({article} {name} object of the program: {why})"

@@ -71,6 +71,4 @@ class _Clock:
 
 
 # a case still running this long after its limit ends the worker (faulthandler's exit status 1)
-WATCHDOG_S = (
-    0.5
-)
+WATCHDOG_S = 0.5

@@ -37,9 +37,7 @@ class TestSuite:
     # they are a builtin's name, e.g. MBPP's `sum`); other names the test text reads but does not define too
     timeout: float | None = None  # wall-clock seconds per test; None: the Executor's own
     # "default" or "livecodebench" (stdout and functional results as lcb_runner compares)
-    compare: str = (
-        "default"
-    )
+    compare: str = "default"
     load_timeout: float | None = None  # seconds for loading the program, timed on their own before the first
     # test's limit starts (lcb_runner's `compile_code` alarm); None: loading counts towards the first test
     # "pytest": `setup` is a pytest test file and each case one of its test ids, run by pytest itself in the

@@ -152,9 +152,7 @@ class Decoder:
         if tag == b"h" and self.home is not None:
             return self.home(self.int())
         # the program side: a stdlib function the test passed, by name
-        if (
-            tag == b"L" and self.home is not None
-        ):
+        if tag == b"L" and self.home is not None:
             module, qualname = self.value(d)
             x = importlib.import_module(module)
             for part in qualname.split("."):

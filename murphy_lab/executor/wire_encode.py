@@ -81,9 +81,7 @@ class Encoder:
         self.items = 0
         self.other = other
         # types that go straight to `other` (the common references: no plain-type checks)
-        self.direct = (
-            direct
-        )
+        self.direct = direct
 
     def value(self, x, depth: int = 0) -> None:
         t = _type(x)

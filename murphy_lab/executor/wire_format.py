@@ -65,9 +65,7 @@ MAX_DEPTH = 200  # nesting of a value
 MAX_INT_BYTES = 1 << 18  # bytes of one int (about 631,000 decimal digits: factorial(100_000) crosses)
 MAX_FRACTION_BYTES = 1 << 16  # bytes of all Fraction numerators and denominators of one message
 # |adjusted exponent| of a Decimal: about MAX_INT_BYTES' digits (int(), round()
-MAX_DECIMAL_EXPONENT = (
-    158_000
-)
+MAX_DECIMAL_EXPONENT = 158_000
 # of Decimal('1e999999999') would build a billion-digit int in C, out of the timer's reach)
 MAX_CLASSES = 256  # exception classes, and stand-in classes of program types, one channel makes
 MAX_FIELDS = 256  # fields of one namedtuple, plain attributes of one exception
@@ -89,9 +87,7 @@ BUILTIN_NAMES = {id(v): n for n, v in BUILTINS.items()}
 EXC_BASES = {n: c for n, c in BUILTIN_CLASSES.items() if _issubclass(c, BaseException)}
 SMALL_INTS = [b"i\x01" + i.to_bytes(1, "little", signed=True) for i in range(-128, 128)]
 # unhashable or unpredictable
-UNCHECKED = frozenset(
-    {str, bytes, bool, type(None), list, dict, set, bytearray}
-)
+UNCHECKED = frozenset({str, bytes, bool, type(None), list, dict, set, bytearray})
 
 
 class Fault(BaseException):

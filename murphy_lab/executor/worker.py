@@ -241,9 +241,7 @@ class Worker:
             return prepared
         setup_code, codes, program_file = prepared
         # cases judged without running (bad text)
-        decided = [
-            c if isinstance(c, dict) else None for c in codes
-        ]
+        decided = [c if isinstance(c, dict) else None for c in codes]
         outcomes: list[dict | None] = list(decided)
         self.program = os.memfd_create("program", os.MFD_CLOEXEC)  # read only by the program processes
         try:

@@ -90,9 +90,7 @@ def notebook_plan(
         raise ValueError(f"--notebook must be one of {[*NOTEBOOKS, 'all']}, got {notebook!r}")
     prof = get_profile(profile)
     # as `setup` orders them
-    overrides = prof.train_overrides + tuple(
-        sorted((train_overrides or {}).items())
-    )
+    overrides = prof.train_overrides + tuple(sorted((train_overrides or {}).items()))
     kw = dict(backend=backend, overrides=overrides, seeds=seeds)
     paper = prof.name == "paper"
     if notebook == "main_table":
@@ -209,9 +207,7 @@ def _config(exp: Experiment, base: str):
     except ValueError as err:
         text = str(err)
         # GPU fields: check() counts the target's GPUs
-        if not text.startswith(
-            ("use_vllm:", "bf16:", "model:")
-        ):
+        if not text.startswith(("use_vllm:", "bf16:", "model:")):
             raise
     fields = experiment_fields(exp, base, length="max_completion_length")
     known = {k: v for k, v in fields.items() if k in MurphyConfig.__dataclass_fields__}

@@ -127,9 +127,7 @@ CROSS_SCAFFOLD_NOTE = (
 # to its two decimals. The paper's 20 distinct MBPP cells (main table and ablations) decide its MBPP split.
 EVAL_RUNS = 3  # the paper's "mean ± std" is over 3 values: every ± fits 3 (docs/evaluation.md)
 # full MBPP's test split, task ids 11–510: the only MBPP split whose 3 runs fit 19 of the 20 cells
-MBPP_TASKS = (
-    500
-)
+MBPP_TASKS = 500
 
 
 def solved_trials(mean: float, trials: int) -> int | None:

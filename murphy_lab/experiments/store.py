@@ -113,9 +113,7 @@ def run_experiment(
             info.update(trained="reused", model_source=f"cache {ckpt}")
             done = Path((ckpt / "DONE").read_text().strip())  # the model folder the trainer returned
             # relative to the checkpoint, or as written
-            ckpt = (
-                ckpt / done if (ckpt / done).exists() else done
-            )
+            ckpt = ckpt / done if (ckpt / done).exists() else done
         elif not train:
             raise FileNotFoundError(
                 f"train=False but no checkpoint for {run_label(exp)} at {ckpt}; run with train=True or pass "

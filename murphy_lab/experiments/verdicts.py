@@ -218,9 +218,7 @@ def budget_table(
         shown.append(col.partition("@")[0])
         mean = {k: sum(r[k] for r in runs) / len(runs) for k in runs[0]}
         # "–": not logged (µCode's steps)
-        count = {
-            k: DASH if math.isnan(v) else round(v) for k, v in mean.items()
-        }
+        count = {k: DASH if math.isnan(v) else round(v) for k, v in mean.items()}
         rows.append(
             [
                 column_name(col),

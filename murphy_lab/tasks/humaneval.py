@@ -82,9 +82,7 @@ def _examples(prompt: str, entry_point: str) -> list[str]:
     except SyntaxError:
         return []
     # helpers
-    names = frozenset(
-        n.name for n in module.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))
-    )
+    names = frozenset(n.name for n in module.body if isinstance(n, (ast.FunctionDef, ast.ClassDef)))
     for node in module.body:
         if isinstance(node, ast.FunctionDef) and node.name == entry_point:
             params = tuple(a.arg for a in node.args.args)

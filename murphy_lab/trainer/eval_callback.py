@@ -67,9 +67,7 @@ class IterKEval(TrainerCallback):
         step = state.global_step
         if step % self.config.eval_every == 0 or step == state.max_steps:  # and after the last step
             # RunLog ran first and holds this step's line until its next flush
-            line = (
-                self.trainer.run_log.line
-            )
+            line = self.trainer.run_log.line
             if line is None or line.get("step") != step:
                 raise RuntimeError("IterKEval must run after the trainer's RunLog (use `evaluating`)")
             line.update(self.evaluate())

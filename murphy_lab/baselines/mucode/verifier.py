@@ -259,9 +259,7 @@ class Verifier:
                     ids[i, : len(s)] = torch.tensor(s)
                     mask[i, : len(s)] = 1
                 # (B, 1)
-                logits = self.model(
-                    input_ids=ids.to(self.device), attention_mask=mask.to(self.device)
-                ).logits
+                logits = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device)).logits
                 out += logits.squeeze(-1).float().tolist()
         return out
 
