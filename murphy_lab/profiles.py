@@ -275,17 +275,9 @@ def _paper_base(model: str, cache_dir: Path) -> str:
 # --- the three profiles -------------------------------------------------------------------------------------------
 # Every code path in seconds on a CPU: tiny random model, 4 hand-made tasks, 2 tasks per step.
 SMOKE_PRESETS = dict(
-    g1=4,
-    g2=2,
-    turns=2,
-    per_device_train_batch_size=8,
-    max_completion_length=8,
-    max_steps=2,
-    learning_rate=1e-2,
-    save_steps=2,
-    bf16=False,
-    executor={"timeout": 5.0, "workers": 1},
-)
+    g1=4, g2=2, turns=2, per_device_train_batch_size=8, max_completion_length=8, max_steps=2,
+    learning_rate=1e-2, save_steps=2, bf16=False, executor={"timeout": 5.0, "workers": 1},
+)  # fmt: skip
 
 # The toy trainer, for a 2-core CPU: 8 tasks per step with G1 = G2 = 4 (a full tree: 4 + 16 trajectories), two
 # turns, programs of at most 48 characters, 40 steps at lr 2e-4 (the prototype moved pass@1 within ~45 steps at
@@ -293,68 +285,24 @@ SMOKE_PRESETS = dict(
 # suite is the staged lock whose feedback reveals what the next turn needs, and it is all-or-nothing, so reward and
 # feedback both come from it (the hidden suite is kept for the evaluation verdict).
 TOY_PRESETS = dict(
-    g1=4,
-    g2=4,
-    turns=2,
-    per_device_train_batch_size=32,
-    max_completion_length=48,
-    max_steps=40,
-    learning_rate=2e-4,
-    beta=0.04,
-    temperature=1.0,
-    save_steps=50,
-    bf16=False,
-    reward_tests="visible",
+    g1=4, g2=4, turns=2, per_device_train_batch_size=32, max_completion_length=48, max_steps=40,
+    learning_rate=2e-4, beta=0.04, temperature=1.0, save_steps=50, bf16=False, reward_tests="visible",
     executor={"timeout": 2.0, "workers": 2},
-)
+)  # fmt: skip
 
 MUCODE_SMOKE = dict(
-    rounds=1,
-    final_verifier=False,
-    rollouts=2,
-    turns=2,
-    max_new_tokens=16,
-    pairs_per_task=4,
-    verifier_lr=1e-3,
-    verifier_epochs=1,
-    verifier_batch_size=4,
-    verifier_grad_accum=1,
-    verifier_max_length=512,
-    sft_lr=1e-3,
-    sft_epochs=1,
-    sft_batch_size=4,
-    sft_grad_accum=1,
-    sft_max_length=512,
-    iters=(1, 2),
-    runs=1,
-    best_of_n=2,
+    rounds=1, final_verifier=False, rollouts=2, turns=2, max_new_tokens=16, pairs_per_task=4, verifier_lr=1e-3,
+    verifier_epochs=1, verifier_batch_size=4, verifier_grad_accum=1, verifier_max_length=512, sft_lr=1e-3,
+    sft_epochs=1, sft_batch_size=4, sft_grad_accum=1, sft_max_length=512, iters=(1, 2), runs=1, best_of_n=2,
     trl=dict(logging_steps=1),
-)
+)  # fmt: skip
 # µCode over the toy world: learning rates sized for the small toy model, fewer rollouts.
 MUCODE_TOY = dict(
-    rounds=2,
-    final_verifier=True,
-    rollouts=8,
-    turns=3,
-    max_new_tokens=96,
-    pairs_per_task=16,
-    verifier_lr=3e-4,
-    verifier_epochs=2,
-    verifier_batch_size=16,
-    verifier_grad_accum=1,
-    verifier_max_length=1024,
-    sft_lr=3e-4,
-    sft_epochs=2,
-    sft_batch_size=16,
-    sft_grad_accum=1,
-    sft_max_length=1024,
-    iters=(1, 3, 5),
-    runs=3,
-    best_of_n=4,
-    # µCode's budget is rounds × tasks × chains (docs/mucode.md)
-    trl=dict(logging_steps=10),
-    n_train_tasks=200,
-)
+    rounds=2, final_verifier=True, rollouts=8, turns=3, max_new_tokens=96, pairs_per_task=16, verifier_lr=3e-4,
+    verifier_epochs=2, verifier_batch_size=16, verifier_grad_accum=1, verifier_max_length=1024, sft_lr=3e-4,
+    sft_epochs=2, sft_batch_size=16, sft_grad_accum=1, sft_max_length=1024, iters=(1, 3, 5), runs=3, best_of_n=4,
+    trl=dict(logging_steps=10), n_train_tasks=200,  # µCode's budget is rounds × tasks × chains (docs/mucode.md)
+)  # fmt: skip
 
 register(
     Profile(
@@ -496,33 +444,12 @@ REAL_CPU_EVAL_TASKS = 100
 # micro-batch of real lengths peaks at ~10 GB, docs/performance.md), Iter-1/Iter-3 on held-out
 # MBPP every 10 steps, a checkpoint every step (a run of hours resumes where it was killed).
 REAL_CPU_PRESETS = dict(
-    g1=4,
-    g2=2,
-    turns=2,
-    per_device_train_batch_size=2,
-    steps_per_generation=8,
-    gradient_accumulation_steps=8,
-    max_completion_length=512,
-    max_steps=20,
-    learning_rate=2e-5,
-    beta=0.04,
-    temperature=1.0,
-    loss_type="group_sum",
-    bf16=True,
-    use_peft=True,
-    lora_r=8,
-    lora_alpha=16,
-    lora_target_modules="all-linear",
-    chat=True,
-    save_steps=1,
-    save_total_limit=2,
-    eval_every=10,
-    eval_tasks="mbpp",
-    eval_task_args=dict(REAL_CPU_MBPP),
-    eval_iters=[1, 3],
-    eval_n_tasks=REAL_CPU_EVAL_TASKS,
-    executor={"timeout": 3.0, "workers": 1},
-)
+    g1=4, g2=2, turns=2, per_device_train_batch_size=2, steps_per_generation=8, gradient_accumulation_steps=8,
+    max_completion_length=512, max_steps=20, learning_rate=2e-5, beta=0.04, temperature=1.0, loss_type="group_sum",
+    bf16=True, use_peft=True, lora_r=8, lora_alpha=16, lora_target_modules="all-linear", chat=True, save_steps=1,
+    save_total_limit=2, eval_every=10, eval_tasks="mbpp", eval_task_args=dict(REAL_CPU_MBPP), eval_iters=[1, 3],
+    eval_n_tasks=REAL_CPU_EVAL_TASKS, executor={"timeout": 3.0, "workers": 1},
+)  # fmt: skip
 
 
 def _build_real_cpu(config, workdir: Path) -> tuple[str, list]:
