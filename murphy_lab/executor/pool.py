@@ -13,7 +13,6 @@ import os
 import selectors
 import shutil
 import socket
-import struct
 import subprocess
 import sys
 import tempfile
@@ -25,7 +24,7 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from murphy_lab.executor import feedback
+from murphy_lab.executor import feedback, pipe
 from murphy_lab.executor.types import ExecutionResult, IOTest, Program, TestOutcome, TestSuite
 
 WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "worker.py")
@@ -338,13 +337,11 @@ class Executor:
             raise RuntimeError("executor worker failed to restart")
         return new
 
-    # --- the wire: 4-byte length + JSON ------------------------------------------------------------------------
+    # --- the pipe: 4-byte length + JSON (pipe.py) --------------------------------------------------------------
     @staticmethod
     def _send(slot: _Slot, job: dict) -> bool:
-        data = json.dumps({k: job[k] for k in JOB_FIELDS}).encode()
         try:
-            slot.proc.stdin.write(struct.pack("<I", len(data)) + data)
-            slot.proc.stdin.flush()
+            pipe.send(slot.proc.stdin, {k: job[k] for k in JOB_FIELDS})
             return True
         except (BrokenPipeError, OSError):
             return False
@@ -362,13 +359,8 @@ class Executor:
                 dead = True
                 break
             slot.buf += chunk
-        if len(slot.buf) >= 4:
-            (n,) = struct.unpack("<I", slot.buf[:4])
-            if len(slot.buf) >= 4 + n:
-                msg = json.loads(bytes(slot.buf[4 : 4 + n]))
-                del slot.buf[: 4 + n]
-                return msg, False
-        return None, dead
+        msg = pipe.take(slot.buf)
+        return (msg, False) if msg is not None else (None, dead)
 
     def _read_message(self, slot: _Slot, deadline: float) -> dict | None:
         with selectors.DefaultSelector() as sel:

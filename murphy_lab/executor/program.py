@@ -1,11 +1,11 @@
 """The program process: what runs between its fork from the program server and its end.
 
-Loaded by the program server (`server.py`) by path, with `wire` and `protocol` set before it runs; it runs only in
-the program processes the server forks (and once in the server before the first fork, `warm_up`). A program process
-loads the program as module ``solution`` and answers the test worker's requests on the channel with plain data or
-references (`ProgramSide`); it never sends anything else, so how it ended is what the kernel says (its wait status,
-the memory cgroup's counter) or the worker's timer. As a script (IO tests) it ends the way ``python program.py``
-ends (`run_script`). A program that does not compile ends at once (`did_not_compile`).
+Loaded by the program server (`server.py`) by path, with `wire`, `protocol` and `capture` set before it runs; it
+runs only in the program processes the server forks (and once in the server before the first fork, `warm_up`). A
+program process loads the program as module ``solution`` and answers the test worker's requests on the channel with
+plain data or references (`ProgramSide`); it never sends anything else, so how it ended is what the kernel says (its
+wait status, the memory cgroup's counter) or the worker's timer. As a script (IO tests) it ends the way ``python
+program.py`` ends (`run_script`). A program that does not compile ends at once (`did_not_compile`).
 """
 
 from __future__ import annotations
@@ -13,9 +13,7 @@ from __future__ import annotations
 import atexit
 import builtins
 import copy
-import errno
 import gc
-import io
 import linecache
 import operator
 import os
@@ -24,7 +22,8 @@ import sys
 import traceback
 import types
 
-wire, protocol = globals()["wire"], globals()["protocol"]  # set by server.py before this file runs
+# set by server.py before this file runs
+wire, protocol, capture = globals()["wire"], globals()["protocol"], globals()["capture"]
 PROGRAM_FILE = protocol.FILENAME
 PROGRAM_MODULE = "solution"
 _isinstance, _exit = isinstance, os._exit
@@ -181,7 +180,9 @@ class ProgramSide:
         self.types: dict[type, tuple] = {}  # a type -> its description (`describe`)
         self.reader = wire.Reader(fd)
         self.decoder = wire.Decoder(home=self.objects.__getitem__, untrusted=False)
-        self.printed: _Printed | None = None  # after a ``P`` request: what the program prints, sent back
+        self.printed: capture.Printed | None = (
+            None  # after a ``P`` request: what the program prints, sent back
+        )
 
     def serve(self) -> None:
         while True:
@@ -223,7 +224,7 @@ class ProgramSide:
             target, op, args = req
             return _OPS[op](target, *args), None
         if kind == b"P" and self.printed is None:  # from now on sys.stdout and sys.stderr come back (pytest)
-            self.printed = _Printed()
+            self.printed = capture.Printed()
             return None, None
         raise TypeError(f"not a request: {kind!r}")
 
@@ -331,39 +332,6 @@ _COMMON_TYPES = (
     reversed,
 )
 _DESCRIBED: dict[type, tuple] = {}
-
-
-class _Printed:
-    """The program's sys.stdout and sys.stderr after a ``P`` request, as pytest's capture makes them (UTF-8 text
-    over bytes, so ``.buffer`` works); what each request printed is sent before its reply as ``P`` (out, err), at
-    most `LIMIT` bytes a request (a write beyond it is an `OSError` of the program's)."""
-
-    LIMIT = 8 << 20
-
-    def __init__(self):
-        self.streams = _Capped(self), _Capped(self)
-        sys.stdout, sys.stderr = (
-            io.TextIOWrapper(b, "utf-8", newline="", write_through=True) for b in self.streams
-        )
-
-    def send(self, fd: int) -> None:
-        if any(b.tell() for b in self.streams):
-            text = tuple(b.getvalue().decode("utf-8", "replace") for b in self.streams)
-            for b in self.streams:
-                b.seek(0)
-                b.truncate()
-            wire.send(fd, b"P", wire.encode(text))
-
-
-class _Capped(io.BytesIO):
-    def __init__(self, printed: _Printed):
-        super().__init__()
-        self.printed = printed
-
-    def write(self, data) -> int:
-        if sum(b.tell() for b in self.printed.streams) + len(data) > _Printed.LIMIT:
-            raise OSError(errno.EFBIG, f"more than {_Printed.LIMIT:,} bytes of output in one call")
-        return super().write(data)
 
 
 def warm_up(rounds: int = 200) -> None:

@@ -62,7 +62,8 @@ sandbox = _load("_murphy_sandbox", "sandbox.py")
 wire = _load("_murphy_wire", "wire.py")
 protocol = _load("_murphy_protocol", "protocol.py")
 # what runs in a program process
-program = _load("_murphy_program", "program.py", wire=wire, protocol=protocol)
+capture = _load("_murphy_capture", "capture.py", wire=wire)  # what a program prints in a pytest run
+program = _load("_murphy_program", "program.py", wire=wire, protocol=protocol, capture=capture)
 PROGRAM_FILE = protocol.FILENAME
 ASSERT, FINISHED, IO, RAN = protocol.ASSERT, protocol.FINISHED, protocol.IO, protocol.RAN
 STDERR_KEPT = 16 * 1024  # the end of an IO program's stderr is kept (its traceback, for feedback)

@@ -51,6 +51,7 @@ def _load(name: str, file: str, **names):
 
 sandbox = _load("_murphy_sandbox", "sandbox.py")
 wire = _load("_murphy_wire", "wire.py")
+pipe = _load("_murphy_pipe", "pipe.py")  # the pool's jobs in, our replies out
 protocol = _load("_murphy_protocol", "protocol.py")
 testcode = _load("_murphy_testcode", "testcode.py")  # compiles tests and reads their names (pure)
 io_compare = _load("_murphy_io_compare", "io_compare.py")  # an IO test's stdout against the expected output
@@ -63,13 +64,6 @@ def _code(file: str):
 
 
 STANDIN, CHANNEL, HARNESS = _code("standin.py"), _code("channel.py"), _code("harness.py")
-ASSERT, FINISH, FINISHED, IO, RAN = (
-    protocol.ASSERT,
-    protocol.FINISH,
-    protocol.FINISHED,
-    protocol.IO,
-    protocol.RAN,
-)
 MB = 1 << 20
 _DEVNULL = os.open(os.devnull, os.O_RDWR)
 timer = _load("_murphy_timer", "timer.py", wire=wire, devnull=_DEVNULL)  # the wall-clock limit of test code
@@ -282,7 +276,7 @@ class Worker:
         mine, theirs = socket.socketpair()
         try:
             cpu = timeout * len(cases) + (job.get("load_timeout") or 0)
-            self._ps_send(ASSERT.pack(b"A", cpu), (theirs.fileno(), self.program))
+            self._ps_send(protocol.ASSERT.pack(b"A", cpu), (theirs.fileno(), self.program))
         finally:
             theirs.close()
         verdicts: list[dict] = []
@@ -335,7 +329,7 @@ class Worker:
             sys.stdout, sys.stderr = quiet
             mine.close()
             sys.modules.pop(PROGRAM_MODULE, None)
-        self._ps_send(FINISH)
+        self._ps_send(protocol.FINISH)
         self.unread += 1
         out, fault = verdicts, channel.fault
         loading = bool(out) and out[-1]["assertion"] == harness.LOADING
@@ -355,7 +349,7 @@ class Worker:
         while self.unread:
             self.sock.settimeout(60)
             try:
-                _, status, oom, rss = FINISHED.unpack(self._exact(FINISHED.size))
+                _, status, oom, rss = protocol.FINISHED.unpack(self._exact(protocol.FINISHED.size))
             except (OSError, struct.error) as e:
                 raise ServerLost(str(e)) from None
             done = {"status": status, "oom": oom, "rss_mb": rss}
@@ -369,10 +363,12 @@ class Worker:
         timeout = job["timeout"]
         self._finished()
         started, limit = time.monotonic(), self.budget(timeout)
-        self._ps_send(IO.pack(b"I", limit) + case[1].encode("utf-8", "surrogatepass"), (self.program,))
+        self._ps_send(
+            protocol.IO.pack(b"I", limit) + case[1].encode("utf-8", "surrogatepass"), (self.program,)
+        )
         self.sock.settimeout(timeout + 30)
         try:
-            _, timed_out, status, oom, rss, n_out, n_err = RAN.unpack(self._exact(RAN.size))
+            _, timed_out, status, oom, rss, n_out, n_err = protocol.RAN.unpack(self._exact(protocol.RAN.size))
             out, err = self._exact(n_out), self._exact(n_err)
         except (OSError, struct.error) as e:
             raise ServerLost(str(e)) from None
@@ -438,32 +434,6 @@ def _ended(status: int, oom: bool, timeout: float, cfg: dict) -> dict:
     return {"status": "exit", "detail": str(os.waitstatus_to_exitcode(status))}
 
 
-def _read_exact(fd: int, n: int) -> bytes:
-    """Exactly n bytes from fd (unbuffered), b"" at EOF."""
-    parts, got = [], 0
-    while got < n:
-        chunk = os.read(fd, min(n - got, 1 << 20))
-        if not chunk:
-            return b""
-        parts.append(chunk)
-        got += len(chunk)
-    return b"".join(parts)
-
-
-def _recv(fd: int) -> dict | None:
-    head = _read_exact(fd, 4)
-    if not head:
-        return None
-    (n,) = struct.unpack("<I", head)
-    return json.loads(_read_exact(fd, n))
-
-
-def _send(stream, obj) -> None:
-    data = json.dumps(obj).encode("utf-8", "surrogatepass")
-    stream.write(struct.pack("<I", len(data)) + data)
-    stream.flush()
-
-
 _STATM = os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC)  # ours, for `sandbox.rss_mb`
 _INT_DIGITS = sys.get_int_max_str_digits()  # Python's default (4,300)
 LCB_INT_DIGITS = 50_000  # lcb_runner's `sys.set_int_max_str_digits(50000)` (its testing_util.py, at import)
@@ -499,9 +469,9 @@ def main() -> None:
     worker = Worker(cfg, sock)
     sandbox.limit_worker_memory(cfg, _STATM)
     try:
-        _send(stdout, {"ready": True, "active": worker.active, "warnings": worker.warnings})
+        pipe.send(stdout, {"ready": True, "active": worker.active, "warnings": worker.warnings})
         while True:
-            job = _recv(stdin)
+            job = pipe.recv(stdin)
             if job is None:
                 return
             t0 = time.perf_counter()
@@ -512,9 +482,9 @@ def main() -> None:
                     job["cases"]
                 )
                 worker.retire = worker.retire or "executor fault"
-            _send(stdout, {"outcomes": outcomes, "runtime_s": time.perf_counter() - t0})
+            pipe.send(stdout, {"outcomes": outcomes, "runtime_s": time.perf_counter() - t0})
             if worker.retire or worker.grew:
-                _send(stdout, {"retire": worker.retire or "memory grew"})
+                pipe.send(stdout, {"retire": worker.retire or "memory grew"})
                 return
     finally:
         worker.shutdown()
