@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from murphy_lab import modes, profiles
+from murphy_lab import modes, profiles, trl_args
 from murphy_lab.cli import merged, refuse
 from murphy_lab.credit import CREDIT_RULES
 from murphy_lab.fields import field_types, type_problem
@@ -34,38 +34,6 @@ from murphy_lab.suggest import did_you_mean
 LOSS_TYPES = ("dapo", "bnpo", "grpo", "dr_grpo", "group_sum")
 # report_to loggers whose package has another name
 PIP_NAMES = {"azure_ml": "azureml-core", "flyte": "flytekit"}
-PASSED = (
-    "beta",
-    "learning_rate",
-    "epsilon",
-    "temperature",
-    "max_completion_length",
-    "per_device_train_batch_size",
-    "gradient_accumulation_steps",
-    "steps_per_generation",
-    "num_iterations",
-    "max_steps",
-    "num_train_epochs",
-    "seed",
-    "save_steps",
-    "save_total_limit",
-    "logging_steps",
-    "report_to",
-    "use_vllm",
-    "vllm_mode",
-)
-TRL_NAMES = {
-    "num_generations": "g1",
-    "loss_type": "loss_type",
-    "bf16": "bf16",
-    "chat_template_kwargs": "chat_template_kwargs",
-    "gradient_checkpointing": "gradient_checkpointing",
-    "activation_checkpointing": "gradient_checkpointing",
-    **{name: name for name in PASSED},
-}
-"""TRL's GRPOConfig field -> the MurphyConfig field it is given from (`to_grpo_config`). One name per concept: G1 is
-`g1` from the command line to this table and TRL's `num_generations` only in the GRPOConfig it builds; `trl:` may not
-set one of these (the config's own field does, `problems()` says which)."""
 
 
 @dataclass
@@ -452,68 +420,29 @@ class MurphyConfig:
             "lora_target_modules",
             "must be null, a string or a list of names",
         )
-        trl_fields = _grpo_fields()
+        trl_fields = trl_args.grpo_fields()
         unknown_trl = sorted(set(self.trl) - trl_fields)
         need(not unknown_trl, "trl", f"holds fields GRPOConfig does not have: {unknown_trl}")
         # one name per concept: G1 is g1, never trl.num_generations
-        ours = sorted(set(self.trl) & set(TRL_NAMES))
+        ours = sorted(set(self.trl) & set(trl_args.TRL_NAMES))
         if ours:
-            named = ", ".join(f"trl.{k} is {TRL_NAMES[k]}" for k in ours)
+            named = ", ".join(f"trl.{k} is {trl_args.TRL_NAMES[k]}" for k in ours)
             out.append(
-                f"trl: {named}: set {', '.join(TRL_NAMES[k] for k in ours)} instead (MurphyConfig passes it to "
+                f"trl: {named}: set {', '.join(trl_args.TRL_NAMES[k] for k in ours)} instead (MurphyConfig passes it to "
                 "TRL under TRL's name)"
             )
         return out
 
     # --- to TRL -------------------------------------------------------------------------------------------------
     def peft_config(self):
-        """The `peft.LoraConfig` TRL's trainer takes as `peft_config` (None without `use_peft`), as TRL's
-        `get_peft_config(ModelConfig)` builds it."""
-        if not self.use_peft:
-            return None
-        from peft import LoraConfig
-
-        targets = self.lora_target_modules
-        return LoraConfig(
-            task_type="CAUSAL_LM",
-            r=self.lora_r,
-            lora_alpha=self.lora_alpha,
-            lora_dropout=self.lora_dropout,
-            target_modules=list(targets) if isinstance(targets, (list, tuple)) else targets,
-        )
+        """The `peft.LoraConfig` TRL's trainer takes (None without `use_peft`): `trl_args.peft_config`."""
+        return trl_args.peft_config(self)
 
     def to_grpo_config(self, output_dir: str | os.PathLike, **extra: Any):
-        """The `trl.GRPOConfig` for this run (validates first). `extra` overrides anything (e.g. resume paths)."""
-        from trl import GRPOConfig  # heavy (torch, transformers): only when a run starts
-
+        """The `trl.GRPOConfig` for this run (validates first; `trl_args.grpo_config`). `extra` overrides anything
+        (e.g. resume paths)."""
         self.validate()
-        bf16 = _cuda_available() if self.bf16 is None else self.bf16
-        kw = {name: getattr(self, name) for name in PASSED}  # the same name here and in TRL (TRL_NAMES)
-        kw.update(
-            output_dir=str(output_dir),
-            num_generations=self.g1,  # = G1: TRL repeats each task prompt G1 times; the roots are rows[::G1]
-            # group_sum: dapo + row weights
-            loss_type="dapo" if self.loss_type == "group_sum" else self.loss_type,
-            bf16=bf16,
-            save_strategy="steps",
-            chat_template_kwargs=self.chat_template_kwargs or None,
-            # The paper's GRPO (DeepSeekMath form) uses the plain k3 KL; TRL 1.16 multiplies it by the ratio by default.
-            # We turn that off so the loss is the paper's and murphy_lab.grpo.grpo_loss's (bias_correction_kl=False).
-            use_bias_correction_kl=False,
-            remove_unused_columns=False,  # keep `task_id` in the rows
-            dataloader_pin_memory=_cuda_available(),  # transformers' default True warns on every CPU run
-        )
-        if bf16 and not _cuda_available():  # bf16 on a CPU with bf16 instructions (validate checked it)
-            # transformers accepts bf16 without a GPU only when told the run is on the CPU
-            kw["use_cpu"] = True
-            # the frozen base in bf16 (half the memory, the CPU's bf16 kernels); adapters stay fp32
-            if self.use_peft:
-                kw["model_init_kwargs"] = {"dtype": "bfloat16"}
-        # always passed: TRL's default is on
-        kw.update(checkpointing(GRPOConfig, self.gradient_checkpointing))
-        kw.update(self.trl)
-        kw.update(extra)
-        return GRPOConfig(**kw)
+        return trl_args.grpo_config(self, output_dir, cuda=_cuda_available(), **extra)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -526,16 +455,6 @@ def file_fields(path: str | os.PathLike) -> dict:
     if not isinstance(d, dict):
         raise ValueError(f"config {str(path)!r} must be a YAML mapping of field: value")
     return d
-
-
-def checkpointing(args_cls: type, on: bool) -> dict:
-    """The keyword argument that turns activation checkpointing on or off in a transformers `TrainingArguments`
-    subclass (TRL's GRPOConfig, SFTConfig, RewardConfig): newer transformers (5.24) name it
-    `activation_checkpointing` and warn on the old name; 5.17 (the gpu extra's) only knows `gradient_checkpointing`."""
-    names = {f.name for f in dataclasses.fields(args_cls)}
-    return {
-        "activation_checkpointing" if "activation_checkpointing" in names else "gradient_checkpointing": on
-    }
 
 
 def _peft_installed() -> bool:
@@ -561,9 +480,3 @@ def _loggers() -> tuple[set[str], set[str]]:
     )
 
     return set(INTEGRATION_TO_CALLBACK), set(get_available_reporting_integrations())
-
-
-def _grpo_fields() -> set[str]:
-    from trl import GRPOConfig  # heavy: imported when a config is validated, not when this module is
-
-    return {f.name for f in dataclasses.fields(GRPOConfig)}

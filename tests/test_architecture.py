@@ -37,7 +37,7 @@ LAYERS = [
     ("tasks, executor, policy", ["executor", "policy", "tasks", "smoke"]),
     ("rollout, modes", ["rollout", "modes", "scoring", "scaffolds", "evaluate", "viz"]),
     ("toy world", ["toy"]),
-    ("profiles, config", ["profiles", "config", "runfolder", "preflight", "models"]),
+    ("profiles, config", ["profiles", "config", "trl_args", "runfolder", "preflight", "models"]),
     ("trainer", ["trainer", "train", "eval_cli", "merge"]),
     ("methods", ["methods", "baselines"]),
     ("experiments", ["experiments"]),

@@ -8,7 +8,7 @@ import pytest
 
 import murphy_lab.config as config_mod
 import murphy_lab.policy.hf as hf_mod
-from murphy_lab import profiles
+from murphy_lab import profiles, trl_args
 from murphy_lab.config import MurphyConfig
 from murphy_lab.profiles import Profile, resolve
 
@@ -225,7 +225,7 @@ def test_checkpointing_uses_the_keyword_the_installed_transformers_knows(args_cl
     import trl
 
     cls = getattr(trl, args_cls)
-    ((name, on),) = config_mod.checkpointing(cls, True).items()
+    ((name, on),) = trl_args.checkpointing(cls, True).items()
     args = cls(output_dir=str(tmp_path), use_cpu=True, report_to=[], **{name: on})
     assert getattr(args, name) is True
 

@@ -17,9 +17,10 @@ from test_architecture import LAYER
 
 import murphy_lab
 from murphy_lab import experiments as X
-from murphy_lab.config import TRL_NAMES, MurphyConfig
+from murphy_lab.config import MurphyConfig
 from murphy_lab.methods import get_method
 from murphy_lab.train import accepted, config_from_args, parser
+from murphy_lab.trl_args import TRL_NAMES
 
 PACKAGE = Path(murphy_lab.__file__).parent
 # core, tasks / executor / policy, rollout / modes: tables consulted, not stops of the path

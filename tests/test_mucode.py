@@ -20,9 +20,9 @@ from murphy_lab.baselines.mucode import (
     run_mucode,
     stage,
 )
-from murphy_lab.config import checkpointing
 from murphy_lab.tasks.task import Task
 from murphy_lab.tree import Node, RolloutTree
+from murphy_lab.trl_args import checkpointing
 
 torch.set_num_threads(1)
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import torch
 
-from murphy_lab.config import checkpointing
+from murphy_lab.trl_args import checkpointing
 
 
 def sft_generator(

@@ -29,8 +29,8 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from murphy_lab.config import checkpointing
 from murphy_lab.tree import RolloutTree
+from murphy_lab.trl_args import checkpointing
 
 
 # --- the losses (plain torch, the teaching versions) -------------------------------------------------------------
