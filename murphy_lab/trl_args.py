@@ -103,6 +103,28 @@ def checkpointing(args_cls: type, on: bool) -> dict:
     }
 
 
+def stage_args(
+    args_cls: type, output_dir, *, bf16: bool | None, trl_kwargs: dict | None = None, **fields: Any
+):
+    """A transformers `TrainingArguments` subclass (TRL's SFTConfig, RewardConfig: µCode's stages) for a short
+    supervised run: bf16 (None: on a GPU) and activation checkpointing on a GPU, the CPU otherwise; no saving,
+    reporting or progress bars; `trl_kwargs` last."""
+    import torch  # heavy: only when a stage trains
+
+    cuda = torch.cuda.is_available()
+    return args_cls(
+        output_dir=str(output_dir),
+        bf16=cuda if bf16 is None else bf16,
+        use_cpu=not cuda,
+        **checkpointing(args_cls, cuda),
+        save_strategy="no",
+        report_to=[],
+        disable_tqdm=True,
+        **fields,
+        **(trl_kwargs or {}),
+    )
+
+
 def grpo_fields() -> set[str]:
     from trl import GRPOConfig  # heavy: imported when a config is validated, not when this module is
 

@@ -112,7 +112,8 @@ class Scaffold:
         progress: bool = False,
         **sample_kw: Any,
     ) -> list[Episode]:
-        """Run `runs` episodes per task with at most `budget` attempts each; return them task-major."""
+        """Run `runs` episodes per task with at most `budget` attempts each; return them task-major. (A subclass
+        restates the names only: these are the types.)"""
         raise NotImplementedError
 
     def solve(self, task: Any, policy: Any, executor: Any, k: int, **kw: Any) -> tuple[str, Episode]:

@@ -18,7 +18,7 @@ with n_reflections = 3 every repair costs 4 calls (`Episode.calls`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from murphy_lab import prompts as P
@@ -41,15 +41,7 @@ class DoT(Scaffold):
         self.n_reflections, self.memory_size, self.extract = n_reflections, memory_size, extract
 
     def run(
-        self,
-        tasks: Sequence[Any],
-        policy: Any,
-        executor: Any,
-        budget: int,
-        runs: int = 1,
-        seed: int | None = None,
-        progress: bool = False,
-        **sample_kw: Any,
+        self, tasks, policy, executor, budget: int, runs=1, seed=None, progress=False, **sample_kw
     ) -> list[Episode]:
         budget, episodes, task_of, fit = self.start(tasks, runs, budget, policy, sample_kw)
         memory: list[list[str]] = [[] for _ in episodes]  # the memory bank of chosen reflections, per episode

@@ -22,7 +22,7 @@ that are not attempts: `Episode.calls` / `Episode.tokens` count them for budget-
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,15 +67,7 @@ class LATS(Scaffold):
         self.reflect, self.max_notes, self.extract = reflect, max_notes, extract
 
     def run(
-        self,
-        tasks: Sequence[Any],
-        policy: Any,
-        executor: Any,
-        budget: int,
-        runs: int = 1,
-        seed: int | None = None,
-        progress: bool = False,
-        **sample_kw: Any,
+        self, tasks, policy, executor, budget: int, runs=1, seed=None, progress=False, **sample_kw
     ) -> list[Episode]:
         budget, episodes, task_of, fit = self.start(tasks, runs, budget, policy, sample_kw)
         trees = [[_Node(attempt=None, parent=None)] for _ in episodes]

@@ -15,7 +15,7 @@ ONE `executor.run_many`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from murphy_lab import prompts as P
@@ -33,15 +33,7 @@ class Reflexion(Scaffold):
         self.extract = extract
 
     def run(
-        self,
-        tasks: Sequence[Any],
-        policy: Any,
-        executor: Any,
-        budget: int,
-        runs: int = 1,
-        seed: int | None = None,
-        progress: bool = False,
-        **sample_kw: Any,
+        self, tasks, policy, executor, budget: int, runs=1, seed=None, progress=False, **sample_kw
     ) -> list[Episode]:
         budget, episodes, task_of, fit = self.start(tasks, runs, budget, policy, sample_kw)
         for round_ in base.rounds(budget, progress, self.name):

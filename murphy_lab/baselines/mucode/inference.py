@@ -15,7 +15,7 @@ Reflexion loop, i.e. plain Iter-k.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from murphy_lab import prompts as P
@@ -48,15 +48,7 @@ class VerifierBestOfN(Scaffold):
         self.name = f"mucode-bon{n}-{selection}"
 
     def run(
-        self,
-        tasks: Sequence[Any],
-        policy: Any,
-        executor: Any,
-        budget: int,
-        runs: int = 1,
-        seed: int | None = None,
-        progress: bool = False,
-        **sample_kw: Any,
+        self, tasks, policy, executor, budget: int, runs=1, seed=None, progress=False, **sample_kw
     ) -> list[Episode]:
         budget, episodes, task_of, fit = self.start(tasks, runs, budget, policy, sample_kw)
         rng = random.Random(seed)

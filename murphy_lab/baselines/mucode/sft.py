@@ -12,9 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-import torch
-
-from murphy_lab.trl_args import checkpointing
+from murphy_lab.trl_args import stage_args
 
 
 def sft_generator(
@@ -55,22 +53,17 @@ def sft_generator(
         ]
     else:
         data = [{"prompt": str(r["prompt"]), "completion": r["completion"]} for r in rows]
-    cuda = torch.cuda.is_available()
-    args = SFTConfig(
-        output_dir=str(output_dir / "trainer"),
+    args = stage_args(
+        SFTConfig,
+        output_dir / "trainer",
+        bf16=bf16,
+        trl_kwargs=trl_kwargs,
         learning_rate=lr,
         num_train_epochs=epochs,
         per_device_train_batch_size=batch_size,
         gradient_accumulation_steps=grad_accum,
         max_length=max_length,
-        bf16=cuda if bf16 is None else bf16,
-        use_cpu=not cuda,
         seed=seed,
-        **checkpointing(SFTConfig, cuda),
-        save_strategy="no",
-        report_to=[],
-        disable_tqdm=True,
-        **(trl_kwargs or {}),
     )
     trainer = SFTTrainer(model=model, args=args, train_dataset=Dataset.from_list(data), processing_class=tok)
     out = trainer.train()

@@ -30,7 +30,7 @@ import torch
 import torch.nn.functional as F
 
 from murphy_lab.tree import RolloutTree
-from murphy_lab.trl_args import checkpointing
+from murphy_lab.trl_args import stage_args
 
 
 # --- the losses (plain torch, the teaching versions) -------------------------------------------------------------
@@ -159,22 +159,17 @@ def train_verifier(
     rows = [r for r in rows if max(len(r["chosen_ids"]), len(r["rejected_ids"])) <= max_length]
     stats: dict = {"pairs": len(pairs), "pairs_used": len(rows), "loss_type": loss, "trained": bool(rows)}
     if rows:
-        cuda = torch.cuda.is_available()
-        args = RewardConfig(
-            output_dir=str(output_dir / "trainer"),
+        args = stage_args(
+            RewardConfig,
+            output_dir / "trainer",
+            bf16=bf16,
+            trl_kwargs=trl_kwargs,
             learning_rate=lr,
             num_train_epochs=epochs,
             per_device_train_batch_size=batch_size,
             gradient_accumulation_steps=grad_accum,
             max_length=max_length,
-            bf16=cuda if bf16 is None else bf16,
-            use_cpu=not cuda,
             seed=seed,
-            **checkpointing(RewardConfig, cuda),
-            save_strategy="no",
-            report_to=[],
-            disable_tqdm=True,
-            **(trl_kwargs or {}),
         )
         cls = RewardTrainer if loss == "bt" else _bce_trainer_class()
         trainer = cls(model=model, args=args, train_dataset=Dataset.from_list(rows), processing_class=tok)

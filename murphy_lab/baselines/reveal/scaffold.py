@@ -46,15 +46,7 @@ class ReVealScaffold(Scaffold):
         self.chat, self.max_tests, self.validate = chat, max_tests, validate
 
     def run(
-        self,
-        tasks: Sequence[Any],
-        policy: Any,
-        executor: Any,
-        budget: int,
-        runs: int = 1,
-        seed: int | None = None,
-        progress: bool = False,
-        **sample_kw: Any,
+        self, tasks, policy, executor, budget: int, runs=1, seed=None, progress=False, **sample_kw
     ) -> list[Episode]:
         tasks = list(tasks)
         budget, episodes, _, _ = self.start(tasks, runs, budget)
