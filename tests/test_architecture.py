@@ -32,6 +32,7 @@ LAYERS = [
             "suggest",
             "export",
             "fields",
+            "lazy",
         ],
     ),
     ("tasks, executor, policy", ["executor", "policy", "tasks", "smoke"]),

@@ -27,8 +27,6 @@ Profiles (the defaults of every field) are `murphy_lab.profiles` (`get_profile`,
 training configs, recipes and prompt format are `murphy_lab.methods`. This package imports no baseline.
 """
 
-import importlib
-
 # at once: `plan` names this function, never the submodule of that name
 from murphy_lab.experiments.plan import (
     PRUNINGS,
@@ -42,6 +40,7 @@ from murphy_lab.experiments.plan import (
     run_key,
     train_key,
 )
+from murphy_lab.lazy import lazy
 
 # name -> the submodule that defines it, imported on first use (pandas, torch: not for a command's --help)
 _LAZY = {
@@ -74,12 +73,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str):
-    if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy(__name__, _LAZY, globals())
 
 
 __all__ = [

@@ -42,12 +42,11 @@ depart, and what we chose:
 7. Max new tokens per attempt is not stated: 1024 by default.
 """
 
-import importlib
-
 from murphy_lab.baselines.mucode.config import MuCodeConfig
 
 # at once: `relabel` is also a submodule's name, which an import of that submodule would bind here instead
 from murphy_lab.baselines.mucode.relabel import choice_key, expert_choice, relabel
+from murphy_lab.lazy import lazy
 
 # name -> the module that defines it, imported on first use (TRL, torch: not for the command's --check)
 _LAZY = {
@@ -61,12 +60,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str):
-    if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy(__name__, _LAZY, globals())
 
 
 __all__ = [

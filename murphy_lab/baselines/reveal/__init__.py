@@ -45,18 +45,17 @@ from murphy_lab.baselines.reveal.scaffold import (
     evaluate_reveal,
 )
 from murphy_lab.baselines.reveal.verify import Check, check_rounds, tool_feedback
+from murphy_lab.lazy import lazy
 from murphy_lab.scaffolds import SCAFFOLDS
 
 for _name, _cls in REVEAL_SCAFFOLDS.items():  # evaluate(..., scaffold="reveal" / "reveal-own") once imported
     SCAFFOLDS.setdefault(_name, _cls)
 
 
-def __getattr__(name: str):  # the trainer imports TRL: load it only when asked for
-    if name in ("ReVealTrainer", "train_reveal", "chain_stats"):
-        from murphy_lab.baselines.reveal import trainer
-
-        return getattr(trainer, name)
-    raise AttributeError(name)
+# the trainer imports TRL: load it only when asked for
+__getattr__ = lazy(
+    __name__, dict.fromkeys(("ReVealTrainer", "train_reveal", "chain_stats"), "trainer"), globals()
+)
 
 
 __all__ = [
