@@ -36,6 +36,7 @@ from typing import Any
 from murphy_lab.credit import credit_rule
 from murphy_lab.grpo import EPS, group_advantages, normalize
 from murphy_lab.prune import interp, intrap
+from murphy_lab.suggest import registered
 from murphy_lab.tree import Node, RolloutTree
 
 # (one round's trees, scoring.Knobs) -> credit, advantages
@@ -183,11 +184,7 @@ MODES: dict[str, Mode] = {
 
 def mode(name: str | Mode) -> Mode:
     """The Mode called `name` (a Mode is returned as it is; ValueError naming the known ones otherwise)."""
-    if isinstance(name, Mode):
-        return name
-    if name not in MODES:
-        raise ValueError(f"mode must be one of {tuple(MODES)}, got {name!r}")
-    return MODES[name]
+    return registered(name, MODES, Mode, f"mode must be one of {tuple(MODES)}, got {name!r}")
 
 
 def pruning_modes() -> str:

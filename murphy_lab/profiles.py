@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from murphy_lab.smoke import build_smoke
+from murphy_lab.suggest import registered
 from murphy_lab.tasks import check_source, load_tasks
 from murphy_lab.toy.build import build_toy_policy
 from murphy_lab.toy.world import make_tasks
@@ -153,11 +154,9 @@ def register(profile: Profile) -> Profile:
 
 def get_profile(profile: str | Profile) -> Profile:
     """The registered `Profile` called `profile` (smoke | toy | toy-full | paper); a `Profile` is returned as it is."""
-    if isinstance(profile, Profile):
-        return profile
-    if profile not in PROFILES:
-        raise ValueError(f"profile must be one of {sorted(PROFILES)}, got {profile!r}")
-    return PROFILES[profile]
+    return registered(
+        profile, PROFILES, Profile, f"profile must be one of {sorted(PROFILES)}, got {profile!r}"
+    )
 
 
 def not_run_note(profile: str | Profile | None, method: str) -> str | None:

@@ -48,6 +48,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from murphy_lab.suggest import registered
+
 SOURCE = "source.json"  # written last into the cached folder: what it was converted from, and that it is done
 GGUF_VERSION = "0.19.0"  # the `gguf` reader transformers uses (checked with it)
 # tie when max|output - token_embd| <= TIE_TOLERANCE * max|token_embd| (quantization noise)
@@ -161,11 +163,9 @@ def cache_root() -> Path:
 
 def spec(model: str | PackagedModel) -> PackagedModel:
     """The `PackagedModel` registered under `model` (a name), or `model` itself."""
-    if isinstance(model, PackagedModel):
-        return model
-    if model not in MODELS:
-        raise ValueError(f"unknown packaged model {model!r}; known: {', '.join(MODELS)}")
-    return MODELS[model]
+    return registered(
+        model, MODELS, PackagedModel, f"unknown packaged model {model!r}; known: {', '.join(MODELS)}"
+    )
 
 
 def installed(model: str | PackagedModel = REAL_MODEL) -> bool:
