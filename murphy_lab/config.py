@@ -24,7 +24,7 @@ import yaml
 from murphy_lab import modes, profiles, trl_args
 from murphy_lab.cli import merged, refuse
 from murphy_lab.credit import CREDIT_RULES
-from murphy_lab.fields import field_types, type_problem
+from murphy_lab.fields import type_problems
 from murphy_lab.policy.hf import cpu_bf16
 from murphy_lab.preflight import looks_local
 from murphy_lab.suggest import did_you_mean
@@ -262,12 +262,7 @@ class MurphyConfig:
     def problems(self) -> list[str]:
         """Every problem of this config, one line each naming its field (empty: valid). A value of the wrong type
         is reported alone (the range checks below would misread it)."""
-        typed = [
-            p
-            for name, tp in field_types(MurphyConfig).items()
-            for p in [type_problem(name, getattr(self, name), tp)]
-            if p
-        ]
+        typed = type_problems(self)
         if typed:
             return typed
         out: list[str] = []

@@ -2,6 +2,7 @@
 
     unknown_fields(MurphyConfig, {"g3": 1})          -> ["unknown config field 'g3' (did you mean 'g1'?)"]
     type_problem("max_steps", 1.5, int)              -> "max_steps: must be an integer, got 1.5"
+    type_problems(config)                            -> the same, for every field of a config dataclass
     field_problems(MurphyConfig, {"max_steps": 1.5}) -> the same, for every field of the mapping
     from_text("123", str)                            -> "123" (a value typed on a command line, read as YAML)
 
@@ -102,6 +103,17 @@ def unknown_fields(cls: type, names: typing.Iterable[str], what: str = "config f
     """One line per name that is not a field of `cls`, with the nearest field when one is close."""
     known = field_types(cls)
     return [f"unknown {what} {name!r}{did_you_mean(name, known)}" for name in names if name not in known]
+
+
+def type_problems(config: Any) -> list[str]:
+    """One line per field of the dataclass instance `config` whose value has the wrong type (a config's
+    `problems()` reports these alone: its range checks would misread such a value)."""
+    return [
+        p
+        for name, tp in field_types(type(config)).items()
+        for p in [type_problem(name, getattr(config, name), tp)]
+        if p
+    ]
 
 
 def field_problems(cls: type, values: dict) -> list[str]:

@@ -20,7 +20,7 @@ from typing import Any
 import yaml
 
 from murphy_lab.cli import refuse
-from murphy_lab.fields import field_types, type_problem
+from murphy_lab.fields import type_problems
 from murphy_lab.profiles import Profile, get_profile
 
 VERIFIER_LOSSES = ("bt", "bce")
@@ -161,12 +161,7 @@ class MuCodeConfig:
 
     def problems(self) -> list[str]:
         """Every problem of this config, one line each naming its field (a value of the wrong type alone)."""
-        typed = [
-            p
-            for k, tp in field_types(MuCodeConfig).items()
-            for p in [type_problem(k, getattr(self, k), tp)]
-            if p
-        ]
+        typed = type_problems(self)
         if typed:
             return typed
         out = []

@@ -11,7 +11,7 @@ from typing import Any
 
 from murphy_lab.cli import refuse
 from murphy_lab.config import MurphyConfig, file_fields
-from murphy_lab.fields import field_types, type_problem
+from murphy_lab.fields import type_problems
 from murphy_lab.modes import mode
 
 MODE = "grpo_mt"  # ReVeal's trainer mode (its Method.mode): G chains of `rounds` rounds, G2 = 1 (`as_chains`)
@@ -34,12 +34,7 @@ class ReVealConfig:
 
     def problems(self) -> list[str]:
         """Every problem of these knobs, one line each naming the field (a wrong type alone)."""
-        typed = [
-            p
-            for k, tp in field_types(ReVealConfig).items()
-            for p in [type_problem(k, getattr(self, k), tp)]
-            if p
-        ]
+        typed = type_problems(self)
         if typed:
             return typed
         out = []
