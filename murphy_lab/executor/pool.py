@@ -193,20 +193,12 @@ class Executor:
                 slot.proc.stdin.close()
             except OSError:
                 pass
-        for slot in slots:
-            _stop(slot.proc, grace=2.0)
-            _stop(slot.server, grace=2.0)
-            slot.proc.stdout.close()
-            shutil.rmtree(slot.job_dir, ignore_errors=True)
+        _reap(slots, grace=2.0)
 
     def _terminate(self) -> None:
         """Stop the workers now (SIGTERM: each kills its running test and sweeps), without waiting for jobs."""
         slots, self._slots = self._slots, []
-        for slot in slots:
-            _stop(slot.proc, grace=0.0)
-            _stop(slot.server, grace=0.0)
-            slot.proc.stdout.close()
-            shutil.rmtree(slot.job_dir, ignore_errors=True)
+        _reap(slots, grace=0.0)
 
     def __enter__(self) -> Executor:
         return self
@@ -439,6 +431,15 @@ def _prepare(i: int, job, timeout: float) -> dict:
 def _cpu(k: int) -> int:
     cpus = sorted(os.sched_getaffinity(0))
     return cpus[k % len(cpus)]
+
+
+def _reap(slots: list, grace: float) -> None:
+    """Stop each slot's worker and server (`_stop` with `grace`), close its pipe and remove its job folder."""
+    for slot in slots:
+        _stop(slot.proc, grace=grace)
+        _stop(slot.server, grace=grace)
+        slot.proc.stdout.close()
+        shutil.rmtree(slot.job_dir, ignore_errors=True)
 
 
 def _stop(proc: subprocess.Popen, grace: float) -> None:
