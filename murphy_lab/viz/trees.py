@@ -129,6 +129,12 @@ def _norm_and_cmap(values: list[float], color_by: str, cmap: str | None):
 # ---------------------------------------------------------------------------------------------------------------
 # draw_tree
 # ---------------------------------------------------------------------------------------------------------------
+def _rings(ax, pos: dict, nodes: list[Node], *, size: float, color, width: float, zorder: int) -> None:
+    """An empty ring of marker area `size` around each of `nodes` (a solved attempt, a highlighted path)."""
+    xs, ys = zip(*(pos[n] for n in nodes))
+    ax.scatter(xs, ys, s=size, facecolors="none", edgecolors=color, linewidths=width, zorder=zorder)
+
+
 def draw_tree(
     tree: RolloutTree,
     color_by: str = "reward",
@@ -269,26 +275,10 @@ def draw_tree(
     passing = [n for n in nodes if n.reward >= SOLVED]
     if passing:
         rings = [mcolors.to_rgba(PASS_RING, 0.3 if n.pruned else 1.0) for n in passing]
-        ax.scatter(
-            [pos[n][0] for n in passing],
-            [pos[n][1] for n in passing],
-            s=size * 2.1,
-            facecolors="none",
-            edgecolors=rings,
-            linewidths=1.6,
-            zorder=3,
-        )
+        _rings(ax, pos, passing, size=size * 2.1, color=rings, width=1.6, zorder=3)
     hl = list(highlight)
     if hl:
-        ax.scatter(
-            [pos[n][0] for n in hl],
-            [pos[n][1] for n in hl],
-            s=size * 2.8,
-            facecolors="none",
-            edgecolors=FLOW,
-            linewidths=2.6,
-            zorder=4,
-        )
+        _rings(ax, pos, hl, size=size * 2.8, color=FLOW, width=2.6, zorder=4)
 
     if show_labels:
         fn = label_fn or (lambda n: node_label(n, color_by))
