@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 
@@ -20,6 +21,7 @@ from murphy_lab.baselines.mucode import (
     run_mucode,
     stage,
 )
+from murphy_lab.baselines.mucode.sft import sft_generator
 from murphy_lab.tasks.task import Task
 from murphy_lab.tree import Node, RolloutTree
 from murphy_lab.trl_args import checkpointing
@@ -393,3 +395,22 @@ def test_a_standalone_toy_run_trains_on_the_first_n_train_tasks_of_the_toy_train
     run_mucode(MuCodeConfig.for_profile("toy", model="m", evaluate=True), tmp_path / "run", executor=object())
     assert [t.task_id for t in seen["train"]] == [f"toy/train/0/{i}" for i in range(200)]
     assert len(seen["test"]) == 200 and seen["test"][0].task_id.startswith("toy/test/")
+
+
+@pytest.mark.parametrize("stage, fn", [("sft", sft_generator), ("verifier", mucode.train_verifier)])
+def test_stage_knobs_are_the_stage_functions_keywords_with_the_stages_own_values(stage, fn):
+    cfg = MuCodeConfig(
+        sft_lr=1e-3,
+        sft_max_length=77,
+        verifier_lr=2e-3,
+        verifier_max_length=99,
+        seed=5,
+        trl={"logging_steps": 3},
+    )
+    knobs = cfg.stage_knobs(stage)
+    keywords = {p.name for p in inspect.signature(fn).parameters.values() if p.kind is p.KEYWORD_ONLY}
+    assert set(knobs) == keywords - {"loss"}  # the verifier's loss is passed by the pipeline itself
+    assert knobs["lr"] == getattr(cfg, f"{stage}_lr") and knobs["max_length"] == getattr(
+        cfg, f"{stage}_max_length"
+    )
+    assert (knobs["seed"], knobs["trl_kwargs"]) == (5, {"logging_steps": 3})

@@ -154,6 +154,19 @@ class MuCodeConfig:
             self.iters = tuple(self.iters)
         self.validate()
 
+    def stage_knobs(self, stage: str) -> dict:
+        """The keyword arguments of a training stage, `stage` 'sft' (`sft.sft_generator`) or 'verifier'
+        (`verifier.train_verifier`): its own `<stage>_lr`, `_epochs`, `_batch_size`, `_grad_accum` and `_max_length`,
+        and the run's chat, seed, bf16 and TRL fields."""
+        own = {
+            k: getattr(self, f"{stage}_{k}")
+            for k in ("lr", "epochs", "batch_size", "grad_accum", "max_length")
+        }
+        run = dict(
+            chat=self.chat, chat_template_kwargs=self.chat_template_kwargs, seed=self.seed, bf16=self.bf16
+        )
+        return {**own, **run, "trl_kwargs": self.trl}
+
     def validate(self) -> MuCodeConfig:
         """Raise `Refused` (a ValueError) naming every field with a problem, one line each. Returns self."""
         refuse(self.problems())

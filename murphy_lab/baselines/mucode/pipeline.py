@@ -207,21 +207,7 @@ def _run(
                 x for i in range(1, r + 1) for x in _read_jsonl(out / f"round{i}" / "relabel" / "sft.jsonl")
             ]
             start = base if cfg.sft_from == "base" or r == 1 else str(out / f"round{r - 1}" / "sft" / "model")
-            return sft_generator(
-                rows,
-                start,
-                d,
-                lr=cfg.sft_lr,
-                epochs=cfg.sft_epochs,
-                batch_size=cfg.sft_batch_size,
-                grad_accum=cfg.sft_grad_accum,
-                max_length=cfg.sft_max_length,
-                chat=cfg.chat,
-                chat_template_kwargs=cfg.chat_template_kwargs,
-                seed=cfg.seed,
-                bf16=cfg.bf16,
-                trl_kwargs=cfg.trl,
-            )
+            return sft_generator(rows, start, d, **cfg.stage_knobs("sft"))
 
         stage(rd, "sft", sft_stage, log)
         generator = str(rd / "sft" / "model")  # π_r
@@ -283,22 +269,7 @@ def _rollouts_and_verifier(cfg, out, rd, r, generator, verifier_base, tasks, exe
         pairs = [
             p for i in range(1, r + 1) for p in _read_jsonl(out / f"round{i}" / "verifier" / "pairs.jsonl")
         ]
-        return train_verifier(
-            pairs,
-            verifier_base,
-            d,
-            loss=cfg.verifier_loss,
-            lr=cfg.verifier_lr,
-            epochs=cfg.verifier_epochs,
-            batch_size=cfg.verifier_batch_size,
-            grad_accum=cfg.verifier_grad_accum,
-            max_length=cfg.verifier_max_length,
-            chat=cfg.chat,
-            chat_template_kwargs=cfg.chat_template_kwargs,
-            seed=cfg.seed,
-            bf16=cfg.bf16,
-            trl_kwargs=cfg.trl,
-        )
+        return train_verifier(pairs, verifier_base, d, loss=cfg.verifier_loss, **cfg.stage_knobs("verifier"))
 
     stage(rd, "verifier", verifier_stage, log)
 
