@@ -322,3 +322,22 @@ def test_a_pytest_suite_is_test_ids_run_by_pytest_and_nothing_else():
         TestSuite(cases=("test_a",), runner="nose")
     with pytest.raises(ValueError, match="test ids"):
         TestSuite(cases=(IOTest("1", "1"),), runner="pytest")
+
+
+def test_an_error_shows_the_test_files_frames_then_the_programs(executor):
+    """A test that errors reads as Python's traceback: the test file's frame, the program's frame when the program
+    raised (its text is the head), the exception last (harness.traceback_text, shared with assert-list jobs)."""
+    test = (
+        "from solution import parse\n\ndef test_remote():\n    assert parse('x') == 1\n\n"
+        "def test_local():\n    {}['missing']\n"
+    )
+    program = "def parse(s):\n    return int(s)\n"
+    suite, _ = pytest_file_suite(test, executor)
+    details = {str(o.test): o.detail for o in executor.run(program, suite).outcomes}
+    remote, local = details["test_remote"], details["test_local"]
+    assert remote.startswith("Traceback (most recent call last):\n")
+    assert 'File "test_solution.py", line 4, in test_remote' in remote
+    assert 'File "solution.py", line 2, in parse' in remote
+    assert remote.rstrip().endswith("ValueError: invalid literal for int() with base 10: 'x'")
+    assert 'File "test_solution.py", line 7, in test_local' in local and '"solution.py"' not in local
+    assert local.rstrip().endswith("KeyError: 'missing'")

@@ -115,9 +115,15 @@ def format_exception(e: BaseException, limit: int = 3) -> str:
         for f in traceback.extract_tb(e.__traceback__)
         if f.filename in (PROGRAM_FILE, testcode.TEST_FILE, testcode.SETUP_FILE)
     ]
+    return traceback_text(e, frames, limit)
+
+
+def traceback_text(e: BaseException, frames: list, limit: int = 3) -> str:
+    """The traceback text of `e` from the test side's `frames` (`traceback.FrameSummary`s), the program's frames
+    joined when it raised in the program process, the last `limit` shown (also `pytest_run.py`'s, set there)."""
     remote = getattr(e, "__murphy_remote__", None)
     if remote is not None:  # raised in the program process: its frames follow ours, its text is the head
-        frames += [
+        frames = frames + [
             traceback.FrameSummary(fn, ln, name, lookup_line=False, line=line)
             for fn, ln, name, line in remote[0]
             if fn == PROGRAM_FILE

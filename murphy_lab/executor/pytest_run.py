@@ -1,8 +1,9 @@
 """A pytest test file run by pytest itself, in the test worker, against the program in its program process.
 
 Loaded by the test worker (`worker.py`) by path at its first pytest job (``TestSuite(runner="pytest")``: `setup` is
-the test file, each case one of its test ids), with `wire` and `scope` (`testcode.scope`) set before it runs;
-`harness.run_cases` hands such a job here once the program has loaded. The file is written to a directory of this
+the test file, each case one of its test ids), with `wire`, `scope` (`testcode.scope`) and `traceback_text`
+(`harness.traceback_text`) set before it runs; `harness.run_cases` hands such a job here once the program has
+loaded. The file is written to a directory of this
 worker's own and run by ``pytest.main`` in this process with a small plugin (`_Session`); module ``solution`` is
 the channel's proxy (`channel.SolutionModule`): the program's functions and classes are served by its program
 process, as for every other test, and the worker never runs program code. So collection, fixtures of every scope
@@ -306,28 +307,9 @@ def _describe(rep, call, path: str) -> tuple[str, str, str]:
         and (frames[-1].line or "").startswith("assert")
     ):
         return "failed", _cut(str(e)), frames[-1].line
-    return "error", _error_text(e, frames), ""
-
-
-def _error_text(e: BaseException, frames: list) -> str:
-    """The exception and its last frames: the test file's (as `FILE`), then the program's, if it raised there."""
+    # the test file's frames (as `FILE`), then the program's if it raised there
     shown = [traceback.FrameSummary(FILE, f.lineno, f.name, lookup_line=False, line=f.line) for f in frames]
-    remote = getattr(e, "__murphy_remote__", None)
-    if remote is not None:  # raised in the program process: its frames follow, its text is the head
-        shown += [
-            traceback.FrameSummary(fn, ln, name, lookup_line=False, line=line)
-            for fn, ln, name, line in remote[0]
-            if fn == "solution.py"
-        ]
-        head = remote[1]
-    else:
-        try:
-            head = "".join(traceback.format_exception_only(type(e), e)).strip()
-        except BaseException:  # noqa: BLE001 - an exception whose __str__ raises
-            head = type(e).__name__
-    lines = traceback.format_list(shown[-3:])
-    body = ("Traceback (most recent call last):\n" + "".join(lines)) if lines else ""
-    return (body + head)[-MAX_DETAIL:]
+    return "error", traceback_text(e, shown), ""  # noqa: F821 - harness.traceback_text, set by the worker
 
 
 def _read_names(source: str) -> list[str]:

@@ -103,7 +103,9 @@ PROGRAM_MODULE = harness.channel_module.PROGRAM_MODULE
 def _pytest_run():
     """The pytest runner (`pytest_run.py`, which imports pytest), loaded at the first pytest job; its folder (the
     test file, rootdir, ini) made in `PRIVATE_DIR`: in the job folder the program would read the test."""
-    runner = _load("_murphy_pytest_run", "pytest_run.py", wire=wire, scope=_scope)
+    runner = _load(
+        "_murphy_pytest_run", "pytest_run.py", wire=wire, scope=_scope, traceback_text=harness.traceback_text
+    )
     shared, tempfile.tempdir = tempfile.tempdir, PRIVATE_DIR
     try:
         runner._folder()  # made once, kept by the runner
