@@ -119,9 +119,12 @@ for name, r in runs.items():
         continue
     axes[0].plot(m["step"], m["reward/turn1_mean"], marker="o", label=NAMES.get(name, name))
     axes[1].plot(m["step"], m["solved/tree_frac"], marker="o", label=NAMES.get(name, name))
-axes[0].set(xlabel="step", ylabel="mean turn-1 reward", title="training reward (turn 1)")
-axes[1].set(xlabel="step", ylabel="share of trees solved", title="trees solved at any turn")
-axes[0].legend(fontsize=8)
+axes[0].set(xlabel="step", ylabel="mean turn-1 reward", title="training reward (turn 1)", ylim=(-0.05, 1.05))
+axes[1].set(xlabel="step", ylabel="share of trees solved", title="trees solved at any turn", ylim=(-0.05, 1.05))
+for ax in axes:
+    ax.xaxis.set_major_locator(plt.MaxNLocator(integer=True))  # steps are whole numbers
+if any(not r["metrics"].empty for r in runs.values()):
+    axes[0].legend(fontsize=8)
 plt.tight_layout()
 plt.show()
 
@@ -157,8 +160,12 @@ for ax, kk in zip(axes, (1, k)):
     for name, part in curve[curve["k"] == kk].groupby("method"):
         part = part.sort_values("step")
         ax.errorbar(part["step"], part["pass1"], yerr=part["se"], marker="o", capsize=3, label=NAMES.get(name, name))
-    ax.set(xlabel="step", ylabel="pass@1 (%)", title=f"held-out MBPP, Iter-{kk}")
-axes[0].legend(fontsize=8)
+    ax.set(xlabel="step", ylabel="pass@1 (%)", title=f"held-out MBPP, Iter-{kk}", ylim=(0, 100))
+    if curve[curve["k"] == kk].empty:  # nothing evaluated yet: say so where the curve would be
+        ax.text(0.5, 0.5, "no held-out evaluation yet", ha="center", va="center",
+                transform=ax.transAxes, color="0.4")
+if not curve.empty:
+    axes[0].legend(fontsize=8)
 plt.tight_layout()
 plt.show()
 curve.pivot_table(index="step", columns=["k", "method"], values="pass1").round(1)
