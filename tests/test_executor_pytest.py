@@ -257,6 +257,25 @@ def test_a_conftest_or_ini_file_the_program_writes_is_not_read(executor):
         assert executor.run(program, suite).passed == 0
 
 
+def test_a_program_cannot_plant_files_in_the_tests_tmp_path_before_it_is_made(executor):
+    """tmp_path lives in the job folder the program shares (so a file one writes the other reads), but as in pytest it
+    is made fresh for the test: a folder or a link the program planted at its place when loaded is never the
+    test's (pytest removes the folder; a link makes the fixture fail), so the planted file passes no test."""
+    test = "import solution\n\ndef test_a(tmp_path):\n    assert (tmp_path / 'answer.txt').exists()\n"
+    plant = "import os, tempfile\nbase = os.path.join(tempfile.gettempdir(), 'pytest-tmp')\n"
+    folder = (
+        plant
+        + "os.makedirs(os.path.join(base, 'test_a0'))\nopen(os.path.join(base, 'test_a0', 'answer.txt'), 'w').close()\n"
+    )
+    link = (
+        plant + "os.makedirs('mine/test_a0')\nopen('mine/test_a0/answer.txt', 'w').close()\n"
+        "os.symlink(os.path.abspath('mine'), base)\n"
+    )
+    suite, _ = pytest_file_suite(test, executor)
+    for program in (folder, link):
+        assert executor.run(program, suite).passed == 0
+
+
 def test_a_program_flooding_its_output_fails_its_own_test(executor):
     test = (
         "from solution import shout\n\ndef test_a(capsys):\n    shout()\n\ndef test_b():\n    assert True\n"
