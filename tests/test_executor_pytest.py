@@ -72,13 +72,6 @@ FALSE_FAILURES = {
         {"test_hello": "passed"},
     ),
 }
-OBJECTS = (
-    "len of a program object",
-    "str of a program object",
-    "truth of a linked list's nodes",
-    "== between two dataclass objects of the program",
-)
-
 WRONG_ADD = "def add(a, b):\n    return a + b if a < 5 else 0\n"  # right only for small a
 # wrong programs: real pytest fails a test id; before, the test that catches them was dropped and they got 1.0
 FALSE_PASSES = {
@@ -155,22 +148,18 @@ def ours(executor, test: str, program: str) -> dict[str, str]:
     return {str(o.test): (o.detail or "passed") if o.passed else o.status for o in res.outcomes}
 
 
-def _expected(cases: dict) -> list:
-    return [pytest.param(*v, id=k) for k, v in cases.items()]
-
-
 def test_real_pytest_agrees_with_every_expectation():
     cases = [{"test": t, "program": p} for t, p, _ in (*FALSE_FAILURES.values(), *FALSE_PASSES.values())]
     expected = [e for _, _, e in (*FALSE_FAILURES.values(), *FALSE_PASSES.values())]
     assert _kodcode_style().real_pytest(cases) == expected
 
 
-@pytest.mark.parametrize("test, program, expected", _expected(FALSE_FAILURES))
+@pytest.mark.parametrize("test, program, expected", FALSE_FAILURES.values(), ids=FALSE_FAILURES)
 def test_a_correct_program_passes_as_under_real_pytest(executor, test, program, expected):
     assert ours(executor, test, program) == expected
 
 
-@pytest.mark.parametrize("test, program, expected", _expected(FALSE_PASSES))
+@pytest.mark.parametrize("test, program, expected", FALSE_PASSES.values(), ids=FALSE_PASSES)
 def test_a_wrong_program_fails_as_under_real_pytest(executor, test, program, expected):
     got = ours(executor, test, program)
     assert {k: v if v in ("passed", "skipped") else "failed" for k, v in got.items()} == {
