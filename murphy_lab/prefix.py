@@ -123,6 +123,11 @@ def shared_logps(
     return logps, entropy
 
 
+def first_groups(group: torch.Tensor, rows: int) -> torch.Tensor:
+    """Indices of the first whole groups (in group order) that fit in `rows` rows; at least the first group."""
+    return _chunks(group, rows)[0]
+
+
 def shuffle_groups(batch: dict) -> dict:
     """The rows of a TRL generation batch (a dict of (B, ...) tensors, lists and scalars) in a random order of their
     prompt groups, siblings adjacent: what TRL's row shuffle would do, at the granularity of groups."""
@@ -281,6 +286,7 @@ def supported(model: torch.nn.Module) -> str | None:
 __all__ = [
     "PrefixUnsupported",
     "disagreement",
+    "first_groups",
     "logits_score",
     "prefix_groups",
     "row_logps",

@@ -252,6 +252,30 @@ def test_a_shared_pass_that_disagrees_with_the_row_pass_is_not_used(trainer, cap
         trainer.murphy.prefix_sharing = True
 
 
+def test_the_one_time_check_compares_only_the_first_whole_groups(trainer, monkeypatch):
+    """The check runs both passes on the batch's first whole groups (`check_rows`), not the whole batch: on the real
+    model the whole first batch cost 470-1,135 CPU-s each process start. A gap there is still found."""
+    monkeypatch.setattr(trainer, "_prefix_verdicts", {}, raising=False)
+    monkeypatch.setattr(trainer, "check_rows", 5)  # one group of 4 fits, two do not
+    real, seen = prefix.shared_logps, []
+
+    def spy(model, ids, *a, **k):
+        seen.append(ids.size(0))
+        return real(model, ids, *a, **k)
+
+    monkeypatch.setattr(prefix, "shared_logps", spy)
+    trainer._batch(tree_nodes(trainer))
+    checks = seen[:1] + seen[2:3]  # per model: its check, then its pass over the batch
+    assert checks == [4, 4] and seen[1] == seen[3] == 12
+    assert all(v is None for v in trainer._prefix_verdicts.values())
+    monkeypatch.setattr(trainer, "_prefix_verdicts", {}, raising=False)
+    monkeypatch.setattr(
+        prefix, "shared_logps", lambda *a, **k: tuple(None if x is None else x + 0.5 for x in real(*a, **k))
+    )
+    trainer._batch(tree_nodes(trainer))
+    assert all(v is not None and "5.00e-01" in v for v in trainer._prefix_verdicts.values())
+
+
 def test_disagreement_tolerates_rounding_and_names_a_gap():
     x, mask = -torch.rand(3, 5), torch.ones(3, 5)
     assert prefix.disagreement(x, x + 1e-6, mask, half=False) is None
