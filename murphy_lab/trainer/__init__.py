@@ -6,6 +6,7 @@ private API (docs/training.md).
     sampling.py     TurnSampler: sample(prompts, n) through TRL's `_generate_single_turn`; the step's tasks
     prefix_pass.py  PrefixSharing: each shared prompt encoded once per group in the log-prob passes
     metrics.py      round statistics and RunLog (metrics.jsonl, one line per optimizer step)
+    memory.py       freed heap memory back to the system between a CPU run's phases; the peak resident memory
     run.py          train(config, output_dir, resume): run folder, resume, metrics kept exact (python -m murphy_lab.train)
 """
 

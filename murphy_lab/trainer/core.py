@@ -45,6 +45,7 @@ from murphy_lab.policy.packaged import defaults_for, resolve_model
 from murphy_lab.prompts import answer_extractor, first_prompt, token_budget
 from murphy_lab.rollout import task_trees
 from murphy_lab.scoring import score_trees
+from murphy_lab.trainer import memory
 from murphy_lab.trainer.metrics import RunLog, tree_stats
 from murphy_lab.trainer.prefix_pass import PrefixSharing
 from murphy_lab.trainer.sampling import TimedExecutor, TurnSampler, tasks_of_rows
@@ -165,6 +166,7 @@ class MurphyTrainer(PrefixSharing, GRPOTrainer):
         for k, v in stats.items():
             self._metrics["train"][k].append(v)  # also reaches TensorBoard / W&B through TRL's report_to
         self.dump_round(grown)
+        memory.release()  # what decoding freed, before the loss passes allocate theirs (trainer/memory.py)
         return batch
 
     def _grow(self, tasks: list) -> tuple[list, TurnSampler, TimedExecutor]:

@@ -41,6 +41,7 @@ from murphy_lab.config import MurphyConfig
 from murphy_lab.evaluate import evaluate
 from murphy_lab.policy import TransformersPolicy
 from murphy_lab.tasks import load_tasks
+from murphy_lab.trainer import memory
 from murphy_lab.trainer.metrics import cpu_seconds
 
 
@@ -86,6 +87,7 @@ class IterKEval(TrainerCallback):
             torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None,
         )
         padding = (tokenizer.padding_side, tokenizer.pad_token)
+        memory.release()  # the step's freed memory, before decoding every held-out task (trainer/memory.py)
         t0, c0 = time.perf_counter(), cpu_seconds()
         try:
             policy = TransformersPolicy(
@@ -117,6 +119,7 @@ class IterKEval(TrainerCallback):
             torch.set_rng_state(states[2])
             if states[3] is not None:
                 torch.cuda.set_rng_state_all(states[3])
+            memory.release()
         if "difficulty" in df.columns:
             df = df[df["difficulty"].fillna("all").astype(str) == "all"]
         out = {f"eval/iter{int(r['k'])}_pass@1": float(r["pass@1"]) for _, r in df.iterrows()}

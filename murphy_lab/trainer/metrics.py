@@ -18,6 +18,7 @@ import torch
 from tqdm.auto import tqdm
 from transformers import TrainerCallback
 
+from murphy_lab.trainer import memory
 from murphy_lab.tree import Node, RolloutTree
 
 
@@ -99,6 +100,7 @@ class RunLog(TrainerCallback):
 
     def on_step_end(self, args, state, control, **kw):
         self._flush(args)
+        memory.release()  # what the loss passes freed (trainer/memory.py)
         step_s = time.perf_counter() - self.t0
         stats, self.trainer.rollout_stats = self.trainer.rollout_stats, {}  # empty when the round was reused
         self.line = {
@@ -108,6 +110,7 @@ class RunLog(TrainerCallback):
             "time/step_s": step_s,
             "time/optimization_s": step_s - stats.get("time/rollout_s", 0.0),
             "time/step_cpu_s": cpu_seconds() - self.c0,
+            "memory/peak_rss_gb": memory.peak_rss_gb(),  # the process's peak so far (this step's or earlier)
         }
 
     def on_log(self, args, state, control, logs=None, **kw):
