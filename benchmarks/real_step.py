@@ -5,6 +5,7 @@ on and off, on the same training tasks, in one run (docs/performance.md, "The re
     python benchmarks/real_step.py --tasks 8     # the issue's step: 8 tasks
     python benchmarks/real_step.py --on-only     # only the step with the levers on
     python benchmarks/real_step.py --levers      # the generation levers one by one, each off and on in one run
+    python benchmarks/real_step.py --on-only --phases   # and the peak resident memory of each phase of the step
 
 Levers on: the step's tasks' trees grown together (one `generate` per turn for all of them), bf16 (a CPU with bf16
 instructions: `policy.hf.cpu_bf16`), the code model's stop rule in the rollouts, one prefill per group,
@@ -45,7 +46,40 @@ STEP_TASKS = ("mbpp/594", "mbpp/737", "mbpp/2", "mbpp/805", "mbpp/543", "mbpp/81
 G1, G2, CAP = 4, 2, 512
 
 
-def child(levers: bool, k: int, out: Path) -> dict:
+class Phases:
+    """Peak resident memory (GB) per phase of a step, sampled every 20 ms by a thread: the rollouts (`grow_trees`),
+    the one-time prefix check, the log-prob passes without gradient (π_ref) and with it (the loss), the backward."""
+
+    def __init__(self):
+        import threading
+
+        self.now, self.peaks = "start", {}
+        threading.Thread(target=self._sample, daemon=True).start()
+
+    def _sample(self):
+        while True:
+            with open("/proc/self/status") as f:
+                rss = next(int(x.split()[1]) * 1024 / 1e9 for x in f if x.startswith("VmRSS"))
+            self.peaks[self.now] = max(self.peaks.get(self.now, 0.0), rss)
+            time.sleep(0.02)
+
+    def wrap(self, owner, name: str, label: str) -> None:
+        import torch
+
+        inner, phases = getattr(owner, name), self
+
+        def wrapped(*a, **kw):
+            before = phases.now
+            phases.now = label + (" (grad)" if label == "log-probs" and torch.is_grad_enabled() else "")
+            try:
+                return inner(*a, **kw)
+            finally:
+                phases.now = before
+
+        setattr(owner, name, wrapped)
+
+
+def child(levers: bool, k: int, out: Path, phases: bool = False) -> dict:
     """One configuration, in this process: k tasks in one step (levers on) or k steps of one task (levers off)."""
     import torch
     from transformers.trainer_callback import PrinterCallback
@@ -111,6 +145,14 @@ def child(levers: bool, k: int, out: Path) -> dict:
             stop_after_code=None if levers else False,
         )
         trainer.prefill_once = trainer.sort_by_length = levers
+        watch = Phases() if phases else None
+        if watch:
+            from murphy_lab.trainer.prefix_pass import PrefixSharing
+
+            watch.wrap(Measured, "grow_trees", "rollouts")
+            watch.wrap(Measured, "_prefix_check", "prefix check")
+            watch.wrap(PrefixSharing, "_get_per_token_logps_and_entropies", "log-probs")
+            watch.wrap(trainer.accelerator, "backward", "backward")
         trainer.remove_callback(PrinterCallback)
         t0, c0 = time.perf_counter(), time.process_time()
         trainer.train()
@@ -135,6 +177,7 @@ def child(levers: bool, k: int, out: Path) -> dict:
         "generation_s": sum(x["time/generation_s"] for x in lines),
         "rollout_s": sum(x["time/rollout_s"] for x in lines),
         "dtype": str(next(trainer.model.parameters()).dtype),
+        "phases_gb": watch.peaks if watch else None,
     }
 
 
@@ -202,10 +245,11 @@ def generation_levers() -> list[str]:
     return lines
 
 
-def run_child(levers: bool, k: int, out: Path) -> dict:
+def run_child(levers: bool, k: int, out: Path, phases: bool = False) -> dict:
     """`child` in a subprocess; its CPU seconds are the subprocess's and its reaped children's."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     cmd = [sys.executable, __file__, "--child", "on" if levers else "off", "--tasks", str(k)]
+    cmd += ["--phases"] if phases else []
     log = out / f"real_step_{'on' if levers else 'off'}.log"
     with open(log, "w") as err:
         done = subprocess.run(
@@ -226,6 +270,7 @@ def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--tasks", type=int, default=2, help=f"tasks of the step (1-{len(STEP_TASKS)}, default 2)")
     p.add_argument("--on-only", action="store_true", help="only the step with the levers on")
+    p.add_argument("--phases", action="store_true", help="the peak resident memory of each phase of the step")
     p.add_argument("--levers", action="store_true", help="the generation levers one by one (off / on)")
     p.add_argument("--child", choices=["on", "off"], help=argparse.SUPPRESS)
     a = p.parse_args(argv)
@@ -236,11 +281,11 @@ def main(argv: list[str] | None = None) -> None:
         p.error(f"--tasks must lie in [1, {len(STEP_TASKS)}]")
     out = Path(os.environ.get("BENCH_OUT", tempfile.gettempdir()))
     if a.child:
-        print(json.dumps(child(a.child == "on", a.tasks, out)))
+        print(json.dumps(child(a.child == "on", a.tasks, out, a.phases)))
         return
     load = os.getloadavg()
-    on = run_child(True, a.tasks, out)
-    off = None if a.on_only else run_child(False, a.tasks, out)
+    on = run_child(True, a.tasks, out, a.phases)
+    off = None if a.on_only else run_child(False, a.tasks, out, a.phases)
     for r in filter(None, (on, off)):
         print(
             f"levers {'on ' if r['levers'] else 'off'}: {r['steps']} step(s), {r['cpu_s']:.0f} CPU-s ({r['check_cpu_s']:.0f} "
@@ -250,6 +295,9 @@ def main(argv: list[str] | None = None) -> None:
             f"peak {r['peak_gb']:.1f} GB",
             flush=True,
         )
+        if r.get("phases_gb"):
+            peaks = ", ".join(f"{name} {gb:.1f}" for name, gb in r["phases_gb"].items() if name != "start")
+            print(f"  peak resident memory by phase (GB): {peaks}", flush=True)
     (out / "real_step.json").write_text(json.dumps({"on": on, "off": off, "load": load}, indent=2) + "\n")
     c0 = "n/a" if off is None else f"{off['cpu_per_task']:.0f}"
     ratio = "n/a" if off is None else f"{off['cpu_per_task'] / on['cpu_per_task']:.1f}"
