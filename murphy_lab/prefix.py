@@ -147,6 +147,67 @@ def sort_groups(batch: dict) -> dict:
     return _permute(batch, order)
 
 
+def balanced_split(batch: dict, parts: int) -> list[dict]:
+    """A length-sorted TRL generation batch (`sort_groups`) cut into `parts` micro-batches of consecutive rows whose
+    costs (`split_cost`: what the shared pass over a micro-batch computes) are as even as possible: the largest is
+    the smallest any cut into consecutive pieces gives, so never more than TRL's equal row counts, whose first
+    micro-batch holds the longest rows and sets the round's peak memory. Exact only for losses normalised by the
+    round's counts (dapo, group_sum): a step's gradient is the same sum over the same rows."""
+    rows = batch["completion_mask"].size(0)
+    if rows < parts:
+        raise ValueError(f"{rows} rows cannot make {parts} micro-batches")
+    group = prefix_groups(batch["prompt_ids"], batch["prompt_mask"]).cpu().tolist()
+    prompt = batch["prompt_mask"].sum(1).cpu().tolist()
+    completion = batch["completion_mask"].sum(1).cpu().tolist()
+
+    def cut(cap: int) -> list[int]:
+        """Greedy: each micro-batch takes rows while its cost stays <= cap; the index of each one's first row."""
+        firsts = [0]
+        for i in range(1, rows):
+            if (
+                split_cost(
+                    group[firsts[-1] : i + 1], prompt[firsts[-1] : i + 1], completion[firsts[-1] : i + 1]
+                )
+                > cap
+            ):
+                firsts.append(i)
+        return firsts
+
+    # the smallest cap that needs at most `parts` micro-batches (greedy is optimal for a cost that grows as a
+    # piece grows); then, were there fewer, the costliest pieces of several rows are halved
+    lo = max(split_cost(group[i : i + 1], prompt[i : i + 1], completion[i : i + 1]) for i in range(rows))
+    hi = split_cost(group, prompt, completion)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if len(cut(mid)) <= parts else (mid + 1, hi)
+    firsts = cut(lo)
+    while len(firsts) < parts:
+        ends = firsts[1:] + [rows]
+        _, a, b = max(
+            (split_cost(group[a:b], prompt[a:b], completion[a:b]), a, b)
+            for a, b in zip(firsts, ends)
+            if b - a > 1
+        )
+        firsts = sorted(firsts + [(a + b) // 2])
+    bounds = firsts + [rows]
+    return [_rows(batch, slice(a, b)) for a, b in zip(bounds, bounds[1:])]
+
+
+def split_cost(group: list[int], prompt: list[int], completion: list[int]) -> int:
+    """Token positions the shared pass runs for consecutive rows (their group ids, prompt and completion lengths):
+    each distinct prompt once, padded to the longest prompt, and each row's tail padded to the longest completion."""
+    distinct = 1 + sum(g != h for g, h in zip(group, group[1:]))  # siblings are adjacent
+    return distinct * max(prompt) + len(group) * (max(completion) + 1)
+
+
+def _rows(batch: dict, rows: slice) -> dict:
+    """The rows `rows` of every (B, ...) tensor and list of a batch; scalars and None as they are."""
+    return {
+        k: v if v is None or (isinstance(v, torch.Tensor) and v.ndim == 0) else v[rows]
+        for k, v in batch.items()
+    }
+
+
 def _permute(batch: dict, order: torch.Tensor) -> dict:
     def permute(v):
         if isinstance(v, torch.Tensor):
@@ -285,6 +346,7 @@ def supported(model: torch.nn.Module) -> str | None:
 
 __all__ = [
     "PrefixUnsupported",
+    "balanced_split",
     "disagreement",
     "first_groups",
     "logits_score",
@@ -293,5 +355,6 @@ __all__ = [
     "shared_logps",
     "shuffle_groups",
     "sort_groups",
+    "split_cost",
     "supported",
 ]

@@ -276,7 +276,49 @@ def test_length_sorted_groups_keep_siblings_together_longest_first():
     assert out["tag"] == ["b", "a", "c", "d"] and int(out["scalar"]) == 3
 
 
-def _round_loss_and_grad(trainer, batch, spg):
+def test_balanced_split_cuts_the_sorted_rows_into_micro_batches_no_costlier_than_equal_rows():
+    from murphy_lab import prefix
+
+    def cost(part):  # what the shared pass runs
+        group = prefix.prefix_groups(part["prompt_ids"], part["prompt_mask"]).tolist()
+        return prefix.split_cost(
+            group, part["prompt_mask"].sum(1).tolist(), part["completion_mask"].sum(1).tolist()
+        )
+
+    g = torch.Generator().manual_seed(0)
+    for _ in range(20):
+        # groups (prompt i) of 1-4 rows of random length, sorted longest first as the trainer sorts them
+        prompts, lengths = [], []
+        for i in range(int(torch.randint(4, 12, (1,), generator=g))):
+            for _ in range(int(torch.randint(1, 5, (1,), generator=g))):
+                prompts.append([i, i])
+                lengths.append(int(torch.randint(1, 30, (1,), generator=g)))
+        batch = prefix.sort_groups(
+            {
+                "prompt_ids": torch.tensor(prompts),
+                "prompt_mask": torch.ones(len(prompts), 2, dtype=torch.long),
+                "completion_mask": torch.tensor([[1] * n + [0] * (30 - n) for n in lengths]),
+                "row": torch.arange(len(prompts)),
+                "names": [f"r{i}" for i in range(len(prompts))],
+                "num_items_in_batch": torch.tensor(7),
+            }
+        )
+        for parts in (2, 4, len(prompts)):
+            split = prefix.balanced_split(batch, parts)
+            assert len(split) == parts and all(p["row"].numel() for p in split)
+            assert torch.equal(torch.cat([p["row"] for p in split]), batch["row"])  # every row once, in order
+            assert sum((p["names"] for p in split), []) == batch["names"]
+            assert all(int(p["num_items_in_batch"]) == 7 for p in split)  # scalars as they are
+            equal = [
+                {k: batch[k][idx] for k in ("prompt_ids", "prompt_mask", "completion_mask")}
+                for idx in torch.tensor_split(torch.arange(len(prompts)), parts)
+            ]  # TRL's cut
+            assert max(cost(p) for p in split) <= max(cost(p) for p in equal)
+    with pytest.raises(ValueError, match="3 rows cannot make 4"):
+        prefix.balanced_split({k: v[:3] for k, v in batch.items() if k != "num_items_in_batch"}, 4)
+
+
+def _round_loss_and_grad(trainer, batch, spg, balanced=False):
     from trl.trainer.utils import split_tensor_dict
 
     from murphy_lab import prefix
@@ -285,7 +327,9 @@ def _round_loss_and_grad(trainer, batch, spg):
         batch = prefix.sort_groups(batch)
     trainer.model.zero_grad()
     total = 0.0
-    for part in split_tensor_dict(batch, spg):
+    parts = prefix.balanced_split(batch, spg) if balanced else split_tensor_dict(batch, spg)
+    assert parts is not None
+    for part in parts:
         loss = trainer._compute_loss(trainer.model, part)
         loss.backward()
         total += float(loss)
@@ -309,12 +353,49 @@ def test_length_sorted_micro_batches_give_the_same_loss_and_gradient(tmp_path, t
     trainer.sort_by_length = False
     loss0, grad0 = _round_loss_and_grad(trainer, batch, 4)
     trainer.sort_by_length = True
-    loss1, grad1 = _round_loss_and_grad(trainer, batch, 4)
-    assert loss1 == pytest.approx(loss0, rel=1e-5, abs=1e-7)
-    assert grad0.keys() == grad1.keys()
-    for name in grad0:
-        scale = float(grad0[name].abs().max()) or 1.0
-        assert float((grad0[name] - grad1[name]).abs().max()) <= 1e-4 * scale, name
+    for balanced in (False, True):  # equal rows, then even cost (the loss is dapo here)
+        loss1, grad1 = _round_loss_and_grad(trainer, batch, 4, balanced)
+        assert loss1 == pytest.approx(loss0, rel=1e-5, abs=1e-7)
+        assert grad0.keys() == grad1.keys()
+        for name in grad0:
+            scale = float(grad0[name].abs().max()) or 1.0
+            assert float((grad0[name] - grad1[name]).abs().max()) <= 1e-4 * scale, name
+
+
+def split_cost(part: dict) -> int:
+    from murphy_lab import prefix
+
+    group = prefix.prefix_groups(part["prompt_ids"], part["prompt_mask"]).tolist()
+    return prefix.split_cost(
+        group, part["prompt_mask"].sum(1).tolist(), part["completion_mask"].sum(1).tolist()
+    )
+
+
+def test_the_trainer_cuts_a_sorted_round_into_micro_batches_of_even_cost(tmp_path, tiny_model_path, executor):
+    trainer = make_trainer(
+        tmp_path,
+        tiny_model_path,
+        executor,
+        steps_per_generation=4,
+        per_device_train_batch_size=2,
+        max_completion_length=16,
+    )
+    trainer.model.train()
+    trainer.sort_by_length = True
+    torch.manual_seed(0)
+    trainer._prepare_inputs(rows_for(trainer, smoke_tasks()[:2]))
+    parts = trainer._buffered_inputs
+    rows = sum(p["completion_mask"].size(0) for p in parts)
+    cost = [split_cost(p) for p in parts]
+    assert len(parts) == 4
+    assert {"advantages", "num_items_in_batch", "ref_per_token_logps"} <= set(parts[0])
+    trainer.balance_cost = False  # TRL's equal rows
+    trainer._buffered_inputs = None
+    torch.manual_seed(0)
+    trainer._prepare_inputs(rows_for(trainer, smoke_tasks()[:2]))
+    equal = [split_cost(p) for p in trainer._buffered_inputs]
+    assert {p["completion_mask"].size(0) for p in trainer._buffered_inputs} == {rows // 4}  # the same rows
+    assert max(cost) <= max(equal) and len({p["completion_mask"].size(0) for p in parts}) > 1
 
 
 def test_length_sorting_is_on_by_default_only_where_numbers_move_with_the_batch_shape(

@@ -15,6 +15,9 @@ each micro-batch holds rows of similar length, and every log-prob pass runs chun
 its own last unmasked column (`prefix.shared_logps(by_length=True)`): the same rows and the same loss and gradient
 (tests/test_trainer_levers.py), less padding. On by default where the numbers already move with the batch's shape
 (bf16 / fp16); off in fp32, where the order of rows would change the last bits of a run's committed numbers.
+Where the loss is normalised by the round's counts (dapo, group_sum), the sorted round is then cut into micro-batches
+of even cost, rows x longest row (`prefix.balanced_split`, `balance_cost`), rather than equal row counts: TRL's equal
+split put the longest rows together in one micro-batch, whose loss pass set the run's peak memory.
 """
 
 from __future__ import annotations
@@ -34,6 +37,9 @@ class PrefixSharing:
 
     # length-sorted micro-batches and chunks; None: on in bf16 / fp16 (docstring)
     sort_by_length: bool | None = None
+    # length-sorted micro-batches of even cost (rows x longest row) rather than equal rows, where exact
+    # (`prefix.balanced_split`): the longest rows no longer share one micro-batch, which set the round's peak memory
+    balance_cost: bool = True
     # rows of the one-time check of the shared pass against TRL's (`_prefix_check`): the batch's first whole groups
     check_rows: int = 8
 
@@ -96,10 +102,14 @@ class PrefixSharing:
         spg = self.args.steps_per_generation
         if self._step % (spg * self.num_iterations) == 0 or self._buffered_inputs is None:
             batch = prefix.shuffle_groups(self._generate_and_score_completions(generation_batch))
+            parts = None
             # micro-batches of similar length (one micro-batch: nothing to sort)
             if self._by_length() and spg > 1:
                 batch = prefix.sort_groups(batch)
-            self._buffered_inputs = split_tensor_dict(batch, spg)
+                # of even cost, where the loss is normalised by the round's counts (dapo; group_sum is dapo)
+                if self.balance_cost and self.loss_type == "dapo":
+                    parts = prefix.balanced_split(batch, spg)
+            self._buffered_inputs = parts or split_tensor_dict(batch, spg)
         return self._buffered_inputs[self._step % spg]
 
     def _prefix_ok(self, model, input_ids, attention_mask, logits_to_keep) -> bool:
