@@ -4,15 +4,18 @@ config it runs (config.yaml plus the changes its resumes were allowed, resumes.j
     last_checkpoint(run)      the newest checkpoint-N whose trainer_state.json reads back (None: none)
     recorded_config(run)      the MurphyConfig the run records (None: no config.yaml)
     record_resume(run, ...)   append a resume's line to resumes.jsonl
+    held(run)                 the run folder for one process at a time (a lock the system drops with the process)
 
 The run lifecycle that writes these folders is `murphy_lab.trainer.run`; the eval CLI reads them to evaluate a run.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import logging
+import os
 from pathlib import Path
 
 from murphy_lab.config import MurphyConfig
@@ -61,4 +64,44 @@ def record_resume(output_dir: Path, checkpoint: Path | None, changes: dict) -> N
         f.write(json.dumps(line, default=str) + "\n")
 
 
-__all__ = ["RESUMES", "last_checkpoint", "record_resume", "recorded_config"]
+LOCK = ".lock"
+
+
+class RunBusy(RuntimeError):
+    """Another live process is training in this run folder."""
+
+
+@contextlib.contextmanager
+def held(output_dir: str | Path):
+    """The run folder for this process alone while the block runs: an exclusive `flock` on `<run>/.lock`, which the
+    system releases when the process ends however it ends (no stale lock after a kill). A second process that
+    would continue the same run, say a second papermill of the same profile, is refused in one line before it
+    touches the folder, instead of both writing its checkpoints and metrics. Where `fcntl` is missing (Windows)
+    nothing is locked."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX
+        yield
+        return
+    output_dir = Path(output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    with open(output_dir / LOCK, "a+") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.seek(0)
+            raise RunBusy(
+                f"{str(output_dir)!r} is being trained by another process ({f.read().strip() or 'pid unknown'}); "
+                "wait for it or stop it first"
+            ) from None
+        f.seek(0)
+        f.truncate()
+        f.write(f"pid {os.getpid()}\n")
+        f.flush()
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+__all__ = ["LOCK", "RESUMES", "RunBusy", "held", "last_checkpoint", "record_resume", "recorded_config"]

@@ -130,7 +130,7 @@ def own_run_args(out, model, *extra):
 
 def metrics_of(out):
     return [
-        {k: v for k, v in json.loads(line).items() if not k.startswith("time/")}
+        {k: v for k, v in json.loads(line).items() if not k.startswith(("time/", "memory/"))}
         for line in (out / "metrics.jsonl").read_text().splitlines()
     ]
 

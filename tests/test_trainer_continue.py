@@ -16,7 +16,7 @@ from safetensors.torch import load_file
 from murphy_lab.config import MurphyConfig
 from murphy_lab.trainer.run import _CONTINUING, continuing_interrupted, train
 
-TIMES = ("time/", "trl/learning_rate")  # wall / CPU times differ between any two runs
+TIMES = ("time/", "memory/", "trl/learning_rate")  # wall / CPU times and memory differ between any two runs
 
 
 def weights(final):

@@ -41,7 +41,7 @@ from transformers.utils.notebook import NotebookProgressCallback
 from murphy_lab import executor as executor_pkg
 from murphy_lab.config import MurphyConfig
 from murphy_lab.profiles import resolve
-from murphy_lab.runfolder import last_checkpoint, record_resume, recorded_config
+from murphy_lab.runfolder import held, last_checkpoint, record_resume, recorded_config
 from murphy_lab.trainer.core import MurphyTrainer
 from murphy_lab.trainer.eval_callback import IterKEval, evaluating
 from murphy_lab.trainer.metrics import StepProgress
@@ -220,54 +220,56 @@ def train(
     # Iter-k on held-out tasks, metrics.jsonl
     if config.eval_every and not getattr(trainer_cls, "evaluates", False):
         trainer_cls = evaluating(trainer_cls, IterKEval(config))
-    checkpoint = open_run(output_dir, resume)
-    if tasks is None:
-        model, tasks = resolve(config, output_dir)
-    else:  # the caller brings its own tasks; the model still comes from the config or the profile
-        model = config.model or resolve(config, output_dir)[0]
-    resolved = dataclasses.replace(config, model=str(model))
-    if is_main_process():
-        if continuing:
-            record_resume(output_dir, checkpoint, changes)
-        else:
-            resolved.to_yaml(output_dir / "config.yaml")
-        for name, text in (files or {}).items():
-            if not (continuing and (output_dir / name).exists()):
-                (output_dir / name).write_text(text)
-    own_executor = executor is None
-    if own_executor:
-        executor = executor_pkg.Executor(**config.executor)
-    try:
-        trainer = trainer_cls(
-            model=str(model),
-            args=config.to_grpo_config(output_dir),
-            murphy=resolved,
-            tasks=tasks,
-            executor=executor,
-            callbacks=callbacks,
-            **(trainer_kwargs or {}),
-        )
-        # TRL's bar / per-step tables
-        for cb in (ProgressCallback, NotebookProgressCallback, PrinterCallback):
-            trainer.remove_callback(cb)
-        trainer.add_callback(StepProgress(trainer, trainer.run_log, f"{config.mode} seed {config.seed}"))
-        with (
-            quiet_tied_keys(trainer.model) if checkpoint is not None else contextlib.nullcontext(),
-            warnings.catch_warnings(),
-        ):
-            # TRL 1.16 reads transformers' renamed `is_gradient_checkpointing` every step: not our call to change
-            warnings.filterwarnings(
-                "ignore", message="`is_gradient_checkpointing` is deprecated", category=FutureWarning
+    # one process per run folder: a second one (another papermill of the same profile) is refused here
+    with held(output_dir) if is_main_process() else contextlib.nullcontext():
+        checkpoint = open_run(output_dir, resume)
+        if tasks is None:
+            model, tasks = resolve(config, output_dir)
+        else:  # the caller brings its own tasks; the model still comes from the config or the profile
+            model = config.model or resolve(config, output_dir)[0]
+        resolved = dataclasses.replace(config, model=str(model))
+        if is_main_process():
+            if continuing:
+                record_resume(output_dir, checkpoint, changes)
+            else:
+                resolved.to_yaml(output_dir / "config.yaml")
+            for name, text in (files or {}).items():
+                if not (continuing and (output_dir / name).exists()):
+                    (output_dir / name).write_text(text)
+        own_executor = executor is None
+        if own_executor:
+            executor = executor_pkg.Executor(**config.executor)
+        try:
+            trainer = trainer_cls(
+                model=str(model),
+                args=config.to_grpo_config(output_dir),
+                murphy=resolved,
+                tasks=tasks,
+                executor=executor,
+                callbacks=callbacks,
+                **(trainer_kwargs or {}),
             )
-            trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint is not None else None)
-    finally:
-        if own_executor and hasattr(executor, "close"):
-            executor.close()
-    final = output_dir / "final"
-    trainer.save_model(str(final))
-    if is_main_process():
-        write_curves(output_dir, f"{config.mode} seed {config.seed}")
-    return final
+            # TRL's bar / per-step tables
+            for cb in (ProgressCallback, NotebookProgressCallback, PrinterCallback):
+                trainer.remove_callback(cb)
+            trainer.add_callback(StepProgress(trainer, trainer.run_log, f"{config.mode} seed {config.seed}"))
+            with (
+                quiet_tied_keys(trainer.model) if checkpoint is not None else contextlib.nullcontext(),
+                warnings.catch_warnings(),
+            ):
+                # TRL 1.16 reads transformers' renamed `is_gradient_checkpointing` every step: not our call to change
+                warnings.filterwarnings(
+                    "ignore", message="`is_gradient_checkpointing` is deprecated", category=FutureWarning
+                )
+                trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint is not None else None)
+        finally:
+            if own_executor and hasattr(executor, "close"):
+                executor.close()
+        final = output_dir / "final"
+        trainer.save_model(str(final))
+        if is_main_process():
+            write_curves(output_dir, f"{config.mode} seed {config.seed}")
+        return final
 
 
 MISSING_KEYS = "There were missing keys in the checkpoint model loaded: "  # transformers.Trainer, on a resume
