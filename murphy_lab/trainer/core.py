@@ -40,7 +40,7 @@ from murphy_lab import executor as executor_pkg
 from murphy_lab.config import MurphyConfig
 from murphy_lab.modes import Mode
 from murphy_lab.modes import mode as get_mode
-from murphy_lab.policy.hf import CodeBlockClosed, generate_groups
+from murphy_lab.policy.hf import CodeBlockClosed, contiguous_head, generate_groups
 from murphy_lab.policy.packaged import defaults_for, resolve_model
 from murphy_lab.prompts import answer_extractor, first_prompt, token_budget
 from murphy_lab.rollout import task_trees
@@ -142,6 +142,7 @@ class MurphyTrainer(PrefixSharing, GRPOTrainer):
             model=model, reward_funcs=_unused_reward, args=args, train_dataset=task_dataset(tasks), **kwargs
         )
         self.rollout_stats: dict[str, float] = {}  # the latest round's statistics (read by RunLog)
+        contiguous_head(self.model)  # rollouts and TRL's generate score the last position (policy.hf)
         self.run_log = RunLog(self)
         self.add_callback(self.run_log)
 
