@@ -236,7 +236,7 @@ else:
 # | where | what it takes |
 # |---|---|
 # | this machine (2 cores, shared) | the times in section 1: a MURPHY step of 4 tasks costs the CPU-seconds above; the three trainings and the evaluations took the core-hours that `python benchmarks/real_model.py --train-summary` prints |
-# | a laptop (8 cores, 16 GB or more, a CPU with bf16 instructions) | the same command (a training process here peaks at 9–13 GB resident since the memory fixes of the third session; before them 19.6–24 GB, docs/real_model.md); `-p torch_threads 4` and `jobs` 2 give each run 4 cores (two runs: 32 GB): about a quarter of the core-hours in wall hours; without bf16 instructions pass `-p train_overrides '{"bf16": false}'` (fp32: ~2x the CPU) |
+# | a laptop (8 cores, 16 GB or more, a CPU with bf16 instructions) | the same command (a training process here peaks at 9–15 GB resident since the memory fixes of the third session; before them 19.6–24 GB, docs/real_model.md); `-p torch_threads 4` and `jobs` 2 give each run 4 cores (two runs: 32 GB): about a quarter of the core-hours in wall hours; without bf16 instructions pass `-p train_overrides '{"bf16": false}'` (fp32: ~2x the CPU) |
 # | one GPU | the same profile trains on CUDA as it is (bf16 on); generation is the cost there too: `use_vllm: true` (colocate) moves the rollouts to vLLM (docs/gpu.md) |
 #
 # ```bash
