@@ -155,12 +155,14 @@ for name, r in runs.items():
             curve.append(dict(method=name, step=step, k=kk, pass1=sum(s.values()) / len(s), n=len(s)))
 curve = pd.DataFrame(curve, columns=["method", "step", "k", "pass1", "n"])
 curve["se"] = [math.sqrt(p * (100 - p) / n) if n else float("nan") for p, n in zip(curve["pass1"], curve["n"])]
+last = max(r["cfg"]["max_steps"] for r in runs.values())  # the planned steps
 fig, axes = plt.subplots(1, 2, figsize=(11, 3.5), sharey=True)
 for ax, kk in zip(axes, (1, k)):
     for name, part in curve[curve["k"] == kk].groupby("method"):
         part = part.sort_values("step")
         ax.errorbar(part["step"], part["pass1"], yerr=part["se"], marker="o", capsize=3, label=NAMES.get(name, name))
-    ax.set(xlabel="step", ylabel="pass@1 (%)", title=f"held-out MBPP, Iter-{kk}", ylim=(0, 100))
+    ax.set(xlabel="step", ylabel="pass@1 (%)", title=f"held-out MBPP, Iter-{kk}", ylim=(0, 100),
+           xlim=(-0.5, last + 0.5), xticks=range(0, last + 1, 5))  # step 0: the base model
     if curve[curve["k"] == kk].empty:  # nothing evaluated yet: say so where the curve would be
         ax.text(0.5, 0.5, "no held-out evaluation yet", ha="center", va="center",
                 transform=ax.transAxes, color="0.4")
