@@ -190,7 +190,7 @@ def balanced_split(batch: dict, parts: int) -> list[dict]:
         )
         firsts = sorted(firsts + [(a + b) // 2])
     bounds = firsts + [rows]
-    return [_rows(batch, slice(a, b)) for a, b in zip(bounds, bounds[1:])]
+    return [_permute(batch, torch.arange(a, b)) for a, b in zip(bounds, bounds[1:])]
 
 
 def split_cost(group: list[int], prompt: list[int], completion: list[int]) -> int:
@@ -198,14 +198,6 @@ def split_cost(group: list[int], prompt: list[int], completion: list[int]) -> in
     each distinct prompt once, padded to the longest prompt, and each row's tail padded to the longest completion."""
     distinct = 1 + sum(g != h for g, h in zip(group, group[1:]))  # siblings are adjacent
     return distinct * max(prompt) + len(group) * (max(completion) + 1)
-
-
-def _rows(batch: dict, rows: slice) -> dict:
-    """The rows `rows` of every (B, ...) tensor and list of a batch; scalars and None as they are."""
-    return {
-        k: v if v is None or (isinstance(v, torch.Tensor) and v.ndim == 0) else v[rows]
-        for k, v in batch.items()
-    }
 
 
 def _permute(batch: dict, order: torch.Tensor) -> dict:

@@ -336,16 +336,22 @@ def _round_loss_and_grad(trainer, batch, spg, balanced=False):
     return total, {n: p.grad.clone() for n, p in trainer.model.named_parameters() if p.grad is not None}
 
 
-def test_length_sorted_micro_batches_give_the_same_loss_and_gradient(tmp_path, tiny_model_path, executor):
+def four_micro_batches(tmp_path, model_path, executor):
+    """A trainer in train mode whose round is cut into 4 micro-batches of 2 rows (TRL's split)."""
     trainer = make_trainer(
         tmp_path,
-        tiny_model_path,
+        model_path,
         executor,
         steps_per_generation=4,
         per_device_train_batch_size=2,
         max_completion_length=16,
     )
     trainer.model.train()
+    return trainer
+
+
+def test_length_sorted_micro_batches_give_the_same_loss_and_gradient(tmp_path, tiny_model_path, executor):
+    trainer = four_micro_batches(tmp_path, tiny_model_path, executor)
     trainer.current_gradient_accumulation_steps = 4  # what the training loop sets: 4 micro-batches per step
     torch.manual_seed(0)
     batch = trainer._generate_and_score_completions(rows_for(trainer, smoke_tasks()[:2]))
@@ -372,15 +378,7 @@ def split_cost(part: dict) -> int:
 
 
 def test_the_trainer_cuts_a_sorted_round_into_micro_batches_of_even_cost(tmp_path, tiny_model_path, executor):
-    trainer = make_trainer(
-        tmp_path,
-        tiny_model_path,
-        executor,
-        steps_per_generation=4,
-        per_device_train_batch_size=2,
-        max_completion_length=16,
-    )
-    trainer.model.train()
+    trainer = four_micro_batches(tmp_path, tiny_model_path, executor)
     trainer.sort_by_length = True
     torch.manual_seed(0)
     trainer._prepare_inputs(rows_for(trainer, smoke_tasks()[:2]))

@@ -16,7 +16,7 @@ its own last unmasked column (`prefix.shared_logps(by_length=True)`): the same r
 (tests/test_trainer_levers.py), less padding. On by default where the numbers already move with the batch's shape
 (bf16 / fp16); off in fp32, where the order of rows would change the last bits of a run's committed numbers.
 Where the loss is normalised by the round's counts (dapo, group_sum), the sorted round is then cut into micro-batches
-of even cost, rows x longest row (`prefix.balanced_split`, `balance_cost`), rather than equal row counts: TRL's equal
+of even cost (`prefix.split_cost`, `prefix.balanced_split`, `balance_cost`), rather than equal row counts: TRL's equal
 split put the longest rows together in one micro-batch, whose loss pass set the run's peak memory.
 """
 
@@ -37,7 +37,7 @@ class PrefixSharing:
 
     # length-sorted micro-batches and chunks; None: on in bf16 / fp16 (docstring)
     sort_by_length: bool | None = None
-    # length-sorted micro-batches of even cost (rows x longest row) rather than equal rows, where exact
+    # length-sorted micro-batches of even cost (`prefix.split_cost`) rather than equal rows, where exact
     # (`prefix.balanced_split`): the longest rows no longer share one micro-batch, which set the round's peak memory
     balance_cost: bool = True
     # rows of the one-time check of the shared pass against TRL's (`_prefix_check`): the batch's first whole groups
