@@ -15,9 +15,10 @@ model calls and generated tokens per episode spent up to k attempts (budgets for
 Transcripts (one JSON line per episode, with the hidden verdicts) re-derive the table without a model:
 `table_from_transcripts(path)`.
 
-Progress: one bar counts tasks. With `task_batch`, the scaffold runs on that many tasks at a time, so the bar (and
-its ETA) advances batch by batch; without it every task is in one run (the fewest generation calls) and only the
-scaffold's own bar over attempt rounds moves. Batches sample differently (each is its own generation call, batch b
+Progress: one bar counts tasks, shown once the evaluation has lasted `PROGRESS_DELAY_S` (a short one shows none).
+With `task_batch`, the scaffold runs on that many tasks at a time, so the bar (and its ETA) advances batch by batch;
+without it every task is in one run (the fewest generation calls) and only the scaffold's own bar over attempt
+rounds moves. Batches sample differently (each is its own generation call, batch b
 seeded `seed + BATCH_SEED_STEP * b`), so a table is reproducible for a given `task_batch`.
 """
 
@@ -34,7 +35,7 @@ from tqdm.auto import tqdm
 
 from murphy_lab.prompts import parses
 from murphy_lab.scaffolds import Scaffold, get_scaffold
-from murphy_lab.scaffolds.base import Episode, execute
+from murphy_lab.scaffolds.base import PROGRESS_DELAY_S, Episode, execute
 
 COLUMNS = ["difficulty", "k", "pass@1", "std", "n_tasks", "calls", "tokens"]
 # batch b of `task_batch` samples with seed + BATCH_SEED_STEP * b (batch 0: the seed itself)
@@ -96,7 +97,11 @@ def evaluate(
     size = task_batch or len(tasks)
     episodes: list[Episode] = []
     with tqdm(
-        total=len(tasks), unit="task", desc=f"{sc.name} Iter-{max(iters)}", disable=not progress
+        total=len(tasks),
+        unit="task",
+        desc=f"{sc.name} Iter-{max(iters)}",
+        disable=not progress,
+        delay=PROGRESS_DELAY_S,
     ) as bar:
         for b, start in enumerate(range(0, len(tasks), size)):
             batch = tasks[start : start + size]

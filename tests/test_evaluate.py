@@ -243,3 +243,21 @@ def test_a_bad_task_batch_is_rejected(executor, task_batch):
         evaluate(
             ScriptedPolicy(feedback_fixes), [add_task()], executor, task_batch=task_batch, progress=False
         )
+
+
+def test_a_long_evaluation_shows_its_progress_and_a_short_one_none(executor, monkeypatch, capsys):
+    import time
+
+    import murphy_lab.evaluate as evaluate_mod
+
+    monkeypatch.setattr(evaluate_mod, "PROGRESS_DELAY_S", 2.0)
+
+    def slow(prompt, n):
+        time.sleep(0.8)
+        return feedback_fixes(prompt, n)
+
+    kw = dict(iters=(1,), runs=1, task_batch=1)
+    evaluate(ScriptedPolicy(feedback_fixes), [add_task(0), add_task(1)], executor, **kw)
+    assert "task" not in capsys.readouterr().err  # over before the delay: no bar
+    evaluate(ScriptedPolicy(slow), [add_task(i) for i in range(3)], executor, **kw)
+    assert "3/3" in capsys.readouterr().err  # the bar, once the evaluation lasted

@@ -316,3 +316,18 @@ def test_io_programs_end_as_python_ends_them(ex, program, output):
 def test_io_programs_that_end_badly_fail_as_python_would(ex, program, shown):
     res = ex.run(program + "", [IOTest("", "partial\n")])
     assert not res.solved and shown in res.feedback + "\n", res.feedback
+
+
+WARNS = "def f(x):\n    return x is 1\n"  # CPython's compiler warns: "is" with a literal
+IO_WARNS = "x = input()\nprint(x is 1 or x)\n"
+
+
+@pytest.mark.parametrize(
+    "pad", [0, 20_000]
+)  # compiled by the worker / by the program process (large programs)
+def test_a_programs_compile_warnings_are_not_printed_on_our_stderr(capfd, pad):
+    with Executor(workers=1, timeout=2.0) as e:  # its own: spawned under the capture of this test's stderr
+        asserted = e.run(WARNS + "#" * pad + "\n", ["assert f(1) == True"])
+        io = e.run(IO_WARNS + "#" * pad + "\n", [IOTest(input="3\n", output="3\n")])
+    assert asserted.solved and io.solved
+    assert "SyntaxWarning" not in capfd.readouterr().err

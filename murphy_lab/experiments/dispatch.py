@@ -70,5 +70,5 @@ def default_evaluate(
             scaffold=scaffold,
             seed=exp.seed,
             transcripts_path=transcripts_path,
-            progress=False,
+            progress=True,  # shown only once it lasts (a real model's evaluation: minutes to hours)
         )

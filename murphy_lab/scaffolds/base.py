@@ -289,8 +289,14 @@ def record_attempt(
     return j
 
 
+# a progress bar appears once its work has lasted this long (a toy evaluation never shows one; a real model's does)
+PROGRESS_DELAY_S = 5.0
+
+
 def rounds(budget: int, progress: bool, desc: str):
-    """range(budget) with a tqdm bar when `progress`."""
+    """range(budget) with a tqdm bar when `progress` (shown after `PROGRESS_DELAY_S`)."""
     from tqdm.auto import tqdm
 
-    return tqdm(range(budget), desc=f"{desc} attempts", disable=not progress, leave=False)
+    return tqdm(
+        range(budget), desc=f"{desc} attempts", disable=not progress, leave=False, delay=PROGRESS_DELAY_S
+    )

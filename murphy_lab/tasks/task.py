@@ -4,16 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from murphy_lab.executor.protocol import compile_program
 from murphy_lab.executor.types import Program, TestSuite
 from murphy_lab.tasks.lcb_harness import HARNESSES
 
 
 def _compiles(source: str) -> bool:
-    try:
-        compile(source, "solution.py", "exec", dont_inherit=True)
-    except (SyntaxError, ValueError, UnicodeError, MemoryError, RecursionError):
-        return False
-    return True
+    return compile_program(source)[1] is None
 
 
 def continues(prefix: str, code: str) -> bool:
