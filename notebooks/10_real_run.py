@@ -57,6 +57,7 @@ from murphy_lab.modes import grpo_mt
 from murphy_lab.paired import paired_difference
 from murphy_lab.scoring import score_tree
 from murphy_lab.tree import load_trees
+from murphy_lab.viz.palette import method_style
 
 root = Path(murphy_lab.__file__).resolve().parents[1] / run_dir
 NAMES = {"murphy": "MURPHY", "grpo_mt@samples": "GRPO-MT (MURPHY's samples)", "grpo_mt": "GRPO-MT (same steps)",
@@ -117,8 +118,9 @@ for name, r in runs.items():
     m = r["metrics"]
     if m.empty:
         continue
-    axes[0].plot(m["step"], m["reward/turn1_mean"], marker="o", label=NAMES.get(name, name))
-    axes[1].plot(m["step"], m["solved/tree_frac"], marker="o", label=NAMES.get(name, name))
+    style = dict(marker="o", label=NAMES.get(name, name), **method_style(name))  # one colour per method, every figure
+    axes[0].plot(m["step"], m["reward/turn1_mean"], **style)
+    axes[1].plot(m["step"], m["solved/tree_frac"], **style)
 axes[0].set(xlabel="step", ylabel="mean turn-1 reward", title="training reward (turn 1)", ylim=(-0.05, 1.05))
 axes[1].set(xlabel="step", ylabel="share of trees solved", title="trees solved at any turn", ylim=(-0.05, 1.05))
 for ax in axes:
@@ -160,7 +162,8 @@ fig, axes = plt.subplots(1, 2, figsize=(11, 3.5), sharey=True)
 for ax, kk in zip(axes, (1, k)):
     for name, part in curve[curve["k"] == kk].groupby("method"):
         part = part.sort_values("step")
-        ax.errorbar(part["step"], part["pass1"], yerr=part["se"], marker="o", capsize=3, label=NAMES.get(name, name))
+        ax.errorbar(part["step"], part["pass1"], yerr=part["se"], marker="o", capsize=3, label=NAMES.get(name, name),
+                    **method_style(name))
     ax.set(xlabel="step", ylabel="pass@1 (%)", title=f"held-out MBPP, Iter-{kk}", ylim=(0, 100),
            xlim=(-0.5, last + 0.5), xticks=range(0, last + 1, 5))  # step 0: the base model
     if curve[curve["k"] == kk].empty:  # nothing evaluated yet: say so where the curve would be
