@@ -606,3 +606,58 @@ def test_the_credit_ablation_sweeps_any_knob_a_rule_declares(monkeypatch):
         ValueError, match="no chosen credit rule has a knob 'kapa' \\(did you mean 'kappa'\\?\\)"
     ):
         X.credit_variants("smoke", knobs={"kapa": [0.5]})
+
+
+def test_an_evaluation_killed_midway_keeps_the_benchmarks_it_finished(tmp_path, fakes):
+    two = exp(benchmarks=("toy", "smoke"))
+
+    def killed_on(bench_to_fail):
+        def evaluate(e, model_dir, bench):
+            if bench == bench_to_fail:
+                raise KeyboardInterrupt  # the process killed in the second benchmark
+            return fakes.evaluate(e, model_dir, bench)
+
+        return evaluate
+
+    with pytest.raises(KeyboardInterrupt):
+        X.run_experiment(two, tmp_path, **{**fakes.kw(), "evaluate_fn": killed_on("smoke")})
+    assert [b for _, _, b in fakes.evaluated] == ["toy"]
+    run = X.run_experiment(two, tmp_path, **fakes.kw())
+    assert [b for _, _, b in fakes.evaluated] == [
+        "toy",
+        "smoke",
+    ]  # the first benchmark is not evaluated again
+    assert list(run.results["benchmark"].unique()) == ["toy", "smoke"] and len(fakes.trained) == 1
+    assert run.info["eval_resumed"] == ["toy"]
+    assert sorted(p.name for p in run.path.iterdir()) == [
+        "config.json",
+        "done.json",
+        "eval.csv",
+        "metrics.jsonl",
+    ]
+
+
+def test_a_killed_evaluation_of_another_model_is_started_afresh(tmp_path, fakes):
+    two = exp(method="base", benchmarks=("toy", "smoke"))
+    first, second = tmp_path / "m1", tmp_path / "m2"
+    for d in (first, second):
+        d.mkdir()
+        (d / "weights").write_text("w")
+
+    def evaluate(e, model_dir, bench):
+        if bench == "smoke" and model_dir == str(first):
+            raise KeyboardInterrupt
+        return fakes.evaluate(e, model_dir, bench)
+
+    with pytest.raises(KeyboardInterrupt):
+        X.run_experiment(
+            two, tmp_path, **{**fakes.kw(), "evaluate_fn": evaluate, "base_model_fn": lambda e, c: str(first)}
+        )
+    X.run_experiment(
+        two, tmp_path, **{**fakes.kw(), "evaluate_fn": evaluate, "base_model_fn": lambda e, c: str(second)}
+    )
+    assert [(Path(m).name, b) for _, m, b in fakes.evaluated] == [
+        ("m1", "toy"),
+        ("m2", "toy"),
+        ("m2", "smoke"),
+    ]

@@ -14,6 +14,7 @@ Modules:
     checkpoints  run_label ("<model>/<method>/<variant>/seed<N>"), model_paths keys: one checkpoint per run
     jobs       `python -m murphy_lab.experiments.jobs list|script|run`: one job per run (cluster arrays)
     store      RunResult, run_experiment, run_all / run_or_collect / collect, load_run, results_frame, metrics_frame
+    partial    an evaluation killed midway continues: the benchmarks it finished for the same model are kept
     dispatch   default_base_model / default_train / default_evaluate: the profile's base model, the method's entry
                (murphy_lab.methods: how it trains, how it is evaluated), the profile's benchmark tasks
     standins   fast fake train / evaluate functions (backend="stand-in")

@@ -27,7 +27,7 @@ from pathlib import Path
 import pandas as pd
 from tqdm.auto import tqdm
 
-from murphy_lab.experiments import dispatch
+from murphy_lab.experiments import dispatch, partial
 from murphy_lab.experiments.checkpoints import check_model_paths, given_checkpoint, run_label
 from murphy_lab.experiments.plan import Experiment, code_version, run_key, train_key
 from murphy_lab.experiments.standins import STAND_IN_FNS
@@ -149,8 +149,14 @@ def run_experiment(
     t2, c2 = time.perf_counter(), cpu_seconds()
     frames = []
     tmp = run_dir.with_name(key + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
+    # an evaluation killed midway keeps its finished benchmarks for the same model (a real model's: ~half an hour each)
+    stamp = partial.model_stamp(model_dir)
+    kept = partial.kept_benchmarks(tmp, stamp)
+    if kept is None:
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        kept = {}
+    earlier = dict(kept)  # benchmarks an earlier process evaluated
     wants_transcripts = "transcripts_path" in inspect.signature(evaluate_fn).parameters
     if exp.curve and trains and info.get("trained") != "given":
         t3 = time.perf_counter()
@@ -158,18 +164,29 @@ def run_experiment(
         curve.to_csv(tmp / "curve.csv", index=False)
         info.update(curve_s=round(time.perf_counter() - t3, 2))
     for bench in exp.benchmarks:
+        part = partial.table_path(tmp, bench)
+        if bench in kept:
+            frames.append(pd.read_csv(part).assign(benchmark=bench))
+            continue
         kw = (
-            dict(transcripts_path=str(tmp / f"transcripts_{_slug(bench)}.jsonl")) if wants_transcripts else {}
+            dict(transcripts_path=str(tmp / f"transcripts_{partial.slug(bench)}.jsonl"))
+            if wants_transcripts
+            else {}
         )
+        t4, c4 = time.perf_counter(), cpu_seconds()
         df = pd.DataFrame(evaluate_fn(exp, model_dir, bench, **kw))
         missing = [c for c in ("k", "pass@1") if c not in df.columns]
         if missing:
             raise ValueError(f"evaluate_fn returned no column(s) {missing} for benchmark {bench!r}")
+        kept[bench] = dict(eval_s=time.perf_counter() - t4, eval_cpu_s=cpu_seconds() - c4)
+        partial.keep(tmp, stamp, kept, bench, df)
         frames.append(df.assign(benchmark=bench))
+    if earlier:
+        info.update(eval_resumed=sorted(earlier))  # their time is counted below, from when they ran
     info.update(
-        eval_s=round(time.perf_counter() - t2, 2),
+        eval_s=round(time.perf_counter() - t2 + sum(v["eval_s"] for v in earlier.values()), 2),
         total_s=round(time.perf_counter() - t0, 2),
-        eval_cpu_s=round(cpu_seconds() - c2, 1),
+        eval_cpu_s=round(cpu_seconds() - c2 + sum(v["eval_cpu_s"] for v in earlier.values()), 1),
         model_dir=model_dir,
         finished_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     )
@@ -181,6 +198,7 @@ def run_experiment(
     if metrics_path is not None:
         shutil.copy(metrics_path, tmp / "metrics.jsonl")
     (tmp / "done.json").write_text(json.dumps(info, indent=1))
+    partial.clear(tmp)
     shutil.rmtree(run_dir, ignore_errors=True)
     tmp.rename(run_dir)  # a run folder either is complete or does not exist
     result = load_run(run_dir)
@@ -247,10 +265,6 @@ def _check_given_format(exp: Experiment, ckpt: Path, info: dict) -> None:
                 {k: v["used"] for k, v in differs.items()},
             )
         return
-
-
-def _slug(name: str) -> str:
-    return "".join(c if c.isalnum() else "_" for c in name.lower())
 
 
 def _find_metrics(model_dir: Path, ckpt_root: Path) -> Path | None:
