@@ -61,9 +61,11 @@ def load_model(folder: str | Path, device: str | None = None, dtype: Any = None)
     from peft import PeftModel
     from transformers import AutoModelForCausalLM
 
+    from murphy_lab.policy.packaged import resolve_model  # a packaged model's name -> its cached folder
+
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")
     dtype = dtype or (torch.bfloat16 if device.startswith("cuda") else torch.float32)
-    base = AutoModelForCausalLM.from_pretrained(adapter_base(folder), dtype=dtype)
+    base = AutoModelForCausalLM.from_pretrained(resolve_model(adapter_base(folder)), dtype=dtype)
     return PeftModel.from_pretrained(base, str(Path(folder).expanduser())).to(device).eval()
 
 
@@ -71,7 +73,11 @@ def tokenizer_source(folder: str | Path) -> str:
     """Where an adapter's tokenizer is: the adapter folder when the run saved one there, else the base model."""
     folder = Path(folder).expanduser()
     names = ("tokenizer_config.json", "tokenizer.json")
-    return str(folder) if any((folder / n).is_file() for n in names) else adapter_base(folder)
+    if any((folder / n).is_file() for n in names):
+        return str(folder)
+    from murphy_lab.policy.packaged import resolve_model
+
+    return resolve_model(adapter_base(folder))
 
 
 def merge(folder: str | Path, out: str | Path) -> Path:

@@ -98,3 +98,26 @@ def test_the_tables_train_a_lora_run_and_evaluate_it_and_its_cached_checkpoint(t
     pd.testing.assert_frame_equal(
         trained.results.reset_index(drop=True), again.results.reset_index(drop=True)
     )
+
+
+def test_an_adapter_of_a_packaged_model_loads_its_cached_base_by_the_name_its_run_recorded(
+    tiny_model_path, tmp_path, monkeypatch
+):
+    # a real-cpu run records the packaged model's name (`model: qwen2.5-coder-0.5b` in config.yaml), which no hub
+    # serves here: the store's final evaluation of MURPHY's adapter tried the hub and failed
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    from murphy_lab.policy import CODE_MODEL, packaged
+
+    run = tmp_path / "run"
+    model = get_peft_model(
+        AutoModelForCausalLM.from_pretrained(tiny_model_path), LoraConfig(r=2, target_modules="all-linear")
+    )
+    model.save_pretrained(run / "final")
+    (run / "config.yaml").write_text(f"model: {CODE_MODEL}\n")
+    assert models.adapter_base(run / "final") == CODE_MODEL
+    monkeypatch.setattr(packaged, "resolve_model", lambda m: tiny_model_path if m == CODE_MODEL else m)
+    loaded = models.load_model(run / "final", device="cpu")
+    assert loaded.base_model.model.config.vocab_size == model.base_model.model.config.vocab_size
+    assert models.tokenizer_source(run / "final") == tiny_model_path
